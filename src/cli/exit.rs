@@ -1,0 +1,10 @@
+//! Exit codes of every taskproof command, in one place.
+
+/// Everything passed: no failure, no error, no anomaly, no finding.
+pub const OK: i32 = 0;
+/// The command ran and found something: a failed or errored scenario, a race anomaly, a
+/// fuzzer divergence, a finding in an audited folder.
+pub const FOUND: i32 = 1;
+/// The command could not run as asked: bad arguments, or a file (scenario, skip list,
+/// report path) that cannot be read or is malformed.
+pub const USAGE: i32 = 2;

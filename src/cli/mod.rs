@@ -1,0 +1,47 @@
+//! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
+//! (see [`exit`]).
+
+pub mod exit;
+pub mod serve;
+
+use clap::{Parser, Subcommand};
+
+/// Conformance test harness, race harness and fuzzer for agent task stores.
+#[derive(Debug, Parser)]
+#[command(name = "taskproof", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
+    Serve(serve::Args),
+}
+
+/// Parses the command line, runs the command and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Serve(a) => serve::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("taskproof: {e:#}");
+            exit::USAGE
+        }
+    }
+}

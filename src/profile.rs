@@ -1,0 +1,43 @@
+//! The behaviour profiles of SPEC §3–§5: what a target is held to.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A profile: the set of rules a run expects a target to follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Profile {
+    /// SPEC §3: the reference behaviour, every rule S1–S20.
+    Strict,
+    /// SPEC §4: what the runtime test observed in Claude Code 2.1.17.
+    Cc2117,
+    /// SPEC §5: the learn-claude-code lesson s07 task manager.
+    S07,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 3] = [Profile::Strict, Profile::Cc2117, Profile::S07];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Cc2117 => "cc-2.1.17",
+            Profile::S07 => "s07",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("unknown profile {s:?}; expected strict, cc-2.1.17 or s07"))
+    }
+}

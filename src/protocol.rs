@@ -1,0 +1,742 @@
+//! The adapter protocol (SPEC §2): requests, responses and error kinds, one JSON object per
+//! line. Both sides live here: the reference store decodes requests and encodes responses;
+//! the harness encodes requests and decodes (and judges) what a target answers.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value, json};
+
+use crate::task::{FieldError, ListName, NewTask, Patch, Strictness, Task, TaskId, type_name};
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The kinds of failure a target may answer (SPEC §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    NotFound,
+    Invalid,
+    Cycle,
+    Dangling,
+    Blocked,
+    Transition,
+    Conflict,
+    Corrupt,
+    Unsupported,
+    Io,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::NotFound,
+        ErrorKind::Invalid,
+        ErrorKind::Cycle,
+        ErrorKind::Dangling,
+        ErrorKind::Blocked,
+        ErrorKind::Transition,
+        ErrorKind::Conflict,
+        ErrorKind::Corrupt,
+        ErrorKind::Unsupported,
+        ErrorKind::Io,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Cycle => "cycle",
+            ErrorKind::Dangling => "dangling",
+            ErrorKind::Blocked => "blocked",
+            ErrorKind::Transition => "transition",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ErrorKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ErrorKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown error kind {s:?}"))
+    }
+}
+
+/// A failed request: its kind and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<FieldError> for Failure {
+    fn from(e: FieldError) -> Failure {
+        Failure::new(ErrorKind::Invalid, e.to_string())
+    }
+}
+
+/// The operations of SPEC §2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Hello,
+    Create,
+    Get,
+    Update,
+    Delete,
+    List,
+    Claim,
+}
+
+impl Op {
+    pub const ALL: [Op; 7] = [
+        Op::Hello,
+        Op::Create,
+        Op::Get,
+        Op::Update,
+        Op::Delete,
+        Op::List,
+        Op::Claim,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Hello => "hello",
+            Op::Create => "create",
+            Op::Get => "get",
+            Op::Update => "update",
+            Op::Delete => "delete",
+            Op::List => "list",
+            Op::Claim => "claim",
+        }
+    }
+
+    /// The optional feature an operation needs, if any (`edges` is decided per request).
+    pub fn feature(self) -> Option<Feature> {
+        match self {
+            Op::Delete => Some(Feature::Delete),
+            Op::Claim => Some(Feature::Claim),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Op {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Op::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown op {s:?}; expected one of hello, create, get, update, delete, list, claim")
+            })
+    }
+}
+
+/// Optional capabilities a target announces in `hello`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Feature {
+    Delete,
+    Claim,
+    Edges,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 3] = [Feature::Delete, Feature::Claim, Feature::Edges];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::Delete => "delete",
+            Feature::Claim => "claim",
+            Feature::Edges => "edges",
+        }
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Feature {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Feature::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| format!("unknown feature {s:?}; expected delete, claim or edges"))
+    }
+}
+
+/// Where a target keeps its files, so that the harness knows whether it may look at them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// `ROOT/{list}/{id}.json`
+    ClaudeCode,
+    /// `ROOT/{list}/task_{id}.json`
+    S07,
+    /// The harness must not look at files.
+    Opaque,
+}
+
+impl Layout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::ClaudeCode => "claude-code",
+            Layout::S07 => "s07",
+            Layout::Opaque => "opaque",
+        }
+    }
+
+    /// The file name of task `id` in this layout; `None` for `opaque`.
+    pub fn file_name(self, id: TaskId) -> Option<String> {
+        match self {
+            Layout::ClaudeCode => Some(format!("{id}.json")),
+            Layout::S07 => Some(format!("task_{id}.json")),
+            Layout::Opaque => None,
+        }
+    }
+
+    /// The id a file name stands for, if it is a task file of this layout (S15): `7.json`
+    /// is, `07.json`, `7.json.bak` and `.7.json` are not.
+    pub fn task_id_of(self, name: &str) -> Option<TaskId> {
+        let stem = match self {
+            Layout::ClaudeCode => name.strip_suffix(".json")?,
+            Layout::S07 => name.strip_prefix("task_")?.strip_suffix(".json")?,
+            Layout::Opaque => return None,
+        };
+        stem.parse().ok()
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Layout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "claude-code" => Ok(Layout::ClaudeCode),
+            "s07" => Ok(Layout::S07),
+            "opaque" => Ok(Layout::Opaque),
+            other => Err(format!(
+                "unknown layout {other:?}; expected claude-code, s07 or opaque"
+            )),
+        }
+    }
+}
+
+/// What a target says about itself in answer to `hello`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    pub protocol: u64,
+    pub name: String,
+    pub version: String,
+    pub layout: Layout,
+    pub features: BTreeSet<Feature>,
+}
+
+impl Hello {
+    pub fn has(&self, f: Feature) -> bool {
+        self.features.contains(&f)
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "ok": true,
+            "protocol": self.protocol,
+            "name": self.name,
+            "version": self.version,
+            "layout": self.layout.as_str(),
+            "features": self.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Decodes a `hello` answer. Unknown features are an error: a target that claims
+    /// something the harness cannot test should hear so.
+    pub fn from_json(v: &Value) -> Result<Hello, String> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| format!("expected an object, got {}", type_name(v)))?;
+        if obj.get("ok") != Some(&Value::Bool(true)) {
+            return Err(format!("hello was not answered with ok:true: {v}"));
+        }
+        let protocol = obj
+            .get("protocol")
+            .and_then(Value::as_u64)
+            .ok_or("hello: `protocol` must be a number")?;
+        if protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "hello: protocol {protocol} is not supported (this harness speaks {PROTOCOL_VERSION})"
+            ));
+        }
+        let string = |k: &str| -> Result<String, String> {
+            obj.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("hello: `{k}` must be a string"))
+        };
+        let layout = string("layout")?
+            .parse()
+            .map_err(|e| format!("hello: {e}"))?;
+        let features = match obj.get("features") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|f| {
+                    f.as_str()
+                        .ok_or_else(|| "hello: `features` must be strings".to_string())?
+                        .parse::<Feature>()
+                        .map_err(|e| format!("hello: {e}"))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err("hello: `features` must be an array".into()),
+        };
+        Ok(Hello {
+            protocol,
+            name: string("name")?,
+            version: string("version")?,
+            layout,
+            features,
+        })
+    }
+}
+
+/// A decoded request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Hello,
+    Create {
+        list: ListName,
+        task: NewTask,
+    },
+    Get {
+        list: ListName,
+        id: TaskId,
+    },
+    Update {
+        list: ListName,
+        id: TaskId,
+        patch: Patch,
+    },
+    Delete {
+        list: ListName,
+        id: TaskId,
+    },
+    List {
+        list: ListName,
+    },
+    Claim {
+        list: ListName,
+        id: TaskId,
+        owner: String,
+    },
+}
+
+impl Request {
+    pub fn op(&self) -> Op {
+        match self {
+            Request::Hello => Op::Hello,
+            Request::Create { .. } => Op::Create,
+            Request::Get { .. } => Op::Get,
+            Request::Update { .. } => Op::Update,
+            Request::Delete { .. } => Op::Delete,
+            Request::List { .. } => Op::List,
+            Request::Claim { .. } => Op::Claim,
+        }
+    }
+
+    pub fn list(&self) -> Option<&ListName> {
+        match self {
+            Request::Hello => None,
+            Request::Create { list, .. }
+            | Request::Get { list, .. }
+            | Request::Update { list, .. }
+            | Request::Delete { list, .. }
+            | Request::List { list }
+            | Request::Claim { list, .. } => Some(list),
+        }
+    }
+
+    /// Whether the request touches dependency edges (needs the `edges` feature).
+    pub fn uses_edges(&self) -> bool {
+        match self {
+            Request::Create { task, .. } => !task.blocks.is_empty() || !task.blocked_by.is_empty(),
+            Request::Update { patch, .. } => {
+                !patch.add_blocked_by.is_empty()
+                    || !patch.add_blocks.is_empty()
+                    || !patch.remove_blocked_by.is_empty()
+                    || !patch.remove_blocks.is_empty()
+            }
+            _ => false,
+        }
+    }
+
+    /// Decodes one request line.
+    pub fn parse_line(line: &str) -> Result<Request, FieldError> {
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| FieldError::new("request", format!("not valid JSON: {e}")))?;
+        Request::from_json(&v)
+    }
+
+    /// Decodes a request object. The form is checked completely here (list name, id, field
+    /// names and types), which is the first step of SPEC §3's order of checks.
+    pub fn from_json(v: &Value) -> Result<Request, FieldError> {
+        let obj = v.as_object().ok_or_else(|| {
+            FieldError::new(
+                "request",
+                format!("expected an object, got {}", type_name(v)),
+            )
+        })?;
+        let op: Op = match obj.get("op") {
+            Some(Value::String(s)) => s.parse().map_err(|m| FieldError::new("op", m))?,
+            Some(other) => {
+                return Err(FieldError::new(
+                    "op",
+                    format!("expected a string, got {}", type_name(other)),
+                ));
+            }
+            None => return Err(FieldError::new("op", "missing")),
+        };
+        let allowed: &[&str] = match op {
+            Op::Hello => &["op"],
+            Op::Create => &["op", "list", "task"],
+            Op::Get | Op::Delete => &["op", "list", "id"],
+            Op::Update => &["op", "list", "id", "patch"],
+            Op::List => &["op", "list"],
+            Op::Claim => &["op", "list", "id", "owner"],
+        };
+        for k in obj.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(FieldError::new(
+                    k.clone(),
+                    format!("unknown field for {op}; expected {}", allowed.join(", ")),
+                ));
+            }
+        }
+        let need = |k: &str| obj.get(k).ok_or_else(|| FieldError::new(k, "missing"));
+        let list = || ListName::from_json(need("list")?, "list");
+        let id = || TaskId::from_json(need("id")?, "id");
+        Ok(match op {
+            Op::Hello => Request::Hello,
+            Op::Create => Request::Create {
+                list: list()?,
+                task: NewTask::from_json(need("task")?, Strictness::Strict)?,
+            },
+            Op::Get => Request::Get {
+                list: list()?,
+                id: id()?,
+            },
+            Op::Update => Request::Update {
+                list: list()?,
+                id: id()?,
+                patch: Patch::from_json(need("patch")?, Strictness::Strict)?,
+            },
+            Op::Delete => Request::Delete {
+                list: list()?,
+                id: id()?,
+            },
+            Op::List => Request::List { list: list()? },
+            Op::Claim => {
+                let owner = match need("owner")? {
+                    Value::String(s) if !s.is_empty() => s.clone(),
+                    Value::String(_) => {
+                        return Err(FieldError::new("owner", "must not be empty"));
+                    }
+                    other => {
+                        return Err(FieldError::new(
+                            "owner",
+                            format!("expected a string, got {}", type_name(other)),
+                        ));
+                    }
+                };
+                Request::Claim {
+                    list: list()?,
+                    id: id()?,
+                    owner,
+                }
+            }
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("op".into(), Value::String(self.op().as_str().into()));
+        if let Some(list) = self.list() {
+            m.insert("list".into(), Value::String(list.as_str().into()));
+        }
+        match self {
+            Request::Hello | Request::List { .. } => {}
+            Request::Create { task, .. } => {
+                m.insert("task".into(), task.to_json());
+            }
+            Request::Get { id, .. } | Request::Delete { id, .. } => {
+                m.insert("id".into(), Value::String(id.to_string()));
+            }
+            Request::Update { id, patch, .. } => {
+                m.insert("id".into(), Value::String(id.to_string()));
+                m.insert("patch".into(), patch.to_json());
+            }
+            Request::Claim { id, owner, .. } => {
+                m.insert("id".into(), Value::String(id.to_string()));
+                m.insert("owner".into(), Value::String(owner.clone()));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// A decoded response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    Hello(Hello),
+    /// `create`, `get`, `update` and `claim`.
+    Task(Task),
+    /// `list`: tasks in ascending id order, and the names of unreadable task files.
+    Tasks {
+        tasks: Vec<Task>,
+        corrupt: Vec<String>,
+    },
+    /// `delete`.
+    Done,
+    Error(Failure),
+}
+
+impl Response {
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Response {
+        Response::Error(Failure::new(kind, message))
+    }
+
+    pub fn is_ok(&self) -> bool {
+        !matches!(self, Response::Error(_))
+    }
+
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        match self {
+            Response::Error(f) => Some(f.kind),
+            _ => None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        match self {
+            Response::Hello(h) => h.to_json(),
+            Response::Task(t) => json!({"ok": true, "task": t.to_json()}),
+            Response::Tasks { tasks, corrupt } => json!({
+                "ok": true,
+                "tasks": tasks.iter().map(Task::to_json).collect::<Vec<_>>(),
+                "corrupt": corrupt,
+            }),
+            Response::Done => json!({"ok": true}),
+            Response::Error(f) => json!({
+                "ok": false,
+                "error": {"kind": f.kind.as_str(), "message": f.message},
+            }),
+        }
+    }
+
+    /// Decodes a target's answer to a request of kind `op`. Tasks are read leniently (any
+    /// status string), since judging them is the harness's business, not the decoder's.
+    pub fn from_json(v: &Value, op: Op) -> Result<Response, String> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| format!("expected a JSON object, got {}", type_name(v)))?;
+        match obj.get("ok") {
+            Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => {
+                let err = obj
+                    .get("error")
+                    .and_then(Value::as_object)
+                    .ok_or("`ok` is false but `error` is not an object")?;
+                let kind = err
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .ok_or("`error.kind` must be a string")?
+                    .parse::<ErrorKind>()?;
+                let message = match err.get("message") {
+                    Some(Value::String(s)) => s.clone(),
+                    None => String::new(),
+                    Some(_) => return Err("`error.message` must be a string".into()),
+                };
+                return Ok(Response::Error(Failure { kind, message }));
+            }
+            _ => return Err("`ok` must be true or false".into()),
+        }
+        let task = |v: Option<&Value>| -> Result<Task, String> {
+            let v = v.ok_or("missing `task`")?;
+            Task::from_json(v, Strictness::Lenient).map_err(|e| format!("task: {e}"))
+        };
+        match op {
+            Op::Hello => Hello::from_json(v).map(Response::Hello),
+            Op::Create | Op::Get | Op::Update | Op::Claim => {
+                task(obj.get("task")).map(Response::Task)
+            }
+            Op::Delete => Ok(Response::Done),
+            Op::List => {
+                let tasks = match obj.get("tasks") {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| {
+                            Task::from_json(t, Strictness::Lenient)
+                                .map_err(|e| format!("tasks[{i}].{e}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    _ => return Err("`tasks` must be an array".into()),
+                };
+                let corrupt = match obj.get("corrupt") {
+                    None => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|c| {
+                            c.as_str()
+                                .map(str::to_string)
+                                .ok_or_else(|| "`corrupt` must hold strings".to_string())
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err("`corrupt` must be an array".into()),
+                };
+                Ok(Response::Tasks { tasks, corrupt })
+            }
+        }
+    }
+}
+
+impl From<Result<Task, Failure>> for Response {
+    fn from(r: Result<Task, Failure>) -> Response {
+        match r {
+            Ok(t) => Response::Task(t),
+            Err(f) => Response::Error(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip() {
+        let lines = [
+            r#"{"op":"hello"}"#,
+            r#"{"op":"create","list":"l","task":{"subject":"a","blockedBy":["1"]}}"#,
+            r#"{"op":"get","list":"l","id":"3"}"#,
+            r#"{"op":"update","list":"l","id":"3","patch":{"status":"completed","owner":null}}"#,
+            r#"{"op":"delete","list":"l","id":"3"}"#,
+            r#"{"op":"list","list":"l"}"#,
+            r#"{"op":"claim","list":"l","id":"3","owner":"w"}"#,
+        ];
+        for line in lines {
+            let r = Request::parse_line(line).unwrap();
+            assert_eq!(Request::from_json(&r.to_json()).unwrap(), r, "{line}");
+        }
+    }
+
+    #[test]
+    fn bad_requests_name_the_field() {
+        let cases = [
+            ("not json", "request"),
+            (r#"[1]"#, "request"),
+            (r#"{"op":"fly"}"#, "op"),
+            (r#"{"op":"get","list":"../x","id":"1"}"#, "list"),
+            (r#"{"op":"get","list":"l","id":"01"}"#, "id"),
+            (r#"{"op":"get","list":"l"}"#, "id"),
+            (r#"{"op":"get","list":"l","id":"1","extra":1}"#, "extra"),
+            (r#"{"op":"claim","list":"l","id":"1","owner":""}"#, "owner"),
+            (
+                r#"{"op":"update","list":"l","id":"1","patch":{"addBlocks":"2"}}"#,
+                "patch.addBlocks",
+            ),
+        ];
+        for (line, field) in cases {
+            let e = Request::parse_line(line).unwrap_err();
+            assert_eq!(e.field, field, "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn responses_round_trip() {
+        let t = Task::new(TaskId(1), "a");
+        let cases = [
+            (Response::Task(t.clone()), Op::Get),
+            (
+                Response::Tasks {
+                    tasks: vec![t],
+                    corrupt: vec!["2.json".into()],
+                },
+                Op::List,
+            ),
+            (Response::Done, Op::Delete),
+            (Response::error(ErrorKind::Cycle, "2 -> 1 -> 2"), Op::Update),
+        ];
+        for (r, op) in cases {
+            assert_eq!(Response::from_json(&r.to_json(), op).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn garbage_responses_are_rejected() {
+        for (v, op) in [
+            (json!([]), Op::Get),
+            (json!({"ok": "yes"}), Op::Get),
+            (json!({"ok": true}), Op::Get),
+            (json!({"ok": false, "error": {"kind": "oops"}}), Op::Get),
+            (json!({"ok": true, "tasks": 3}), Op::List),
+            (
+                json!({"ok": true, "protocol": 2, "name": "x", "version": "1", "layout": "s07", "features": []}),
+                Op::Hello,
+            ),
+        ] {
+            assert!(Response::from_json(&v, op).is_err(), "{v} accepted");
+        }
+    }
+
+    #[test]
+    fn layouts_name_only_canonical_task_files() {
+        let cc = Layout::ClaudeCode;
+        assert_eq!(cc.task_id_of("7.json"), Some(TaskId(7)));
+        for stray in [
+            "07.json",
+            "7.json.bak",
+            "abc.json",
+            ".7.json",
+            "7",
+            ".lock",
+            ".highwatermark",
+        ] {
+            assert_eq!(cc.task_id_of(stray), None, "{stray}");
+        }
+        assert_eq!(Layout::S07.task_id_of("task_12.json"), Some(TaskId(12)));
+        assert_eq!(Layout::S07.task_id_of("12.json"), None);
+    }
+}

@@ -1,0 +1,85 @@
+//! Task stores that answer the adapter protocol in-process: the strict reference store, the
+//! naive model of Claude Code 2.1.17, and the deliberately broken mutants the harness uses to
+//! test itself. All of them keep their state in files under a root folder, so several
+//! instances on one root behave like several processes sharing a task list.
+
+mod fsys;
+mod journal;
+mod mutant;
+mod naive;
+mod strict;
+
+pub use fsys::{Dir, LOCK_NAME, LockGuard, ReadError, TMP_NAME};
+pub use journal::JOURNAL_NAME;
+pub use mutant::Mutant;
+pub use naive::NaiveStore;
+pub use strict::{HIGHWATERMARK_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, StrictStore};
+
+use std::path::Path;
+
+use crate::protocol::{Hello, Request, Response};
+
+/// Settings shared by every store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// fsync written files and their folder. Off only for tests and benchmarks: without it a
+    /// write still survives SIGKILL of the process, but not a power cut.
+    pub durable: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { durable: true }
+    }
+}
+
+/// A store behind the adapter protocol.
+pub trait TaskStore: Send + Sync {
+    /// The answer to `hello`.
+    fn hello(&self) -> Hello;
+
+    /// Answers one decoded request. Never panics on any request; storage failures come
+    /// back as `io` errors.
+    fn handle(&self, request: &Request) -> Response;
+
+    /// Answers one request given as JSON. A value that is not a well-formed request gets an
+    /// `invalid` answer naming the field.
+    fn handle_value(&self, request: &serde_json::Value) -> Response {
+        match Request::from_json(request) {
+            Ok(req) => self.handle(&req),
+            Err(e) => Response::Error(e.into()),
+        }
+    }
+
+    /// Answers one raw request line, as `taskproof serve` receives it.
+    fn handle_line(&self, line: &str) -> Response {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) => self.handle_value(&v),
+            Err(e) => Response::error(
+                crate::protocol::ErrorKind::Invalid,
+                format!("request: not valid JSON: {e}"),
+            ),
+        }
+    }
+}
+
+/// Which store to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// The strict reference store.
+    Reference,
+    /// The model of Claude Code 2.1.17 (profile `cc-2.1.17`).
+    Naive,
+    /// The reference store with one rule broken on purpose.
+    Mutant(Mutant),
+}
+
+impl StoreKind {
+    pub fn open(self, root: &Path, options: Options) -> std::io::Result<Box<dyn TaskStore>> {
+        Ok(match self {
+            StoreKind::Reference => Box::new(StrictStore::open(root, options)?),
+            StoreKind::Naive => Box::new(NaiveStore::open(root)?),
+            StoreKind::Mutant(m) => Box::new(StrictStore::open_mutant(root, options, m)?),
+        })
+    }
+}

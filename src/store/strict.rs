@@ -1,0 +1,829 @@
+//! The strict reference store: profile `strict`, layout `claude-code` (SPEC §3).
+//!
+//! Layout: `ROOT/{list}/{id}.json`, one pretty-printed task per file, with `.lock`,
+//! `.highwatermark`, `.journal` (only while a multi-file change is under way) and `.tmp`
+//! (only while one file is being written) beside them.
+//!
+//! Every operation, reads included, runs as one transaction under the list's exclusive
+//! flock: first a stale `.tmp` is removed and a left journal replayed (so the previous
+//! holder's crash is repaired before anyone looks), then the request is checked in SPEC §3's
+//! order against a copy-on-write overlay of the tasks it reads, and only if every check passes
+//! are the changed files committed, whole and, when several, through the journal. That is
+//! what makes operations linearizable across processes (S19), claims exactly-once (S20), and
+//! a failed request change nothing (§2).
+//!
+//! An operation reads only what it needs: the task, its neighbours, and for a new edge the
+//! tasks reachable from it. Only `list` reads the whole folder.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::fsys::{Dir, LOCK_NAME, LockGuard, ReadError};
+use super::journal::{self, Entry};
+use super::mutant::Mutant;
+use super::{Options, TaskStore};
+use crate::protocol::{
+    ErrorKind, Failure, Feature, Hello, Layout, PROTOCOL_VERSION, Request, Response,
+};
+use crate::task::{Change, ListName, NewTask, Patch, Status, Strictness, Task, TaskId, json_depth};
+
+/// The high-watermark file: the highest id ever assigned in the list, as a JSON number.
+pub const HIGHWATERMARK_NAME: &str = ".highwatermark";
+/// Metadata larger than this, serialized, is `invalid` (S12 requires 64 KiB to be accepted).
+pub const MAX_METADATA_BYTES: usize = 256 * 1024;
+/// Metadata nested deeper than this is `invalid` (S12 requires 32 levels to be accepted).
+pub const MAX_METADATA_DEPTH: usize = 64;
+
+const LAYOUT: Layout = Layout::ClaudeCode;
+
+/// The strict store. Cheap to open; holds only the root folder open between operations, so
+/// any number of instances (threads or processes) can share a root.
+pub struct StrictStore {
+    root: PathBuf,
+    root_dir: Dir,
+    options: Options,
+    mutant: Option<Mutant>,
+    /// The private folder of the `memory-only` mutant, removed with the instance.
+    _private: Option<tempfile::TempDir>,
+}
+
+type Outcome<T> = Result<T, Failure>;
+
+fn io_failure(e: impl std::fmt::Display) -> Failure {
+    Failure::new(ErrorKind::Io, e.to_string())
+}
+
+fn not_found(list: &ListName, id: TaskId) -> Failure {
+    Failure::new(ErrorKind::NotFound, format!("no task {id} in list {list}"))
+}
+
+impl StrictStore {
+    /// Opens the store on `root`, which must exist.
+    pub fn open(root: &Path, options: Options) -> io::Result<StrictStore> {
+        Ok(StrictStore {
+            root: root.to_path_buf(),
+            root_dir: Dir::open_root(root)?,
+            options,
+            mutant: None,
+            _private: None,
+        })
+    }
+
+    /// Opens the store with one rule broken on purpose (see [`Mutant`]).
+    pub fn open_mutant(root: &Path, options: Options, mutant: Mutant) -> io::Result<StrictStore> {
+        let mut s = StrictStore::open(root, options)?;
+        if mutant == Mutant::MemoryOnly {
+            let private = tempfile::tempdir()?;
+            s.root_dir = Dir::open_root(private.path())?;
+            s.root = private.path().to_path_buf();
+            s._private = Some(private);
+        }
+        s.mutant = Some(mutant);
+        Ok(s)
+    }
+
+    fn broken(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    fn strictness(&self) -> Strictness {
+        if self.broken(Mutant::AnyStatus) {
+            Strictness::Lenient
+        } else {
+            Strictness::Strict
+        }
+    }
+
+    /// Opens a list's folder and takes its lock, repairing what a crashed holder left.
+    /// `Ok(None)` when the list was never written and `create` is false: reads of a list that
+    /// does not exist create nothing.
+    fn begin(&self, list: &str, create: bool) -> Outcome<Option<Txn<'_>>> {
+        let folder = if self.broken(Mutant::ListsNotIsolated) {
+            "shared"
+        } else {
+            list
+        };
+        let opened = if self.broken(Mutant::EscapesRoot) {
+            // The bug on purpose: the name is joined as a path, `..` and all.
+            let path = self.root.join(folder);
+            if create {
+                std::fs::create_dir_all(&path).map_err(io_failure)?;
+            }
+            match Dir::open_root(&path) {
+                Ok(d) => Ok(Some(d)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(ReadError::Io(e)),
+            }
+        } else if create {
+            self.root_dir.create_dir(folder).map(Some)
+        } else {
+            self.root_dir.open_dir(folder)
+        };
+        let dir = match opened {
+            Ok(Some(d)) => d,
+            Ok(None) => return Ok(None),
+            Err(e @ (ReadError::Symlink | ReadError::Special)) => {
+                return Err(Failure::new(
+                    ErrorKind::Corrupt,
+                    format!("list folder {list}: {e}"),
+                ));
+            }
+            Err(e) => return Err(io_failure(format!("list folder {list}: {e}"))),
+        };
+        let lock = if self.broken(Mutant::NoLock) {
+            None
+        } else {
+            let guard = dir.lock(LOCK_NAME).map_err(io_failure)?;
+            // With the lock held no live writer owns `.tmp` or is between the journal's
+            // steps, so whatever is there was left by a process that died.
+            dir.remove_stale_tmp().map_err(io_failure)?;
+            journal::recover(&dir, self.options.durable).map_err(io_failure)?;
+            Some(guard)
+        };
+        Ok(Some(Txn {
+            store: self,
+            dir,
+            list: list.to_string(),
+            lock,
+            cache: HashMap::new(),
+            overlay: BTreeMap::new(),
+        }))
+    }
+
+    fn check_metadata(md: &serde_json::Map<String, Value>, field: &str) -> Outcome<()> {
+        let v = Value::Object(md.clone());
+        let depth = json_depth(&v);
+        if depth > MAX_METADATA_DEPTH {
+            return Err(Failure::new(
+                ErrorKind::Invalid,
+                format!(
+                    "{field}: nested {depth} levels deep; at most {MAX_METADATA_DEPTH} are accepted"
+                ),
+            ));
+        }
+        let size = serde_json::to_vec(&v)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        if size > MAX_METADATA_BYTES {
+            return Err(Failure::new(
+                ErrorKind::Invalid,
+                format!(
+                    "{field}: {size} bytes serialized; at most {MAX_METADATA_BYTES} are accepted"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn create(&self, list: &ListName, new: &NewTask) -> Outcome<Task> {
+        if let Some(md) = &new.metadata {
+            Self::check_metadata(md, "task.metadata")?;
+        }
+        let mut tx = self.begin(list.as_str(), true)?.expect("created");
+        let id = tx.next_id()?;
+        let mut task = Task::new(id, new.subject.clone());
+        task.description = new.description.clone();
+        task.active_form = new.active_form.clone();
+        task.owner = new.owner.clone();
+        task.metadata = new.metadata.clone();
+        tx.put(task);
+        for &b in &new.blocked_by {
+            tx.add_edge(b, id, id)?;
+        }
+        for &x in &new.blocks {
+            tx.add_edge(id, x, id)?;
+        }
+        // The watermark goes first and on its own: if the process dies before the task is
+        // written, the id is skipped, never handed out twice (S1).
+        tx.write_file(HIGHWATERMARK_NAME, format!("{id}\n").into_bytes())?;
+        tx.commit()?;
+        tx.task(id)
+    }
+
+    fn get(&self, list: &ListName, id: TaskId) -> Outcome<Task> {
+        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+            return Err(not_found(list, id));
+        };
+        tx.task(id)
+    }
+
+    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> Outcome<Task> {
+        if let Change::Set(md) = &patch.metadata {
+            Self::check_metadata(md, "patch.metadata")?;
+        }
+        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+            return Err(not_found(list, id));
+        };
+        let mut task = tx.task(id)?;
+
+        // 1. Fields and metadata.
+        if self.broken(Mutant::MetadataReplaced)
+            && let Change::Set(md) = &patch.metadata
+        {
+            let mut p = patch.clone();
+            p.metadata = Change::Keep;
+            p.apply_fields(&mut task);
+            task.metadata = if md.is_empty() {
+                None
+            } else {
+                Some(md.clone())
+            };
+        } else {
+            patch.apply_fields(&mut task);
+        }
+        if let Some(md) = &task.metadata {
+            Self::check_metadata(md, "metadata after the merge")?;
+        }
+        if self.broken(Mutant::UnknownFieldsDropped) {
+            task.extra.clear();
+        }
+        tx.put(task);
+
+        // 2. Edge removals.
+        for &x in &patch.remove_blocked_by {
+            tx.remove_edge(x, id, id)?;
+        }
+        for &x in &patch.remove_blocks {
+            tx.remove_edge(id, x, id)?;
+        }
+
+        // 3. Status (S3, S4, S5).
+        if let Some(status) = &patch.status {
+            tx.change_status(id, status)?;
+        }
+
+        // 4. Edge additions, blockedBy first, id by id (S5, S6, S7).
+        for &x in &patch.add_blocked_by {
+            tx.add_edge(x, id, id)?;
+        }
+        for &x in &patch.add_blocks {
+            tx.add_edge(id, x, id)?;
+        }
+        tx.commit()?;
+        tx.task(id)
+    }
+
+    fn delete(&self, list: &ListName, id: TaskId) -> Outcome<()> {
+        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+            return Err(not_found(list, id));
+        };
+        match tx.slot(id)? {
+            Slot::Missing => return Err(not_found(list, id)),
+            // A corrupt file (or a link) is removed as it is; a link's target is untouched.
+            Slot::Corrupt(_) => tx.overlay.insert(id, None),
+            Slot::Task(task) => {
+                if !self.broken(Mutant::OrphansOnDelete) {
+                    for n in task.blocks.union(&task.blocked_by) {
+                        if let Slot::Task(mut other) = tx.slot(*n)? {
+                            other.blocks.remove(&id);
+                            other.blocked_by.remove(&id);
+                            tx.put(other);
+                        }
+                    }
+                }
+                tx.overlay.insert(id, None)
+            }
+        };
+        tx.commit()
+    }
+
+    fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
+        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let entries = tx.dir.entries().map_err(io_failure)?;
+        let mut ids: Vec<TaskId> = entries
+            .iter()
+            .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
+            .filter_map(|(name, _)| LAYOUT.task_id_of(name))
+            .collect();
+        ids.sort();
+        let mut tasks = Vec::new();
+        let mut corrupt = Vec::new();
+        for id in ids {
+            match tx.slot(id)? {
+                Slot::Task(t) => tasks.push(t),
+                Slot::Missing => {}
+                Slot::Corrupt(_) if self.broken(Mutant::CorruptHidden) => {}
+                Slot::Corrupt(_) => corrupt.push(LAYOUT.file_name(id).expect("file layout")),
+            }
+        }
+        Ok((tasks, corrupt))
+    }
+
+    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Outcome<Task> {
+        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+            return Err(not_found(list, id));
+        };
+        let mut task = tx.task(id)?;
+        if let Some(o) = &task.owner {
+            return Err(Failure::new(
+                ErrorKind::Conflict,
+                format!("task {id} is already owned by {o:?}"),
+            ));
+        }
+        if task.status != Status::Pending {
+            return Err(Failure::new(
+                ErrorKind::Conflict,
+                format!("task {id} is {}, not pending", task.status),
+            ));
+        }
+        let unfinished = tx.unfinished_blockers(&task)?;
+        if !unfinished.is_empty() && !self.broken(Mutant::NoAndBlocking) {
+            return Err(blocked(id, "be claimed", &unfinished));
+        }
+        task.status = Status::InProgress;
+        task.owner = Some(owner.to_string());
+        if self.broken(Mutant::ClaimWithoutLock) {
+            // The bug on purpose: the check above ran under the lock, the write below does
+            // not, so two claimers can both pass the check before either writes.
+            let dir =
+                std::mem::replace(&mut tx.dir, Dir::open_root(&self.root).map_err(io_failure)?);
+            drop(tx);
+            std::thread::yield_now();
+            dir.write_atomic_unlocked(&format!("{id}.json"), &encode_task(&task))
+                .map_err(io_failure)?;
+            return Ok(task);
+        }
+        tx.put(task);
+        tx.commit()?;
+        tx.task(id)
+    }
+}
+
+fn blocked(id: TaskId, what: &str, unfinished: &[TaskId]) -> Failure {
+    let list: Vec<String> = unfinished.iter().map(|i| i.to_string()).collect();
+    Failure::new(
+        ErrorKind::Blocked,
+        format!(
+            "task {id} cannot {what}: blocked by unfinished task{} {}",
+            if list.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        ),
+    )
+}
+
+fn encode_task(task: &Task) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(&task.to_json()).expect("tasks serialize");
+    bytes.push(b'\n');
+    bytes
+}
+
+impl TaskStore for StrictStore {
+    fn hello(&self) -> Hello {
+        Hello {
+            protocol: PROTOCOL_VERSION,
+            name: match self.mutant {
+                None => "taskproof-reference".into(),
+                Some(m) => format!("taskproof-mutant-{m}"),
+            },
+            version: env!("CARGO_PKG_VERSION").into(),
+            layout: LAYOUT,
+            features: Feature::ALL.into_iter().collect(),
+        }
+    }
+
+    fn handle(&self, request: &Request) -> Response {
+        match request {
+            Request::Hello => Response::Hello(self.hello()),
+            Request::Create { list, task } => self.create(list, task).into(),
+            Request::Get { list, id } => self.get(list, *id).into(),
+            Request::Update { list, id, patch } => self.update(list, *id, patch).into(),
+            Request::Delete { list, id } => match self.delete(list, *id) {
+                Ok(()) => Response::Done,
+                Err(f) => Response::Error(f),
+            },
+            Request::List { list } => match self.list(list) {
+                Ok((tasks, corrupt)) => Response::Tasks { tasks, corrupt },
+                Err(f) => Response::Error(f),
+            },
+            Request::Claim { list, id, owner } => self.claim(list, *id, owner).into(),
+        }
+    }
+
+    fn handle_value(&self, v: &Value) -> Response {
+        if self.broken(Mutant::EscapesRoot) {
+            return self.handle_unchecked_list(v);
+        }
+        match Request::from_json(v) {
+            Ok(req) => self.handle(&req),
+            Err(e) => Response::Error(e.into()),
+        }
+    }
+}
+
+impl StrictStore {
+    /// The `escapes-root` mutant's request decoding: any list string is taken as a name.
+    fn handle_unchecked_list(&self, v: &Value) -> Response {
+        let mut v = v.clone();
+        let raw = v.get("list").and_then(Value::as_str).map(str::to_string);
+        let Some(raw) = raw.filter(|r| r.parse::<ListName>().is_err() && !r.is_empty()) else {
+            return match Request::from_json(&v) {
+                Ok(req) => self.handle(&req),
+                Err(e) => Response::Error(e.into()),
+            };
+        };
+        v["list"] = Value::String("placeholder".into());
+        let req = match Request::from_json(&v) {
+            Ok(r) => r,
+            Err(e) => return Response::Error(e.into()),
+        };
+        let fake = ListName::unchecked(raw.clone());
+        let req = match req {
+            Request::Create { task, .. } => Request::Create { list: fake, task },
+            Request::Get { id, .. } => Request::Get { list: fake, id },
+            Request::Update { id, patch, .. } => Request::Update {
+                list: fake,
+                id,
+                patch,
+            },
+            Request::Delete { id, .. } => Request::Delete { list: fake, id },
+            Request::List { .. } => Request::List { list: fake },
+            Request::Claim { id, owner, .. } => Request::Claim {
+                list: fake,
+                id,
+                owner,
+            },
+            Request::Hello => Request::Hello,
+        };
+        self.handle(&req)
+    }
+}
+
+/// What a read of one task found.
+#[derive(Debug, Clone)]
+enum Slot {
+    Task(Task),
+    Missing,
+    Corrupt(String),
+}
+
+/// One operation on one list, under its lock: reads go through a cache, changes into an
+/// overlay, and nothing reaches the disk until [`Txn::commit`].
+struct Txn<'a> {
+    store: &'a StrictStore,
+    dir: Dir,
+    list: String,
+    /// Held for the whole operation; `None` only in the `no-lock` mutant.
+    #[allow(dead_code)]
+    lock: Option<LockGuard>,
+    cache: HashMap<TaskId, Slot>,
+    /// Tasks written (`Some`) or removed (`None`) by this operation.
+    overlay: BTreeMap<TaskId, Option<Task>>,
+}
+
+impl Txn<'_> {
+    fn file_name(id: TaskId) -> String {
+        LAYOUT.file_name(id).expect("file layout")
+    }
+
+    fn read_disk(&self, id: TaskId) -> Outcome<Slot> {
+        let name = Self::file_name(id);
+        let read = if self.store.broken(Mutant::FollowsSymlinks) {
+            match std::fs::read(self.dir.path().join(&name)) {
+                Ok(b) => Ok(b),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ReadError::Missing),
+                Err(e) if e.kind() == io::ErrorKind::IsADirectory => Err(ReadError::Folder),
+                Err(e) => Err(ReadError::Io(e)),
+            }
+        } else {
+            self.dir.read(&name)
+        };
+        let bytes = match read {
+            Ok(b) => b,
+            Err(ReadError::Missing) | Err(ReadError::Folder) => return Ok(Slot::Missing),
+            Err(e @ (ReadError::Symlink | ReadError::Special)) => {
+                return Ok(Slot::Corrupt(format!("{name} {e}")));
+            }
+            Err(ReadError::Io(e)) => return Err(io_failure(format!("{name}: {e}"))),
+        };
+        let value: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => return Ok(Slot::Corrupt(format!("{name} is not valid JSON: {e}"))),
+        };
+        match Task::from_json(&value, self.store.strictness()) {
+            Ok(t) if t.id == id => Ok(Slot::Task(t)),
+            Ok(t) => Ok(Slot::Corrupt(format!(
+                "{name} holds id {:?}, which does not match its name",
+                t.id.to_string()
+            ))),
+            Err(e) => Ok(Slot::Corrupt(format!("{name}: {e}"))),
+        }
+    }
+
+    /// The task `id` as this operation sees it (its own changes included).
+    fn slot(&mut self, id: TaskId) -> Outcome<Slot> {
+        if let Some(t) = self.overlay.get(&id) {
+            return Ok(match t {
+                Some(t) => Slot::Task(t.clone()),
+                None => Slot::Missing,
+            });
+        }
+        if let Some(s) = self.cache.get(&id) {
+            return Ok(s.clone());
+        }
+        let s = self.read_disk(id)?;
+        self.cache.insert(id, s.clone());
+        Ok(s)
+    }
+
+    /// The task `id`, or `not_found` / `corrupt`.
+    fn task(&mut self, id: TaskId) -> Outcome<Task> {
+        match self.slot(id)? {
+            Slot::Task(t) => Ok(t),
+            Slot::Missing => Err(Failure::new(
+                ErrorKind::NotFound,
+                format!("no task {id} in list {}", self.list),
+            )),
+            Slot::Corrupt(why) => Err(Failure::new(ErrorKind::Corrupt, why)),
+        }
+    }
+
+    fn put(&mut self, task: Task) {
+        self.overlay.insert(task.id, Some(task));
+    }
+
+    fn edges_of(&mut self, id: TaskId) -> Outcome<(BTreeSet<TaskId>, BTreeSet<TaskId>)> {
+        Ok(match self.slot(id)? {
+            Slot::Task(t) => (t.blocks, t.blocked_by),
+            _ => Default::default(),
+        })
+    }
+
+    /// Blockers of `task` that are not completed. A missing blocker does not block; an
+    /// unreadable one does, since nobody can tell that it finished.
+    fn unfinished_blockers(&mut self, task: &Task) -> Outcome<Vec<TaskId>> {
+        let mut out = Vec::new();
+        for &b in &task.blocked_by {
+            match self.slot(b)? {
+                Slot::Task(t) if t.status == Status::Completed => {}
+                Slot::Missing => {}
+                _ => out.push(b),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A path `start -> ... -> goal` along "blocks" edges, if there is one. Edges are taken
+    /// from both sides: forward through each task's `blocks`, then backward through each
+    /// task's `blockedBy`, so an edge recorded on one side only (a file another program
+    /// wrote) is still seen.
+    fn path(&mut self, start: TaskId, goal: TaskId) -> Outcome<Option<Vec<TaskId>>> {
+        for forward in [true, false] {
+            let (from, to) = if forward {
+                (start, goal)
+            } else {
+                (goal, start)
+            };
+            let mut parent: BTreeMap<TaskId, TaskId> = BTreeMap::new();
+            let mut stack = vec![from];
+            let mut seen = BTreeSet::from([from]);
+            while let Some(x) = stack.pop() {
+                if x == to {
+                    let mut path = vec![x];
+                    let mut cur = x;
+                    while let Some(&p) = parent.get(&cur) {
+                        path.push(p);
+                        cur = p;
+                    }
+                    if forward {
+                        path.reverse();
+                    }
+                    return Ok(Some(path));
+                }
+                let (blocks, blocked_by) = self.edges_of(x)?;
+                let next = if forward { blocks } else { blocked_by };
+                for y in next {
+                    if seen.insert(y) {
+                        parent.insert(y, x);
+                        stack.push(y);
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds the edge "`from` blocks `to`" for a request addressed to `me` (one of the two).
+    fn add_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> Outcome<()> {
+        let store = self.store;
+        let other = if from == me { to } else { from };
+        let other_task = match self.slot(other)? {
+            Slot::Task(t) => Some(t),
+            Slot::Missing if store.broken(Mutant::NoReferenceCheck) => None,
+            Slot::Missing => {
+                return Err(Failure::new(
+                    ErrorKind::Dangling,
+                    format!("task {other} does not exist in list {}", self.list),
+                ));
+            }
+            Slot::Corrupt(why) => {
+                return Err(Failure::new(
+                    ErrorKind::Corrupt,
+                    format!("task {other} cannot be read: {why}"),
+                ));
+            }
+        };
+        let from_task = self.slot(from)?;
+        let to_task = self.slot(to)?;
+        if let (Slot::Task(f), Slot::Task(t)) = (&from_task, &to_task) {
+            if f.blocks.contains(&to) && t.blocked_by.contains(&from) {
+                return Ok(()); // already there: nothing changes
+            }
+            // S5: a completed task never gains a blocker that is not completed.
+            if t.status == Status::Completed
+                && f.status != Status::Completed
+                && !store.broken(Mutant::NoAndBlocking)
+            {
+                return Err(Failure::new(
+                    ErrorKind::Blocked,
+                    format!("task {to} is completed and cannot gain unfinished blocker {from}"),
+                ));
+            }
+        }
+        if !store.broken(Mutant::NoCycleCheck) {
+            if from == to {
+                return Err(Failure::new(
+                    ErrorKind::Cycle,
+                    format!("task {from} cannot block itself"),
+                ));
+            }
+            if let Some(path) = self.path(to, from)? {
+                let mut names: Vec<String> = path.iter().map(|i| i.to_string()).collect();
+                names.push(to.to_string());
+                return Err(Failure::new(
+                    ErrorKind::Cycle,
+                    format!(
+                        "{from} blocks {to} would close the cycle {}",
+                        names.join(" -> ")
+                    ),
+                ));
+            }
+        }
+        let mirror = !store.broken(Mutant::NoMirror);
+        if let Slot::Task(mut f) = from_task
+            && (from == me || (mirror && other_task.is_some()))
+        {
+            f.blocks.insert(to);
+            self.put(f);
+        }
+        // Re-read: when from == to the first put changed the same task.
+        if let Slot::Task(mut t) = self.slot(to)?
+            && (to == me || (mirror && other_task.is_some()))
+        {
+            t.blocked_by.insert(from);
+            self.put(t);
+        }
+        Ok(())
+    }
+
+    /// Removes the edge "`from` blocks `to`" from both sides (when the other side is a task
+    /// that can be read). Removing an edge that is not there changes nothing.
+    fn remove_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> Outcome<()> {
+        let mirror = !self.store.broken(Mutant::NoMirror);
+        if let Slot::Task(mut f) = self.slot(from)?
+            && (from == me || mirror)
+            && f.blocks.remove(&to)
+        {
+            self.put(f);
+        }
+        if let Slot::Task(mut t) = self.slot(to)?
+            && (to == me || mirror)
+            && t.blocked_by.remove(&from)
+        {
+            self.put(t);
+        }
+        Ok(())
+    }
+
+    fn change_status(&mut self, id: TaskId, status: &Status) -> Outcome<()> {
+        let store = self.store;
+        let mut task = self.task(id)?;
+        if !status.is_known() && !store.broken(Mutant::AnyStatus) {
+            return Err(Failure::new(
+                ErrorKind::Invalid,
+                format!(
+                    "patch.status: expected pending, in_progress or completed, got {:?}",
+                    status.as_str()
+                ),
+            ));
+        }
+        if &task.status == status {
+            return Ok(()); // any status to itself: no change (S4)
+        }
+        if task.status == Status::Completed && !store.broken(Mutant::FinalNotFinal) {
+            return Err(Failure::new(
+                ErrorKind::Transition,
+                format!("task {id} is completed, which is final; it cannot become {status}"),
+            ));
+        }
+        if matches!(status, Status::InProgress | Status::Completed)
+            && !store.broken(Mutant::NoAndBlocking)
+        {
+            let unfinished = self.unfinished_blockers(&task)?;
+            if !unfinished.is_empty() {
+                return Err(blocked(id, &format!("become {status}"), &unfinished));
+            }
+        }
+        task.status = status.clone();
+        self.put(task);
+        Ok(())
+    }
+
+    /// The id the next `create` gets: one more than the high-watermark, and past any task
+    /// that exists. A missing or damaged watermark falls back to the highest id on disk, so
+    /// it never hands out the id of an existing task (S1).
+    fn next_id(&mut self) -> Outcome<TaskId> {
+        let store = self.store;
+        let highest_on_disk = |dir: &Dir| -> Outcome<u64> {
+            Ok(dir
+                .entries()
+                .map_err(io_failure)?
+                .iter()
+                .filter_map(|(n, _)| LAYOUT.task_id_of(n))
+                .map(TaskId::get)
+                .max()
+                .unwrap_or(0))
+        };
+        if store.broken(Mutant::ReusedIds) {
+            return Ok(TaskId(highest_on_disk(&self.dir)? + 1));
+        }
+        let hwm = match self.dir.read(HIGHWATERMARK_NAME) {
+            Ok(bytes) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok()),
+            Err(ReadError::Io(e)) => return Err(io_failure(e)),
+            Err(_) => None,
+        };
+        let mut next = match hwm {
+            Some(h) => h.checked_add(1),
+            None => highest_on_disk(&self.dir)?.checked_add(1),
+        }
+        .ok_or_else(|| io_failure("the id space of this list is exhausted"))?;
+        // A watermark lower than a task another program wrote must not collide with it.
+        while self
+            .dir
+            .entry_type(&Self::file_name(TaskId(next)))
+            .map_err(io_failure)?
+            .is_some()
+        {
+            next += 1;
+        }
+        Ok(TaskId(next))
+    }
+
+    /// Writes one file now (used for the watermark, which is never part of the journal).
+    fn write_file(&self, name: &str, bytes: Vec<u8>) -> Outcome<()> {
+        let s = self.store;
+        let r = if s.broken(Mutant::TruncateWrite) || s.broken(Mutant::FollowsSymlinks) {
+            self.dir.write_in_place(name, &bytes)
+        } else if s.broken(Mutant::NoLock) {
+            self.dir.write_atomic_unlocked(name, &bytes)
+        } else {
+            self.dir.write_atomic(name, &bytes, s.options.durable)
+        };
+        r.map_err(|e| io_failure(format!("{name}: {e}")))
+    }
+
+    /// Writes every changed task, atomically as a group.
+    fn commit(&mut self) -> Outcome<()> {
+        let entries: Vec<Entry> = self
+            .overlay
+            .iter()
+            .map(|(id, t)| Entry {
+                name: Self::file_name(*id),
+                content: t.as_ref().map(encode_task),
+            })
+            .collect();
+        let s = self.store;
+        if s.broken(Mutant::TruncateWrite)
+            || s.broken(Mutant::FollowsSymlinks)
+            || s.broken(Mutant::NoLock)
+        {
+            for e in &entries {
+                match &e.content {
+                    Some(c) => self.write_file(&e.name, c.clone())?,
+                    None => {
+                        self.dir.remove(&e.name).map_err(io_failure)?;
+                    }
+                }
+            }
+        } else {
+            journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
+        }
+        // What was committed is now what the disk says.
+        for (id, t) in std::mem::take(&mut self.overlay) {
+            self.cache.insert(
+                id,
+                match t {
+                    Some(t) => Slot::Task(t),
+                    None => Slot::Missing,
+                },
+            );
+        }
+        Ok(())
+    }
+}
