@@ -10,4 +10,5 @@ pub mod cli;
 pub mod profile;
 pub mod protocol;
 pub mod store;
+pub mod target;
 pub mod task;

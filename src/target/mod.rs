@@ -1,0 +1,201 @@
+//! Targets: the store under test, reached through sessions that speak the adapter protocol.
+//!
+//! A [`TargetSpec`] names a target (`reference`, `naive`, `mutant:NAME`, `cmd:COMMAND`); each
+//! [`Session`] is one connection to it on a root folder, which for `cmd:` targets is one
+//! adapter process. Sessions exchange raw JSON values, so a scenario can send a malformed
+//! request and judge the raw answer; [`Session::request`] adds typed decoding on top.
+
+mod inprocess;
+mod process;
+
+pub use inprocess::InProcessSession;
+pub use process::ProcessSession;
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::profile::Profile;
+use crate::protocol::{Hello, Request, Response};
+use crate::store::{Mutant, Options, StoreKind};
+
+/// How long a request may go unanswered before the target is judged hung (SPEC §2).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A target that broke the protocol: an error of the target, never of the harness.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("failed to start the adapter: {0}")]
+    Spawn(String),
+    #[error("no answer within {0:?}; the adapter was killed")]
+    Timeout(Duration),
+    #[error("the adapter exited ({status}) before answering")]
+    Exited { status: String },
+    #[error("the adapter answered with something that is not a JSON object: {reason}: {line:?}")]
+    Garbage { line: String, reason: String },
+    #[error("bad hello: {0}")]
+    BadHello(String),
+    #[error("the adapter answered a {op} request with a malformed response: {reason}")]
+    BadResponse { op: String, reason: String },
+    #[error("the session was killed")]
+    Killed,
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Per-session settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionOptions {
+    pub timeout: Duration,
+    /// For in-process stores: fsync or not.
+    pub durable: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            timeout: DEFAULT_TIMEOUT,
+            durable: true,
+        }
+    }
+}
+
+/// One connection to a target on one root.
+pub trait Session: Send {
+    /// The target's answer to `hello`, asked when the session opened.
+    fn hello(&self) -> &Hello;
+
+    /// Sends one request and returns the raw answer, which is a JSON object but otherwise
+    /// unchecked. After an error the session is dead: every later call fails too.
+    fn call(&mut self, request: &Value) -> Result<Value, TargetError>;
+
+    /// Ends the session abruptly, as SIGKILL would (for a process, it is SIGKILL).
+    fn kill(&mut self);
+
+    /// Ends the session normally (end of input) and waits for it.
+    fn close(&mut self) -> Result<(), TargetError>;
+
+    /// What the target wrote to stderr so far (empty for in-process targets).
+    fn stderr(&self) -> String;
+
+    /// Sends a typed request and decodes the answer.
+    fn request(&mut self, request: &Request) -> Result<Response, TargetError> {
+        let answer = self.call(&request.to_json())?;
+        Response::from_json(&answer, request.op()).map_err(|reason| TargetError::BadResponse {
+            op: request.op().to_string(),
+            reason,
+        })
+    }
+}
+
+/// Names a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// The strict reference store, in-process.
+    Reference,
+    /// The Claude Code 2.1.17 model, in-process.
+    Naive,
+    /// The reference store with one rule broken, in-process.
+    Mutant(Mutant),
+    /// An adapter command, run through `sh -c` with `TASKPROOF_ROOT` set.
+    Cmd(String),
+}
+
+impl TargetSpec {
+    /// The profile a run holds this target to unless told otherwise.
+    pub fn default_profile(&self) -> Profile {
+        match self {
+            TargetSpec::Naive => Profile::Cc2117,
+            _ => Profile::Strict,
+        }
+    }
+
+    /// Opens a session on `root`, which must exist, and asks `hello`.
+    pub fn open(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<Box<dyn Session>, TargetError> {
+        let kind = match self {
+            TargetSpec::Reference => StoreKind::Reference,
+            TargetSpec::Naive => StoreKind::Naive,
+            TargetSpec::Mutant(m) => StoreKind::Mutant(*m),
+            TargetSpec::Cmd(cmd) => {
+                return Ok(Box::new(ProcessSession::spawn(cmd, root, options.timeout)?));
+            }
+        };
+        let store = kind
+            .open(
+                root,
+                Options {
+                    durable: options.durable,
+                },
+            )
+            .map_err(|e| TargetError::Io(format!("failed to open the store: {e}")))?;
+        Ok(Box::new(InProcessSession::new(store)))
+    }
+
+    /// Whether sessions are separate processes (so kills are real SIGKILLs).
+    pub fn is_process(&self) -> bool {
+        matches!(self, TargetSpec::Cmd(_))
+    }
+}
+
+impl fmt::Display for TargetSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetSpec::Reference => f.write_str("reference"),
+            TargetSpec::Naive => f.write_str("naive"),
+            TargetSpec::Mutant(m) => write!(f, "mutant:{m}"),
+            TargetSpec::Cmd(c) => write!(f, "cmd:{c}"),
+        }
+    }
+}
+
+impl FromStr for TargetSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "reference" => Ok(TargetSpec::Reference),
+            "naive" => Ok(TargetSpec::Naive),
+            _ => {
+                if let Some(cmd) = s.strip_prefix("cmd:") {
+                    if cmd.trim().is_empty() {
+                        return Err("cmd: needs a command, e.g. cmd:'python3 adapter.py'".into());
+                    }
+                    Ok(TargetSpec::Cmd(cmd.to_string()))
+                } else if let Some(m) = s.strip_prefix("mutant:") {
+                    Ok(TargetSpec::Mutant(m.parse()?))
+                } else {
+                    Err(format!(
+                        "unknown target {s:?}; expected reference, naive, mutant:NAME or cmd:COMMAND"
+                    ))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_specs_parse() {
+        assert_eq!("reference".parse(), Ok(TargetSpec::Reference));
+        assert_eq!(
+            "cmd:python3 a.py".parse(),
+            Ok(TargetSpec::Cmd("python3 a.py".into()))
+        );
+        assert_eq!(
+            "mutant:no-mirror".parse(),
+            Ok(TargetSpec::Mutant(Mutant::NoMirror))
+        );
+        assert!("cmd:".parse::<TargetSpec>().is_err());
+        assert!("mutant:nope".parse::<TargetSpec>().is_err());
+        assert!("other".parse::<TargetSpec>().is_err());
+    }
+}

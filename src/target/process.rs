@@ -1,0 +1,322 @@
+//! A session that is an adapter process: `sh -c COMMAND` with `TASKPROOF_ROOT` set, one JSON
+//! request per line on its stdin, one answer per line on its stdout.
+//!
+//! The harness must never hang or leak processes whatever the adapter does, so: the adapter
+//! runs in a process group of its own (a kill reaches whatever `sh` started, not just `sh`);
+//! stdout and stderr are drained by threads, answers arrive over a channel read with a
+//! timeout; a write to a dead adapter is an error (Rust ignores SIGPIPE); and dropping the
+//! session kills the group.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{Session, TargetError};
+use crate::protocol::Hello;
+
+/// The longest answer line accepted.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+/// How much of the adapter's stderr is kept for the report.
+const MAX_STDERR: usize = 256 * 1024;
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+}
+
+pub struct ProcessSession {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    timeout: Duration,
+    hello: Hello,
+    /// Set once the session failed or was killed; every later call returns it.
+    dead: Option<TargetError>,
+}
+
+impl ProcessSession {
+    /// Starts the adapter on `root` and asks `hello`.
+    pub fn spawn(
+        command: &str,
+        root: &Path,
+        timeout: Duration,
+    ) -> Result<ProcessSession, TargetError> {
+        let root = std::path::absolute(root).map_err(|e| TargetError::Spawn(e.to_string()))?;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .env("TASKPROOF_ROOT", &root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| TargetError::Spawn(format!("sh -c {command:?}: {e}")))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut buf = Vec::new();
+                match (&mut reader)
+                    .take(MAX_LINE as u64 + 1)
+                    .read_until(b'\n', &mut buf)
+                {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) if buf.len() > MAX_LINE => {
+                        let _ = tx.send(Line::TooLong);
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Line::Text(buf)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut pipe = stderr_pipe;
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut chunk) {
+                if n == 0 {
+                    return;
+                }
+                let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
+                let room = MAX_STDERR.saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut session = ProcessSession {
+            child,
+            stdin,
+            lines,
+            stderr,
+            timeout,
+            hello: Hello {
+                protocol: 0,
+                name: String::new(),
+                version: String::new(),
+                layout: crate::protocol::Layout::Opaque,
+                features: Default::default(),
+            },
+            dead: None,
+        };
+        let answer = session.call(&serde_json::json!({"op": "hello"}))?;
+        match Hello::from_json(&answer) {
+            Ok(h) => session.hello = h,
+            Err(e) => {
+                session.kill();
+                return Err(TargetError::BadHello(e));
+            }
+        }
+        Ok(session)
+    }
+
+    fn fail(&mut self, e: TargetError) -> TargetError {
+        self.kill_group();
+        self.dead = Some(e.clone());
+        e
+    }
+
+    fn kill_group(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
+            if let Some(pid) = pid {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+
+    /// The exit status once the process is gone, waiting a little for it to be reaped.
+    fn exit_status(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return s.to_string(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => return "still running; killed".into(),
+            }
+        }
+    }
+}
+
+impl Session for ProcessSession {
+    fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    fn call(&mut self, request: &Value) -> Result<Value, TargetError> {
+        if let Some(e) = &self.dead {
+            return Err(e.clone());
+        }
+        let mut line = serde_json::to_vec(request).expect("requests serialize");
+        line.push(b'\n');
+        let written = match self.stdin.as_mut() {
+            Some(stdin) => stdin.write_all(&line).and_then(|()| stdin.flush()).is_ok(),
+            None => false,
+        };
+        if !written {
+            let status = self.exit_status();
+            return Err(self.fail(TargetError::Exited { status }));
+        }
+        match self.lines.recv_timeout(self.timeout) {
+            Ok(Line::Text(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let trimmed = text.trim_end_matches(['\n', '\r']);
+                match serde_json::from_str::<Value>(trimmed) {
+                    Ok(v @ Value::Object(_)) => Ok(v),
+                    Ok(_) => Err(self.fail(TargetError::Garbage {
+                        line: trimmed.chars().take(500).collect(),
+                        reason: "not an object".into(),
+                    })),
+                    Err(e) => Err(self.fail(TargetError::Garbage {
+                        line: trimmed.chars().take(500).collect(),
+                        reason: e.to_string(),
+                    })),
+                }
+            }
+            Ok(Line::TooLong) => Err(self.fail(TargetError::Garbage {
+                line: String::new(),
+                reason: format!("an answer line longer than {MAX_LINE} bytes"),
+            })),
+            Err(RecvTimeoutError::Timeout) => Err(self.fail(TargetError::Timeout(self.timeout))),
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.exit_status();
+                Err(self.fail(TargetError::Exited { status }))
+            }
+        }
+    }
+
+    fn kill(&mut self) {
+        self.kill_group();
+        self.dead = Some(TargetError::Killed);
+    }
+
+    fn close(&mut self) -> Result<(), TargetError> {
+        if let Some(e) = &self.dead {
+            return match e {
+                TargetError::Killed => Ok(()),
+                e => Err(e.clone()),
+            };
+        }
+        self.stdin = None; // end of input
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) if s.success() => {
+                    self.dead = Some(TargetError::Killed);
+                    return Ok(());
+                }
+                Ok(Some(s)) => {
+                    return Err(self.fail(TargetError::Exited {
+                        status: format!("{s} at end of input; expected exit status 0"),
+                    }));
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Ok(None) => {
+                    return Err(self.fail(TargetError::Io(format!(
+                        "the adapter did not exit within {:?} after end of input; killed",
+                        self.timeout
+                    ))));
+                }
+                Err(e) => return Err(self.fail(TargetError::Io(e.to_string()))),
+            }
+        }
+    }
+
+    fn stderr(&self) -> String {
+        let kept = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&kept).into_owned()
+    }
+}
+
+impl Drop for ProcessSession {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HELLO: &str =
+        r#"{"ok":true,"protocol":1,"name":"t","version":"0","layout":"opaque","features":[]}"#;
+
+    fn spawn(script: &str) -> Result<ProcessSession, TargetError> {
+        let root = tempfile::tempdir().unwrap();
+        ProcessSession::spawn(script, root.path(), Duration::from_millis(500))
+    }
+
+    #[test]
+    fn a_silent_adapter_times_out_and_is_killed() {
+        let e = spawn("sleep 30").err().unwrap();
+        assert_eq!(e, TargetError::Timeout(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn garbage_is_an_error_of_the_target() {
+        let e = spawn("read l; echo 'hello there'").err().unwrap();
+        assert!(matches!(e, TargetError::Garbage { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn an_early_exit_is_reported_with_its_status() {
+        let e = spawn("exit 3").err().unwrap();
+        assert!(matches!(e, TargetError::Exited { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_bad_hello_is_reported() {
+        let e = spawn(r#"read l; echo '{"ok":true,"protocol":9}'"#)
+            .err()
+            .unwrap();
+        assert!(matches!(e, TargetError::BadHello(_)), "{e:?}");
+    }
+
+    #[test]
+    fn stderr_is_kept_and_the_root_is_passed() {
+        let script = format!(
+            r#"read l; echo "root=$TASKPROOF_ROOT" >&2; echo '{HELLO}'; read l; echo '{{"ok":true}}'; cat >/dev/null"#
+        );
+        let mut s = spawn(&script).unwrap();
+        assert_eq!(s.hello().name, "t");
+        let v = s
+            .call(&serde_json::json!({"op": "list", "list": "l"}))
+            .unwrap();
+        assert_eq!(v, serde_json::json!({"ok": true}));
+        s.close().unwrap();
+        assert!(s.stderr().starts_with("root=/"), "{}", s.stderr());
+    }
+
+    #[test]
+    fn kill_reaches_the_whole_process_group() {
+        // `sh` starts a background grandchild that would keep the pipes open forever.
+        let script = format!(r#"sleep 300 & read l; echo '{HELLO}'; wait"#);
+        let mut s = spawn(&script).unwrap();
+        s.kill();
+        assert_eq!(
+            s.call(&serde_json::json!({"op": "hello"})),
+            Err(TargetError::Killed)
+        );
+    }
+}
