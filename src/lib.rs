@@ -7,6 +7,7 @@
 //! The reference behaviour is the strict [`store`], built on the wire types of [`task`].
 
 pub mod cli;
+pub mod fuzz;
 pub mod graph;
 pub mod profile;
 pub mod protocol;

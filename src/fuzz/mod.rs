@@ -1,0 +1,6 @@
+//! Fuzzing: the checks behind the cargo-fuzz targets under `fuzz/` ([`targets`], with the
+//! simulated file layer of [`filesim`]), and the generative differential fuzzer behind
+//! `taskproof fuzz`.
+
+pub mod filesim;
+pub mod targets;
