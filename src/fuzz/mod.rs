@@ -2,5 +2,10 @@
 //! simulated file layer of [`filesim`]), and the generative differential fuzzer behind
 //! `taskproof fuzz`.
 
+pub mod driver;
 pub mod filesim;
+pub mod finding;
+pub mod oracle;
+pub mod run;
 pub mod targets;
+pub mod strategy;

@@ -1,0 +1,355 @@
+//! Turns a divergence into a finding: an ordinary scenario file (docs/scenario-format.md)
+//! that replays it with `taskproof run`, the SPEC rules it involves, and a fingerprint that
+//! recognises the same bug when it is found again.
+//!
+//! Only the diverging step carries the oracle's whole answer as its expectation; the steps
+//! before it expect just success or the error kind the oracle gave, so the file reads as
+//! "do this, this, this, and then this must come back".
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use super::driver::{Action, Divergence, History};
+use super::oracle::difference_fields;
+use super::strategy::SESSIONS;
+use crate::profile::Profile;
+use crate::protocol::{ErrorKind, Response};
+use crate::task::{Task, TaskId};
+
+/// A written-up divergence.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub fingerprint: String,
+    pub rules: Vec<String>,
+    pub scenario: Value,
+    pub summary: String,
+}
+
+/// Which ids are bound to variables so far, per list.
+#[derive(Default)]
+struct Vars {
+    bound: BTreeSet<(String, TaskId)>,
+}
+
+impl Vars {
+    fn id(&self, list: &str, id: TaskId) -> Value {
+        if self.bound.contains(&(list.to_string(), id)) {
+            json!(format!("${{{list}{id}}}"))
+        } else {
+            json!(id.to_string())
+        }
+    }
+
+    fn ids<'a>(&self, list: &str, ids: impl IntoIterator<Item = &'a TaskId>) -> Value {
+        Value::Array(ids.into_iter().map(|i| self.id(list, *i)).collect())
+    }
+
+    /// The whole task as an expectation: every field, unset ones as `null` (which demands
+    /// that they are unset).
+    fn task(&self, list: &str, t: &Task) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), self.id(list, t.id));
+        m.insert("subject".into(), json!(t.subject));
+        m.insert("description".into(), json!(t.description));
+        m.insert("activeForm".into(), json!(t.active_form));
+        m.insert("status".into(), json!(t.status.as_str()));
+        m.insert("blocks".into(), self.ids(list, &t.blocks));
+        m.insert("blockedBy".into(), self.ids(list, &t.blocked_by));
+        m.insert("owner".into(), json!(t.owner));
+        m.insert(
+            "metadata".into(),
+            t.metadata.clone().map_or(Value::Null, Value::Object),
+        );
+        for (k, v) in &t.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    fn expectation(&self, list: &str, r: &Response, whole: bool) -> Value {
+        match (r, whole) {
+            (Response::Error(f), _) => json!({"error": f.kind.as_str()}),
+            (Response::Task(t), true) => json!({"ok": true, "task": self.task(list, t)}),
+            (Response::Tasks { tasks, corrupt }, true) => json!({
+                "ok": true,
+                "tasks": tasks.iter().map(|t| self.task(list, t)).collect::<Vec<_>>(),
+                "corrupt": corrupt,
+            }),
+            _ => json!({"ok": true}),
+        }
+    }
+}
+
+fn list_of(v: &Value) -> String {
+    v.get("list")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn task_file(vars: &Vars, list: &str, id: TaskId) -> String {
+    let shown = vars.id(list, id);
+    format!("{list}/{{task:{}}}", shown.as_str().unwrap_or_default())
+}
+
+/// The rules a divergence involves: from the error the oracle expected, or else from what
+/// the request did and which fields differ, with the history for context.
+pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
+    let mut out: BTreeSet<&str> = BTreeSet::new();
+    let Action::Send { request, .. } = &history.records[d.at].action else {
+        return vec!["S14".into()];
+    };
+    let op = request.get("op").and_then(Value::as_str).unwrap_or("");
+    let patch = request.get("patch").and_then(Value::as_object);
+    let has = |k: &str| patch.is_some_and(|p| p.contains_key(k));
+    let edges = has("addBlockedBy") || has("addBlocks") || request["task"].get("blockedBy").is_some() || request["task"].get("blocks").is_some();
+    let actions = || history.records[..d.at].iter().map(|r| &r.action);
+    let restarted = actions().any(|a| matches!(a, Action::Restart { .. }))
+        || actions().any(|a| matches!(a, Action::Send { session, .. } if *session != 0))
+        || matches!(&history.records[d.at].action, Action::Send { session, .. } if *session != 0);
+    let symlink = actions().any(|a| matches!(a, Action::Symlink { .. }));
+    let foreign_task = actions().any(|a| matches!(a, Action::WriteTask { .. }));
+    let deleted = actions().any(|a| matches!(a, Action::Send { request, .. } if request["op"] == "delete"));
+    let lists: BTreeSet<String> = actions()
+        .filter_map(|a| match a {
+            Action::Send { request, .. } => Some(list_of(request)),
+            _ => None,
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let actual_kind = d.actual.as_ref().ok().and_then(Response::error_kind);
+    match d.expected.error_kind().or(actual_kind) {
+        Some(ErrorKind::Invalid) => {
+            let valid_list = request
+                .get("list")
+                .and_then(Value::as_str)
+                .is_some_and(|l| l.parse::<crate::task::ListName>().is_ok());
+            if !valid_list {
+                out.insert("S13");
+            } else if patch.and_then(|p| p.get("status")).is_some() {
+                out.insert("S3");
+            } else if op == "update" {
+                out.insert("S11");
+            } else {
+                out.insert("S2");
+            }
+        }
+        Some(ErrorKind::Cycle) => {
+            out.insert("S7");
+        }
+        Some(ErrorKind::Dangling) => {
+            out.insert("S6");
+        }
+        Some(ErrorKind::Blocked) => {
+            out.insert("S5");
+        }
+        Some(ErrorKind::Transition) => {
+            out.insert("S4");
+        }
+        Some(ErrorKind::Conflict) => {
+            out.insert("S20");
+        }
+        Some(ErrorKind::Corrupt) => {
+            out.insert(if symlink { "S17" } else { "S15" });
+        }
+        Some(ErrorKind::NotFound) if restarted => {
+            out.insert("S14");
+        }
+        Some(ErrorKind::NotFound) if lists.len() > 1 => {
+            out.insert("S13");
+        }
+        Some(ErrorKind::NotFound) if deleted => {
+            out.insert("S10");
+        }
+        _ => {}
+    }
+    if out.is_empty() {
+        let fields = difference_fields(&d.differences);
+        for f in &fields {
+            match f.as_str() {
+                "id" if op == "create" => {
+                    out.insert("S1");
+                }
+                "blocks" | "blockedBy" => {
+                    out.insert(if deleted { "S10" } else { "S8" });
+                }
+                "metadata" => {
+                    out.insert("S12");
+                }
+                "status" => {
+                    out.insert(if edges { "S5" } else { "S4" });
+                }
+                "corrupt" => {
+                    out.insert(if symlink { "S17" } else { "S15" });
+                }
+                "ids" if restarted => {
+                    out.insert("S14");
+                }
+                "ids" if lists.len() > 1 => {
+                    out.insert("S13");
+                }
+                "ids" if symlink => {
+                    out.insert("S17");
+                }
+                "ids" => {
+                    out.insert("S1");
+                }
+                _ if foreign_task => {
+                    out.insert("S16");
+                }
+                _ => {}
+            }
+        }
+    }
+    if out.is_empty() {
+        out.insert(match op {
+            "create" => "S2",
+            "update" if edges => "S8",
+            "update" => "S11",
+            "delete" => "S10",
+            "claim" => "S20",
+            _ if restarted => "S14",
+            _ => "S15",
+        });
+    }
+    out.into_iter().map(str::to_string).collect()
+}
+
+/// A stable 64-bit FNV-1a hash, so fingerprints do not change between builds or platforms.
+fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The fingerprint of a divergence: a hash of the diverging step with everything
+/// incidental taken out (ids, subjects, messages): the op, the expected and actual kind of
+/// answer, the differing fields and the rules. The same bug reached by another sequence
+/// usually normalizes to the same text.
+pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> String {
+    let op = match &history.records[d.at].action {
+        Action::Send { request, .. } => request
+            .get("op")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string(),
+        _ => "restart".into(),
+    };
+    let kind = |r: &Response| match r {
+        Response::Error(f) => f.kind.as_str().to_string(),
+        _ => "ok".into(),
+    };
+    let actual = match &d.actual {
+        Ok(r) => kind(r),
+        Err(_) => "protocol-error".into(),
+    };
+    let fields: Vec<String> = difference_fields(&d.differences).into_iter().collect();
+    let text = format!(
+        "{op}|{}|{actual}|{}|{}",
+        kind(&d.expected),
+        fields.join(","),
+        rules.join(",")
+    );
+    format!("{:012x}", fnv1a(&text) >> 16)
+}
+
+/// Writes the history up to and including the divergence as a scenario.
+pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding> {
+    let d = history.divergence.as_ref()?;
+    let rules = rules(history, d);
+    let fingerprint = fingerprint(history, d, &rules);
+    let mut vars = Vars::default();
+    let mut steps = Vec::new();
+    for (i, rec) in history.records[..=d.at].iter().enumerate() {
+        let diverging = i == d.at;
+        match &rec.action {
+            Action::Send {
+                session,
+                shown,
+                bind,
+                request,
+                ..
+            } => {
+                let list = list_of(request);
+                let expected = rec.expected.as_ref().expect("sends have expectations");
+                let mut step = Map::new();
+                if *session != 0 {
+                    step.insert("session".into(), json!(SESSIONS[*session]));
+                }
+                step.insert("send".into(), shown.clone());
+                step.insert("expect".into(), vars.expectation(&list, expected, diverging));
+                if let (Some(var), Response::Task(t)) = (bind, expected) {
+                    step.insert("bind".into(), json!({ var.as_str(): "task.id" }));
+                    vars.bound.insert((list.clone(), t.id));
+                }
+                if diverging {
+                    step.insert("note".into(), json!(format!("found: {}", d.summary())));
+                } else if rec.final_check {
+                    step.insert("note".into(), json!("the final state"));
+                }
+                steps.push(Value::Object(step));
+            }
+            Action::Restart { session } => steps.push(json!({ "restart": SESSIONS[*session] })),
+            Action::Garbage { list, id } => steps.push(json!({
+                "write_file": {"path": task_file(&vars, list, *id), "text": "{\"id\": \""},
+                "note": "another program leaves a half-written file where a deleted task was",
+            })),
+            Action::Symlink {
+                list,
+                id,
+                outside,
+                content,
+            } => {
+                steps.push(json!({"outside_file": {"name": outside, "text": content.to_string()}}));
+                steps.push(json!({
+                    "symlink": {"path": task_file(&vars, list, *id), "to_outside": outside},
+                    "note": "a symbolic link where a deleted task's file was",
+                }));
+            }
+            Action::WriteTask { list, id, task } => {
+                let mut t = task.clone();
+                t["id"] = vars.id(list, *id);
+                if let Some(Value::Array(b)) = task.get("blocks") {
+                    t["blocks"] = Value::Array(
+                        b.iter()
+                            .map(|x| x.as_str().and_then(|s| s.parse().ok()).map_or(x.clone(), |i| vars.id(list, i)))
+                            .collect(),
+                    );
+                }
+                if let Some(Value::Array(b)) = task.get("blockedBy") {
+                    t["blockedBy"] = Value::Array(
+                        b.iter()
+                            .map(|x| x.as_str().and_then(|s| s.parse().ok()).map_or(x.clone(), |i| vars.id(list, i)))
+                            .collect(),
+                    );
+                }
+                steps.push(json!({
+                    "write_task": {"list": list, "id": vars.id(list, *id), "task": t},
+                    "note": "another program rewrites the task with a field of its own",
+                }));
+            }
+        }
+    }
+    let op = match &history.records[d.at].action {
+        Action::Send { request, .. } => request["op"].as_str().unwrap_or("request").to_string(),
+        _ => "restart".into(),
+    };
+    let scenario = json!({
+        "id": format!("fuzz-{fingerprint}"),
+        "title": format!("{op} answers as the {profile} model does ({})", rules.join(", ")),
+        "source": format!("taskproof fuzz --seed {seed}"),
+        "rules": rules,
+        "profiles": [profile.as_str()],
+        "steps": steps,
+    });
+    Some(Finding {
+        fingerprint,
+        rules,
+        scenario,
+        summary: d.summary(),
+    })
+}
