@@ -11,6 +11,8 @@ pub mod fuzz;
 pub mod graph;
 pub mod profile;
 pub mod protocol;
+pub mod report;
+pub mod scenario;
 pub mod store;
 pub mod target;
 pub mod task;

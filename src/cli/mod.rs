@@ -3,6 +3,7 @@
 
 pub mod exit;
 pub mod fuzz;
+pub mod run;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run scenario files against a target and report pass, fail, skip or error for each.
+    Run(run::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
     /// Run random operation sequences against a target and its profile's model.
@@ -38,6 +41,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Run(a) => run::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Fuzz(a) => fuzz::run(a),
     };
