@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod graph;
+pub mod model;
 pub mod profile;
 pub mod protocol;
 pub mod store;

@@ -466,6 +466,9 @@ impl StrictStore {
 }
 
 /// What a read of one task found.
+// Slots live only in one operation's cache, a handful at a time, so the size of a Task
+// inline costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Slot {
     Task(Task),
