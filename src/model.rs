@@ -387,11 +387,22 @@ fn strict_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
     }
     let id = next_id(state);
     state.tasks.insert(id, new_task(id, new));
-    for &b in &new.blocked_by {
-        add_edge(state, b, id, id)?;
-    }
-    for &x in &new.blocks {
-        add_edge(state, id, x, id)?;
+    // Edges are checked id by id, blockedBy first. The id being assigned names no task that
+    // existed when the request was made, so naming it is `dangling`, not a self-cycle.
+    for (&x, forward) in new
+        .blocked_by
+        .iter()
+        .map(|x| (x, false))
+        .chain(new.blocks.iter().map(|x| (x, true)))
+    {
+        if x == id {
+            return fail(ErrorKind::Dangling, format!("task {x} does not exist"));
+        }
+        if forward {
+            add_edge(state, id, x, id)?;
+        } else {
+            add_edge(state, x, id, id)?;
+        }
     }
     state.highwatermark = id.get();
     Ok(Response::Task(state.tasks[&id].clone()))
