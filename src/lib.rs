@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod fuzz;
 pub mod graph;
+pub mod model;
 pub mod profile;
 pub mod protocol;
 pub mod report;

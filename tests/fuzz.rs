@@ -6,7 +6,7 @@ use std::path::Path;
 
 use taskproof::fuzz::targets;
 
-use crate::util;
+
 
 /// The files of one folder, sorted, or none if it does not exist.
 fn files(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -23,7 +23,7 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_fuzz_target_replays_its_corpus_and_regressions() {
-    let fuzz = util::repo().join("fuzz");
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     for target in targets::TARGETS {
         assert!(
             fuzz.join("fuzz_targets").join(format!("{target}.rs")).is_file(),
@@ -42,7 +42,7 @@ fn every_fuzz_target_replays_its_corpus_and_regressions() {
 
 #[test]
 fn every_fuzz_target_is_registered_in_the_fuzz_crate() {
-    let manifest = std::fs::read_to_string(util::repo().join("fuzz/Cargo.toml")).unwrap();
+    let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/Cargo.toml")).unwrap();
     for target in targets::TARGETS {
         assert!(
             manifest.contains(&format!("name = \"{target}\"")),

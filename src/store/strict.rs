@@ -187,7 +187,12 @@ impl StrictStore {
             // A list never written has no task an edge could name; refuse before creating
             // its folder, so the failed request leaves nothing behind.
             None if !new.blocked_by.is_empty() || !new.blocks.is_empty() => {
-                let first = new.blocked_by.iter().chain(&new.blocks).next().expect("edge");
+                let first = new
+                    .blocked_by
+                    .iter()
+                    .chain(&new.blocks)
+                    .next()
+                    .expect("edge");
                 return Err(Failure::new(
                     ErrorKind::Dangling,
                     format!("task {first} does not exist in list {list}"),
@@ -202,10 +207,24 @@ impl StrictStore {
         task.owner = new.owner.clone();
         task.metadata = new.metadata.clone();
         tx.put(task);
+        // An edge naming the id this create is about to assign names a task that did not
+        // exist when the request was made (the requester cannot know the id): `dangling`, as
+        // in a list never written above, not a self-cycle.
+        let own_id = |x: TaskId| -> Outcome<()> {
+            if x == id && !self.broken(Mutant::NoReferenceCheck) {
+                return Err(Failure::new(
+                    ErrorKind::Dangling,
+                    format!("task {x} does not exist in list {list}"),
+                ));
+            }
+            Ok(())
+        };
         for &b in &new.blocked_by {
+            own_id(b)?;
             tx.add_edge(b, id, id)?;
         }
         for &x in &new.blocks {
+            own_id(x)?;
             tx.add_edge(id, x, id)?;
         }
         // The watermark goes first and on its own: if the process dies before the task is
@@ -466,6 +485,9 @@ impl StrictStore {
 }
 
 /// What a read of one task found.
+// Slots live only in one operation's cache, a handful at a time, so the size of a Task
+// inline costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Slot {
     Task(Task),
