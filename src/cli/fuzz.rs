@@ -109,9 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             );
             Ok(exit::OK)
         }
-        Outcome::Found {
-            finding, cases, ..
-        } => {
+        Outcome::Found { finding, cases, .. } => {
             let path = finding_path(&args.out, &finding);
             let new = write_finding(&args.out, &finding)
                 .with_context(|| format!("failed to write {}", path.display()))?;

@@ -36,7 +36,10 @@ pub enum Action {
         session: usize,
     },
     /// Garbage in place of a deleted task's file.
-    Garbage { list: String, id: TaskId },
+    Garbage {
+        list: String,
+        id: TaskId,
+    },
     /// A symbolic link in place of a deleted task's file, to a valid task outside the root.
     Symlink {
         list: String,
@@ -115,7 +118,11 @@ impl Resolver<'_> {
     }
 
     fn id(&self, list: &str, r: Ref) -> TaskId {
-        let created = self.ids.get(list).map(|i| i.created.as_slice()).unwrap_or(&[]);
+        let created = self
+            .ids
+            .get(list)
+            .map(|i| i.created.as_slice())
+            .unwrap_or(&[]);
         let top = created.iter().map(|i| i.get()).max().unwrap_or(0);
         match r {
             Ref::Created(n) if !created.is_empty() => created[usize::from(n) % created.len()],
@@ -173,7 +180,11 @@ fn meta(m: &Meta) -> Value {
 
 /// Builds a request twice, literally and as shown, from one description that uses `id` for
 /// every task id.
-fn both(build: impl Fn(&dyn Fn(TaskId) -> Value) -> Value, r: &Resolver, list: &str) -> (Value, Value) {
+fn both(
+    build: impl Fn(&dyn Fn(TaskId) -> Value) -> Value,
+    r: &Resolver,
+    list: &str,
+) -> (Value, Value) {
     let literal = build(&|id| Value::String(id.to_string()));
     let shown = build(&|id| r.shown(list, id));
     (literal, shown)
@@ -226,12 +237,18 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
         Step::Get { s, list, task } => {
             let l = Resolver::list_name(*list);
             let id = r.id(l, *task);
-            send(*s, both(|f| json!({"op": "get", "list": l, "id": f(id)}), r, l))
+            send(
+                *s,
+                both(|f| json!({"op": "get", "list": l, "id": f(id)}), r, l),
+            )
         }
         Step::Delete { s, list, task } => {
             let l = Resolver::list_name(*list);
             let id = r.id(l, *task);
-            send(*s, both(|f| json!({"op": "delete", "list": l, "id": f(id)}), r, l))
+            send(
+                *s,
+                both(|f| json!({"op": "delete", "list": l, "id": f(id)}), r, l),
+            )
         }
         Step::List { s, list } => {
             let l = Resolver::list_name(*list);
@@ -265,9 +282,7 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
             send(
                 *s,
                 both(
-                    |f| {
-                        json!({"op": "update", "list": l, "id": f(id), "patch": patch_json(patch, l, r, f)})
-                    },
+                    |f| json!({"op": "update", "list": l, "id": f(id), "patch": patch_json(patch, l, r, f)}),
                     r,
                     l,
                 ),
@@ -288,7 +303,9 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
                 Bad::NullStatus => {
                     json!({"op": "update", "list": "l", "id": "1", "patch": {"status": null}})
                 }
-                Bad::EdgeType => json!({"op": "create", "list": "l", "task": {"subject": "e", "blockedBy": "1"}}),
+                Bad::EdgeType => {
+                    json!({"op": "create", "list": "l", "task": {"subject": "e", "blockedBy": "1"}})
+                }
             };
             send(*s, (v.clone(), v))
         }
@@ -315,10 +332,7 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
                     }
                     let id = gone[n % gone.len()];
                     if *what == Foreign::Garbage {
-                        Action::Garbage {
-                            list: l.into(),
-                            id,
-                        }
+                        Action::Garbage { list: l.into(), id }
                     } else {
                         Action::Symlink {
                             list: l.into(),

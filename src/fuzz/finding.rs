@@ -103,15 +103,21 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
     let op = request.get("op").and_then(Value::as_str).unwrap_or("");
     let patch = request.get("patch").and_then(Value::as_object);
     let has = |k: &str| patch.is_some_and(|p| p.contains_key(k));
-    let edges = has("addBlockedBy") || has("addBlocks") || request["task"].get("blockedBy").is_some() || request["task"].get("blocks").is_some();
+    let edges = has("addBlockedBy")
+        || has("addBlocks")
+        || request["task"].get("blockedBy").is_some()
+        || request["task"].get("blocks").is_some();
     let actions = || history.records[..d.at].iter().map(|r| &r.action);
     let restarted = actions().any(|a| matches!(a, Action::Restart { .. }))
         || actions().any(|a| matches!(a, Action::Send { session, .. } if *session != 0))
         || matches!(&history.records[d.at].action, Action::Send { session, .. } if *session != 0);
     let symlink = actions().any(|a| matches!(a, Action::Symlink { .. }));
     let foreign_task = actions().any(|a| matches!(a, Action::WriteTask { .. }));
-    let deleted = actions().any(|a| matches!(a, Action::Send { request, .. } if request["op"] == "delete"));
-    let lists: BTreeSet<String> = actions()
+    let deleted =
+        actions().any(|a| matches!(a, Action::Send { request, .. } if request["op"] == "delete"));
+    let lists: BTreeSet<String> = history.records[..=d.at]
+        .iter()
+        .map(|r| &r.action)
         .filter_map(|a| match a {
             Action::Send { request, .. } => Some(list_of(request)),
             _ => None,
@@ -168,6 +174,10 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
         let fields = difference_fields(&d.differences);
         for f in &fields {
             match f.as_str() {
+                // An id that another list's creates pushed up is isolation, not S1.
+                "id" if op == "create" && lists.len() > 1 => {
+                    out.insert("S13");
+                }
                 "id" if op == "create" => {
                     out.insert("S1");
                 }
@@ -281,7 +291,10 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                     step.insert("session".into(), json!(SESSIONS[*session]));
                 }
                 step.insert("send".into(), shown.clone());
-                step.insert("expect".into(), vars.expectation(&list, expected, diverging));
+                step.insert(
+                    "expect".into(),
+                    vars.expectation(&list, expected, diverging),
+                );
                 if let (Some(var), Response::Task(t)) = (bind, expected) {
                     step.insert("bind".into(), json!({ var.as_str(): "task.id" }));
                     vars.bound.insert((list.clone(), t.id));
@@ -316,14 +329,22 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                 if let Some(Value::Array(b)) = task.get("blocks") {
                     t["blocks"] = Value::Array(
                         b.iter()
-                            .map(|x| x.as_str().and_then(|s| s.parse().ok()).map_or(x.clone(), |i| vars.id(list, i)))
+                            .map(|x| {
+                                x.as_str()
+                                    .and_then(|s| s.parse().ok())
+                                    .map_or(x.clone(), |i| vars.id(list, i))
+                            })
                             .collect(),
                     );
                 }
                 if let Some(Value::Array(b)) = task.get("blockedBy") {
                     t["blockedBy"] = Value::Array(
                         b.iter()
-                            .map(|x| x.as_str().and_then(|s| s.parse().ok()).map_or(x.clone(), |i| vars.id(list, i)))
+                            .map(|x| {
+                                x.as_str()
+                                    .and_then(|s| s.parse().ok())
+                                    .map_or(x.clone(), |i| vars.id(list, i))
+                            })
                             .collect(),
                     );
                 }

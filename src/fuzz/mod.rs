@@ -7,5 +7,5 @@ pub mod filesim;
 pub mod finding;
 pub mod oracle;
 pub mod run;
-pub mod targets;
 pub mod strategy;
+pub mod targets;

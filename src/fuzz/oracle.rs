@@ -101,9 +101,12 @@ impl Oracle {
         if resp.error_kind() == Some(ErrorKind::Dangling) {
             let live = self.live(&list);
             let added: Vec<TaskId> = match req {
-                Request::Create { task, .. } => {
-                    task.blocked_by.iter().chain(&task.blocks).copied().collect()
-                }
+                Request::Create { task, .. } => task
+                    .blocked_by
+                    .iter()
+                    .chain(&task.blocks)
+                    .copied()
+                    .collect(),
                 Request::Update { patch, .. } => patch
                     .add_blocked_by
                     .iter()
@@ -210,7 +213,10 @@ pub fn describe(r: &Response) -> String {
 /// The names of the fields in which two tasks differ, each with both values.
 fn task_differences(e: &Task, a: &Task) -> Vec<String> {
     let (ej, aj) = (e.to_json(), a.to_json());
-    let (eo, ao) = (ej.as_object().expect("object"), aj.as_object().expect("object"));
+    let (eo, ao) = (
+        ej.as_object().expect("object"),
+        aj.as_object().expect("object"),
+    );
     let keys: BTreeSet<&String> = eo.keys().chain(ao.keys()).collect();
     let mut out = Vec::new();
     for k in keys {
@@ -266,8 +272,14 @@ mod tests {
     #[test]
     fn a_damaged_deleted_task_reads_as_corrupt_and_delete_removes_it() {
         let mut o = Oracle::new(Profile::Strict).unwrap();
-        send(&mut o, json!({"op":"create","list":"l","task":{"subject":"a"}}));
-        send(&mut o, json!({"op":"create","list":"l","task":{"subject":"b"}}));
+        send(
+            &mut o,
+            json!({"op":"create","list":"l","task":{"subject":"a"}}),
+        );
+        send(
+            &mut o,
+            json!({"op":"create","list":"l","task":{"subject":"b"}}),
+        );
         send(&mut o, json!({"op":"delete","list":"l","id":"1"}));
         let l: ListName = "l".parse().unwrap();
         o.corrupt.insert((l, TaskId(1)), Damage::Garbage);
@@ -296,7 +308,10 @@ mod tests {
         let mut b = a.clone();
         b.blocks.insert(TaskId(2));
         let d = differences(&Response::Task(a.clone()), &Response::Task(b));
-        assert_eq!(difference_fields(&d), BTreeSet::from(["blocks".to_string()]));
+        assert_eq!(
+            difference_fields(&d),
+            BTreeSet::from(["blocks".to_string()])
+        );
         a.metadata = Some(serde_json::from_str(r#"{"x":1,"y":2}"#).unwrap());
         let mut c = a.clone();
         c.metadata = Some(serde_json::from_str(r#"{"y":2,"x":1}"#).unwrap());

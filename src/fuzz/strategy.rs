@@ -249,30 +249,54 @@ pub fn step(files: bool, sessions: bool) -> BoxedStrategy<Step> {
             Just(0u8).boxed()
         }
     };
-    let create = (sess(), list(), subject(), refs(), refs(), prop::option::weighted(0.15, 0u8..3), prop::option::weighted(0.2, meta()))
-        .prop_map(|(s, list, subject, blocked_by, blocks, owner, metadata)| Step::Create {
+    let create = (
+        sess(),
+        list(),
+        subject(),
+        refs(),
+        refs(),
+        prop::option::weighted(0.15, 0u8..3),
+        prop::option::weighted(0.2, meta()),
+    )
+        .prop_map(
+            |(s, list, subject, blocked_by, blocks, owner, metadata)| Step::Create {
+                s,
+                list,
+                subject,
+                blocked_by,
+                blocks,
+                owner,
+                metadata,
+            },
+        );
+    let get = (sess(), list(), task_ref()).prop_map(|(s, list, task)| Step::Get { s, list, task });
+    let update =
+        (sess(), list(), task_ref(), patch()).prop_map(|(s, list, task, patch)| Step::Update {
             s,
             list,
-            subject,
-            blocked_by,
-            blocks,
-            owner,
-            metadata,
+            task,
+            patch,
         });
-    let get = (sess(), list(), task_ref()).prop_map(|(s, list, task)| Step::Get { s, list, task });
-    let update = (sess(), list(), task_ref(), patch())
-        .prop_map(|(s, list, task, patch)| Step::Update { s, list, task, patch });
     let delete =
         (sess(), list(), task_ref()).prop_map(|(s, list, task)| Step::Delete { s, list, task });
     let listing = (sess(), list()).prop_map(|(s, list)| Step::List { s, list });
-    let claim = (sess(), list(), task_ref(), 0u8..3)
-        .prop_map(|(s, list, task, owner)| Step::Claim { s, list, task, owner });
+    let claim =
+        (sess(), list(), task_ref(), 0u8..3).prop_map(|(s, list, task, owner)| Step::Claim {
+            s,
+            list,
+            task,
+            owner,
+        });
     let bad = (sess(), bad()).prop_map(|(s, bad)| Step::Bad { s, bad });
     let restart = sess().prop_map(|s| Step::Restart { s });
     let foreign = (
         list(),
         task_ref(),
-        prop_oneof![Just(Foreign::Garbage), Just(Foreign::Symlink), Just(Foreign::ExtraField)],
+        prop_oneof![
+            Just(Foreign::Garbage),
+            Just(Foreign::Symlink),
+            Just(Foreign::ExtraField)
+        ],
     )
         .prop_map(|(list, task, what)| Step::Foreign { list, task, what });
     prop_oneof![

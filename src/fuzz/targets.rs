@@ -95,7 +95,9 @@ impl ArbJson {
             ArbJson::Bool(b) => Value::Bool(*b),
             ArbJson::Int(i) => Value::from(*i),
             // NaN and the infinities have no JSON form.
-            ArbJson::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            ArbJson::Float(f) => {
+                serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+            }
             ArbJson::Str(s) => Value::String(s.clone()),
             ArbJson::Array(_) | ArbJson::Object(_) if depth > 8 => Value::Null,
             ArbJson::Array(a) => Value::Array(a.iter().map(|x| x.to_value(depth + 1)).collect()),
@@ -207,10 +209,16 @@ pub fn protocol(data: &[u8]) {
 }
 
 /// Loads arbitrary bytes as a scenario file: the loader never panics, and a file it
-/// refuses gets an error message.
+/// refuses gets an error that names where (a JSON path) and what.
 pub fn scenario_file(data: &[u8]) {
-    // The scenario loader is not part of this build yet; only the JSON layer is exercised.
-    let _ = serde_json::from_slice::<Value>(data);
+    let Ok(v) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let file = std::path::Path::new("fuzz.json");
+    if let Err((path, message)) = crate::scenario::load::parse_scenario(&v, file) {
+        assert!(!path.is_empty(), "an error without a path: {message}");
+        assert!(!message.is_empty(), "an error without a message at {path}");
+    }
 }
 
 /// A task reference in a structured store operation: an index into the ids created so far
@@ -396,7 +404,10 @@ pub fn store_ops(data: &[u8]) {
     let mut handed = Handed { ids: Vec::new() };
     let listing = |store: &StrictStore| match store.handle(&Request::List { list: list.clone() }) {
         Response::Tasks { tasks, corrupt } => {
-            assert!(corrupt.is_empty(), "the store's own files read as corrupt: {corrupt:?}");
+            assert!(
+                corrupt.is_empty(),
+                "the store's own files read as corrupt: {corrupt:?}"
+            );
             tasks
         }
         other => panic!("list failed: {other:?}"),
@@ -406,14 +417,20 @@ pub fn store_ops(data: &[u8]) {
         let Some(req) = op.request(&list, &handed) else {
             store = open();
             let after = listing(&store);
-            assert_eq!(after, before, "step {i}: a reopened store sees another state");
+            assert_eq!(
+                after, before,
+                "step {i}: a reopened store sees another state"
+            );
             continue;
         };
         let resp = store.handle(&req);
         let after = listing(&store);
         match &resp {
             Response::Error(f) => {
-                assert_eq!(after, before, "step {i}: {req:?} failed ({f}) but changed the list");
+                assert_eq!(
+                    after, before,
+                    "step {i}: {req:?} failed ({f}) but changed the list"
+                );
             }
             Response::Task(t) if matches!(req, Request::Create { .. }) => {
                 if let Some(last) = handed.ids.last() {
@@ -424,7 +441,10 @@ pub fn store_ops(data: &[u8]) {
             _ => {}
         }
         let bad = invariant_violations(&after);
-        assert!(bad.is_empty(), "step {i}: after {req:?} -> {resp:?}: {bad:?}");
+        assert!(
+            bad.is_empty(),
+            "step {i}: after {req:?} -> {resp:?}: {bad:?}"
+        );
         let ids: BTreeSet<TaskId> = after.iter().map(|t| t.id).collect();
         assert!(
             ids.iter().all(|id| handed.ids.contains(id)),
