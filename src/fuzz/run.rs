@@ -31,8 +31,8 @@ pub enum Outcome {
     Clean { cases: u32 },
     /// A divergence, shrunk and written up.
     Found {
-        finding: Finding,
-        history: History,
+        finding: Box<Finding>,
+        history: Box<History>,
         /// Cases run before the failing one was found (shrinking runs not counted).
         cases: u32,
     },
@@ -104,8 +104,8 @@ pub fn fuzz(plan: &Plan, progress: &dyn Fn(u32)) -> Result<Outcome, RunError> {
                 ));
             };
             Ok(Outcome::Found {
-                finding,
-                history,
+                finding: Box::new(finding),
+                history: Box::new(history),
                 cases: done.get(),
             })
         }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The bounded CI run of every cargo-fuzz target: builds fuzz/ on stable without a sanitizer
+# (`-s none`) and runs each target for FUZZ_SECONDS (default 15) on a scratch copy of its
+# checked-in corpus, failing on the first crash. Prints each target's executions per second.
+#
+#   scripts/fuzz-smoke.sh              # every target, 15 s each
+#   FUZZ_SECONDS=60 scripts/fuzz-smoke.sh store_ops file_race
+#
+# A crash leaves its input under fuzz/artifacts/TARGET/; copy it to
+# fuzz/regressions/TARGET/ (and fix the bug) so `cargo test` replays it from then on.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+seconds="${FUZZ_SECONDS:-15}"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz-smoke: installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(cd fuzz/fuzz_targets && ls -- *.rs | sed 's/\.rs$//' | sort)
+fi
+
+(cd fuzz && cargo fuzz build -s none "${targets[@]:0:0}")
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+status=0
+for t in "${targets[@]}"; do
+    mkdir -p "$scratch/$t"
+    log="$scratch/$t.log"
+    # New inputs go to the scratch folder (first corpus argument); the seeds are read only.
+    if (cd fuzz && cargo fuzz run -s none "$t" "$scratch/$t" "corpus/$t" -- \
+            -max_total_time="$seconds" -print_final_stats=1) >"$log" 2>&1; then
+        runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+        echo "fuzz-smoke: $t: ok, $runs executions in ${seconds}s ($((runs / seconds))/s)"
+    else
+        echo "fuzz-smoke: $t: FAILED" >&2
+        tail -40 "$log" >&2
+        status=1
+    fi
+done
+exit $status
