@@ -17,7 +17,7 @@ use super::strategy::{
     Bad, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step, Subject,
 };
 use crate::profile::Profile;
-use crate::protocol::{Layout, Op, Response};
+use crate::protocol::{Feature, Layout, Op, Response};
 use crate::target::{Session, SessionOptions, TargetSpec};
 use crate::task::{ListName, TaskId};
 
@@ -460,6 +460,12 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
         root: &root,
         open: BTreeMap::new(),
     };
+    // The first session opens now: its hello says which features and files there are.
+    let hello = sessions
+        .get(0)
+        .map_err(|e| format!("failed to start the target: {e}"))?
+        .hello()
+        .clone();
     let mut records: Vec<Record> = Vec::new();
     let mut touched: BTreeSet<&'static str> = BTreeSet::new();
 
@@ -516,6 +522,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
                 bind,
                 ..
             } => {
+                // A step that needs a feature the target lacks is skipped, not failed (§2).
+                if needed_features(request).any(|f| !hello.has(f)) {
+                    continue;
+                }
                 let expected = oracle.handle_value(request);
                 if let (Response::Task(t), Some("create")) =
                     (&expected, request.get("op").and_then(Value::as_str))
@@ -583,7 +593,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
                 }
             }
             Action::Garbage { list, id } => {
-                if !layout_known(&mut sessions)? {
+                if hello.layout != Layout::ClaudeCode {
                     continue;
                 }
                 let path = task_path(&root, list, *id);
@@ -603,7 +613,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
                 outside: name,
                 content,
             } => {
-                if !layout_known(&mut sessions)? {
+                if hello.layout != Layout::ClaudeCode {
                     continue;
                 }
                 let target = outside.join(&*name);
@@ -622,7 +632,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
                 });
             }
             Action::WriteTask { list, id, task } => {
-                if !layout_known(&mut sessions)? {
+                if hello.layout != Layout::ClaudeCode {
                     continue;
                 }
                 let mut bytes = serde_json::to_vec_pretty(task).expect("values serialize");
@@ -655,10 +665,32 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
     })
 }
 
-/// Whether the target's files may be written (its layout is `claude-code`); file steps
-/// are skipped otherwise.
-fn layout_known(sessions: &mut Sessions) -> Result<bool, String> {
-    Ok(sessions.get(0)?.hello().layout == Layout::ClaudeCode)
+/// The optional features a request needs: `delete`, `claim`, and `edges` for any edge field.
+fn needed_features(request: &Value) -> impl Iterator<Item = Feature> {
+    let op = request.get("op").and_then(Value::as_str);
+    let has = |parent: &str, keys: &[&str]| {
+        request
+            .get(parent)
+            .and_then(Value::as_object)
+            .is_some_and(|o| keys.iter().any(|k| o.contains_key(*k)))
+    };
+    let edges = has("task", &["blockedBy", "blocks"])
+        || has(
+            "patch",
+            &[
+                "addBlockedBy",
+                "addBlocks",
+                "removeBlockedBy",
+                "removeBlocks",
+            ],
+        );
+    [
+        (op == Some("delete")).then_some(Feature::Delete),
+        (op == Some("claim")).then_some(Feature::Claim),
+        edges.then_some(Feature::Edges),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 fn task_path(root: &Path, list: &str, id: TaskId) -> PathBuf {

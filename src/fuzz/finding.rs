@@ -374,3 +374,68 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
         summary: d.summary(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::driver::{Setup, run_case};
+    use crate::fuzz::strategy::{Ref, Step, Subject};
+    use crate::store::Mutant;
+    use crate::target::{SessionOptions, TargetSpec};
+
+    fn create(n: u8, blocked_by: Vec<Ref>) -> Step {
+        Step::Create {
+            s: 0,
+            list: 0,
+            subject: Subject::Plain(n),
+            blocked_by,
+            blocks: vec![],
+            owner: None,
+            metadata: None,
+        }
+    }
+
+    fn found(steps: &[Step]) -> Finding {
+        let scratch = tempfile::tempdir().unwrap();
+        let setup = Setup {
+            target: TargetSpec::Mutant(Mutant::NoMirror),
+            profile: Profile::Strict,
+            session_options: SessionOptions {
+                durable: false,
+                ..SessionOptions::default()
+            },
+            scratch: scratch.path().to_path_buf(),
+        };
+        let history = run_case(&setup, steps).unwrap();
+        finding(&history, 7, Profile::Strict).expect("no-mirror diverges")
+    }
+
+    #[test]
+    fn a_finding_is_a_loadable_scenario_citing_the_broken_rule() {
+        // Task 2 is created blocked by task 1; no-mirror leaves task 1's `blocks` empty,
+        // which only the final listing shows.
+        let f = found(&[create(1, vec![]), create(2, vec![Ref::Created(0)])]);
+        assert_eq!(f.rules, ["S8"]);
+        let scenario =
+            crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
+                .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
+        assert_eq!(scenario.id, format!("fuzz-{}", f.fingerprint));
+        let steps = f.scenario["steps"].as_array().unwrap();
+        assert_eq!(steps[0]["bind"], json!({"l1": "task.id"}));
+        assert_eq!(steps[1]["send"]["task"]["blockedBy"], json!(["${l1}"]));
+        assert_eq!(steps[2]["expect"]["tasks"][0]["blocks"], json!(["${l2}"]));
+        assert_eq!(f.scenario["source"], "taskproof fuzz --seed 7");
+    }
+
+    #[test]
+    fn the_same_bug_reached_another_way_has_the_same_fingerprint() {
+        let a = found(&[create(1, vec![]), create(2, vec![Ref::Created(0)])]);
+        let b = found(&[
+            create(40, vec![]),
+            create(41, vec![]),
+            create(42, vec![Ref::Created(1)]),
+        ]);
+        assert_eq!(a.fingerprint, b.fingerprint);
+        assert_ne!(a.scenario, b.scenario);
+    }
+}

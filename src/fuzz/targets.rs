@@ -391,7 +391,9 @@ pub fn invariant_violations(tasks: &[Task]) -> Vec<String> {
 }
 
 /// Runs an arbitrary sequence of operations on the strict store in a temporary folder and
-/// checks after every step: the invariants hold (acyclic, mirrored edges, no dangling ids,
+/// on the in-memory model of the strict profile, and checks after every step: the store
+/// answers as the model does (SPEC §1 comparison) and holds the same tasks; the invariants
+/// hold (acyclic, mirrored edges, no dangling ids,
 /// ids unique, completed tasks only have completed blockers), created ids strictly increase,
 /// and a failed request changes nothing.
 pub fn store_ops(data: &[u8]) {
@@ -403,6 +405,7 @@ pub fn store_ops(data: &[u8]) {
     let mut store = open();
     let list: ListName = "l".parse().expect("valid list name");
     let mut handed = Handed { ids: Vec::new() };
+    let mut model = crate::model::Model::strict();
     let listing = |store: &StrictStore| match store.handle(&Request::List { list: list.clone() }) {
         Response::Tasks { tasks, corrupt } => {
             assert!(
@@ -425,7 +428,18 @@ pub fn store_ops(data: &[u8]) {
             continue;
         };
         let resp = store.handle(&req);
+        let expected = model.handle(&req);
+        let diffs = super::oracle::differences(&expected, &resp);
+        assert!(
+            diffs.is_empty(),
+            "step {i}: {req:?}: the store answered {resp:?}, the model {expected:?}: {diffs:?}"
+        );
         let after = listing(&store);
+        assert_eq!(
+            after,
+            model.tasks(&list),
+            "step {i}: after {req:?} the store and the model hold different tasks"
+        );
         match &resp {
             Response::Error(f) => {
                 assert_eq!(
