@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
 //! (see [`exit`]).
 
+pub mod check;
 pub mod exit;
 pub mod serve;
 
@@ -16,6 +17,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Audit task folders on disk (and repair them with --fix), or judge a change as a
+    /// Claude Code hook (--stdin).
+    Check(check::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
 }
@@ -35,6 +39,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Check(a) => check::run(a),
         Command::Serve(a) => serve::run(a),
     };
     match result {

@@ -1,0 +1,36 @@
+//! `taskproof check`: the audit of task folders on disk that Claude Code or other agents
+//! wrote, the safe repairs of `--fix`, and the hook mode that guards a live session.
+//!
+//! [`discover`] finds the list folders, [`audit`] reads and judges one, [`fix`] repairs it
+//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook,
+//! [`run`] ties a run together and [`render`] shows it. What is wrong is a [`Finding`];
+//! only a folder that cannot be read at all is a [`CheckError`].
+
+pub mod audit;
+pub mod discover;
+pub mod finding;
+pub mod fix;
+pub mod hook;
+pub mod render;
+pub mod run;
+pub mod wire;
+
+use std::path::PathBuf;
+
+pub use finding::{EdgeField, Finding, FindingKind, Repair};
+pub use run::{Mode, Report};
+
+/// Why a check could not run as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("audit {0}: no such folder")]
+    NoSuchFolder(PathBuf),
+    #[error("audit {0}: not a folder; name a list folder or a folder of lists")]
+    NotAFolder(PathBuf),
+    #[error("read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
