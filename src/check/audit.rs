@@ -439,7 +439,7 @@ pub fn judge_tasks(
                 file(path[0]),
                 FindingKind::Cycle,
                 format!(
-                    "{what}; no task on it can ever start. Not repaired automatically: removing {} would break it",
+                    "{what}; no task on it can ever start. Removing {} would break it",
                     sides.join(" and ")
                 ),
             )

@@ -149,21 +149,26 @@ pub fn discover(path: &Path, is_root: bool) -> Result<Discovery, CheckError> {
         if name.starts_with('.') || !is_folderish(ft) {
             continue;
         }
+        // The folder's listing may not say; ask without following a link.
+        let ft = match ft {
+            Some(t) => Some(t),
+            None => dir.entry_type(&name).ok().flatten(),
+        };
+        if ft == Some(FileType::Symlink) {
+            // Only a link that stands for a folder pretends to be a list.
+            if path.join(&name).is_dir() {
+                found.findings.push(Finding::new(
+                    &name,
+                    ".",
+                    FindingKind::Symlink,
+                    "the list folder is a symbolic link; a store never follows it".into(),
+                ));
+            }
+            continue;
+        }
         match dir.open_dir(&name) {
             Ok(Some(_)) => found.lists.push(ListLocation::in_root(path, &name)),
-            Ok(None) => {}
-            Err(ReadError::Symlink) => {
-                // Only a link that stands for a folder pretends to be a list.
-                if path.join(&name).is_dir() {
-                    found.findings.push(Finding::new(
-                        &name,
-                        ".",
-                        FindingKind::Symlink,
-                        "the list folder is a symbolic link; a store never follows it".into(),
-                    ));
-                }
-            }
-            Err(ReadError::Special) => {}
+            Ok(None) | Err(ReadError::Special) => {}
             Err(e) => {
                 found.findings.push(Finding::new(
                     &name,

@@ -74,17 +74,7 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     let value: Value = serde_json::from_slice(input)?;
     let mut early = Vec::new();
     let mut carried: Vec<Task> = Vec::new();
-    let mut decode = |v: &Value, where_: &str, carried: &mut Vec<Task>| {
-        let id = v.get("id").and_then(super::wire::id_of);
-        let file = id
-            .map(|i| Layout::ClaudeCode.file_name(i).expect("file layout"))
-            .unwrap_or_else(|| where_.to_string());
-        if let Some(t) = audit::judge_task_value(v, Layout::ClaudeCode, |kind, message| {
-            early.push(Finding::new("stdin", file.clone(), kind, message).involving(id));
-        }) {
-            carried.push(t);
-        }
-    };
+    let mut decode = |v: &Value, where_: &str| decode_task(v, where_, &mut early, &mut carried);
 
     // Bare tasks: judge them as the whole list, every finding counts.
     let bare = match &value {
@@ -101,9 +91,8 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     };
     if let Some(items) = bare {
         for (i, item) in items.iter().enumerate() {
-            decode(item, &format!("tasks[{i}]"), &mut carried);
+            decode(item, &format!("tasks[{i}]"));
         }
-        drop(decode);
         let present: BTreeSet<TaskId> = carried.iter().map(|t| t.id).collect();
         let bound = present.iter().next_back().map_or(0, |i| i.get());
         let mut all = early;
@@ -128,15 +117,14 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     for key in ["tool_input", "tool_response"] {
         let Some(part) = value.get(key) else { continue };
         if let Some(t) = part.get("task").filter(|t| t.get("id").is_some()) {
-            decode(t, &format!("{key}.task"), &mut carried);
+            decode(t, &format!("{key}.task"));
         }
         if let Some(Value::Array(items)) = part.get("tasks") {
             for (i, item) in items.iter().enumerate() {
-                decode(item, &format!("{key}.tasks[{i}]"), &mut carried);
+                decode(item, &format!("{key}.tasks[{i}]"));
             }
         }
     }
-    drop(decode);
     if tool == Some("TaskUpdate")
         && let Some(input) = value.get("tool_input")
     {
@@ -238,6 +226,20 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
         f.list.clone_from(&list);
     }
     Ok(Verdict { list, blocking })
+}
+
+/// Judges one task object the event carries: problems go to `early`, the task (when it can
+/// be read at all) to `carried`. It is named by its file name when it has an id.
+fn decode_task(v: &Value, where_: &str, early: &mut Vec<Finding>, carried: &mut Vec<Task>) {
+    let id = v.get("id").and_then(super::wire::id_of);
+    let file = id
+        .map(|i| Layout::ClaudeCode.file_name(i).expect("file layout"))
+        .unwrap_or_else(|| where_.to_string());
+    if let Some(t) = audit::judge_task_value(v, Layout::ClaudeCode, |kind, message| {
+        early.push(Finding::new("stdin", file.clone(), kind, message).involving(id));
+    }) {
+        carried.push(t);
+    }
 }
 
 /// An array of ids, in either form; anything else reads as none.
