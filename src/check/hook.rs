@@ -49,6 +49,8 @@ pub struct HookContext {
     pub root: Option<PathBuf>,
     /// `CLAUDE_CODE_TASK_LIST_ID`, when set.
     pub list_id: Option<String>,
+    /// The layout of the list on disk; detected when not given.
+    pub layout: Option<Layout>,
 }
 
 /// What the hook decided.
@@ -114,13 +116,21 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     let event = value.get("hook_event_name").and_then(Value::as_str);
     let tool = value.get("tool_name").and_then(Value::as_str);
     let mut change = Change::default();
+    let mut mentioned: BTreeSet<TaskId> = BTreeSet::new();
     for key in ["tool_input", "tool_response"] {
         let Some(part) = value.get(key) else { continue };
+        // Only whole task objects are judged as tasks; a summary such as TaskCreate's
+        // `{"task": {"id", "subject"}}` only says which task the event is about.
+        let whole = |t: &Value| t.get("status").is_some();
         if let Some(t) = part.get("task").filter(|t| t.get("id").is_some()) {
-            decode(t, &format!("{key}.task"));
+            if whole(t) {
+                decode(t, &format!("{key}.task"));
+            } else {
+                mentioned.extend(t.get("id").and_then(super::wire::id_of));
+            }
         }
         if let Some(Value::Array(items)) = part.get("tasks") {
-            for (i, item) in items.iter().enumerate() {
+            for (i, item) in items.iter().enumerate().filter(|(_, t)| whole(t)) {
                 decode(item, &format!("{key}.tasks[{i}]"));
             }
         }
@@ -146,6 +156,7 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     // The focus: the changed task and every task the event carries.
     let mut focus: BTreeSet<TaskId> = carried.iter().map(|t| t.id).collect();
     focus.extend(change.task);
+    focus.extend(mentioned);
     if focus.is_empty() {
         // Nothing about tasks in this event: not ours to judge.
         return Ok(Verdict {
@@ -161,10 +172,13 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
                 path: location.path.clone(),
                 message: e.to_string(),
             })?;
-            let layout = location.detect_layout(&dir).map_err(|e| HookError::List {
-                path: location.path.clone(),
-                message: e.to_string(),
-            })?;
+            let layout = match ctx.layout {
+                Some(l) => l,
+                None => location.detect_layout(&dir).map_err(|e| HookError::List {
+                    path: location.path.clone(),
+                    message: e.to_string(),
+                })?,
+            };
             let a =
                 audit::audit_dir(&dir, &location.name, layout, Locking::Probe).map_err(|e| {
                     HookError::List {
@@ -189,7 +203,16 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
         tasks.insert(t.id, t);
     }
     let mut added = BTreeSet::new();
-    if let Some(id) = change.task {
+    if let Some(id) = change.task
+        && change
+            .status
+            .as_ref()
+            .is_some_and(|s| s.as_str() == "deleted")
+    {
+        // Claude Code's TaskUpdate deletes a task with status "deleted": judge the list
+        // without it. What it leaves behind are orphans, which do not block.
+        tasks.remove(&id);
+    } else if let Some(id) = change.task {
         present.insert(id);
         let t = tasks
             .entry(id)
@@ -300,6 +323,27 @@ mod tests {
         let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
                         "tool_input": {"taskId": "4", "addBlockedBy": ["4"]}});
         assert_eq!(kinds(ev), vec![FindingKind::Cycle]);
+    }
+
+    #[test]
+    fn a_task_summary_is_not_judged_as_a_whole_task() {
+        // TaskCreate answers with the new task's id and subject only.
+        let ev = json!({"hook_event_name": "PostToolUse", "tool_name": "TaskCreate",
+                        "tool_input": {"subject": "s", "description": "d"},
+                        "tool_response": {"task": {"id": "3", "subject": "s"}}});
+        assert!(kinds(ev).is_empty());
+        // A whole task in a response is judged.
+        let ev = json!({"hook_event_name": "PostToolUse", "tool_name": "TaskGet",
+                        "tool_response": {"task": {"id": "3", "subject": "s",
+                                          "status": "pending", "blockedBy": ["3"]}}});
+        assert_eq!(kinds(ev), vec![FindingKind::Cycle]);
+    }
+
+    #[test]
+    fn deleting_a_task_through_task_update_is_not_judged_as_an_unknown_status() {
+        let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+                        "tool_input": {"taskId": "2", "status": "deleted"}});
+        assert!(kinds(ev).is_empty());
     }
 
     #[test]

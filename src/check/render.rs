@@ -70,6 +70,13 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub fn terminal(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
+    // After a fix, what was changed comes first and the findings below are what is left; a
+    // dry run lists the findings first and then what a fix would do about them.
+    if report.mode == Mode::Fix {
+        for c in &report.changes {
+            out += &change_line(&p, report.mode, c);
+        }
+    }
     for list in &report.lists {
         let findings: Vec<&Finding> = report
             .findings
@@ -101,8 +108,10 @@ pub fn terminal(report: &Report, color: bool) -> String {
     {
         out += &format!("{}\n{}", p.bold(&f.list), finding_line(&p, f));
     }
-    for c in &report.changes {
-        out += &change_line(&p, report.mode, c);
+    if report.mode != Mode::Fix {
+        for c in &report.changes {
+            out += &change_line(&p, report.mode, c);
+        }
     }
     let repairable = report
         .findings

@@ -58,15 +58,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             std::env::var_os("HOME"),
         )
     };
-    if args.stdin {
-        return Ok(run_hook(args.path, env_root()));
-    }
     let layout: Option<Layout> = args
         .layout
         .as_deref()
         .map(str::parse)
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    if args.stdin {
+        return Ok(run_hook(args.path, env_root(), layout));
+    }
     let mode = match (args.fix, args.dry_run) {
         (_, true) => Mode::DryRun,
         (true, false) => Mode::Fix,
@@ -102,10 +102,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     })
 }
 
-fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>) -> i32 {
+fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>, layout: Option<Layout>) -> i32 {
     let ctx = HookContext {
         list_dir,
         root,
+        layout,
         list_id: std::env::var("CLAUDE_CODE_TASK_LIST_ID")
             .ok()
             .filter(|s| !s.is_empty()),
