@@ -485,6 +485,39 @@ fn temporary_files_of_a_running_writer_are_left_alone() {
 }
 
 #[test]
+fn an_abandoned_journal_is_replayed_before_anything_else_is_judged() {
+    // A store died while mirroring the edge 1 -> 2: 1.json has it, the journal holds the
+    // new 2.json. Replaying it completes the change, so no half-edge is left to "repair".
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[2], &[]);
+    put(tmp.path(), Layout::Cc, 2, "pending", &[], &[]);
+    let journal = json!({"version": 1, "entries": [
+        {"name": "2.json", "content": task(Layout::Cc, 2, "pending", &[], &[1])}
+    ]});
+    write(tmp.path(), ".journal", &journal.to_string());
+    let (code, doc) = check(tmp.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        [
+            t("S8", "half-edge", "2.json"),
+            t("S14", "interrupted-change", ".journal")
+        ]
+        .into()
+    );
+    let (code, doc) = check(tmp.path(), &["--fix"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let changes: Vec<&str> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["replay the interrupted change in .journal"]);
+    assert!(!tmp.path().join(".journal").exists());
+}
+
+#[test]
 fn an_abandoned_journal_that_cannot_be_replayed_is_reported_and_kept() {
     let tmp = tempdir();
     put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
@@ -591,8 +624,10 @@ fn every_list_under_the_claude_config_dir_is_checked_by_default() {
 #[test]
 fn usage_errors_exit_2() {
     let tmp = tempdir();
-    let cases: [&[&str]; 3] = [
+    write(tmp.path(), "a-file", "");
+    let cases: [&[&str]; 4] = [
         &["check", "/nonexistent/taskproof/folder"],
+        &["check", "a-file"],
         &["check", "--layout", "opaque"],
         &["check", "--stdin", "--fix"],
     ];

@@ -231,7 +231,34 @@ fn edit_edges(task: &mut Value, layout: Layout, field: EdgeField, id: TaskId, ad
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::finding::FindingKind;
     use serde_json::json;
+
+    #[test]
+    fn a_file_that_changed_since_the_audit_is_not_overwritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path();
+        std::fs::write(
+            p.join("1.json"),
+            r#"{"id":"1","subject":"a","status":"pending","blocks":["2"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            p.join("2.json"),
+            r#"{"id":"2","subject":"b","status":"pending"}"#,
+        )
+        .unwrap();
+        let dir = Dir::open_root(p).unwrap();
+        let a = audit::audit_dir(&dir, "l", Layout::ClaudeCode, Locking::Held).unwrap();
+        assert_eq!(a.findings[0].kind, FindingKind::HalfEdge);
+        // Another writer, one that ignores the lock, rewrites the task in between.
+        let theirs = r#"{"id":"2","subject":"b2","status":"in_progress"}"#;
+        std::fs::write(p.join("2.json"), theirs).unwrap();
+        let repairs = plan(&a);
+        let outcome = edit_task_file(&dir, &a, Layout::ClaudeCode, "2.json", &repairs);
+        assert!(matches!(outcome, Outcome::Skipped(_)), "{outcome:?}");
+        assert_eq!(std::fs::read_to_string(p.join("2.json")).unwrap(), theirs);
+    }
 
     #[test]
     fn edits_keep_the_layouts_id_form_and_are_idempotent() {
