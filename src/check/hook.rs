@@ -145,6 +145,20 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
             .map(Status::parse);
         change.add_blocked_by = ids(input.get("addBlockedBy"));
         change.add_blocks = ids(input.get("addBlocks"));
+        if let (Some(id), Some(Status::Other(s))) = (change.task, &change.status)
+            && s != "deleted"
+        {
+            let file = Layout::ClaudeCode.file_name(id).expect("file layout");
+            early.push(
+                Finding::new(
+                    "stdin",
+                    file,
+                    FindingKind::UnknownStatus,
+                    format!("status {s:?} is not one of pending, in_progress, completed"),
+                )
+                .involving([id]),
+            );
+        }
     }
     if event == Some("TaskCompleted") {
         change.task = value.get("task_id").and_then(super::wire::id_of);
@@ -344,6 +358,13 @@ mod tests {
         let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
                         "tool_input": {"taskId": "2", "status": "deleted"}});
         assert!(kinds(ev).is_empty());
+    }
+
+    #[test]
+    fn a_task_update_to_an_unknown_status_is_refused() {
+        let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+                        "tool_input": {"taskId": "2", "status": "done"}});
+        assert_eq!(kinds(ev), vec![FindingKind::UnknownStatus]);
     }
 
     #[test]
