@@ -562,6 +562,25 @@ fn a_symbolic_link_is_reported_and_never_followed_or_changed() {
 }
 
 #[test]
+fn a_list_whose_lock_is_a_link_is_not_fixed_and_keeps_its_findings() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("list");
+    put(&dir, Layout::Cc, 1, "pending", &[2], &[]);
+    put(&dir, Layout::Cc, 2, "pending", &[], &[]);
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), dir.join(".lock")).unwrap();
+    let before = snapshot(&dir);
+    let (code, doc) = check(&dir, &["--fix"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        [t("S8", "half-edge", "2.json"), t("S17", "symlink", ".lock")].into()
+    );
+    assert_eq!(doc["changes"][0]["done"], false, "{doc:#}");
+    assert_eq!(snapshot(&dir), before);
+    assert!(!tmp.path().join("elsewhere").exists());
+}
+
+#[test]
 fn a_linked_list_folder_is_reported_in_a_folder_of_lists() {
     let tmp = tempdir();
     let root = tmp.path().join("tasks");

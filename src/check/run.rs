@@ -122,11 +122,22 @@ fn audit_one(
         // A list with nothing to repair is not even locked: `--fix` on a clean list writes
         // nothing, not even a `.lock`.
         Mode::Fix if fix::plan(&audit).is_empty() => Vec::new(),
-        Mode::Fix => {
-            let (changes, after) = fix::fix_list(location, Some(layout))?;
-            audit = after;
-            changes
-        }
+        Mode::Fix => match fix::fix_list(location, Some(layout)) {
+            Ok((changes, after)) => {
+                audit = after;
+                changes
+            }
+            // The list could be read but not locked or written (a `.lock` that is a link, a
+            // read-only folder): its findings stand, and each repair says why it was not made.
+            Err(e) => fix::plan(&audit)
+                .into_iter()
+                .map(|repair| Change {
+                    list: location.name.clone(),
+                    repair,
+                    outcome: fix::Outcome::Skipped(e.to_string()),
+                })
+                .collect(),
+        },
     };
     let summary = ListSummary {
         name: location.name.clone(),
