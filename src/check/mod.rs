@@ -8,6 +8,7 @@
 
 pub mod audit;
 pub mod discover;
+mod error;
 pub mod finding;
 pub mod fix;
 pub mod hook;
@@ -15,22 +16,6 @@ pub mod render;
 pub mod run;
 pub mod wire;
 
-use std::path::PathBuf;
-
+pub use error::CheckError;
 pub use finding::{EdgeField, Finding, FindingKind, Repair};
 pub use run::{Mode, Report};
-
-/// Why a check could not run as asked.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckError {
-    #[error("audit {0}: no such folder")]
-    NoSuchFolder(PathBuf),
-    #[error("audit {0}: not a folder; name a list folder or a folder of lists")]
-    NotAFolder(PathBuf),
-    #[error("read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
