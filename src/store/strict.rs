@@ -187,7 +187,12 @@ impl StrictStore {
             // A list never written has no task an edge could name; refuse before creating
             // its folder, so the failed request leaves nothing behind.
             None if !new.blocked_by.is_empty() || !new.blocks.is_empty() => {
-                let first = new.blocked_by.iter().chain(&new.blocks).next().expect("edge");
+                let first = new
+                    .blocked_by
+                    .iter()
+                    .chain(&new.blocks)
+                    .next()
+                    .expect("edge");
                 return Err(Failure::new(
                     ErrorKind::Dangling,
                     format!("task {first} does not exist in list {list}"),
@@ -466,6 +471,9 @@ impl StrictStore {
 }
 
 /// What a read of one task found.
+// Slots live in a per-operation cache of a handful of tasks; boxing would only add
+// allocations.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Slot {
     Task(Task),

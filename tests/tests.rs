@@ -1,0 +1,6 @@
+//! The integration tests, as one binary (ripgrep's layout): each module tests one command
+//! through the built `taskproof` binary.
+
+mod util;
+
+mod check;
