@@ -272,7 +272,9 @@ pub fn probe(config: &RunConfig) -> TargetInfo {
             let stderr = s.stderr();
             TargetInfo {
                 spec,
-                hello: closed.map(|()| hello).map_err(|e| e.to_string()),
+                hello: closed
+                    .map(|()| hello)
+                    .map_err(|e| format!("answered, but then at end of input: {e}")),
                 stderr,
             }
         }
