@@ -243,6 +243,27 @@ fn an_adapter_that_never_says_hello_is_an_error() {
 }
 
 #[test]
+fn an_adapter_that_exits_early_is_an_error() {
+    let cycle = fixtures("pass/cycle-refused.json");
+    // Says hello and exits cleanly at end of input, but dies on the first request.
+    let target =
+        format!("cmd:read l; echo '{HELLO}'; while read l; do echo dying >&2; exit 3; done");
+    let r = run(&[cycle.to_str().unwrap(), "--target", &target]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "ERROR fixture-cycle-refused",
+        "the adapter exited (exit status: 3) before answering",
+        "| dying",
+    ] {
+        assert!(
+            r.stdout.contains(want),
+            "missing {want:?} in:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
 fn a_garbage_printing_adapter_is_an_error() {
     let cycle = fixtures("pass/cycle-refused.json");
     let target = format!("cmd:read l; echo '{HELLO}'; while read l; do echo 'OK then'; done");
