@@ -4,3 +4,4 @@
 mod util;
 
 mod check;
+mod run;

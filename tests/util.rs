@@ -6,6 +6,16 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+/// The path of the `taskproof` binary cargo built for these tests.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_taskproof")
+}
+
+/// The repository root.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 /// A fresh temporary folder, removed when dropped.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("create a temporary folder")
@@ -14,15 +24,23 @@ pub fn tempdir() -> tempfile::TempDir {
 /// A command for the built `taskproof` binary, with the environment variables that change
 /// its behaviour cleared, so a test sees only what it sets.
 pub fn taskproof() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_taskproof"));
+    let mut c = Command::new(bin());
     for var in [
         "CLAUDE_CONFIG_DIR",
         "CLAUDE_CODE_TASK_LIST_ID",
         "NO_COLOR",
         "TASKPROOF_ROOT",
+        "CI",
     ] {
         c.env_remove(var);
     }
+    c
+}
+
+/// [`taskproof`], run from `dir`.
+pub fn taskproof_in(dir: &Path) -> Command {
+    let mut c = taskproof();
+    c.current_dir(dir);
     c
 }
 

@@ -92,7 +92,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, Vec<LoadError>> {
 fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
     let io = |e: std::io::Error| LoadError::Io {
         file: p.to_path_buf(),
-        message: e.to_string(),
+        message: format!("failed to read: {e}"),
     };
     let meta = std::fs::metadata(p).map_err(io)?;
     if !meta.is_dir() {
