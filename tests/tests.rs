@@ -5,3 +5,4 @@ mod util;
 
 mod check;
 mod run;
+mod suite;

@@ -82,6 +82,11 @@ impl SkipList {
         self.entries.is_empty()
     }
 
+    /// How many scenarios are listed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Checks that every listed id names a known scenario.
     pub fn check_known<'a>(
         &self,
