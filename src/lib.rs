@@ -10,6 +10,8 @@ pub mod cli;
 pub mod graph;
 pub mod profile;
 pub mod protocol;
+pub mod report;
+pub mod scenario;
 pub mod store;
 pub mod target;
 pub mod task;

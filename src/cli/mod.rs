@@ -2,6 +2,7 @@
 //! (see [`exit`]).
 
 pub mod exit;
+pub mod run;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -16,6 +17,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run scenario files against a target and report pass, fail, skip or error for each.
+    Run(run::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
 }
@@ -35,6 +38,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Run(a) => run::run(a),
         Command::Serve(a) => serve::run(a),
     };
     match result {

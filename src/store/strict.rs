@@ -182,7 +182,19 @@ impl StrictStore {
         if let Some(md) = &new.metadata {
             Self::check_metadata(md, "task.metadata")?;
         }
-        let mut tx = self.begin(list.as_str(), true)?.expect("created");
+        let mut tx = match self.begin(list.as_str(), false)? {
+            Some(tx) => tx,
+            // A list never written has no task an edge could name; refuse before creating
+            // its folder, so the failed request leaves nothing behind.
+            None if !new.blocked_by.is_empty() || !new.blocks.is_empty() => {
+                let first = new.blocked_by.iter().chain(&new.blocks).next().expect("edge");
+                return Err(Failure::new(
+                    ErrorKind::Dangling,
+                    format!("task {first} does not exist in list {list}"),
+                ));
+            }
+            None => self.begin(list.as_str(), true)?.expect("created"),
+        };
         let id = tx.next_id()?;
         let mut task = Task::new(id, new.subject.clone());
         task.description = new.description.clone();

@@ -119,12 +119,26 @@ impl TargetSpec {
         root: &Path,
         options: SessionOptions,
     ) -> Result<Box<dyn Session>, TargetError> {
+        self.open_with_stderr(root, options).map_err(|(e, _)| e)
+    }
+
+    /// Like [`TargetSpec::open`], but a failure comes with what the adapter wrote to stderr
+    /// before it failed (empty for in-process targets), for the report.
+    pub fn open_with_stderr(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<Box<dyn Session>, (TargetError, String)> {
         let kind = match self {
             TargetSpec::Reference => StoreKind::Reference,
             TargetSpec::Naive => StoreKind::Naive,
             TargetSpec::Mutant(m) => StoreKind::Mutant(*m),
             TargetSpec::Cmd(cmd) => {
-                return Ok(Box::new(ProcessSession::spawn(cmd, root, options.timeout)?));
+                return Ok(Box::new(ProcessSession::spawn_with_stderr(
+                    cmd,
+                    root,
+                    options.timeout,
+                )?));
             }
         };
         let store = kind
@@ -134,7 +148,12 @@ impl TargetSpec {
                     durable: options.durable,
                 },
             )
-            .map_err(|e| TargetError::Io(format!("failed to open the store: {e}")))?;
+            .map_err(|e| {
+                (
+                    TargetError::Io(format!("failed to open the store: {e}")),
+                    String::new(),
+                )
+            })?;
         Ok(Box::new(InProcessSession::new(store)))
     }
 

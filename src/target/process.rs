@@ -35,6 +35,8 @@ pub struct ProcessSession {
     stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The thread draining stderr; joined (briefly) after a kill so the report has it all.
+    stderr_thread: Option<std::thread::JoinHandle<()>>,
     timeout: Duration,
     hello: Hello,
     /// Set once the session failed or was killed; every later call returns it.
@@ -48,7 +50,19 @@ impl ProcessSession {
         root: &Path,
         timeout: Duration,
     ) -> Result<ProcessSession, TargetError> {
-        let root = std::path::absolute(root).map_err(|e| TargetError::Spawn(e.to_string()))?;
+        Self::spawn_with_stderr(command, root, timeout).map_err(|(e, _)| e)
+    }
+
+    /// Like [`ProcessSession::spawn`], but a failure comes with what the adapter wrote to
+    /// stderr before it failed, for the report.
+    pub fn spawn_with_stderr(
+        command: &str,
+        root: &Path,
+        timeout: Duration,
+    ) -> Result<ProcessSession, (TargetError, String)> {
+        let no_stderr = |e: TargetError| (e, String::new());
+        let root =
+            std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -58,7 +72,7 @@ impl ProcessSession {
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
-            .map_err(|e| TargetError::Spawn(format!("sh -c {command:?}: {e}")))?;
+            .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, lines) = mpsc::channel();
@@ -85,7 +99,7 @@ impl ProcessSession {
         });
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
+        let stderr_thread = std::thread::spawn(move || {
             let mut pipe = stderr_pipe;
             let mut chunk = [0u8; 8192];
             while let Ok(n) = pipe.read(&mut chunk) {
@@ -103,6 +117,7 @@ impl ProcessSession {
             stdin,
             lines,
             stderr,
+            stderr_thread: Some(stderr_thread),
             timeout,
             hello: Hello {
                 protocol: 0,
@@ -113,12 +128,15 @@ impl ProcessSession {
             },
             dead: None,
         };
-        let answer = session.call(&serde_json::json!({"op": "hello"}))?;
+        let answer = match session.call(&serde_json::json!({"op": "hello"})) {
+            Ok(a) => a,
+            Err(e) => return Err((e, session.stderr())),
+        };
         match Hello::from_json(&answer) {
             Ok(h) => session.hello = h,
             Err(e) => {
                 session.kill();
-                return Err(TargetError::BadHello(e));
+                return Err((TargetError::BadHello(e), session.stderr()));
             }
         }
         Ok(session)
@@ -140,6 +158,18 @@ impl ProcessSession {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
+        // Once the group is dead the stderr pipe closes and the drain thread ends; wait for
+        // it a little, so that the last words of a killed adapter reach the report. A
+        // grandchild that left the group could hold the pipe open, hence the bound.
+        if let Some(h) = self.stderr_thread.take() {
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
     }
 
     /// The exit status once the process is gone, waiting a little for it to be reaped.

@@ -1,0 +1,274 @@
+//! `taskproof run`: load scenarios, pick the ones to run, run them against a target and
+//! report. Exit status: 0 when nothing failed or errored, 1 otherwise, 2 when the command
+//! could not run as asked (a bad flag, a malformed scenario or skip file, a report that
+//! cannot be written); see [`super::exit`].
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use globset::{Glob, GlobSetBuilder};
+
+use super::exit;
+use crate::profile::Profile;
+use crate::report::json::JsonReporter;
+use crate::report::junit::JunitReporter;
+use crate::report::markdown::MarkdownReporter;
+use crate::report::terminal::{ColorChoice, TerminalConfig, TerminalReporter};
+use crate::report::{Event, ReportError, Reporter};
+use crate::scenario::{RunConfig, Scenario, SkipList, load_paths, run_suite};
+use crate::target::TargetSpec;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Examples:
+  taskproof run
+  taskproof run scenarios/ --target naive
+  taskproof run --target 'cmd:python3 adapters/python/adapter.py' --report junit:out/junit.xml
+  taskproof run --filter 'rt*' --partition 1/4 --skip-file known-failures.txt
+
+Exit status: 0 when nothing failed or errored, 1 when a scenario failed or errored,
+2 on a usage error or a malformed scenario or skip file.")]
+pub struct Args {
+    /// Scenario files or folders (searched recursively for *.json).
+    #[arg(default_value = "scenarios")]
+    pub paths: Vec<PathBuf>,
+    /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
+    #[arg(long, short, default_value = "reference")]
+    pub target: TargetSpec,
+    /// The profile the target is held to [default: strict; cc-2.1.17 for naive].
+    #[arg(long, short)]
+    pub profile: Option<Profile>,
+    /// Scenarios run at once [default: the number of CPUs].
+    #[arg(long, short, default_value_t = 0, hide_default_value = true)]
+    pub jobs: usize,
+    /// Run only scenarios whose id matches this glob (repeatable: any match).
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Vec<String>,
+    /// Run shard K of N: the K-th of every N scenarios in id order (round-robin).
+    #[arg(long, value_name = "K/N")]
+    pub partition: Option<Partition>,
+    /// Scenarios expected to fail, one id and reason per line (see docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub skip_file: Vec<PathBuf>,
+    /// Seconds a request may go unanswered before the target is judged hung.
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    pub timeout: Seconds,
+    /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
+    #[arg(long, value_name = "KIND:PATH")]
+    pub report: Vec<ReportSpec>,
+    /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// `--partition K/N`, 1 <= K <= N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl FromStr for Partition {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parsed = s
+            .split_once('/')
+            .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+        match parsed {
+            Some((k, n)) if k >= 1 && k <= n => Ok(Partition { k, n }),
+            _ => Err(format!("expected K/N with 1 <= K <= N, got {s:?}")),
+        }
+    }
+}
+
+impl Partition {
+    /// Keeps shard K of the scenarios, which must be sorted by id: scenario i (from 0)
+    /// belongs to shard i mod N + 1.
+    pub fn apply(self, scenarios: Vec<Scenario>) -> Vec<Scenario> {
+        scenarios
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % self.n + 1 == self.k)
+            .map(|(_, s)| s)
+            .collect()
+    }
+}
+
+/// A duration in (possibly fractional) seconds, greater than zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Seconds(pub Duration);
+
+impl FromStr for Seconds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() && x <= 86_400.0 => {
+                Ok(Seconds(Duration::from_secs_f64(x)))
+            }
+            _ => Err(format!("expected a number of seconds above 0, got {s:?}")),
+        }
+    }
+}
+
+/// `--report KIND:PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportSpec {
+    Json(PathBuf),
+    Junit(PathBuf),
+    Markdown(PathBuf),
+}
+
+impl FromStr for ReportSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (kind, path) = s
+            .split_once(':')
+            .filter(|(_, p)| !p.is_empty())
+            .ok_or_else(|| format!("expected json:PATH, junit:PATH or md:PATH, got {s:?}"))?;
+        let path = PathBuf::from(path);
+        match kind {
+            "json" => Ok(ReportSpec::Json(path)),
+            "junit" => Ok(ReportSpec::Junit(path)),
+            "md" => Ok(ReportSpec::Markdown(path)),
+            other => Err(format!(
+                "unknown report kind {other:?}; expected json, junit or md"
+            )),
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let usage = |msg: String| {
+        eprintln!("taskproof run: {msg}");
+        Ok(exit::USAGE)
+    };
+    let scenarios = match load_paths(&args.paths) {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("taskproof run: {e}");
+            }
+            eprintln!(
+                "taskproof run: {} scenario file error(s); nothing was run",
+                errors.len()
+            );
+            return Ok(exit::USAGE);
+        }
+    };
+    let mut skips = SkipList::default();
+    for f in &args.skip_file {
+        if let Err(e) = skips.add_file(f) {
+            return usage(e.to_string());
+        }
+    }
+    if let Err(e) = skips.check_known(scenarios.iter().map(|s| s.id.as_str())) {
+        return usage(e.to_string());
+    }
+    let mut selected = scenarios;
+    if !args.filter.is_empty() {
+        let mut b = GlobSetBuilder::new();
+        for f in &args.filter {
+            match Glob::new(f) {
+                Ok(g) => {
+                    b.add(g);
+                }
+                Err(e) => return usage(format!("--filter {f:?}: {e}")),
+            }
+        }
+        let set = match b.build() {
+            Ok(s) => s,
+            Err(e) => return usage(format!("--filter: {e}")),
+        };
+        selected.retain(|s| set.is_match(&s.id));
+        if selected.is_empty() {
+            return usage(format!(
+                "no scenario id matches --filter {}",
+                args.filter.join(", ")
+            ));
+        }
+    }
+    if let Some(p) = args.partition {
+        selected = p.apply(selected);
+    }
+    let config = RunConfig {
+        profile: args
+            .profile
+            .unwrap_or_else(|| args.target.default_profile()),
+        target: args.target,
+        timeout: args.timeout.0,
+        jobs: args.jobs,
+        durable: false,
+        skips,
+    };
+    let stdout = std::io::stdout();
+    let terminal = TerminalConfig {
+        color: args.color,
+        is_terminal: stdout.is_terminal(),
+        stderr_is_terminal: std::io::stderr().is_terminal(),
+        is_ci: std::env::var_os("CI").is_some_and(|v| !v.is_empty()),
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    };
+    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
+    for r in &args.report {
+        reporters.push(match r {
+            ReportSpec::Json(p) => Box::new(JsonReporter { path: p.clone() }),
+            ReportSpec::Junit(p) => Box::new(JunitReporter { path: p.clone() }),
+            ReportSpec::Markdown(p) => Box::new(MarkdownReporter { path: p.clone() }),
+        });
+    }
+    // The file reports first, so that the terminal's summary stays the last line printed.
+    reporters.push(Box::new(TerminalReporter::new(stdout.lock(), terminal)));
+    let mut report_error: Option<ReportError> = None;
+    let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| {
+        for r in reporters.iter_mut() {
+            if let Err(err) = r.report(e) {
+                report_error.get_or_insert(err);
+            }
+        }
+    });
+    if let Some(e) = report_error {
+        eprintln!("taskproof run: {e}");
+        return Ok(exit::USAGE);
+    }
+    Ok(if suite.summary().ok() {
+        exit::OK
+    } else {
+        exit::FOUND
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_are_round_robin_and_cover_everything() {
+        assert!("0/3".parse::<Partition>().is_err());
+        assert!("4/3".parse::<Partition>().is_err());
+        assert!("1-3".parse::<Partition>().is_err());
+        let ids: Vec<usize> = (0..7).collect();
+        let mut seen = Vec::new();
+        for k in 1..=3 {
+            let p = Partition { k, n: 3 };
+            let shard: Vec<usize> = ids.iter().copied().filter(|i| i % p.n + 1 == p.k).collect();
+            seen.extend(shard);
+        }
+        seen.sort();
+        assert_eq!(seen, ids);
+    }
+
+    #[test]
+    fn report_specs_parse() {
+        assert_eq!(
+            "json:out/r.json".parse(),
+            Ok(ReportSpec::Json("out/r.json".into()))
+        );
+        assert_eq!("md:s.md".parse(), Ok(ReportSpec::Markdown("s.md".into())));
+        assert!("xml:a".parse::<ReportSpec>().is_err());
+        assert!("json:".parse::<ReportSpec>().is_err());
+        assert!("1.5".parse::<Seconds>().is_ok());
+        assert!("0".parse::<Seconds>().is_err());
+    }
+}

@@ -1,0 +1,61 @@
+//! The interface between the runner and the reporters: the runner says what happened, in
+//! order, and every reporter is a view of these events (after nextest's reporter events).
+//! Events are delivered on one thread, in the order results arrive; `RunFinished` carries
+//! the whole suite sorted by scenario id, for reports that are written at the end.
+
+use std::path::PathBuf;
+
+use crate::profile::Profile;
+use crate::scenario::{ScenarioResult, SuiteResult, TargetInfo};
+
+/// Something that happened during a run.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// The target answered (or failed) its hello; `total` scenarios will be reported.
+    RunStarted {
+        target: &'a TargetInfo,
+        profile: Profile,
+        total: usize,
+    },
+    /// One scenario is done; `done` of `total` so far.
+    ScenarioFinished {
+        result: &'a ScenarioResult,
+        done: usize,
+        total: usize,
+    },
+    /// Every scenario is done.
+    RunFinished { suite: &'a SuiteResult },
+}
+
+/// A report that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("failed to write the report {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("failed to write to the terminal: {0}")]
+    Terminal(std::io::Error),
+    #[error("failed to serialize the JUnit report: {0}")]
+    Junit(String),
+}
+
+/// A view of a run.
+pub trait Reporter {
+    fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError>;
+}
+
+/// Writes `bytes` to `path`, creating its folder, naming the path in the error.
+pub(crate) fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let write = || -> std::io::Result<()> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, bytes)
+    };
+    write().map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}

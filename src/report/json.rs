@@ -1,0 +1,96 @@
+//! The JSON report, format version 1 (docs/reports.md): the target's hello, the profile,
+//! the counts, and every scenario with its outcome and failures.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::events::{Event, ReportError, Reporter, write_report};
+use crate::scenario::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
+
+/// The version of the report's shape; bumped on any incompatible change.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Writes the JSON report when the run finishes.
+pub struct JsonReporter {
+    pub path: PathBuf,
+}
+
+impl Reporter for JsonReporter {
+    fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
+        if let Event::RunFinished { suite } = event {
+            let mut text = serde_json::to_string_pretty(&to_json(suite)).expect("JSON serializes");
+            text.push('\n');
+            write_report(&self.path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// The report as a JSON value.
+pub fn to_json(suite: &SuiteResult) -> Value {
+    let s = suite.summary();
+    json!({
+        "format_version": FORMAT_VERSION,
+        "target": target_json(&suite.target),
+        "profile": suite.profile.as_str(),
+        "summary": {
+            "passed": s.passed,
+            "failed": s.failed,
+            "skipped": s.skipped,
+            "errors": s.errors,
+        },
+        "scenarios": suite.scenarios.iter().map(scenario_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The target's hello with the spec it was named by, or the reason the hello failed.
+pub fn target_json(t: &TargetInfo) -> Value {
+    let mut m = Map::new();
+    m.insert("spec".into(), json!(t.spec));
+    match &t.hello {
+        Ok(h) => {
+            if let Value::Object(hello) = h.to_json() {
+                m.extend(hello.into_iter().filter(|(k, _)| k != "ok"));
+            }
+        }
+        Err(e) => {
+            m.insert("error".into(), json!(e));
+        }
+    }
+    Value::Object(m)
+}
+
+fn scenario_json(r: &ScenarioResult) -> Value {
+    json!({
+        "id": r.id,
+        "title": r.title,
+        "file": r.file.display().to_string(),
+        "source": r.source,
+        "rules": r.rules,
+        "outcome": r.kind().as_str(),
+        "reason": r.reason(),
+        "failures": r.failures().iter().map(failure_json).collect::<Vec<_>>(),
+        "error": r.result.as_ref().err().map(|e| json!({
+            "step": e.step,
+            "request": e.request,
+            "message": e.message,
+        })),
+        "stderr": r.stderr,
+        "notes": r.notes,
+        "duration_ms": r.elapsed.as_millis() as u64,
+    })
+}
+
+fn failure_json(f: &StepFailure) -> Value {
+    json!({
+        "step": f.step,
+        "session": f.session,
+        "request": f.request,
+        "expected": f.expected,
+        "actual": f.actual,
+        "reason": f.reason,
+        "rules": f.rules,
+        "note": f.note,
+    })
+}

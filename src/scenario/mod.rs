@@ -1,0 +1,22 @@
+//! Scenarios: the file model and its loader, placeholders, expectations, the sandbox each
+//! scenario runs in, skip lists, and the runner that replays scenarios against a target.
+//!
+//! The library entry points, for the CLI and for tests such as the mutant self-test:
+//! [`load_paths`] / [`load_dir`], then [`run_suite`] with a [`RunConfig`].
+
+pub mod expect;
+pub mod load;
+pub mod model;
+pub mod runner;
+pub mod sandbox;
+pub mod skip;
+pub mod vars;
+
+pub use expect::Expect;
+pub use load::{LoadError, load_dir, load_file, load_paths};
+pub use model::{Action, Scenario, Step};
+pub use runner::{
+    Outcome, OutcomeKind, RunConfig, ScenarioResult, StepFailure, SuiteResult, Summary,
+    TargetFailure, TargetInfo, run_scenario, run_suite,
+};
+pub use skip::{SkipError, SkipList};

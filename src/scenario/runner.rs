@@ -1,0 +1,1333 @@
+//! The runner: replays scenarios against a target and judges every answer.
+//!
+//! A scenario ends in one of three outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
+//! broke an expectation: a conformance result) or [`Outcome::Skip`] (the target lacks what the
+//! scenario needs), or in a [`TargetFailure`]: the target crashed, hung, or broke the
+//! protocol, so nothing could be judged. The two are kept apart as proptest keeps a rejected
+//! case apart from a failed one. A scenario stops at its first failing step: later steps
+//! would judge a state the scenario did not mean to reach.
+//!
+//! [`run_suite`] runs scenarios in parallel on a rayon pool, each in its own [`Sandbox`], and
+//! hands each result as an event to the caller (the reporters) as soon as it is done.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Barrier, mpsc};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde_json::{Value, json};
+
+use super::expect::match_task;
+use super::model::*;
+use super::sandbox::{self, Sandbox};
+use super::skip::SkipList;
+use super::vars::{self, Vars};
+use crate::graph::Graph;
+use crate::profile::Profile;
+use crate::protocol::{Hello, Op, Response};
+use crate::report::events::Event;
+use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
+use crate::task::{Task, TaskId};
+
+/// How a suite is run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: TargetSpec,
+    pub profile: Profile,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Scenarios run at once; 0 for the number of CPUs.
+    pub jobs: usize,
+    /// fsync in in-process stores. Scenarios never cut the power, so runs leave it off:
+    /// a write survives the kill of a session either way.
+    pub durable: bool,
+    /// Scenarios expected to fail, with reasons.
+    pub skips: SkipList,
+}
+
+impl RunConfig {
+    /// A run against `target` under its default profile, with default settings.
+    pub fn new(target: TargetSpec) -> RunConfig {
+        RunConfig {
+            profile: target.default_profile(),
+            target,
+            timeout: crate::target::DEFAULT_TIMEOUT,
+            jobs: 0,
+            durable: false,
+            skips: SkipList::default(),
+        }
+    }
+
+    fn session_options(&self) -> SessionOptions {
+        SessionOptions {
+            timeout: self.timeout,
+            durable: self.durable,
+        }
+    }
+}
+
+/// The judged outcome of a scenario that the target did not break.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Pass,
+    Fail(Vec<StepFailure>),
+    Skip(String),
+}
+
+/// One broken expectation, with everything a person needs to act on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepFailure {
+    /// Index in the file's `steps` (`None` for checks after the last step).
+    pub step: Option<usize>,
+    pub session: Option<String>,
+    /// The request as sent (placeholders filled), when the step sent one.
+    pub request: Option<Value>,
+    pub expected: Value,
+    pub actual: Value,
+    /// What differs, in words.
+    pub reason: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+    /// The step as written in the file.
+    pub step_json: Option<Value>,
+}
+
+/// The target crashed, hung or broke the protocol: nothing could be judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetFailure {
+    pub step: Option<usize>,
+    pub request: Option<Value>,
+    pub message: String,
+}
+
+/// The result of one scenario.
+#[derive(Debug, Clone)]
+pub struct ScenarioResult {
+    pub id: String,
+    pub title: String,
+    pub file: std::path::PathBuf,
+    pub source: Option<String>,
+    pub rules: Vec<String>,
+    pub result: Result<Outcome, TargetFailure>,
+    /// What the target's sessions wrote to stderr (the tail, labelled by session).
+    pub stderr: String,
+    /// Observations that do not fail the scenario (a concurrent block the profile does not
+    /// promise, say).
+    pub notes: Vec<String>,
+    pub elapsed: Duration,
+}
+
+/// The four ways a scenario can end, flattened for reports and counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OutcomeKind {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+impl OutcomeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Pass => "pass",
+            OutcomeKind::Fail => "fail",
+            OutcomeKind::Skip => "skip",
+            OutcomeKind::Error => "error",
+        }
+    }
+}
+
+impl ScenarioResult {
+    pub fn kind(&self) -> OutcomeKind {
+        match &self.result {
+            Ok(Outcome::Pass) => OutcomeKind::Pass,
+            Ok(Outcome::Fail(_)) => OutcomeKind::Fail,
+            Ok(Outcome::Skip(_)) => OutcomeKind::Skip,
+            Err(_) => OutcomeKind::Error,
+        }
+    }
+
+    pub fn failures(&self) -> &[StepFailure] {
+        match &self.result {
+            Ok(Outcome::Fail(f)) => f,
+            _ => &[],
+        }
+    }
+
+    /// Why it was skipped or errored, or a one-line summary of the first failure.
+    pub fn reason(&self) -> Option<String> {
+        match &self.result {
+            Ok(Outcome::Pass) => None,
+            Ok(Outcome::Skip(r)) => Some(r.clone()),
+            Ok(Outcome::Fail(f)) => f.first().map(|f| match f.step {
+                Some(i) => format!("steps[{i}]: {}", f.reason),
+                None => f.reason.clone(),
+            }),
+            Err(e) => Some(match e.step {
+                Some(i) => format!("steps[{i}]: {}", e.message),
+                None => e.message.clone(),
+            }),
+        }
+    }
+
+    /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
+    /// scenario failed.
+    pub fn failed_rules(&self) -> BTreeSet<String> {
+        self.failures()
+            .iter()
+            .flat_map(|f| f.rules.iter().cloned())
+            .collect()
+    }
+}
+
+/// What is known about the target before any scenario runs: its `hello`, asked once on a
+/// scratch root.
+#[derive(Debug, Clone)]
+pub struct TargetInfo {
+    pub spec: String,
+    pub hello: Result<Hello, String>,
+    /// The adapter's stderr when the hello failed.
+    pub stderr: String,
+}
+
+/// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
+/// summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn add(&mut self, kind: OutcomeKind) {
+        match kind {
+            OutcomeKind::Pass => self.passed += 1,
+            OutcomeKind::Fail => self.failed += 1,
+            OutcomeKind::Skip => self.skipped += 1,
+            OutcomeKind::Error => self.errors += 1,
+        }
+    }
+
+    /// Whether the run is a success: nothing failed or errored.
+    pub fn ok(&self) -> bool {
+        self.failed == 0 && self.errors == 0
+    }
+
+    /// The last line of a run: `N passed, N failed, N skipped`, errors counted as failed.
+    pub fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed,
+            self.failed + self.errors,
+            self.skipped
+        )
+    }
+}
+
+/// The results of a suite, sorted by scenario id.
+#[derive(Debug, Clone)]
+pub struct SuiteResult {
+    pub target: TargetInfo,
+    pub profile: Profile,
+    pub scenarios: Vec<ScenarioResult>,
+    pub elapsed: Duration,
+}
+
+impl SuiteResult {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for r in &self.scenarios {
+            s.add(r.kind());
+        }
+        s
+    }
+}
+
+/// Asks the target's `hello` on a scratch root.
+pub fn probe(config: &RunConfig) -> TargetInfo {
+    let spec = config.target.to_string();
+    let scratch = match tempfile::Builder::new()
+        .prefix("taskproof-hello-")
+        .tempdir()
+    {
+        Ok(d) => d,
+        Err(e) => {
+            return TargetInfo {
+                spec,
+                hello: Err(format!("failed to create a scratch root: {e}")),
+                stderr: String::new(),
+            };
+        }
+    };
+    match config
+        .target
+        .open_with_stderr(scratch.path(), config.session_options())
+    {
+        Ok(mut s) => {
+            let hello = s.hello().clone();
+            let closed = s.close();
+            let stderr = s.stderr();
+            TargetInfo {
+                spec,
+                hello: closed.map(|()| hello).map_err(|e| e.to_string()),
+                stderr,
+            }
+        }
+        Err((e, stderr)) => TargetInfo {
+            spec,
+            hello: Err(e.to_string()),
+            stderr,
+        },
+    }
+}
+
+/// Runs `scenarios` and reports each result through `on_event` as it finishes (on the
+/// calling thread). The returned results are sorted by id.
+pub fn run_suite(
+    scenarios: &[Scenario],
+    config: &RunConfig,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> SuiteResult {
+    let started = Instant::now();
+    let target = probe(config);
+    on_event(&Event::RunStarted {
+        target: &target,
+        profile: config.profile,
+        total: scenarios.len(),
+    });
+    let mut results = Vec::with_capacity(scenarios.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.jobs)
+        .thread_name(|i| format!("taskproof-run-{i}"))
+        .build();
+    let (tx, rx) = mpsc::channel::<ScenarioResult>();
+    std::thread::scope(|scope| {
+        let target = &target;
+        scope.spawn(move || {
+            let work = |tx: &mut mpsc::Sender<ScenarioResult>, s: &Scenario| {
+                let _ = tx.send(run_scenario(s, config, target));
+            };
+            match &pool {
+                Ok(pool) => pool.install(|| scenarios.par_iter().for_each_with(tx, work)),
+                // No pool (out of threads): run one at a time rather than not at all.
+                Err(_) => {
+                    let mut tx = tx;
+                    scenarios.iter().for_each(|s| work(&mut tx, s));
+                }
+            }
+        });
+        for r in rx {
+            results.push(r);
+            on_event(&Event::ScenarioFinished {
+                result: results.last().expect("just pushed"),
+                done: results.len(),
+                total: scenarios.len(),
+            });
+        }
+    });
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+    let suite = SuiteResult {
+        target,
+        profile: config.profile,
+        scenarios: results,
+        elapsed: started.elapsed(),
+    };
+    on_event(&Event::RunFinished { suite: &suite });
+    suite
+}
+
+/// Runs one scenario, applying the skip list. Never panics: a bug of the harness itself
+/// becomes an error result naming it.
+pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> ScenarioResult {
+    let started = Instant::now();
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target)));
+    let (result, stderr, notes) = match ran {
+        Ok(r) => r,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            (
+                Err(TargetFailure {
+                    step: None,
+                    request: None,
+                    message: format!("internal error: the harness panicked: {msg}"),
+                }),
+                String::new(),
+                Vec::new(),
+            )
+        }
+    };
+    let result = match config.skips.reason(&s.id) {
+        None => result,
+        Some(reason) => match result {
+            Ok(Outcome::Pass) => Ok(Outcome::Fail(vec![StepFailure {
+                step: None,
+                session: None,
+                request: None,
+                expected: json!({"outcome": "fail", "skip_reason": reason}),
+                actual: json!({"outcome": "pass"}),
+                reason: format!(
+                    "unexpected pass: the skip file expects this scenario to fail ({reason}); remove it from the skip file"
+                ),
+                rules: s.rules.clone(),
+                note: None,
+                step_json: None,
+            }])),
+            Ok(Outcome::Skip(r)) => Ok(Outcome::Skip(r)),
+            Ok(Outcome::Fail(_)) | Err(_) => {
+                Ok(Outcome::Skip(format!("expected failure: {reason}")))
+            }
+        },
+    };
+    ScenarioResult {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        file: s.file.clone(),
+        source: s.source.clone(),
+        rules: s.rules.clone(),
+        result,
+        stderr,
+        notes,
+        elapsed: started.elapsed(),
+    }
+}
+
+type Judged = (Result<Outcome, TargetFailure>, String, Vec<String>);
+
+fn judge(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Judged {
+    let hello = match &target.hello {
+        Ok(h) => h,
+        Err(e) => {
+            return (
+                Err(TargetFailure {
+                    step: None,
+                    request: Some(json!({"op": "hello"})),
+                    message: format!("the target failed its hello: {e}"),
+                }),
+                target.stderr.clone(),
+                Vec::new(),
+            );
+        }
+    };
+    if let Some(reason) = skip_reason(s, config.profile, hello) {
+        return (Ok(Outcome::Skip(reason)), String::new(), Vec::new());
+    }
+    let sandbox = match Sandbox::new() {
+        Ok(sb) => sb,
+        Err(e) => {
+            return (
+                Err(TargetFailure {
+                    step: None,
+                    request: None,
+                    message: format!("internal error: failed to create a sandbox: {e}"),
+                }),
+                String::new(),
+                Vec::new(),
+            );
+        }
+    };
+    let mut run = Run {
+        scenario: s,
+        config,
+        layout: hello.layout,
+        sandbox,
+        sessions: BTreeMap::new(),
+        ended: Vec::new(),
+        vars: Vars::new(),
+        notes: Vec::new(),
+    };
+    let mut stop = None;
+    for step in s.steps_for(config.profile) {
+        if let Err(e) = run.step(step) {
+            stop = Some(e);
+            break;
+        }
+    }
+    let result = match stop {
+        Some(Stop::Error(e)) => {
+            run.kill_all();
+            Err(e)
+        }
+        Some(Stop::Fail(f)) => {
+            run.kill_all();
+            let mut failures = vec![*f];
+            failures.extend(run.escapes());
+            Ok(Outcome::Fail(failures))
+        }
+        None => match run.close_all() {
+            Err(e) => Err(e),
+            Ok(()) => {
+                let escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                if escapes.is_empty() {
+                    Ok(Outcome::Pass)
+                } else {
+                    Ok(Outcome::Fail(escapes))
+                }
+            }
+        },
+    };
+    (result, run.stderr(), run.notes)
+}
+
+/// Why a scenario cannot run against this target under this profile, if it cannot.
+pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<String> {
+    if !s.profiles.contains(&profile) {
+        let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
+        return Some(format!(
+            "no expectations for profile {profile} (the scenario covers {})",
+            covered.join(", ")
+        ));
+    }
+    let missing: Vec<String> = s
+        .needs_for(profile)
+        .into_iter()
+        .filter(|(f, _)| !hello.has(*f))
+        .map(|(f, at)| match at {
+            Some(i) => format!("{f} (used by steps[{i}])"),
+            None => format!("{f} (named in needs)"),
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "the target lacks the feature {}",
+            missing.join(" and ")
+        ));
+    }
+    if let (Some(i), crate::protocol::Layout::Opaque) = (s.first_file_step(profile), hello.layout) {
+        return Some(format!(
+            "steps[{i}] touches files, but the target's layout is opaque"
+        ));
+    }
+    None
+}
+
+/// Why a scenario stopped early.
+enum Stop {
+    Fail(Box<StepFailure>),
+    Error(TargetFailure),
+}
+
+/// One running scenario.
+struct Run<'a> {
+    scenario: &'a Scenario,
+    config: &'a RunConfig,
+    layout: crate::protocol::Layout,
+    sandbox: Sandbox,
+    sessions: BTreeMap<String, Box<dyn Session>>,
+    /// Stderr of sessions that already ended, labelled.
+    ended: Vec<(String, String)>,
+    vars: Vars,
+    notes: Vec<String>,
+}
+
+/// The most stderr kept per session for the report, from the end.
+const STDERR_TAIL: usize = 4096;
+
+/// The name of the session a concurrent block's verification reads through; scenario
+/// session names cannot contain `#`.
+const VERIFY_SESSION: &str = "#verify";
+
+impl Run<'_> {
+    fn rules(&self, step: &Step) -> Vec<String> {
+        step.rules
+            .clone()
+            .unwrap_or_else(|| self.scenario.rules.clone())
+    }
+
+    fn fail(
+        &self,
+        step: &Step,
+        request: Option<Value>,
+        expected: Value,
+        actual: Value,
+        reason: impl Into<String>,
+    ) -> Stop {
+        Stop::Fail(Box::new(StepFailure {
+            step: Some(step.index),
+            session: Some(step.session.clone()),
+            request,
+            expected,
+            actual,
+            reason: reason.into(),
+            rules: self.rules(step),
+            note: step.note.clone(),
+            step_json: Some(step.raw.clone()),
+        }))
+    }
+
+    fn target_error(step: &Step, request: Option<Value>, message: String) -> Stop {
+        Stop::Error(TargetFailure {
+            step: Some(step.index),
+            request,
+            message,
+        })
+    }
+
+    /// The named session, opened on first use.
+    fn session(&mut self, step: &Step, name: &str) -> Result<&mut Box<dyn Session>, Stop> {
+        if !self.sessions.contains_key(name) {
+            let opened = self
+                .config
+                .target
+                .open_with_stderr(self.sandbox.root(), self.config.session_options());
+            match opened {
+                Ok(s) => {
+                    self.sessions.insert(name.to_string(), s);
+                }
+                Err((e, stderr)) => {
+                    self.ended.push((name.to_string(), stderr));
+                    return Err(Self::target_error(
+                        step,
+                        Some(json!({"op": "hello"})),
+                        format!("session {name}: {e}"),
+                    ));
+                }
+            }
+        }
+        Ok(self.sessions.get_mut(name).expect("opened above"))
+    }
+
+    /// Ends a session: killed, or closed normally (a bad exit is an error of the target).
+    fn end(&mut self, name: &str, kill: bool) -> Result<(), TargetError> {
+        let Some(mut s) = self.sessions.remove(name) else {
+            return Ok(());
+        };
+        let closed = if kill {
+            s.kill();
+            Ok(())
+        } else {
+            s.close()
+        };
+        self.ended.push((name.to_string(), s.stderr()));
+        closed
+    }
+
+    /// Kills every session (after a failure there is nothing left to judge).
+    fn kill_all(&mut self) {
+        let names: Vec<String> = self.sessions.keys().cloned().collect();
+        for name in names {
+            let _ = self.end(&name, true);
+        }
+    }
+
+    /// Ends every session normally; an adapter that does not exit with status 0 at the end
+    /// of its input broke the protocol.
+    fn close_all(&mut self) -> Result<(), TargetFailure> {
+        let names: Vec<String> = self.sessions.keys().cloned().collect();
+        let mut first = None;
+        for name in names {
+            if let Err(e) = self.end(&name, false) {
+                first.get_or_insert(TargetFailure {
+                    step: None,
+                    request: None,
+                    message: format!("session {name} at the end of the scenario: {e}"),
+                });
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Everything that escaped the root, as one failure under S13.
+    fn escapes(&self) -> Option<StepFailure> {
+        let found = self.sandbox.escapes();
+        if found.is_empty() {
+            return None;
+        }
+        Some(StepFailure {
+            step: None,
+            session: None,
+            request: None,
+            expected: json!("nothing outside the root appears or changes"),
+            actual: json!(found),
+            reason: format!("the sandbox outside the root changed: {}", found.join(", ")),
+            rules: vec!["S13".into()],
+            note: None,
+            step_json: None,
+        })
+    }
+
+    fn stderr(&self) -> String {
+        let mut parts: Vec<(String, String)> = self.ended.clone();
+        for (name, s) in &self.sessions {
+            parts.push((name.clone(), s.stderr()));
+        }
+        let mut out = String::new();
+        for (name, text) in parts {
+            let text = text.trim_end();
+            if text.is_empty() {
+                continue;
+            }
+            let tail = match text.char_indices().rev().nth(STDERR_TAIL) {
+                Some((i, _)) => format!("…{}", &text[i..]),
+                None => text.to_string(),
+            };
+            out.push_str(&format!("[session {name}]\n{tail}\n"));
+        }
+        out
+    }
+
+    fn fill(&self, step: &Step, v: &Value) -> Result<Value, Stop> {
+        vars::substitute(v, &self.vars).map_err(|e| {
+            self.fail(
+                step,
+                None,
+                json!("all variables bound"),
+                Value::Null,
+                e.to_string(),
+            )
+        })
+    }
+
+    fn fill_text(&self, step: &Step, s: &str) -> Result<String, Stop> {
+        vars::substitute_text(s, &self.vars).map_err(|e| {
+            self.fail(
+                step,
+                None,
+                json!("all variables bound"),
+                Value::Null,
+                e.to_string(),
+            )
+        })
+    }
+
+    /// A path inside the root: placeholders, then `{task:ID}`, then the containment check.
+    fn root_path(&self, step: &Step, p: &str) -> Result<std::path::PathBuf, Stop> {
+        let text = self.fill_text(step, p)?;
+        sandbox::task_paths(&text, self.layout)
+            .and_then(|t| self.sandbox.in_root(&t))
+            .map_err(|m| self.fail(step, None, json!(p), json!(text), m))
+    }
+
+    /// Sends a request and checks that the answer is protocol-valid for its op.
+    fn call(&mut self, step: &Step, session: &str, request: &Value) -> Result<Value, Stop> {
+        let s = self.session(step, session)?;
+        let answer = s.call(request).map_err(|e| {
+            Self::target_error(
+                step,
+                Some(request.clone()),
+                format!("session {session}: {e}"),
+            )
+        })?;
+        valid_answer(request, &answer)
+            .map_err(|m| Self::target_error(step, Some(request.clone()), m))?;
+        Ok(answer)
+    }
+
+    fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        let io_fail = |run: &Run<'_>, what: &str, e: std::io::Error| {
+            run.fail(
+                step,
+                None,
+                json!(what),
+                json!(e.to_string()),
+                format!("failed to {what}: {e}"),
+            )
+        };
+        match &step.action {
+            Action::Send {
+                request,
+                expect,
+                bind,
+            } => {
+                let request = self.fill(step, request)?;
+                let answer = self.call(step, &step.session, &request)?;
+                let expect = expect
+                    .get(self.config.profile)
+                    .expect("the loader checked that every profile is covered");
+                let expect = expect.substitute(&self.vars).map_err(|e| {
+                    self.fail(
+                        step,
+                        Some(request.clone()),
+                        expect.to_json(),
+                        answer.clone(),
+                        e.to_string(),
+                    )
+                })?;
+                if let Err(reason) = expect.judge(&answer) {
+                    return Err(self.fail(step, Some(request), expect.to_json(), answer, reason));
+                }
+                if answer.get("ok") == Some(&Value::Bool(true)) {
+                    for (name, path) in bind {
+                        match vars::lookup(&answer, path) {
+                            Some(v) => {
+                                self.vars.insert(name.clone(), v.clone());
+                            }
+                            None => {
+                                return Err(self.fail(
+                                    step,
+                                    Some(request),
+                                    json!({ "bind": { name.clone(): path } }),
+                                    answer,
+                                    format!("cannot bind `{name}`: the answer has no {path}"),
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Action::Open(name) => self.session(step, name).map(|_| ()),
+            Action::Restart(name) => {
+                self.end(name, true)
+                    .map_err(|e| Self::target_error(step, None, e.to_string()))?;
+                self.session(step, name).map(|_| ())
+            }
+            Action::Kill(name) => self
+                .end(name, true)
+                .map_err(|e| Self::target_error(step, None, e.to_string())),
+            Action::Close(name) => self
+                .end(name, false)
+                .map_err(|e| Self::target_error(step, None, format!("session {name}: {e}"))),
+            Action::WriteTask { list, id, task } => {
+                let list = self.fill_text(step, list)?;
+                let id = self.fill_text(step, id)?;
+                let task = self.fill(step, task)?;
+                let path = self.root_path(step, &format!("{list}/{{task:{id}}}"))?;
+                let bytes =
+                    serde_json::to_vec_pretty(&sandbox::encode_task(self.layout, &id, &task))
+                        .expect("JSON values serialize");
+                write_creating(&path, &bytes).map_err(|e| io_fail(self, "write the task file", e))
+            }
+            Action::WriteFile { path, contents } => {
+                let p = self.root_path(step, path)?;
+                let bytes = self.contents(step, contents)?;
+                write_creating(&p, &bytes).map_err(|e| io_fail(self, "write the file", e))
+            }
+            Action::OutsideFile { name, contents } => {
+                let bytes = self.contents(step, contents)?;
+                self.sandbox
+                    .write_outside(name, &bytes)
+                    .map_err(|e| io_fail(self, "write the outside file", e))
+            }
+            Action::Symlink { path, to } => {
+                let p = self.root_path(step, path)?;
+                let target = match to {
+                    LinkTarget::Outside(name) => self.sandbox.outside_path(name),
+                    LinkTarget::Inside(rel) => self.root_path(step, rel)?,
+                };
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| io_fail(self, "create the link's folder", e))?;
+                }
+                std::os::unix::fs::symlink(&target, &p)
+                    .map_err(|e| io_fail(self, "make the symbolic link", e))
+            }
+            Action::Mkdir(path) => {
+                let p = self.root_path(step, path)?;
+                std::fs::create_dir_all(&p).map_err(|e| io_fail(self, "make the folder", e))
+            }
+            Action::RemoveFile(path) => {
+                let p = self.root_path(step, path)?;
+                let removed = match std::fs::symlink_metadata(&p) {
+                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+                    _ => std::fs::remove_file(&p),
+                };
+                removed.map_err(|e| io_fail(self, "remove the file", e))
+            }
+            Action::AssertFile { path, check } => {
+                let p = self.root_path(step, path)?;
+                self.assert_file(step, path, &p, check)
+            }
+            Action::AssertOutside { name, text } => {
+                let want = self.fill_text(step, text)?;
+                let got = std::fs::read(self.sandbox.outside_path(name));
+                match got {
+                    Ok(bytes) if bytes == want.as_bytes() => Ok(()),
+                    Ok(bytes) => Err(self.fail(
+                        step,
+                        None,
+                        json!(want),
+                        json!(String::from_utf8_lossy(&bytes)),
+                        format!("outside/{name} changed"),
+                    )),
+                    Err(e) => Err(self.fail(
+                        step,
+                        None,
+                        json!(want),
+                        json!(e.to_string()),
+                        format!("outside/{name} cannot be read: {e}"),
+                    )),
+                }
+            }
+            Action::Check {
+                list,
+                invariants,
+                ready,
+            } => {
+                let list = self.fill_text(step, list)?;
+                let ready = ready
+                    .as_ref()
+                    .map(|r| self.fill(step, &Value::Array(r.clone())))
+                    .transpose()?;
+                self.check(step, &list, invariants, ready.as_ref())
+            }
+            Action::Concurrent(c) => self.concurrent(step, c),
+        }
+    }
+
+    fn contents(&self, step: &Step, c: &Contents) -> Result<Vec<u8>, Stop> {
+        Ok(match c {
+            Contents::Text(t) => self.fill_text(step, t)?.into_bytes(),
+            Contents::Bytes(b) => b.clone(),
+        })
+    }
+
+    fn assert_file(
+        &self,
+        step: &Step,
+        written: &str,
+        p: &std::path::Path,
+        check: &FileCheck,
+    ) -> Result<(), Stop> {
+        let shown = p
+            .strip_prefix(self.sandbox.root())
+            .unwrap_or(p)
+            .display()
+            .to_string();
+        let fail = |expected: Value, actual: Value, reason: String| {
+            self.fail(step, None, expected, actual, reason)
+        };
+        match check {
+            FileCheck::Exists(want) => {
+                let exists = std::fs::symlink_metadata(p).is_ok();
+                if exists == *want {
+                    Ok(())
+                } else {
+                    Err(fail(
+                        json!({"path": written, "exists": want}),
+                        json!({"path": shown, "exists": exists}),
+                        format!(
+                            "{shown} {}",
+                            if exists { "exists" } else { "does not exist" }
+                        ),
+                    ))
+                }
+            }
+            FileCheck::Text(text) => {
+                let want = self.fill_text(step, text)?;
+                match std::fs::read(p) {
+                    Ok(b) if b == want.as_bytes() => Ok(()),
+                    Ok(b) => Err(fail(
+                        json!(want),
+                        json!(String::from_utf8_lossy(&b)),
+                        format!("{shown} holds other text"),
+                    )),
+                    Err(e) => Err(fail(
+                        json!(want),
+                        json!(e.to_string()),
+                        format!("{shown} cannot be read: {e}"),
+                    )),
+                }
+            }
+            FileCheck::Task(t) => {
+                let want = self.fill(step, t)?;
+                let bytes = std::fs::read(p).map_err(|e| {
+                    fail(
+                        want.clone(),
+                        json!(e.to_string()),
+                        format!("{shown} cannot be read: {e}"),
+                    )
+                })?;
+                let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                    fail(
+                        want.clone(),
+                        json!(String::from_utf8_lossy(&bytes)),
+                        format!("{shown} is not JSON: {e}"),
+                    )
+                })?;
+                let decoded = sandbox::decode_task(self.layout, &parsed);
+                match_task(&want, &decoded)
+                    .map_err(|m| fail(want.clone(), parsed.clone(), format!("{shown}: {m}")))
+            }
+        }
+    }
+
+    /// Lists `list` through the step's session and decodes the tasks.
+    fn listing(&mut self, step: &Step, session: &str, list: &str) -> Result<Vec<Task>, Stop> {
+        let request = json!({"op": "list", "list": list});
+        let answer = self.call(step, session, &request)?;
+        match Response::from_json(&answer, Op::List) {
+            Ok(Response::Tasks { tasks, .. }) => Ok(tasks),
+            Ok(_) => Err(self.fail(
+                step,
+                Some(request),
+                json!({"ok": true}),
+                answer.clone(),
+                format!("cannot check list {list}: listing it failed"),
+            )),
+            Err(m) => Err(Self::target_error(step, Some(request), m)),
+        }
+    }
+
+    fn check(
+        &mut self,
+        step: &Step,
+        list: &str,
+        invariants: &[Invariant],
+        ready: Option<&Value>,
+    ) -> Result<(), Stop> {
+        let session = step.session.clone();
+        let tasks = self.listing(step, &session, list)?;
+        let g = Graph::new(&tasks);
+        let mut broken = Vec::new();
+        for inv in invariants {
+            broken.extend(violations(&g, *inv));
+        }
+        if let Some(want) = ready {
+            let want_ids: BTreeSet<String> = want
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect();
+            let got: BTreeSet<String> = g.ready().iter().map(TaskId::to_string).collect();
+            if want_ids != got {
+                broken.push(format!("ready: expected {:?}, got {:?}", want_ids, got));
+            }
+        }
+        if broken.is_empty() {
+            return Ok(());
+        }
+        let mut expected =
+            json!({"invariants": invariants.iter().map(|i| i.as_str()).collect::<Vec<_>>()});
+        if let Some(r) = ready {
+            expected["ready"] = r.clone();
+        }
+        Err(self.fail(
+            step,
+            Some(json!({"op": "list", "list": list})),
+            expected,
+            json!({"tasks": tasks.iter().map(Task::to_json).collect::<Vec<_>>()}),
+            broken.join("; "),
+        ))
+    }
+
+    fn concurrent(&mut self, step: &Step, c: &Concurrent) -> Result<(), Stop> {
+        // Every request is filled in before the lanes start, so that a lane only sends.
+        let mut plans: Vec<(String, Vec<Value>)> = Vec::new();
+        for lane in &c.lanes {
+            let mut reqs = Vec::with_capacity(lane.repeat);
+            for i in 0..lane.repeat {
+                let mut vars = self.vars.clone();
+                vars.insert("i".into(), json!(i));
+                let r = vars::substitute(&lane.send, &vars).map_err(|e| {
+                    self.fail(
+                        step,
+                        None,
+                        json!("all variables bound"),
+                        Value::Null,
+                        e.to_string(),
+                    )
+                })?;
+                reqs.push(r);
+            }
+            plans.push((lane.session.clone(), reqs));
+        }
+        let mut taken: Vec<(String, Box<dyn Session>, Vec<Value>)> = Vec::new();
+        for (name, reqs) in plans {
+            self.session(step, &name)?;
+            let s = self.sessions.remove(&name).expect("opened above");
+            taken.push((name, s, reqs));
+        }
+        let barrier = Barrier::new(taken.len());
+        type LaneLog = Vec<(Value, Result<Value, TargetError>)>;
+        let finished: Vec<(String, Box<dyn Session>, LaneLog)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = taken
+                .into_iter()
+                .map(|(name, mut s, reqs)| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        let mut log = Vec::with_capacity(reqs.len());
+                        barrier.wait();
+                        for r in reqs {
+                            let answer = s.call(&r);
+                            let broke = answer.is_err();
+                            log.push((r, answer));
+                            if broke {
+                                break;
+                            }
+                        }
+                        (name, s, log)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .expect("a lane only sends requests and never panics")
+                })
+                .collect()
+        });
+        let mut acked: Vec<(Value, Value)> = Vec::new();
+        let mut sent = 0usize;
+        let mut first_error = None;
+        for (name, s, log) in finished {
+            self.sessions.insert(name.clone(), s);
+            for (req, answer) in log {
+                sent += 1;
+                match answer {
+                    Err(e) => {
+                        first_error.get_or_insert_with(|| {
+                            Self::target_error(
+                                step,
+                                Some(req.clone()),
+                                format!("session {name}: {e}"),
+                            )
+                        });
+                    }
+                    Ok(a) => {
+                        if let Err(m) = valid_answer(&req, &a) {
+                            first_error.get_or_insert_with(|| {
+                                Self::target_error(step, Some(req.clone()), m)
+                            });
+                        } else if a.get("ok") == Some(&Value::Bool(true)) {
+                            acked.push((req, a));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let list = self.fill_text(step, &c.list)?;
+        let tasks = self.listing(step, VERIFY_SESSION, &list)?;
+        self.end(VERIFY_SESSION, false)
+            .map_err(|e| Self::target_error(step, None, format!("verification session: {e}")))?;
+        let broken = verify(c.verify, &acked, &tasks);
+        if broken.is_empty() {
+            return Ok(());
+        }
+        let summary = format!(
+            "{}: {} of {} acknowledged; {} violation(s): {}",
+            c.verify.as_str(),
+            acked.len(),
+            sent,
+            broken.len(),
+            broken
+                .iter()
+                .take(10)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        match c.expect.get(self.config.profile) {
+            Some(VerifyExpect::Any) | None => {
+                self.notes.push(format!(
+                    "steps[{}] (not promised under {}): {summary}",
+                    step.index, self.config.profile
+                ));
+                Ok(())
+            }
+            Some(VerifyExpect::Holds) => Err(self.fail(
+                step,
+                None,
+                json!({"verify": c.verify.as_str(), "expect": "holds"}),
+                json!({"acknowledged": acked.len(), "sent": sent, "violations": broken}),
+                summary,
+            )),
+        }
+    }
+}
+
+/// Writes a file, creating its folders.
+fn write_creating(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, bytes)
+}
+
+/// Checks that `answer` is a protocol-valid answer to `request` (SPEC §2). A request whose
+/// op is not one of the protocol's can only be judged as a failure or a plain success.
+fn valid_answer(request: &Value, answer: &Value) -> Result<(), String> {
+    let op = request
+        .get("op")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<Op>().ok());
+    let checked = match op {
+        Some(op) => Response::from_json(answer, op).map(|_| ()),
+        None => match answer.get("ok") {
+            Some(Value::Bool(true)) => Ok(()),
+            _ => Response::from_json(answer, Op::Delete).map(|_| ()),
+        },
+    };
+    checked.map_err(|reason| {
+        let op = op.map_or("malformed", Op::as_str);
+        format!("the adapter answered a {op} request with a malformed response: {reason}: {answer}")
+    })
+}
+
+/// What breaks `inv` in the graph, in words.
+fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
+    match inv {
+        Invariant::Acyclic => g
+            .cycles()
+            .into_iter()
+            .map(|c| {
+                let path: Vec<String> = c.iter().map(TaskId::to_string).collect();
+                format!("acyclic: cycle {}", path.join(" -> "))
+            })
+            .collect(),
+        Invariant::Mirrored => g
+            .half_edges()
+            .into_iter()
+            .map(|h| match h.missing {
+                crate::graph::MissingSide::BlockedBy => format!(
+                    "mirrored: {} blocks {} but {}'s blockedBy lacks {}",
+                    h.blocker, h.blocked, h.blocked, h.blocker
+                ),
+                crate::graph::MissingSide::Blocks => format!(
+                    "mirrored: {} is blockedBy {} but {}'s blocks lacks {}",
+                    h.blocked, h.blocker, h.blocker, h.blocked
+                ),
+            })
+            .collect(),
+        Invariant::NoDangling => g
+            .dangling()
+            .into_iter()
+            .map(|d| {
+                format!(
+                    "no_dangling: task {}'s {} names missing task {}",
+                    d.task,
+                    if d.in_blocked_by {
+                        "blockedBy"
+                    } else {
+                        "blocks"
+                    },
+                    d.missing
+                )
+            })
+            .collect(),
+        Invariant::CompletedBlockers => g
+            .completed_with_unfinished_blockers()
+            .into_iter()
+            .map(|(t, bs)| {
+                let bs: Vec<String> = bs.iter().map(TaskId::to_string).collect();
+                format!(
+                    "completed_blockers: task {t} is completed but its blockers {} are not",
+                    bs.join(", ")
+                )
+            })
+            .collect(),
+        Invariant::UniqueIds => g
+            .duplicate_ids()
+            .iter()
+            .map(|id| format!("unique_ids: id {id} is listed more than once"))
+            .collect(),
+    }
+}
+
+/// Judges a concurrent block's acknowledged requests against the listing afterwards.
+fn verify(v: Verify, acked: &[(Value, Value)], tasks: &[Task]) -> Vec<String> {
+    let by_id: BTreeMap<String, &Task> = tasks.iter().map(|t| (t.id.to_string(), t)).collect();
+    let text = |v: Option<&Value>| -> String {
+        match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        }
+    };
+    let mut out = Vec::new();
+    match v {
+        Verify::MetadataKept => {
+            // (task, key) -> every value an acknowledged update set; a key set by several
+            // updates may hold any of them.
+            let mut want: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+            for (req, _) in acked {
+                if req.get("op").and_then(Value::as_str) != Some("update") {
+                    continue;
+                }
+                let id = text(req.get("id"));
+                if let Some(Value::Object(md)) = req.pointer("/patch/metadata") {
+                    for (k, val) in md {
+                        if !val.is_null() {
+                            want.entry((id.clone(), k.clone()))
+                                .or_default()
+                                .push(val.clone());
+                        }
+                    }
+                }
+            }
+            for ((id, key), values) in want {
+                let got = by_id
+                    .get(&id)
+                    .and_then(|t| t.metadata.as_ref())
+                    .and_then(|m| m.get(&key));
+                match got {
+                    Some(g) if values.contains(g) => {}
+                    Some(g) => out.push(format!(
+                        "task {id}: metadata {key} is {g}, set to {}",
+                        values[0]
+                    )),
+                    None => out.push(format!(
+                        "task {id}: metadata {key} set by an acknowledged update is gone"
+                    )),
+                }
+            }
+        }
+        Verify::UniqueIds => {
+            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+            for (req, answer) in acked {
+                if req.get("op").and_then(Value::as_str) != Some("create") {
+                    continue;
+                }
+                let id = text(answer.pointer("/task/id"));
+                *seen.entry(id.clone()).or_default() += 1;
+                let subject = text(req.pointer("/task/subject"));
+                match by_id.get(&id) {
+                    None => out.push(format!("created task {id} ({subject:?}) is missing")),
+                    Some(t) if t.subject != subject => out.push(format!(
+                        "created task {id} ({subject:?}) holds {:?}",
+                        t.subject
+                    )),
+                    Some(_) => {}
+                }
+            }
+            for (id, n) in seen {
+                if n > 1 {
+                    out.push(format!("id {id} was handed out {n} times"));
+                }
+            }
+        }
+        Verify::OneClaim => {
+            let mut claims: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (req, _) in acked {
+                if req.get("op").and_then(Value::as_str) != Some("claim") {
+                    continue;
+                }
+                claims
+                    .entry(text(req.get("id")))
+                    .or_default()
+                    .push(text(req.get("owner")));
+            }
+            for (id, owners) in claims {
+                if owners.len() > 1 {
+                    out.push(format!(
+                        "task {id} was claimed {} times ({})",
+                        owners.len(),
+                        owners.join(", ")
+                    ));
+                } else if let Some(t) = by_id.get(&id)
+                    && t.owner.as_deref() != Some(owners[0].as_str())
+                {
+                    out.push(format!(
+                        "task {id} was claimed by {} but its owner is {:?}",
+                        owners[0], t.owner
+                    ));
+                }
+            }
+        }
+        Verify::Acyclic => {
+            out.extend(violations(&Graph::new(tasks), Invariant::Acyclic));
+        }
+    }
+    out
+}

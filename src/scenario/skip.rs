@@ -1,0 +1,139 @@
+//! Skip files: the scenarios a target is known to fail, each with the reason.
+//!
+//! Format (docs/reports.md): one scenario id per line, then whitespace, then the reason,
+//! which is required; `#` starts a comment; blank lines are ignored. A listed scenario that
+//! fails is reported as skipped with its reason; one that passes is an "unexpected pass" and
+//! fails the run, so a skip list cannot rot once the target is fixed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A malformed skip file, or one naming scenarios that do not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkipError {
+    #[error("{file}: failed to read: {message}")]
+    Io { file: PathBuf, message: String },
+    #[error("{file}:{line}: {message}")]
+    Line {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Scenario id -> why it is expected to fail, with where it was listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkipList {
+    entries: BTreeMap<String, (String, PathBuf, usize)>,
+}
+
+impl SkipList {
+    /// Reads a skip file; entries from several files add up.
+    pub fn add_file(&mut self, file: &Path) -> Result<(), SkipError> {
+        let text = std::fs::read_to_string(file).map_err(|e| SkipError::Io {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        self.add_text(&text, file)
+    }
+
+    /// Reads skip-file text; `file` names it in errors.
+    pub fn add_text(&mut self, text: &str, file: &Path) -> Result<(), SkipError> {
+        for (n, raw) in text.lines().enumerate() {
+            let line = n + 1;
+            let content = raw.split('#').next().unwrap_or("").trim();
+            if content.is_empty() {
+                continue;
+            }
+            let err = |message: String| SkipError::Line {
+                file: file.to_path_buf(),
+                line,
+                message,
+            };
+            let (id, reason) = match content.split_once(char::is_whitespace) {
+                Some((id, reason)) => (id, reason.trim()),
+                None => (content, ""),
+            };
+            if reason.is_empty() {
+                return Err(err(format!(
+                    "{id}: a reason is required after the scenario id"
+                )));
+            }
+            if let Some((_, f, l)) = self.entries.get(id) {
+                return Err(err(format!(
+                    "{id} is already listed at {}:{l}",
+                    f.display()
+                )));
+            }
+            self.entries.insert(
+                id.to_string(),
+                (reason.to_string(), file.to_path_buf(), line),
+            );
+        }
+        Ok(())
+    }
+
+    /// Why `id` is expected to fail, if it is listed.
+    pub fn reason(&self, id: &str) -> Option<&str> {
+        self.entries.get(id).map(|(r, _, _)| r.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Checks that every listed id names a known scenario.
+    pub fn check_known<'a>(
+        &self,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), SkipError> {
+        let known: std::collections::BTreeSet<&str> = known.into_iter().collect();
+        for (id, (_, file, line)) in &self.entries {
+            if !known.contains(id.as_str()) {
+                return Err(SkipError::Line {
+                    file: file.clone(),
+                    line: *line,
+                    message: format!("{id} matches no scenario"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_reasons_and_comments() {
+        let mut s = SkipList::default();
+        s.add_text(
+            "# known failures\n\nrt04-cycle   cycles are accepted (issue 12)  # upstream\n",
+            Path::new("skip.txt"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.reason("rt04-cycle"),
+            Some("cycles are accepted (issue 12)")
+        );
+        assert!(s.check_known(["rt04-cycle"]).is_ok());
+        let e = s.check_known(["other"]).unwrap_err();
+        assert_eq!(e.to_string(), "skip.txt:3: rt04-cycle matches no scenario");
+    }
+
+    #[test]
+    fn a_reason_is_required_and_ids_are_listed_once() {
+        let e = SkipList::default()
+            .add_text("a\n", Path::new("s"))
+            .unwrap_err();
+        assert!(
+            e.to_string().starts_with("s:1: a: a reason is required"),
+            "{e}"
+        );
+        let e = SkipList::default()
+            .add_text("a x\na y\n", Path::new("s"))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "s:2: a is already listed at s:1");
+    }
+}
