@@ -152,12 +152,17 @@ class S07Store:
             if e.errno == errno.ELOOP:
                 raise Failure("corrupt", f"{name} is a symbolic link") from None
             raise
-        with os.fdopen(fd, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            os.close(fd)
+            raise
+        if not stat.S_ISREG(mode):
+            os.close(fd)
             if stat.S_ISDIR(mode):
                 return None  # a folder is not a task file (S15)
-            if not stat.S_ISREG(mode):
-                raise Failure("corrupt", f"{name} is not a regular file")
+            raise Failure("corrupt", f"{name} is not a regular file")
+        with os.fdopen(fd, "rb") as f:
             data = f.read()
         try:
             task = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
