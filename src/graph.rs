@@ -172,8 +172,8 @@ impl Graph {
             while let Some((v, rest)) = work.last_mut() {
                 let v = *v;
                 if let Some(w) = rest.pop() {
-                    if !index.contains_key(&w) {
-                        index.insert(w, next);
+                    if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(w) {
+                        slot.insert(next);
                         low.insert(w, next);
                         next += 1;
                         stack.push(w);

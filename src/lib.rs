@@ -6,6 +6,7 @@
 //! the target to; the result goes out as events to the reporters ([`report`]).
 //! The reference behaviour is the strict [`store`], built on the wire types of [`task`].
 
+pub mod check;
 pub mod cli;
 pub mod fuzz;
 pub mod graph;

@@ -23,7 +23,7 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_fuzz_target_replays_its_corpus_and_regressions() {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let fuzz = util::repo().join("fuzz");
     for target in targets::TARGETS {
         assert!(
             fuzz.join("fuzz_targets")
@@ -44,9 +44,7 @@ fn every_fuzz_target_replays_its_corpus_and_regressions() {
 
 #[test]
 fn every_fuzz_target_is_registered_in_the_fuzz_crate() {
-    let manifest =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/Cargo.toml"))
-            .unwrap();
+    let manifest = std::fs::read_to_string(util::repo().join("fuzz/Cargo.toml")).unwrap();
     for target in targets::TARGETS {
         assert!(
             manifest.contains(&format!("name = \"{target}\"")),
@@ -56,10 +54,9 @@ fn every_fuzz_target_is_registered_in_the_fuzz_crate() {
 }
 
 fn fuzz(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(util::bin())
+    let out = util::taskproof()
         .arg("fuzz")
         .args(args)
-        .env("CI", "1")
         .output()
         .expect("taskproof runs");
     let text = format!(
@@ -71,10 +68,9 @@ fn fuzz(args: &[&str]) -> (i32, String) {
 }
 
 fn run(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(util::bin())
+    let out = util::taskproof()
         .arg("run")
         .args(args)
-        .env("CI", "1")
         .output()
         .expect("taskproof runs");
     (

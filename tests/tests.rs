@@ -1,10 +1,10 @@
-//! The integration tests, as one binary (ripgrep's layout): each module tests one part.
+//! The integration tests, as one binary (ripgrep's layout): each module tests one command
+//! through the built `taskproof` binary.
 
-mod fuzz;
 mod util;
 
-//mod store_kill;
+mod check;
+mod fuzz;
+mod run;
 mod store_model;
-//mod store_multiprocess;
-//mod store_rules;
-//mod store_symlink;
+mod suite;

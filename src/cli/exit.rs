@@ -8,3 +8,10 @@ pub const FOUND: i32 = 1;
 /// The command could not run as asked: bad arguments, or a file (scenario, skip list,
 /// report path) that cannot be read or is malformed.
 pub const USAGE: i32 = 2;
+
+/// Hook mode (`check --stdin`), Claude Code's convention: the action is refused and stderr
+/// goes to the model.
+pub const HOOK_BLOCK: i32 = 2;
+/// Hook mode: the hook itself could not judge (unreadable input). Claude Code shows stderr
+/// to the user and lets the action go on: a broken hook must not stall the agent.
+pub const HOOK_ERROR: i32 = 1;

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
 //! (see [`exit`]).
 
+pub mod check;
 pub mod exit;
 pub mod fuzz;
 pub mod run;
@@ -20,6 +21,9 @@ pub struct Cli {
 pub enum Command {
     /// Run scenario files against a target and report pass, fail, skip or error for each.
     Run(run::Args),
+    /// Audit task folders on disk (and repair them with --fix), or judge a change as a
+    /// Claude Code hook (--stdin).
+    Check(check::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
     /// Run random operation sequences against a target and its profile's model.
@@ -42,6 +46,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Check(a) => check::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Fuzz(a) => fuzz::run(a),
     };

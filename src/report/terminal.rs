@@ -113,7 +113,8 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     Err(e) => format!("hello failed: {e}"),
                 };
                 let text = format!(
-                    "running {total} scenarios against {} ({about}) under profile {profile}\n",
+                    "running {total} scenario{} against {} ({about}) under profile {profile}\n",
+                    if *total == 1 { "" } else { "s" },
                     target.spec
                 );
                 self.emit(&text)?;

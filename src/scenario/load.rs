@@ -92,7 +92,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, Vec<LoadError>> {
 fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
     let io = |e: std::io::Error| LoadError::Io {
         file: p.to_path_buf(),
-        message: e.to_string(),
+        message: format!("failed to read: {e}"),
     };
     let meta = std::fs::metadata(p).map_err(io)?;
     if !meta.is_dir() {
@@ -784,7 +784,7 @@ fn parse_verify_expect(v: &Value, path: &str) -> Result<VerifyExpect, Bad> {
 
 fn parse_concurrent(v: &Value, path: &str, active: &[Profile]) -> Result<Concurrent, Bad> {
     let o = Obj::new(v, path)?;
-    o.deny_unknown(&["lanes", "verify", "list", "expect"])?;
+    o.deny_unknown(&["lanes", "lockstep", "verify", "list", "expect"])?;
     let lanes_v = match o.req("lanes")? {
         Value::Array(a) if !a.is_empty() => a,
         _ => return Err(bad(o.at("lanes"), "expected a non-empty array of lanes")),
@@ -823,6 +823,22 @@ fn parse_concurrent(v: &Value, path: &str, active: &[Profile]) -> Result<Concurr
             send: lo.req("send")?.clone(),
         });
     }
+    let lockstep = match o.get("lockstep") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(bad(
+                o.at("lockstep"),
+                format!("expected true or false, got {other}"),
+            ));
+        }
+    };
+    if lockstep && lanes.iter().any(|l| l.repeat != lanes[0].repeat) {
+        return Err(bad(
+            o.at("lockstep"),
+            "lanes in lockstep must all have the same repeat",
+        ));
+    }
     let verify_name = o.req_str("verify")?;
     let verify = Verify::ALL
         .into_iter()
@@ -842,6 +858,7 @@ fn parse_concurrent(v: &Value, path: &str, active: &[Profile]) -> Result<Concurr
     };
     Ok(Concurrent {
         lanes,
+        lockstep,
         verify,
         list: o.req_str("list")?,
         expect,

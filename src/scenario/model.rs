@@ -289,6 +289,10 @@ impl Invariant {
 #[derive(Debug, Clone)]
 pub struct Concurrent {
     pub lanes: Vec<Lane>,
+    /// Lanes meet before every repetition, not only at the start, so that the n-th requests
+    /// of all lanes really race (lanes that only start together drift apart, and then a
+    /// race on the same task is rare).
+    pub lockstep: bool,
     pub verify: Verify,
     /// The list the verification reads.
     pub list: String,

@@ -272,7 +272,9 @@ pub fn probe(config: &RunConfig) -> TargetInfo {
             let stderr = s.stderr();
             TargetInfo {
                 spec,
-                hello: closed.map(|()| hello).map_err(|e| e.to_string()),
+                hello: closed
+                    .map(|()| hello)
+                    .map_err(|e| format!("answered, but then at end of input: {e}")),
                 stderr,
             }
         }
@@ -363,9 +365,16 @@ pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Sc
             )
         }
     };
+    let mut notes = notes;
     let result = match config.skips.reason(&s.id) {
         None => result,
         Some(reason) => match result {
+            Ok(Outcome::Pass) if config.skips.is_racy(&s.id) => {
+                notes.push(format!(
+                    "listed as a racy expected failure ({reason}), and passed this time"
+                ));
+                Ok(Outcome::Pass)
+            }
             Ok(Outcome::Pass) => Ok(Outcome::Fail(vec![StepFailure {
                 step: None,
                 session: None,
@@ -1042,16 +1051,26 @@ impl Run<'_> {
                 .into_iter()
                 .map(|(name, mut s, reqs)| {
                     let barrier = &barrier;
+                    let lockstep = c.lockstep;
                     scope.spawn(move || {
                         let mut log = Vec::with_capacity(reqs.len());
+                        let mut broke = false;
                         barrier.wait();
-                        for r in reqs {
-                            let answer = s.call(&r);
-                            let broke = answer.is_err();
-                            log.push((r, answer));
+                        for (k, r) in reqs.into_iter().enumerate() {
+                            if lockstep && k > 0 {
+                                barrier.wait();
+                            }
+                            // A broken session sends nothing more, but in lockstep it keeps
+                            // meeting the barrier, so no other lane waits for it forever.
                             if broke {
+                                if lockstep {
+                                    continue;
+                                }
                                 break;
                             }
+                            let answer = s.call(&r);
+                            broke = answer.is_err();
+                            log.push((r, answer));
                         }
                         (name, s, log)
                     })
@@ -1330,4 +1349,107 @@ fn verify(v: Verify, acked: &[(Value, Value)], tasks: &[Task]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: u64, owner: Option<&str>, metadata: Value) -> Task {
+        let mut t = Task::new(TaskId(id), format!("t{id}"));
+        t.owner = owner.map(str::to_string);
+        t.metadata = metadata.as_object().cloned().filter(|m| !m.is_empty());
+        t
+    }
+
+    fn update(id: &str, md: Value) -> (Value, Value) {
+        (
+            json!({"op": "update", "list": "l", "id": id, "patch": {"metadata": md}}),
+            json!({"ok": true}),
+        )
+    }
+
+    #[test]
+    fn metadata_kept_finds_a_lost_acknowledged_key() {
+        let acked = [update("1", json!({"a0": 0})), update("1", json!({"b0": 0}))];
+        let kept = [task(1, None, json!({"a0": 0, "b0": 0}))];
+        assert!(verify(Verify::MetadataKept, &acked, &kept).is_empty());
+        let lost = [task(1, None, json!({"b0": 0}))];
+        assert_eq!(
+            verify(Verify::MetadataKept, &acked, &lost),
+            vec!["task 1: metadata a0 set by an acknowledged update is gone"]
+        );
+    }
+
+    #[test]
+    fn unique_ids_finds_an_id_handed_out_twice() {
+        let create = |s: &str, id: &str| {
+            (
+                json!({"op": "create", "list": "l", "task": {"subject": s}}),
+                json!({"ok": true, "task": {"id": id, "subject": s}}),
+            )
+        };
+        let acked = [create("t1", "1"), create("t2", "1")];
+        let listed = [task(1, None, json!({}))];
+        let found = verify(Verify::UniqueIds, &acked, &listed);
+        assert!(
+            found.contains(&"id 1 was handed out 2 times".to_string()),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&"created task 1 (\"t2\") holds \"t1\"".to_string()),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn one_claim_finds_a_double_claim_and_a_wrong_owner() {
+        let claim = |id: &str, owner: &str| {
+            (
+                json!({"op": "claim", "list": "l", "id": id, "owner": owner}),
+                json!({"ok": true}),
+            )
+        };
+        let listed = [task(1, Some("a"), json!({})), task(2, Some("x"), json!({}))];
+        let found = verify(
+            Verify::OneClaim,
+            &[claim("1", "a"), claim("1", "b"), claim("2", "c")],
+            &listed,
+        );
+        assert_eq!(
+            found,
+            vec![
+                "task 1 was claimed 2 times (a, b)",
+                "task 2 was claimed by c but its owner is Some(\"x\")"
+            ]
+        );
+    }
+
+    #[test]
+    fn answers_are_checked_against_their_request() {
+        let get = json!({"op": "get", "list": "l", "id": "1"});
+        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
+        assert!(valid_answer(&get, &json!({"ok": true})).is_err());
+        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "nope"}})).is_err());
+        let malformed = json!({"op": "fly"});
+        assert!(
+            valid_answer(
+                &malformed,
+                &json!({"ok": false, "error": {"kind": "invalid"}})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_summary_line_counts_errors_as_failed() {
+        let s = Summary {
+            passed: 3,
+            failed: 1,
+            skipped: 2,
+            errors: 1,
+        };
+        assert_eq!(s.line(), "3 passed, 2 failed, 2 skipped");
+        assert!(!s.ok());
+    }
 }

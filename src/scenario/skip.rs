@@ -3,7 +3,9 @@
 //! Format (docs/reports.md): one scenario id per line, then whitespace, then the reason,
 //! which is required; `#` starts a comment; blank lines are ignored. A listed scenario that
 //! fails is reported as skipped with its reason; one that passes is an "unexpected pass" and
-//! fails the run, so a skip list cannot rot once the target is fixed.
+//! fails the run, so a skip list cannot rot once the target is fixed. An id written with a
+//! trailing `?` is a racy entry: a failure that depends on timing (a lost update between
+//! concurrent writers), so a pass is reported but is not an error.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,8 @@ pub enum SkipError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkipList {
     entries: BTreeMap<String, (String, PathBuf, usize)>,
+    /// Ids listed with a trailing `?`: expected to fail, allowed to pass.
+    racy: std::collections::BTreeSet<String>,
 }
 
 impl SkipList {
@@ -54,6 +58,10 @@ impl SkipList {
                 Some((id, reason)) => (id, reason.trim()),
                 None => (content, ""),
             };
+            let (id, racy) = match id.strip_suffix('?') {
+                Some(id) => (id, true),
+                None => (id, false),
+            };
             if reason.is_empty() {
                 return Err(err(format!(
                     "{id}: a reason is required after the scenario id"
@@ -69,6 +77,9 @@ impl SkipList {
                 id.to_string(),
                 (reason.to_string(), file.to_path_buf(), line),
             );
+            if racy {
+                self.racy.insert(id.to_string());
+            }
         }
         Ok(())
     }
@@ -78,8 +89,18 @@ impl SkipList {
         self.entries.get(id).map(|(r, _, _)| r.as_str())
     }
 
+    /// Whether `id` was listed as racy (`ID?`): its failure depends on timing.
+    pub fn is_racy(&self, id: &str) -> bool {
+        self.racy.contains(id)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// How many scenarios are listed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
     /// Checks that every listed id names a known scenario.
@@ -104,6 +125,23 @@ impl SkipList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trailing_question_mark_marks_a_racy_entry() {
+        let mut l = SkipList::default();
+        l.add_text(
+            "lost-update?  needs two writers to overlap\nrt04  no cycle check\n",
+            Path::new("f"),
+        )
+        .unwrap();
+        assert_eq!(
+            l.reason("lost-update"),
+            Some("needs two writers to overlap")
+        );
+        assert!(l.is_racy("lost-update"));
+        assert!(!l.is_racy("rt04"));
+        assert_eq!(l.len(), 2);
+    }
 
     #[test]
     fn ids_reasons_and_comments() {

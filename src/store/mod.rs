@@ -10,7 +10,7 @@ mod naive;
 mod strict;
 
 pub use fsys::{Dir, LOCK_NAME, LockGuard, ReadError, TMP_NAME};
-pub use journal::JOURNAL_NAME;
+pub use journal::{JOURNAL_NAME, recover as replay_journal};
 pub use mutant::Mutant;
 pub use naive::NaiveStore;
 pub use strict::{HIGHWATERMARK_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, StrictStore};

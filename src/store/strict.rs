@@ -485,8 +485,8 @@ impl StrictStore {
 }
 
 /// What a read of one task found.
-// Slots live only in one operation's cache, a handful at a time, so the size of a Task
-// inline costs nothing worth a Box.
+// Slots live in a per-operation cache of a handful of tasks; boxing would only add
+// allocations.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Slot {

@@ -1,0 +1,645 @@
+//! The audit of one list folder: read every file the way the strict store would (never
+//! through a link), judge each task file on its own (S15, S17), then judge the list as a
+//! whole through [`crate::graph::Graph`] (S1, S5–S8, S10) and the store's own files (S14,
+//! S18).
+//!
+//! Reading takes no lock and writes nothing. When the list's `.lock` exists, the audit tries
+//! to hold it shared while it reads, so a store that follows the reference store's
+//! convention cannot be half-way through a change under it; when a writer holds it, the audit
+//! reads anyway and says so ([`ListAudit::busy`]), and leaves temporary files alone, since
+//! that writer may own them.
+//!
+//! Missing ids: a reference to an id no task file holds is judged against the highest id the
+//! list is known to have assigned (the larger of `.highwatermark` and the highest task file):
+//! at or below it, the id was assigned and its task is gone, so the reference is one a delete
+//! left behind (S10, orphan); above it, the id was never assigned (S6, dangling). Ids whose
+//! file exists but cannot be read are never called missing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{self as rfs, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+use serde_json::Value;
+
+use super::finding::{EdgeField, Finding, FindingKind, Repair};
+use super::wire;
+use crate::graph::{Graph, MissingSide};
+use crate::protocol::Layout;
+use crate::store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError, TMP_NAME};
+use crate::task::{Status, Strictness, Task, TaskId};
+
+/// Who holds the list's lock while the audit reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locking {
+    /// The caller holds it exclusively (`--fix`): nothing else writes; temporary files are
+    /// certainly stale.
+    Held,
+    /// Try to hold it shared for the read, without creating `.lock`.
+    Probe,
+}
+
+/// A task file that decoded, as read.
+#[derive(Debug, Clone)]
+pub struct TaskFile {
+    pub name: String,
+    pub task: Task,
+    /// The file's exact bytes, so a repair can tell whether it changed since.
+    pub bytes: Vec<u8>,
+}
+
+/// What the audit of one list found.
+#[derive(Debug, Clone)]
+pub struct ListAudit {
+    pub name: String,
+    pub layout: Layout,
+    /// Task files whose id matches their name, which is what a store sees as the list.
+    pub tasks: Vec<TaskFile>,
+    /// Ids of every task file name present, readable or not.
+    pub present: BTreeSet<TaskId>,
+    /// The highest id the list is known to have assigned.
+    pub bound: u64,
+    /// The `.highwatermark` value, when readable.
+    pub highwatermark: Option<u64>,
+    pub findings: Vec<Finding>,
+    /// Another process held the list's lock while it was read.
+    pub busy: bool,
+}
+
+impl ListAudit {
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
+/// The layout a folder's names suggest: `s07` when it has more `task_{n}.json` files than
+/// `{n}.json` files, `claude-code` otherwise (also when empty).
+pub fn detect_layout<'a>(names: impl IntoIterator<Item = &'a str>) -> Layout {
+    let (mut cc, mut s07) = (0usize, 0usize);
+    for n in names {
+        if Layout::ClaudeCode.task_id_of(n).is_some() {
+            cc += 1;
+        } else if Layout::S07.task_id_of(n).is_some() {
+            s07 += 1;
+        }
+    }
+    if s07 > cc {
+        Layout::S07
+    } else {
+        Layout::ClaudeCode
+    }
+}
+
+/// Tries to hold the list's lock shared. `Ok(None)` with `busy` false when there is no lock
+/// file (nothing to wait for, and the audit must not create one).
+fn probe_lock(dir: &Dir) -> io::Result<(Option<OwnedFd>, bool)> {
+    let fd = match rfs::openat(
+        dir.as_fd(),
+        LOCK_NAME,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        // Absent, or a link (reported as a finding below): there is no lock to honour.
+        Err(Errno::NOENT | Errno::LOOP) => return Ok((None, false)),
+        Err(e) => return Err(io::Error::from_raw_os_error(e.raw_os_error())),
+    };
+    match rfs::flock(&fd, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => Ok((Some(fd), false)),
+        Err(Errno::WOULDBLOCK) => Ok((None, true)),
+        Err(e) => Err(io::Error::from_raw_os_error(e.raw_os_error())),
+    }
+}
+
+/// Whether `name` is a temporary file of the reference store: `.tmp` (written under the
+/// lock) or `.tmp.{pid}.{n}` (written without it). Returns the writer's pid for the latter.
+fn temp_file(name: &str) -> Option<Option<i32>> {
+    if name == TMP_NAME {
+        return Some(None);
+    }
+    let rest = name.strip_prefix(".tmp.")?;
+    let (pid, n) = rest.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(n) {
+        return None;
+    }
+    Some(Some(pid.parse().ok()?))
+}
+
+/// Whether a process with this pid exists (a pid that was reused counts as alive, which
+/// only ever keeps a file).
+pub(crate) fn process_alive(pid: i32) -> bool {
+    match rustix::process::Pid::from_raw(pid) {
+        Some(p) => !matches!(rustix::process::test_kill_process(p), Err(Errno::SRCH)),
+        None => true,
+    }
+}
+
+fn link_target(dir: &Dir, name: &str) -> String {
+    match rfs::readlinkat(dir.as_fd(), name, Vec::new()) {
+        Ok(t) => format!(" to {}", t.to_string_lossy()),
+        Err(_) => String::new(),
+    }
+}
+
+/// Audits the list folder `dir`, named `name`, read in `layout`.
+pub fn audit_dir(dir: &Dir, name: &str, layout: Layout, locking: Locking) -> io::Result<ListAudit> {
+    let (_shared, busy) = match locking {
+        Locking::Held => (None, false),
+        Locking::Probe => probe_lock(dir)?,
+    };
+    let mut entries: Vec<String> = dir.entries()?.into_iter().map(|(n, _)| n).collect();
+    entries.sort_by_key(|n| {
+        (
+            layout.task_id_of(n).map_or(u64::MAX, TaskId::get),
+            n.clone(),
+        )
+    });
+
+    let mut findings = Vec::new();
+    let mut present = BTreeSet::new();
+    let mut decoded: Vec<TaskFile> = Vec::new();
+    let mut by_content_id: BTreeMap<TaskId, Vec<String>> = BTreeMap::new();
+    let mut has_journal = false;
+    let mut highwatermark_bytes = None;
+
+    for file in &entries {
+        let f = |kind, message: String| Finding::new(name, file.clone(), kind, message);
+        if let Some(id) = layout.task_id_of(file) {
+            let bytes = match dir.read(file) {
+                Ok(b) => b,
+                // Gone since the listing, or a folder: neither is a task file (S15).
+                Err(ReadError::Missing | ReadError::Folder) => continue,
+                Err(ReadError::Symlink) => {
+                    present.insert(id);
+                    let to = link_target(dir, file);
+                    findings.push(
+                        f(
+                            FindingKind::Symlink,
+                            format!(
+                                "is a symbolic link{to}; a store never reads or writes through it, so task {id} cannot be read"
+                            ),
+                        )
+                        .involving([id]),
+                    );
+                    continue;
+                }
+                Err(ReadError::Special) => {
+                    present.insert(id);
+                    findings.push(
+                        f(FindingKind::NotAFile, "is not a regular file".into()).involving([id]),
+                    );
+                    continue;
+                }
+                Err(ReadError::Io(e)) => {
+                    present.insert(id);
+                    findings.push(
+                        f(FindingKind::NotAFile, format!("cannot be read: {e}")).involving([id]),
+                    );
+                    continue;
+                }
+            };
+            present.insert(id);
+            let value: Value = match serde_json::from_slice(&bytes) {
+                Ok(v) => v,
+                Err(e) => {
+                    findings.push(
+                        f(
+                            FindingKind::MalformedJson,
+                            format!("is not valid JSON: {e}"),
+                        )
+                        .involving([id]),
+                    );
+                    continue;
+                }
+            };
+            let Some(task) = judge_task_value(&value, layout, |kind, message| {
+                findings.push(f(kind, message).involving([id]));
+            }) else {
+                continue;
+            };
+            by_content_id.entry(task.id).or_default().push(file.clone());
+            if task.id != id {
+                findings.push(
+                    f(
+                        FindingKind::IdMismatch,
+                        format!(
+                            "holds id {:?}, but its name says {id}; a store reads it as corrupt",
+                            task.id.to_string()
+                        ),
+                    )
+                    .involving([id, task.id]),
+                );
+                continue;
+            }
+            decoded.push(TaskFile {
+                name: file.clone(),
+                task,
+                bytes,
+            });
+        } else if let Some(pid) = temp_file(file) {
+            if busy {
+                continue;
+            }
+            let stale = match pid {
+                // `.tmp` is only written under the lock, which nobody else holds now.
+                None => true,
+                Some(pid) => !process_alive(pid),
+            };
+            if stale {
+                findings.push(
+                    f(
+                        FindingKind::StaleTemp,
+                        "a temporary file left by a writer that died mid-write".into(),
+                    )
+                    .repair(Repair::RemoveTemp { name: file.clone() }),
+                );
+            }
+        } else if file == JOURNAL_NAME || file == HIGHWATERMARK_NAME || file == LOCK_NAME {
+            match dir.entry_type(file)? {
+                Some(rfs::FileType::Symlink) => {
+                    let to = link_target(dir, file);
+                    findings.push(f(
+                        FindingKind::Symlink,
+                        format!("is a symbolic link{to}; a store never reads or writes through it"),
+                    ));
+                    continue;
+                }
+                Some(rfs::FileType::RegularFile) => {}
+                Some(_) => {
+                    findings.push(f(FindingKind::NotAFile, "is not a regular file".into()));
+                    continue;
+                }
+                None => continue,
+            }
+            if file == JOURNAL_NAME {
+                has_journal = true;
+            } else if file == HIGHWATERMARK_NAME {
+                highwatermark_bytes = Some(dir.read(file));
+            }
+        }
+    }
+
+    if has_journal && !busy {
+        findings.push(
+            Finding::new(
+                name,
+                JOURNAL_NAME,
+                FindingKind::InterruptedChange,
+                "a change to several files was interrupted; until it is replayed the tasks it touches may disagree".into(),
+            )
+            .repair(Repair::ReplayJournal),
+        );
+    }
+
+    for (id, files) in &by_content_id {
+        if files.len() > 1 {
+            for file in &files[1..] {
+                findings.push(
+                    Finding::new(
+                        name,
+                        file.clone(),
+                        FindingKind::DuplicateId,
+                        format!("holds id {id}, as {} does too", files[0]),
+                    )
+                    .involving([*id]),
+                );
+            }
+        }
+    }
+
+    let highest = present.iter().next_back().map_or(0, |i| i.get());
+    let mut highwatermark = None;
+    if layout == Layout::ClaudeCode
+        && let Some(read) = highwatermark_bytes
+    {
+        let f = |message: String| {
+            Finding::new(
+                name,
+                HIGHWATERMARK_NAME,
+                FindingKind::Highwatermark,
+                message,
+            )
+        };
+        match read {
+            Ok(bytes) => match parse_highwatermark(&bytes) {
+                Some(h) => {
+                    highwatermark = Some(h);
+                    if h < highest {
+                        findings.push(
+                            f(format!(
+                                "says {h}, below the highest task id {highest}; the next create could reuse an id"
+                            ))
+                            .repair(Repair::RaiseHighwatermark { to: highest }),
+                        );
+                    }
+                }
+                None => findings.push(
+                    f(format!(
+                        "holds {:?}, not a number; the highest id ever assigned is lost",
+                        String::from_utf8_lossy(&bytes)
+                    ))
+                    .repair(Repair::RaiseHighwatermark { to: highest }),
+                ),
+            },
+            Err(ReadError::Missing) => {}
+            Err(e) => findings.push(f(format!("cannot be read: {e}"))),
+        }
+    }
+    let bound = highest.max(highwatermark.unwrap_or(0));
+
+    let tasks: Vec<Task> = decoded.iter().map(|t| t.task.clone()).collect();
+    findings.extend(judge_tasks(name, layout, &tasks, &present, bound));
+    sort_findings(&mut findings, layout);
+    Ok(ListAudit {
+        name: name.to_string(),
+        layout,
+        tasks: decoded,
+        present,
+        bound,
+        highwatermark,
+        findings,
+        busy,
+    })
+}
+
+/// The high-watermark as the reference store reads it: a number, whitespace around it.
+fn parse_highwatermark(bytes: &[u8]) -> Option<u64> {
+    std::str::from_utf8(bytes).ok()?.trim().parse().ok()
+}
+
+/// Judges one task object as read from disk (or from a hook) on its own. Reports each
+/// problem through `report` and returns the task when it can be read at all, leniently: a
+/// task with an unknown status still has edges an agent follows, so it stays in the graph.
+pub fn judge_task_value(
+    value: &Value,
+    layout: Layout,
+    mut report: impl FnMut(FindingKind, String),
+) -> Option<Task> {
+    let wire = wire::to_wire(layout, value);
+    let task = match Task::from_json(&wire, Strictness::Lenient) {
+        Ok(t) => t,
+        Err(e) => {
+            report(FindingKind::Schema, e.to_string());
+            return None;
+        }
+    };
+    if let Status::Other(s) = &task.status {
+        report(
+            FindingKind::UnknownStatus,
+            format!("status {s:?} is not one of pending, in_progress, completed"),
+        );
+    }
+    if let Err(e) = Task::from_json(&wire, Strictness::Strict)
+        && e.field != "status"
+    {
+        report(FindingKind::Schema, e.to_string());
+    }
+    Some(task)
+}
+
+/// Judges a list's tasks together: cycles, tasks stuck behind them, completed tasks with open
+/// blockers, one-sided edges and references to tasks that are not there.
+pub fn judge_tasks(
+    list: &str,
+    layout: Layout,
+    tasks: &[Task],
+    present: &BTreeSet<TaskId>,
+    bound: u64,
+) -> Vec<Finding> {
+    let file = |id: TaskId| layout.file_name(id).unwrap_or_else(|| id.to_string());
+    let g = Graph::new(tasks);
+    let mut out = Vec::new();
+
+    let cycles = g.cycles();
+    let mut on_cycle = BTreeSet::new();
+    for path in &cycles {
+        on_cycle.extend(path.iter().copied());
+        let shown: Vec<String> = path.iter().map(|i| i.to_string()).collect();
+        let (a, b) = (path[path.len() - 2], path[path.len() - 1]);
+        let mut sides = Vec::new();
+        if g.get(b).is_some_and(|t| t.blocked_by.contains(&a)) {
+            sides.push(format!("{a} from blockedBy of {}", file(b)));
+        }
+        if g.get(a).is_some_and(|t| t.blocks.contains(&b)) {
+            sides.push(format!("{b} from blocks of {}", file(a)));
+        }
+        let what = if path.len() == 2 {
+            format!("task {a} blocks itself")
+        } else {
+            format!(
+                "dependency cycle {} (each blocks the next)",
+                shown.join(" -> ")
+            )
+        };
+        out.push(
+            Finding::new(
+                list,
+                file(path[0]),
+                FindingKind::Cycle,
+                format!(
+                    "{what}; no task on it can ever start. Removing {} would break it",
+                    sides.join(" and ")
+                ),
+            )
+            .involving(path[..path.len() - 1].iter().copied()),
+        );
+    }
+
+    for id in g.deadlocked() {
+        if on_cycle.contains(&id) {
+            continue;
+        }
+        out.push(
+            Finding::new(
+                list,
+                file(id),
+                FindingKind::Deadlocked,
+                format!(
+                    "task {id} can never become ready: it waits, directly or through unfinished tasks, on a dependency cycle"
+                ),
+            )
+            .involving([id]),
+        );
+    }
+
+    for (id, open) in g.completed_with_unfinished_blockers() {
+        let shown: Vec<String> = open.iter().map(|i| i.to_string()).collect();
+        out.push(
+            Finding::new(
+                list,
+                file(id),
+                FindingKind::CompletedBlocked,
+                format!(
+                    "task {id} is completed, but its blocker{} {} {} not",
+                    if open.len() == 1 { "" } else { "s" },
+                    shown.join(", "),
+                    if open.len() == 1 { "is" } else { "are" },
+                ),
+            )
+            .involving(std::iter::once(id).chain(open)),
+        );
+    }
+
+    for h in g.half_edges() {
+        let (holder, lacking, field, id, other) = match h.missing {
+            MissingSide::BlockedBy => (
+                h.blocker,
+                h.blocked,
+                EdgeField::BlockedBy,
+                h.blocker,
+                "blocks",
+            ),
+            MissingSide::Blocks => (
+                h.blocked,
+                h.blocker,
+                EdgeField::Blocks,
+                h.blocked,
+                "blockedBy",
+            ),
+        };
+        let lacking_file = file(lacking);
+        out.push(
+            Finding::new(
+                list,
+                lacking_file.clone(),
+                FindingKind::HalfEdge,
+                format!(
+                    "{} names {} in {other}, but {} of {lacking_file} lacks {holder}",
+                    file(holder),
+                    lacking,
+                    field.key(),
+                ),
+            )
+            .involving([lacking, holder])
+            .repair(Repair::AddEdge {
+                file: lacking_file,
+                field,
+                id,
+            }),
+        );
+    }
+
+    for d in g.dangling() {
+        if present.contains(&d.missing) {
+            continue;
+        }
+        let field = if d.in_blocked_by {
+            EdgeField::BlockedBy
+        } else {
+            EdgeField::Blocks
+        };
+        let (kind, why) = if d.missing.get() <= bound {
+            (
+                FindingKind::Orphan,
+                format!(
+                    "task {} no longer exists (ids up to {bound} were assigned): a reference its delete left behind",
+                    d.missing
+                ),
+            )
+        } else {
+            (
+                FindingKind::Dangling,
+                format!(
+                    "no task {} exists or ever did (the highest id assigned is {bound})",
+                    d.missing
+                ),
+            )
+        };
+        out.push(
+            Finding::new(
+                list,
+                file(d.task),
+                kind,
+                format!("{} names {}; {why}", field.key(), d.missing),
+            )
+            .involving([d.task, d.missing])
+            .repair(Repair::RemoveRef {
+                file: file(d.task),
+                field,
+                id: d.missing,
+            }),
+        );
+    }
+
+    for id in g.duplicate_ids() {
+        out.push(
+            Finding::new(
+                list,
+                file(*id),
+                FindingKind::DuplicateId,
+                format!("id {id} is given to more than one task"),
+            )
+            .involving([*id]),
+        );
+    }
+    out
+}
+
+/// Orders findings by file (task files by id, then the store's files), then kind.
+pub fn sort_findings(findings: &mut [Finding], layout: Layout) {
+    findings.sort_by(|a, b| {
+        let key = |f: &Finding| {
+            (
+                layout.task_id_of(&f.file).map_or(u64::MAX, TaskId::get),
+                f.file.clone(),
+                f.kind,
+                f.message.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_are_told_apart_by_their_file_names() {
+        assert_eq!(
+            detect_layout(["1.json", "2.json", ".lock"]),
+            Layout::ClaudeCode
+        );
+        assert_eq!(detect_layout(["task_1.json", "task_2.json"]), Layout::S07);
+        assert_eq!(detect_layout(Vec::<&str>::new()), Layout::ClaudeCode);
+    }
+
+    #[test]
+    fn only_the_reference_stores_temporary_names_count() {
+        assert_eq!(temp_file(".tmp"), Some(None));
+        assert_eq!(temp_file(".tmp.123.4"), Some(Some(123)));
+        for other in [
+            ".tmp.",
+            ".tmp.x.1",
+            ".tmp.1",
+            "1.json.tmp",
+            ".1.json.swp",
+            "tmp",
+        ] {
+            assert_eq!(temp_file(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_current_process_is_alive() {
+        assert!(process_alive(std::process::id() as i32));
+    }
+
+    #[test]
+    fn missing_ids_at_or_below_the_bound_are_orphans_and_above_it_dangling() {
+        let mut t = Task::new(TaskId(1), "a");
+        t.blocked_by = [TaskId(3), TaskId(9)].into_iter().collect();
+        let present = [TaskId(1)].into_iter().collect();
+        let f = judge_tasks("l", Layout::ClaudeCode, &[t], &present, 5);
+        let kinds: Vec<_> = f.iter().map(|f| (f.kind, f.tasks[1])).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (FindingKind::Orphan, TaskId(3)),
+                (FindingKind::Dangling, TaskId(9))
+            ]
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! What the audit reports: one [`Finding`] per problem, naming the list, the file, the SPEC
+//! rule it breaks and, when it can be repaired safely, the [`Repair`] `--fix` would make.
+//!
+//! Findings are results, not errors: an audit that finds a cycle ran fine. Only a folder that
+//! cannot be read at all is an error ([`super::CheckError`]).
+
+use crate::task::TaskId;
+
+/// What kind of problem a finding is. The kebab-case names are part of the JSON output
+/// (format version 1) and stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FindingKind {
+    /// A task file that is not valid JSON (S15).
+    MalformedJson,
+    /// A task file whose fields are missing or mistyped (S15).
+    Schema,
+    /// A status other than `pending`, `in_progress` or `completed` (S15).
+    UnknownStatus,
+    /// A task file whose `id` is not the id in its name (S15).
+    IdMismatch,
+    /// A task file (or list folder, or store file) that is not a regular file or folder (S15).
+    NotAFile,
+    /// A symbolic link inside the store (S17).
+    Symlink,
+    /// A dependency cycle (S7).
+    Cycle,
+    /// An unfinished task that can never become ready: it waits on a cycle (S7).
+    Deadlocked,
+    /// A reference to an id that was never assigned in the list (S6).
+    Dangling,
+    /// A reference to an id that was assigned and whose task is gone: left by a delete (S10).
+    Orphan,
+    /// An edge recorded on one side only (S8).
+    HalfEdge,
+    /// A completed task with a blocker that is not completed (S5).
+    CompletedBlocked,
+    /// A `.highwatermark` below the highest id, or unreadable (S1).
+    Highwatermark,
+    /// Two task files holding the same id (S1).
+    DuplicateId,
+    /// A temporary file left by a writer that died mid-write (S18).
+    StaleTemp,
+    /// A journal left by a writer that died in the middle of a multi-file change (S14).
+    InterruptedChange,
+}
+
+impl FindingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::MalformedJson => "malformed-json",
+            FindingKind::Schema => "schema",
+            FindingKind::UnknownStatus => "unknown-status",
+            FindingKind::IdMismatch => "id-mismatch",
+            FindingKind::NotAFile => "not-a-file",
+            FindingKind::Symlink => "symlink",
+            FindingKind::Cycle => "cycle",
+            FindingKind::Deadlocked => "deadlocked",
+            FindingKind::Dangling => "dangling",
+            FindingKind::Orphan => "orphan",
+            FindingKind::HalfEdge => "half-edge",
+            FindingKind::CompletedBlocked => "completed-blocked",
+            FindingKind::Highwatermark => "highwatermark",
+            FindingKind::DuplicateId => "duplicate-id",
+            FindingKind::StaleTemp => "stale-temp",
+            FindingKind::InterruptedChange => "interrupted-change",
+        }
+    }
+
+    /// The SPEC rule the finding breaks.
+    pub fn rule(self) -> &'static str {
+        match self {
+            FindingKind::MalformedJson
+            | FindingKind::Schema
+            | FindingKind::UnknownStatus
+            | FindingKind::IdMismatch
+            | FindingKind::NotAFile => "S15",
+            FindingKind::Symlink => "S17",
+            FindingKind::Cycle | FindingKind::Deadlocked => "S7",
+            FindingKind::Dangling => "S6",
+            FindingKind::Orphan => "S10",
+            FindingKind::HalfEdge => "S8",
+            FindingKind::CompletedBlocked => "S5",
+            FindingKind::Highwatermark | FindingKind::DuplicateId => "S1",
+            FindingKind::StaleTemp => "S18",
+            FindingKind::InterruptedChange => "S14",
+        }
+    }
+
+    /// Whether a hook refuses an action that leaves this finding on the tasks it touched.
+    /// Only what makes a list unsafe to work from blocks: a cycle, a completed task with an
+    /// open blocker, a reference to nothing, a task the store cannot read. A missing mirror
+    /// or an orphan does not, since Claude Code itself leaves those behind (SPEC §4) and a
+    /// hook that blocked them would block every dependency an agent adds.
+    pub fn blocks_hook(self) -> bool {
+        matches!(
+            self,
+            FindingKind::MalformedJson
+                | FindingKind::Schema
+                | FindingKind::UnknownStatus
+                | FindingKind::IdMismatch
+                | FindingKind::Cycle
+                | FindingKind::Dangling
+                | FindingKind::CompletedBlocked
+                | FindingKind::DuplicateId
+        )
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which edge list of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EdgeField {
+    Blocks,
+    BlockedBy,
+}
+
+impl EdgeField {
+    /// The field's name in a task file.
+    pub fn key(self) -> &'static str {
+        match self {
+            EdgeField::Blocks => "blocks",
+            EdgeField::BlockedBy => "blockedBy",
+        }
+    }
+}
+
+/// A change `--fix` can make without losing anything a user or agent wrote.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Repair {
+    /// Add `id` to `field` of the task in `file` (mirror an edge, S8).
+    AddEdge {
+        file: String,
+        field: EdgeField,
+        id: TaskId,
+    },
+    /// Remove `id` from `field` of the task in `file` (a reference to a missing task).
+    RemoveRef {
+        file: String,
+        field: EdgeField,
+        id: TaskId,
+    },
+    /// Write `.highwatermark` as `to`.
+    RaiseHighwatermark { to: u64 },
+    /// Remove a temporary file no live writer owns.
+    RemoveTemp { name: String },
+    /// Replay the journal a dead writer left, as the store would before its next operation.
+    ReplayJournal,
+}
+
+impl std::fmt::Display for Repair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Repair::AddEdge { file, field, id } => {
+                write!(f, "add {id} to {} of {file}", field.key())
+            }
+            Repair::RemoveRef { file, field, id } => {
+                write!(f, "remove {id} from {} of {file}", field.key())
+            }
+            Repair::RaiseHighwatermark { to } => write!(f, "set .highwatermark to {to}"),
+            Repair::RemoveTemp { name } => write!(f, "remove the temporary file {name}"),
+            Repair::ReplayJournal => f.write_str("replay the interrupted change in .journal"),
+        }
+    }
+}
+
+/// One problem in one list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The list's name (its folder's name; `stdin` in hook mode).
+    pub list: String,
+    /// The file inside the list folder the finding is about; `.` for the folder itself.
+    pub file: String,
+    pub kind: FindingKind,
+    /// What is wrong, in plain words.
+    pub message: String,
+    /// The tasks involved, so hook mode can tell whether a change touched them.
+    pub tasks: Vec<TaskId>,
+    /// What `--fix` would do about it, when that is safe.
+    pub repair: Option<Repair>,
+}
+
+impl Finding {
+    pub fn new(list: &str, file: impl Into<String>, kind: FindingKind, message: String) -> Self {
+        Finding {
+            list: list.to_string(),
+            file: file.into(),
+            kind,
+            message,
+            tasks: Vec::new(),
+            repair: None,
+        }
+    }
+
+    pub fn involving(mut self, tasks: impl IntoIterator<Item = TaskId>) -> Self {
+        self.tasks = tasks.into_iter().collect();
+        self
+    }
+
+    pub fn repair(mut self, repair: Repair) -> Self {
+        self.repair = Some(repair);
+        self
+    }
+
+    pub fn rule(&self) -> &'static str {
+        self.kind.rule()
+    }
+}

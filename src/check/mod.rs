@@ -1,0 +1,21 @@
+//! `taskproof check`: the audit of task folders on disk that Claude Code or other agents
+//! wrote, the safe repairs of `--fix`, and the hook mode that guards a live session.
+//!
+//! [`discover`] finds the list folders, [`audit`] reads and judges one, [`fix`] repairs it
+//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook,
+//! [`run`] ties a run together and [`render`] shows it. What is wrong is a [`Finding`];
+//! only a folder that cannot be read at all is a [`CheckError`].
+
+pub mod audit;
+pub mod discover;
+mod error;
+pub mod finding;
+pub mod fix;
+pub mod hook;
+pub mod render;
+pub mod run;
+pub mod wire;
+
+pub use error::CheckError;
+pub use finding::{EdgeField, Finding, FindingKind, Repair};
+pub use run::{Mode, Report};

@@ -1,0 +1,240 @@
+//! The views of a [`Report`]: a terminal report (colour only when asked for or on a
+//! terminal, never with `NO_COLOR`), the JSON document of format version 1, and the stderr
+//! text a blocking hook hands to the model.
+
+use serde_json::{Value, json};
+
+use super::finding::Finding;
+use super::fix::{Change, Outcome};
+use super::hook::Verdict;
+use super::run::{Mode, Report};
+
+/// The version of the JSON output; it changes when a field changes meaning or goes away.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// When to colour the terminal report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour, given whether stdout is a terminal and whether `NO_COLOR` is set
+    /// (to anything but the empty string, as no-color.org says).
+    pub fn should_color(self, is_terminal: bool, no_color: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_terminal && !no_color,
+        }
+    }
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap("1", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.wrap("31", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.wrap("33", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.wrap("32", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap("2", s)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The terminal report.
+pub fn terminal(report: &Report, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    // After a fix, what was changed comes first and the findings below are what is left; a
+    // dry run lists the findings first and then what a fix would do about them.
+    if report.mode == Mode::Fix {
+        for c in &report.changes {
+            out += &change_line(&p, report.mode, c);
+        }
+    }
+    for list in &report.lists {
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.list == list.name)
+            .collect();
+        out += &format!(
+            "{} {} ({}, {})\n",
+            p.bold(&list.name),
+            p.dim(&list.path.display().to_string()),
+            list.layout,
+            plural(list.tasks, "task", "tasks"),
+        );
+        if list.busy {
+            out += &format!(
+                "  {}\n",
+                p.dim("another process held the list's lock while it was read; temporary files were not judged")
+            );
+        }
+        for f in findings {
+            out += &finding_line(&p, f);
+        }
+    }
+    // Findings about folders that could not be audited as lists.
+    for f in report
+        .findings
+        .iter()
+        .filter(|f| !report.lists.iter().any(|l| l.name == f.list))
+    {
+        out += &format!("{}\n{}", p.bold(&f.list), finding_line(&p, f));
+    }
+    if report.mode != Mode::Fix {
+        for c in &report.changes {
+            out += &change_line(&p, report.mode, c);
+        }
+    }
+    let repairable = report
+        .findings
+        .iter()
+        .filter(|f| f.repair.is_some())
+        .count();
+    let lists = plural(report.lists.len(), "list", "lists");
+    let tasks = plural(report.task_count(), "task", "tasks");
+    if report.is_clean() {
+        out += &format!("{}: {lists}, {tasks}, no findings\n", p.green("clean"));
+    } else {
+        let hint = match (repairable, report.mode) {
+            (0, _) => String::new(),
+            (n, Mode::Check) => format!(", {n} repairable with --fix"),
+            (n, _) => format!(", {n} repairable"),
+        };
+        out += &format!(
+            "{}: {lists}, {tasks}{hint}\n",
+            p.red(&plural(report.findings.len(), "finding", "findings")),
+        );
+    }
+    out
+}
+
+fn finding_line(p: &Paint, f: &Finding) -> String {
+    let tag = format!("{} {}", f.rule(), f.kind);
+    let tag = if f.repair.is_some() {
+        p.yellow(&tag)
+    } else {
+        p.red(&tag)
+    };
+    let fix = match &f.repair {
+        Some(r) => p.dim(&format!(" [fix: {r}]")),
+        None => String::new(),
+    };
+    format!("  {} {}: {}{fix}\n", tag, p.bold(&f.file), f.message)
+}
+
+fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
+    match (&c.outcome, mode) {
+        (Outcome::Done, Mode::DryRun) => {
+            format!("{} {}: {}\n", p.yellow("would fix"), c.list, c.repair)
+        }
+        (Outcome::Done, _) => format!("{} {}: {}\n", p.green("fixed"), c.list, c.repair),
+        (Outcome::Skipped(why), _) => {
+            format!("{} {}: {} ({why})\n", p.red("not fixed"), c.list, c.repair)
+        }
+    }
+}
+
+/// The JSON document (format version 1).
+pub fn json(report: &Report) -> Value {
+    json!({
+        "format_version": FORMAT_VERSION,
+        "mode": report.mode.as_str(),
+        "lists": report.lists.iter().map(|l| json!({
+            "name": l.name,
+            "path": l.path.display().to_string(),
+            "layout": l.layout.as_str(),
+            "tasks": l.tasks,
+            "busy": l.busy,
+        })).collect::<Vec<_>>(),
+        "tasks": report.task_count(),
+        "findings": report.findings.iter().map(finding_json).collect::<Vec<_>>(),
+        "changes": report.changes.iter().map(|c| json!({
+            "list": c.list,
+            "change": c.repair.to_string(),
+            "done": c.outcome == Outcome::Done,
+            "skipped": match &c.outcome {
+                Outcome::Done => Value::Null,
+                Outcome::Skipped(why) => Value::String(why.clone()),
+            },
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn finding_json(f: &Finding) -> Value {
+    json!({
+        "list": f.list,
+        "file": f.file,
+        "rule": f.rule(),
+        "kind": f.kind.as_str(),
+        "message": f.message,
+        "repairable": f.repair.is_some(),
+    })
+}
+
+/// What a blocking hook writes on stderr: one line per finding, for the model to act on.
+pub fn hook_stderr(v: &Verdict) -> String {
+    let mut out = format!(
+        "taskproof: this change leaves the task list {} unsafe:\n",
+        v.list
+    );
+    for f in &v.blocking {
+        out += &format!("- [{} {}] {}: {}\n", f.rule(), f.kind, f.file, f.message);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_follows_the_choice_the_terminal_and_no_color() {
+        assert!(ColorChoice::Auto.should_color(true, false));
+        assert!(!ColorChoice::Auto.should_color(true, true));
+        assert!(!ColorChoice::Auto.should_color(false, false));
+        assert!(ColorChoice::Always.should_color(false, true));
+        assert!(!ColorChoice::Never.should_color(true, false));
+    }
+
+    #[test]
+    fn an_empty_report_is_clean_and_uncoloured_without_colour() {
+        let r = Report {
+            mode: Mode::Check,
+            lists: Vec::new(),
+            findings: Vec::new(),
+            changes: Vec::new(),
+        };
+        let text = terminal(&r, false);
+        assert_eq!(text, "clean: 0 lists, 0 tasks, no findings\n");
+        assert!(terminal(&r, true).contains("\x1b[32mclean\x1b[0m"));
+        assert_eq!(json(&r)["format_version"], 1);
+    }
+}

@@ -1,0 +1,130 @@
+//! `taskproof check`: audit task folders on disk, repair them, or judge a change as a
+//! Claude Code hook (`--stdin`).
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::exit;
+use crate::check::discover::default_root;
+use crate::check::hook::{self, HookContext};
+use crate::check::render::{self, ColorChoice};
+use crate::check::run::{self, Mode};
+use crate::protocol::Layout;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Exit status: 0 clean, 1 findings (after --fix: findings left), 2 usage error.
+With --stdin (a Claude Code hook): 0 lets the action go on, 2 blocks it with the findings
+on stderr, 1 means the hook could not read its input (the action goes on).
+
+Examples:
+  taskproof check                         # every list under ~/.claude/tasks
+  taskproof check ~/.claude/tasks/my-list --json
+  taskproof check .tasks --layout s07 --dry-run
+  taskproof check ~/.claude/tasks --fix
+  echo '[{\"id\":\"1\",\"subject\":\"a\",\"status\":\"pending\",\"blockedBy\":[\"1\"]}]' | taskproof check --stdin")]
+pub struct Args {
+    /// A list folder or a folder of lists [default: $CLAUDE_CONFIG_DIR/tasks, else
+    /// ~/.claude/tasks]. With --stdin: the list folder to judge the change against.
+    pub path: Option<PathBuf>,
+    /// How task files are named: claude-code ({id}.json) or s07 (task_{id}.json).
+    /// Detected per list when not given.
+    #[arg(long, value_parser = ["claude-code", "s07"])]
+    pub layout: Option<String>,
+    /// Print the report as JSON (format version 1).
+    #[arg(long, conflicts_with = "stdin")]
+    pub json: bool,
+    /// Repair what is safe to repair (under the list's lock), printing each change.
+    #[arg(long, conflicts_with = "stdin")]
+    pub fix: bool,
+    /// Print what --fix would change, and change nothing.
+    #[arg(long, conflicts_with = "stdin")]
+    pub dry_run: bool,
+    /// Hook mode: judge the tasks or hook event on stdin; exit 2 with the findings on stderr
+    /// to block the action.
+    #[arg(long)]
+    pub stdin: bool,
+    /// When to colour the report.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let env_root = || {
+        default_root(
+            std::env::var_os("CLAUDE_CONFIG_DIR"),
+            std::env::var_os("HOME"),
+        )
+    };
+    let layout: Option<Layout> = args
+        .layout
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if args.stdin {
+        return Ok(run_hook(args.path, env_root(), layout));
+    }
+    let mode = match (args.fix, args.dry_run) {
+        (_, true) => Mode::DryRun,
+        (true, false) => Mode::Fix,
+        (false, false) => Mode::Check,
+    };
+    let report = match args.path {
+        Some(p) => run::run(&p, false, layout, mode)?,
+        None => {
+            let root = env_root()
+                .context("neither CLAUDE_CONFIG_DIR nor HOME is set; name the folder to check")?;
+            run::run(&root, true, layout, mode)?
+        }
+    };
+    let stdout = std::io::stdout();
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&render::json(&report)).expect("json");
+        s.push('\n');
+        s
+    } else {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        render::terminal(
+            &report,
+            args.color.should_color(stdout.is_terminal(), no_color),
+        )
+    };
+    let mut out = stdout.lock();
+    // A closed pipe (`| head`) is not a failure of the check.
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(if report.is_clean() {
+        exit::OK
+    } else {
+        exit::FOUND
+    })
+}
+
+fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>, layout: Option<Layout>) -> i32 {
+    let ctx = HookContext {
+        list_dir,
+        root,
+        layout,
+        list_id: std::env::var("CLAUDE_CODE_TASK_LIST_ID")
+            .ok()
+            .filter(|s| !s.is_empty()),
+    };
+    let mut input = Vec::new();
+    let verdict = std::io::stdin()
+        .read_to_end(&mut input)
+        .map_err(hook::HookError::Read)
+        .and_then(|_| hook::judge(&input, &ctx));
+    match verdict {
+        Ok(v) if v.blocking.is_empty() => exit::OK,
+        Ok(v) => {
+            eprint!("{}", render::hook_stderr(&v));
+            exit::HOOK_BLOCK
+        }
+        Err(e) => {
+            eprintln!("taskproof check --stdin: failed to {e}");
+            exit::HOOK_ERROR
+        }
+    }
+}

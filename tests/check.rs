@@ -1,0 +1,814 @@
+//! `taskproof check`: fixture folders in both layouts, one per finding, built here; each is
+//! checked, dry-run (which must change nothing), fixed and checked again. Hook mode is
+//! driven through the built binary with the inputs Claude Code hands a hook.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::util::{run_with_stdin, taskproof, tempdir, write};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Cc,
+    S07,
+}
+
+const BOTH: [Layout; 2] = [Layout::Cc, Layout::S07];
+
+fn file(l: Layout, id: u64) -> String {
+    match l {
+        Layout::Cc => format!("{id}.json"),
+        Layout::S07 => format!("task_{id}.json"),
+    }
+}
+
+fn id(l: Layout, id: u64) -> Value {
+    match l {
+        Layout::Cc => json!(id.to_string()),
+        Layout::S07 => json!(id),
+    }
+}
+
+fn ids(l: Layout, v: &[u64]) -> Value {
+    Value::Array(v.iter().map(|&i| id(l, i)).collect())
+}
+
+/// A task file's text, in the layout's own form.
+fn task(l: Layout, n: u64, status: &str, blocks: &[u64], blocked_by: &[u64]) -> String {
+    let v = json!({
+        "id": id(l, n),
+        "subject": format!("task {n}"),
+        "description": "",
+        "status": status,
+        "blocks": ids(l, blocks),
+        "blockedBy": ids(l, blocked_by),
+    });
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+fn put(dir: &Path, l: Layout, n: u64, status: &str, blocks: &[u64], blocked_by: &[u64]) {
+    write(dir, &file(l, n), &task(l, n, status, blocks, blocked_by));
+}
+
+/// Runs `check DIR --json ARGS` and returns the exit status and the document.
+fn check(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let out = taskproof()
+        .arg("check")
+        .arg(dir)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), doc)
+}
+
+type Triple = (String, String, String);
+
+fn findings(doc: &Value) -> BTreeSet<Triple> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn t(rule: &str, kind: &str, file: impl Into<String>) -> Triple {
+    (rule.to_string(), kind.to_string(), file.into())
+}
+
+/// Every entry under `dir`: its name and its bytes, or where a link points.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ft = e.file_type().unwrap();
+        let content = if ft.is_symlink() {
+            std::fs::read_link(e.path())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+                .into_bytes()
+        } else if ft.is_dir() {
+            b"<dir>".to_vec()
+        } else {
+            std::fs::read(e.path()).unwrap()
+        };
+        out.push((name, content));
+    }
+    out.sort();
+    out
+}
+
+/// What `--fix` should leave of a fixture's findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterFix {
+    /// Every finding repaired: the list checks clean.
+    Clean,
+    /// Nothing safe to repair: the same findings, and the folder untouched.
+    Unchanged,
+}
+
+/// Builds the fixture with `build`, then: check finds exactly `expected`; a dry run changes
+/// nothing; a fix does what `after` says; a second fix changes nothing more.
+fn assert_case(l: Layout, build: impl Fn(&Path, Layout), expected: &[Triple], after: AfterFix) {
+    let tmp = tempdir();
+    let dir = tmp.path().join("list");
+    std::fs::create_dir(&dir).unwrap();
+    build(&dir, l);
+    let layout = if l == Layout::Cc {
+        "claude-code"
+    } else {
+        "s07"
+    };
+
+    let (code, doc) = check(&dir, &["--layout", layout]);
+    let want: BTreeSet<Triple> = expected.iter().cloned().collect();
+    assert_eq!(findings(&doc), want, "{l:?}: {doc:#}");
+    assert_eq!(code, 1, "{l:?}: findings exit 1");
+    for f in doc["findings"].as_array().unwrap() {
+        assert_eq!(f["list"], "list");
+        assert!(!f["message"].as_str().unwrap().is_empty());
+    }
+
+    let before = snapshot(&dir);
+    let (code, dry) = check(&dir, &["--layout", layout, "--dry-run"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "{l:?}: --dry-run changed the folder"
+    );
+    let planned = dry["changes"].as_array().unwrap().len();
+    assert_eq!(planned > 0, after == AfterFix::Clean, "{l:?}: {dry:#}");
+
+    let (code, fixed) = check(&dir, &["--layout", layout, "--fix"]);
+    match after {
+        AfterFix::Clean => {
+            assert_eq!(code, 0, "{l:?}: {fixed:#}");
+            assert!(
+                fixed["changes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|c| c["done"] == true)
+            );
+            let (code, again) = check(&dir, &["--layout", layout]);
+            assert_eq!((code, findings(&again)), (0, BTreeSet::new()), "{l:?}");
+        }
+        AfterFix::Unchanged => {
+            assert_eq!(code, 1);
+            assert_eq!(findings(&fixed), want, "{l:?}");
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{l:?}: nothing to repair, nothing written"
+            );
+        }
+    }
+    let settled = snapshot(&dir);
+    let (_, second) = check(&dir, &["--layout", layout, "--fix"]);
+    assert_eq!(
+        second["changes"],
+        json!([]),
+        "{l:?}: a second fix changed more"
+    );
+    assert_eq!(snapshot(&dir), settled);
+}
+
+#[test]
+fn a_clean_list_in_either_layout_passes() {
+    for l in BOTH {
+        let tmp = tempdir();
+        let dir = tmp.path().join("clean");
+        put(&dir, l, 1, "completed", &[2], &[]);
+        put(&dir, l, 2, "in_progress", &[3], &[1]);
+        put(&dir, l, 3, "pending", &[], &[2]);
+        if l == Layout::Cc {
+            write(&dir, ".highwatermark", "4\n");
+        }
+        // The store's own files and stray names are not tasks and not findings (S15).
+        write(&dir, ".lock", "");
+        write(&dir, "notes.json.bak", "{");
+        std::fs::create_dir(dir.join("9.json")).unwrap();
+        let (code, doc) = check(&dir, &[]);
+        assert_eq!(code, 0, "{doc:#}");
+        assert_eq!(doc["format_version"], 1);
+        assert_eq!(doc["mode"], "check");
+        assert_eq!(doc["tasks"], 3);
+        assert_eq!(doc["findings"], json!([]));
+        let list = &doc["lists"][0];
+        assert_eq!(list["name"], "clean");
+        assert_eq!(list["tasks"], 3);
+        let detected = if l == Layout::Cc {
+            "claude-code"
+        } else {
+            "s07"
+        };
+        assert_eq!(list["layout"], detected, "the layout is detected");
+    }
+}
+
+#[test]
+fn malformed_json_is_reported() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                write(d, &file(l, 1), "{\"id\": ");
+                put(d, l, 2, "pending", &[], &[]);
+            },
+            &[t("S15", "malformed-json", file(l, 1))],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn a_missing_or_mistyped_field_is_a_schema_violation() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                write(
+                    d,
+                    &file(l, 1),
+                    &json!({"id": id(l, 1), "status": "pending"}).to_string(),
+                );
+                write(
+                    d,
+                    &file(l, 2),
+                    &json!({"id": id(l, 2), "subject": "s", "status": "pending", "blocks": "3"})
+                        .to_string(),
+                );
+            },
+            &[
+                t("S15", "schema", file(l, 1)),
+                t("S15", "schema", file(l, 2)),
+            ],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn an_unknown_status_is_reported() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| put(d, l, 1, "done", &[], &[]),
+            &[t("S15", "unknown-status", file(l, 1))],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn an_id_that_does_not_match_its_file_name_is_reported() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| write(d, &file(l, 1), &task(l, 2, "pending", &[], &[])),
+            &[t("S15", "id-mismatch", file(l, 1))],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn duplicate_ids_are_reported() {
+    // The s07 store hands out one id twice when two processes create at once.
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[], &[]);
+                write(d, &file(l, 2), &task(l, 1, "pending", &[], &[]));
+            },
+            &[
+                t("S15", "id-mismatch", file(l, 2)),
+                t("S1", "duplicate-id", file(l, 2)),
+            ],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn a_cycle_is_reported_with_its_path_and_never_broken() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[2], &[3]);
+                put(d, l, 2, "pending", &[3], &[1]);
+                put(d, l, 3, "pending", &[1], &[2]);
+            },
+            &[t("S7", "cycle", file(l, 1))],
+            AfterFix::Unchanged,
+        );
+        let tmp = tempdir();
+        put(tmp.path(), l, 1, "pending", &[2], &[2]);
+        put(tmp.path(), l, 2, "pending", &[1], &[1]);
+        let (_, doc) = check(tmp.path(), &[]);
+        let msg = doc["findings"][0]["message"].as_str().unwrap();
+        assert!(msg.contains("1 -> 2 -> 1"), "{msg}");
+        // It names the edge whose removal would break the cycle.
+        assert!(
+            msg.contains(&format!("2 from blockedBy of {}", file(l, 1))),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn a_task_waiting_on_a_cycle_is_deadlocked() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[2], &[2]);
+                put(d, l, 2, "pending", &[1, 3], &[1]);
+                put(d, l, 3, "pending", &[], &[2]);
+            },
+            &[
+                t("S7", "cycle", file(l, 1)),
+                t("S7", "deadlocked", file(l, 3)),
+            ],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn a_dependency_on_a_task_never_assigned_is_dangling_and_dropped() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[], &[9]);
+                put(d, l, 2, "pending", &[], &[]);
+            },
+            &[t("S6", "dangling", file(l, 1))],
+            AfterFix::Clean,
+        );
+    }
+}
+
+#[test]
+fn a_reference_left_by_a_deleted_task_is_an_orphan_and_dropped() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                // Task 2 was assigned (task 3 exists), and is gone.
+                put(d, l, 1, "pending", &[2], &[]);
+                put(d, l, 3, "pending", &[], &[]);
+            },
+            &[t("S10", "orphan", file(l, 1))],
+            AfterFix::Clean,
+        );
+    }
+    // In the claude-code layout the high-watermark says what was assigned.
+    assert_case(
+        Layout::Cc,
+        |d, l| {
+            put(d, l, 1, "pending", &[], &[4]);
+            write(d, ".highwatermark", "5\n");
+        },
+        &[t("S10", "orphan", "1.json")],
+        AfterFix::Clean,
+    );
+}
+
+#[test]
+fn an_edge_recorded_on_one_side_is_mirrored() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[2], &[]);
+                put(d, l, 2, "pending", &[], &[]);
+                put(d, l, 3, "pending", &[], &[2]);
+            },
+            &[
+                t("S8", "half-edge", file(l, 2)),
+                t("S8", "half-edge", file(l, 2)),
+            ],
+            AfterFix::Clean,
+        );
+    }
+}
+
+#[test]
+fn a_completed_task_with_an_unfinished_blocker_is_reported() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "in_progress", &[2], &[]);
+                put(d, l, 2, "completed", &[], &[1]);
+            },
+            &[t("S5", "completed-blocked", file(l, 2))],
+            AfterFix::Unchanged,
+        );
+    }
+}
+
+#[test]
+fn a_highwatermark_below_the_highest_id_is_raised() {
+    assert_case(
+        Layout::Cc,
+        |d, l| {
+            put(d, l, 1, "pending", &[], &[]);
+            put(d, l, 7, "pending", &[], &[]);
+            write(d, ".highwatermark", "3\n");
+        },
+        &[t("S1", "highwatermark", ".highwatermark")],
+        AfterFix::Clean,
+    );
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 7, "pending", &[], &[]);
+    write(tmp.path(), ".highwatermark", "3\n");
+    check(tmp.path(), &["--fix"]);
+    // The store's convention: a JSON number and a newline.
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join(".highwatermark")).unwrap(),
+        "7\n"
+    );
+}
+
+#[test]
+fn a_stale_temporary_file_is_removed() {
+    for l in BOTH {
+        assert_case(
+            l,
+            |d, l| {
+                put(d, l, 1, "pending", &[], &[]);
+                write(d, ".tmp", "{\"id\":");
+            },
+            &[t("S18", "stale-temp", ".tmp")],
+            AfterFix::Clean,
+        );
+    }
+}
+
+#[test]
+fn temporary_files_of_a_running_writer_are_left_alone() {
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
+    // The pid of this test process: alive, so its file may be mid-write.
+    let live = format!(".tmp.{}.0", std::process::id());
+    write(tmp.path(), &live, "{");
+    // Other programs' names are not certainly temporary files of a store.
+    write(tmp.path(), "1.json.tmp", "{");
+    let (code, doc) = check(tmp.path(), &["--fix"]);
+    assert_eq!((code, &doc["findings"]), (0, &json!([])), "{doc:#}");
+    assert!(tmp.path().join(&live).exists());
+    assert!(tmp.path().join("1.json.tmp").exists());
+}
+
+#[test]
+fn an_abandoned_journal_is_replayed_before_anything_else_is_judged() {
+    // A store died while mirroring the edge 1 -> 2: 1.json has it, the journal holds the
+    // new 2.json. Replaying it completes the change, so no half-edge is left to "repair".
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[2], &[]);
+    put(tmp.path(), Layout::Cc, 2, "pending", &[], &[]);
+    let journal = json!({"version": 1, "entries": [
+        {"name": "2.json", "content": task(Layout::Cc, 2, "pending", &[], &[1])}
+    ]});
+    write(tmp.path(), ".journal", &journal.to_string());
+    let (code, doc) = check(tmp.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        [
+            t("S8", "half-edge", "2.json"),
+            t("S14", "interrupted-change", ".journal")
+        ]
+        .into()
+    );
+    let (code, doc) = check(tmp.path(), &["--fix"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let changes: Vec<&str> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["replay the interrupted change in .journal"]);
+    assert!(!tmp.path().join(".journal").exists());
+}
+
+#[test]
+fn an_abandoned_journal_that_cannot_be_replayed_is_reported_and_kept() {
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
+    write(tmp.path(), ".journal", "not a journal");
+    let (code, doc) = check(tmp.path(), &["--fix"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        [t("S14", "interrupted-change", ".journal")].into()
+    );
+    assert_eq!(doc["changes"][0]["done"], false, "{doc:#}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join(".journal")).unwrap(),
+        "not a journal"
+    );
+}
+
+#[test]
+fn a_symbolic_link_is_reported_and_never_followed_or_changed() {
+    for l in BOTH {
+        let tmp = tempdir();
+        let outside = tmp.path().join("outside.json");
+        // What the link points to would be a valid task with a one-sided edge: if the audit
+        // followed the link, --fix would "repair" the file outside.
+        let target = task(l, 1, "pending", &[2], &[]);
+        std::fs::write(&outside, &target).unwrap();
+        let dir = tmp.path().join("list");
+        put(&dir, l, 2, "pending", &[], &[]);
+        std::os::unix::fs::symlink(&outside, dir.join(file(l, 1))).unwrap();
+        let (code, doc) = check(&dir, &["--fix"]);
+        assert_eq!(code, 1);
+        assert_eq!(findings(&doc), [t("S17", "symlink", file(l, 1))].into());
+        assert_eq!(doc["changes"], json!([]));
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), target);
+        assert!(
+            std::fs::symlink_metadata(dir.join(file(l, 1)))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
+
+#[test]
+fn a_list_whose_lock_is_a_link_is_not_fixed_and_keeps_its_findings() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("list");
+    put(&dir, Layout::Cc, 1, "pending", &[2], &[]);
+    put(&dir, Layout::Cc, 2, "pending", &[], &[]);
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), dir.join(".lock")).unwrap();
+    let before = snapshot(&dir);
+    let (code, doc) = check(&dir, &["--fix"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&doc),
+        [t("S8", "half-edge", "2.json"), t("S17", "symlink", ".lock")].into()
+    );
+    assert_eq!(doc["changes"][0]["done"], false, "{doc:#}");
+    assert_eq!(snapshot(&dir), before);
+    assert!(!tmp.path().join("elsewhere").exists());
+}
+
+#[test]
+fn a_linked_list_folder_is_reported_in_a_folder_of_lists() {
+    let tmp = tempdir();
+    let root = tmp.path().join("tasks");
+    put(&root.join("real"), Layout::Cc, 1, "pending", &[], &[]);
+    put(
+        &tmp.path().join("elsewhere"),
+        Layout::Cc,
+        1,
+        "pending",
+        &[2],
+        &[],
+    );
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), root.join("linked")).unwrap();
+    let (code, doc) = check(&root, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&doc), [t("S17", "symlink", ".")].into());
+    assert_eq!(doc["findings"][0]["list"], "linked");
+    assert_eq!(doc["lists"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn every_list_under_the_claude_config_dir_is_checked_by_default() {
+    let tmp = tempdir();
+    put(
+        &tmp.path().join("tasks/a"),
+        Layout::Cc,
+        1,
+        "pending",
+        &[],
+        &[],
+    );
+    put(
+        &tmp.path().join("tasks/b"),
+        Layout::S07,
+        1,
+        "pending",
+        &[],
+        &[5],
+    );
+    let out = taskproof()
+        .args(["check", "--json"])
+        .env("CLAUDE_CONFIG_DIR", tmp.path())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(doc["lists"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["lists"][1]["layout"], "s07");
+    assert_eq!(doc["findings"][0]["list"], "b");
+    // No task root at all is nothing to check, not an error.
+    let empty = tempdir();
+    let out = taskproof()
+        .arg("check")
+        .env("CLAUDE_CONFIG_DIR", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let tmp = tempdir();
+    write(tmp.path(), "a-file", "");
+    let cases: [&[&str]; 4] = [
+        &["check", "/nonexistent/taskproof/folder"],
+        &["check", "a-file"],
+        &["check", "--layout", "opaque"],
+        &["check", "--stdin", "--fix"],
+    ];
+    for args in cases {
+        let out = taskproof()
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
+
+#[test]
+fn a_list_locked_by_a_writer_is_read_but_its_temporary_files_are_not_judged() {
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
+    write(tmp.path(), ".tmp", "{");
+    let dir = taskproof::store::Dir::open_root(tmp.path()).unwrap();
+    let held = dir.lock(taskproof::store::LOCK_NAME).unwrap();
+    let (code, doc) = check(tmp.path(), &[]);
+    assert_eq!((code, &doc["findings"]), (0, &json!([])), "{doc:#}");
+    assert_eq!(doc["lists"][0]["busy"], true);
+    drop(held);
+    let (code, doc) = check(tmp.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&doc), [t("S18", "stale-temp", ".tmp")].into());
+}
+
+#[test]
+fn colour_only_when_asked_for_or_on_a_terminal() {
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "pending", &[], &[9]);
+    let text = |args: &[&str]| {
+        let out = taskproof()
+            .arg("check")
+            .arg(tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let piped = text(&[]);
+    assert!(!piped.contains('\x1b'), "{piped}");
+    assert!(piped.contains("S6 dangling 1.json"), "{piped}");
+    assert!(text(&["--color", "always"]).contains("\x1b["));
+    assert!(!text(&["--color", "never"]).contains('\x1b'));
+}
+
+// Hook mode.
+
+fn hook(input: &Value, setup: impl FnOnce(&mut std::process::Command)) -> (i32, String) {
+    let mut cmd = taskproof();
+    cmd.args(["check", "--stdin"]);
+    setup(&mut cmd);
+    let out = run_with_stdin(cmd, input.to_string().as_bytes());
+    assert!(
+        out.stdout.is_empty(),
+        "hooks speak through exit status and stderr"
+    );
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn wire_task(n: u64, status: &str, blocks: &[u64], blocked_by: &[u64]) -> Value {
+    serde_json::from_str(&task(Layout::Cc, n, status, blocks, blocked_by)).unwrap()
+}
+
+#[test]
+fn hook_passes_a_clean_array_and_blocks_a_cycle_with_the_findings_on_stderr() {
+    let clean = json!([
+        wire_task(1, "completed", &[2], &[]),
+        wire_task(2, "pending", &[], &[1])
+    ]);
+    assert_eq!(hook(&clean, |_| {}), (0, String::new()));
+    let cyclic = json!({"tasks": [
+        wire_task(1, "pending", &[2], &[2]),
+        wire_task(2, "pending", &[1], &[1])
+    ]});
+    let (code, stderr) = hook(&cyclic, |_| {});
+    assert_eq!(code, 2);
+    assert!(stderr.contains("[S7 cycle] 1.json"), "{stderr}");
+    assert!(stderr.contains("1 -> 2 -> 1"), "{stderr}");
+}
+
+#[test]
+fn hook_refuses_completing_a_task_with_an_unfinished_blocker() {
+    let tmp = tempdir();
+    let list = tmp.path().join("tasks/session-1");
+    put(&list, Layout::Cc, 1, "in_progress", &[2], &[]);
+    put(&list, Layout::Cc, 2, "in_progress", &[], &[1]);
+    let event = |id: &str| {
+        json!({"session_id": "session-1", "cwd": "/w", "hook_event_name": "TaskCompleted",
+               "task_id": id, "task_subject": "task", "task_description": ""})
+    };
+    let env = |c: &mut std::process::Command| {
+        c.env("CLAUDE_CONFIG_DIR", tmp.path());
+    };
+    let (code, stderr) = hook(&event("2"), env);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("[S5 completed-blocked] 2.json"), "{stderr}");
+    assert!(stderr.contains("session-1"), "{stderr}");
+    // Task 1 has no blocker: completing it is fine.
+    assert_eq!(hook(&event("1"), env), (0, String::new()));
+}
+
+#[test]
+fn hook_refuses_a_task_update_that_closes_a_cycle_with_tasks_on_disk() {
+    let tmp = tempdir();
+    let list = tmp.path().join("tasks/team");
+    put(&list, Layout::Cc, 1, "pending", &[2], &[]);
+    put(&list, Layout::Cc, 2, "pending", &[3], &[1]);
+    put(&list, Layout::Cc, 3, "pending", &[], &[2]);
+    let update = |adds: &[&str]| {
+        json!({"session_id": "other", "hook_event_name": "PostToolUse", "tool_name": "TaskUpdate",
+               "tool_input": {"taskId": "1", "addBlockedBy": adds},
+               "tool_response": {"success": true}})
+    };
+    let env = |c: &mut std::process::Command| {
+        c.env("CLAUDE_CONFIG_DIR", tmp.path())
+            .env("CLAUDE_CODE_TASK_LIST_ID", "team");
+    };
+    let (code, stderr) = hook(&update(&["3"]), env);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("1 -> 2 -> 3 -> 1"), "{stderr}");
+    // A new reference to a task that does not exist is refused too.
+    let (code, stderr) = hook(&update(&["42"]), env);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("[S6 dangling] 1.json"), "{stderr}");
+    // The list folder can also be named on the command line.
+    let (code, _) = hook(&update(&["3"]), |c| {
+        c.arg(&list);
+    });
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn hook_ignores_problems_the_change_did_not_touch() {
+    let tmp = tempdir();
+    let list = tmp.path().join("tasks/s");
+    put(&list, Layout::Cc, 1, "pending", &[], &[]);
+    put(&list, Layout::Cc, 3, "pending", &[4], &[4]);
+    put(&list, Layout::Cc, 4, "pending", &[3], &[3]);
+    write(&list, "5.json", "{");
+    let ev = json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+                    "tool_input": {"taskId": "1", "status": "in_progress"}});
+    let (code, stderr) = hook(&ev, |c| {
+        c.env("CLAUDE_CONFIG_DIR", tmp.path());
+    });
+    assert_eq!((code, stderr), (0, String::new()));
+}
+
+#[test]
+fn hook_input_it_cannot_read_is_a_non_blocking_error() {
+    let mut cmd = taskproof();
+    cmd.args(["check", "--stdin"]);
+    let out = run_with_stdin(cmd, b"not json");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+}

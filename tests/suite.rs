@@ -1,0 +1,148 @@
+//! The shipped scenario suite (`scenarios/`) against every target the project ships: the
+//! reference store in-process and as a `taskproof serve` process, the Claude Code 2.1.17
+//! model under its own profile and under `strict`, the example Python adapter under `s07`,
+//! and every mutant. These are the claims the README makes; if one breaks, so does CI.
+
+use std::path::PathBuf;
+
+use taskproof::profile::Profile;
+use taskproof::scenario::{self, OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
+use taskproof::store::Mutant;
+use taskproof::target::TargetSpec;
+
+use crate::util::{bin, repo};
+
+fn suite() -> Vec<Scenario> {
+    scenario::load_dir(&repo().join("scenarios")).expect("the shipped scenarios load")
+}
+
+fn run(target: TargetSpec, profile: Profile, skips: Option<PathBuf>) -> SuiteResult {
+    let mut config = RunConfig::new(target);
+    config.profile = profile;
+    if let Some(path) = skips {
+        config.skips.add_file(&path).expect("the skip file loads");
+    }
+    scenario::run_suite(&suite(), &config, &mut |_| {})
+}
+
+/// Every scenario that did not pass, with why, for a failure message a person can act on.
+fn not_passed(suite: &SuiteResult, allowed: &[OutcomeKind]) -> Vec<String> {
+    suite
+        .scenarios
+        .iter()
+        .filter(|r| !allowed.contains(&r.kind()))
+        .map(|r| {
+            format!(
+                "{} ({}): {}",
+                r.id,
+                r.kind().as_str(),
+                r.reason().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_reference_store_passes_every_scenario() {
+    let s = run(TargetSpec::Reference, Profile::Strict, None);
+    assert!(
+        s.scenarios.len() >= 30,
+        "the suite shrank to {}",
+        s.scenarios.len()
+    );
+    let bad = not_passed(&s, &[OutcomeKind::Pass]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_reference_store_passes_as_an_adapter_process() {
+    // Real processes: restarts are SIGKILLs, concurrent lanes are separate processes.
+    let cmd = format!("{} serve --no-fsync", bin());
+    let s = run(TargetSpec::Cmd(cmd), Profile::Strict, None);
+    let bad = not_passed(&s, &[OutcomeKind::Pass]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_naive_store_passes_under_the_cc_2_1_17_profile() {
+    let s = run(TargetSpec::Naive, Profile::Cc2117, None);
+    let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_naive_store_fails_under_strict_exactly_where_the_runtime_test_found_trouble() {
+    // The skip file lists each scenario the runtime test's findings predict to fail, with
+    // the finding. A listed scenario that passes, or an unlisted one that fails, fails here.
+    let skips = repo().join("scenarios/expected/naive-strict.skip");
+    let s = run(TargetSpec::Naive, Profile::Strict, Some(skips.clone()));
+    let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let mut listed = SkipList::default();
+    listed.add_file(&skips).unwrap();
+    for r in &s.scenarios {
+        if listed.reason(&r.id).is_some() && !listed.is_racy(&r.id) {
+            assert_eq!(
+                r.kind(),
+                OutcomeKind::Skip,
+                "{} was predicted to fail",
+                r.id
+            );
+        }
+    }
+    let skipped = s
+        .scenarios
+        .iter()
+        .filter(|r| r.kind() == OutcomeKind::Skip)
+        .count();
+    assert!(skipped <= listed.len(), "only listed scenarios are skipped");
+}
+
+#[test]
+fn the_example_python_adapter_passes_under_the_s07_profile() {
+    let script = repo().join("examples/adapters/python/s07_adapter.py");
+    assert!(script.exists(), "{} is missing", script.display());
+    let cmd = format!("python3 {}", script.display());
+    let s = run(TargetSpec::Cmd(cmd), Profile::S07, None);
+    let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let passed = s.summary().passed;
+    assert!(
+        passed >= 10,
+        "only {passed} scenarios ran against the adapter"
+    );
+}
+
+#[test]
+fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
+    let all = suite();
+    let mut missed = Vec::new();
+    for m in Mutant::ALL {
+        if m == Mutant::TruncateWrite {
+            // Every read of the store takes the list's lock, so no request can see a file
+            // mid-write; only unlocked raw readers can, and those are the race harness's
+            // (`taskproof race`, tests/race.rs).
+            continue;
+        }
+        // Only the scenarios citing the mutant's rule: one of them must catch it.
+        let citing: Vec<Scenario> = all
+            .iter()
+            .filter(|s| s.rules.iter().any(|r| r == m.rule()))
+            .cloned()
+            .collect();
+        let config = RunConfig::new(TargetSpec::Mutant(m));
+        let s = scenario::run_suite(&citing, &config, &mut |_| {});
+        let caught = s
+            .scenarios
+            .iter()
+            .any(|r| matches!(r.kind(), OutcomeKind::Fail | OutcomeKind::Error));
+        if !caught {
+            missed.push(format!("{m} ({}, {} scenarios)", m.rule(), citing.len()));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "no scenario citing its rule caught: {}",
+        missed.join(", ")
+    );
+}
