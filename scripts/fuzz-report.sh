@@ -2,7 +2,8 @@
 # Measures the fuzzers and writes reports/fuzz-results.md and reports/fuzz-results.json:
 #   - taskproof fuzz against the reference, 10,000 cases (must find nothing);
 #   - every mutant of the reference store: found or not, the written scenario replayed
-#     against the mutant (must fail) and the reference (must pass);
+#     against the mutant (must fail) and the reference (must pass), and kept under
+#     reports/fuzz-findings/;
 #   - cases per second in-process and through `cmd:taskproof serve`;
 #   - executions per second of every cargo-fuzz target (via scripts/fuzz-smoke.sh).
 #
@@ -28,13 +29,15 @@ t1=$(now)
 ref_rate=$(rate 10000 "$t0" "$t1")
 ref_line=$(tail -1 "$work/ref.log")
 
-# Throughput in-process and through processes, same seed and size.
+# Throughput in-process and through processes, same seed (fewer cases for processes).
 t0=$(now); "$bin" fuzz --cases 1000 --seed 2 --out "$work/tp" >/dev/null 2>&1; t1=$(now)
 inproc_rate=$(rate 1000 "$t0" "$t1")
 t0=$(now); "$bin" fuzz --target "cmd:exec '$bin' serve --no-fsync" --cases 200 --seed 2 --out "$work/tp" >/dev/null 2>&1; t1=$(now)
 cmd_rate=$(rate 200 "$t0" "$t1")
 
 # Every mutant.
+rm -rf reports/fuzz-findings
+mkdir -p reports/fuzz-findings
 # The mutant names, as Mutant::name spells them.
 mutants=$(grep -o 'Mutant::[A-Za-z]* => "[a-z-]*"' src/store/mutant.rs | sed 's/.*"\(.*\)"/\1/' | sort -u)
 for m in $mutants; do
@@ -48,11 +51,12 @@ for m in $mutants; do
         cases=$(grep -o 'divergence after [0-9]* cases' "$out.log" | grep -o '[0-9]*')
         rules=$(grep '^rules:' "$out.log" | sed 's/rules: //')
         fp=$(basename "$file" .json)
+        cp "$file" reports/fuzz-findings/
         "$bin" run "$file" --target "mutant:$m" >/dev/null 2>&1 && vm=0 || vm=$?
         "$bin" run "$file" --target reference >/dev/null 2>&1 && vr=0 || vr=$?
         replay=$([ "$vm" -eq 1 ] && [ "$vr" -eq 0 ] && echo "fails on mutant, passes on reference" || echo "UNEXPECTED (mutant $vm, reference $vr)")
         json_rows+=("{\"mutant\":\"$m\",\"found\":true,\"cases\":$cases,\"seconds\":$secs,\"rules\":\"$rules\",\"scenario\":\"$fp\",\"replay_mutant_exit\":$vm,\"replay_reference_exit\":$vr}")
-        md_rows+=("| \`$m\` | found after $cases cases (${secs} s) | $rules | \`$fp\` | $replay |")
+        md_rows+=("| \`$m\` | found after $cases cases (${secs} s) | $rules | [\`$fp\`](fuzz-findings/$fp.json) | $replay |")
     else
         json_rows+=("{\"mutant\":\"$m\",\"found\":false,\"cases\":2000,\"seconds\":$secs}")
         md_rows+=("| \`$m\` | not found in 2000 cases (${secs} s) | | | only concurrent runs expose it |")
@@ -94,13 +98,14 @@ mkdir -p reports
     echo
     echo "| target | cases/s |"
     echo "|---|---|"
-    echo "| \`reference\` (in-process), 1000 cases | $inproc_rate |"
+    echo "| \`reference\` (in-process store on real files, fsync off), 1000 cases | $inproc_rate |"
     echo "| \`cmd:taskproof serve --no-fsync\` (one process per session, real SIGKILL on restart), 200 cases | $cmd_rate |"
     echo
     echo "## Mutants"
     echo
     echo "\`taskproof fuzz --target mutant:NAME --cases 2000 --seed $seed\`; the written scenario is"
-    echo "replayed with \`taskproof run\` against the mutant and against the reference."
+    echo "replayed with \`taskproof run\` against the mutant and against the reference. The"
+    echo "written scenarios are kept in [fuzz-findings/](fuzz-findings/)."
     echo
     echo "| mutant | result | rules | scenario | replay |"
     echo "|---|---|---|---|---|"

@@ -23,7 +23,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cd fuzz/fuzz_targets && ls -- *.rs | sed 's/\.rs$//' | sort)
 fi
 
-(cd fuzz && cargo fuzz build -s none "${targets[@]:0:0}")
+(cd fuzz && cargo fuzz build -s none)
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

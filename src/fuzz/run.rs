@@ -131,3 +131,24 @@ pub fn write_finding(dir: &Path, finding: &Finding) -> std::io::Result<bool> {
     std::fs::write(path, text)?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::strategy::{Strategy, ValueTree};
+
+    use super::*;
+
+    fn first_case(seed: u64) -> Vec<crate::fuzz::strategy::Step> {
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+        steps(24, true, true)
+            .new_tree(&mut runner)
+            .expect("the strategy generates")
+            .current()
+    }
+
+    #[test]
+    fn the_same_seed_generates_the_same_cases() {
+        assert_eq!(first_case(42), first_case(42));
+        assert_ne!(first_case(42), first_case(43));
+    }
+}
