@@ -56,6 +56,9 @@ pub fn fuzz(plan: &Plan, progress: &dyn Fn(u32)) -> Result<Outcome, RunError> {
     let config = Config {
         cases: plan.cases,
         max_shrink_iters: 2048,
+        // A target that hangs costs a timeout per shrinking run; stop shrinking after two
+        // minutes and write what there is by then.
+        max_shrink_time: 120_000,
         failure_persistence: None,
         // A sequence that diverged is never rejected; local rejects do not occur.
         max_global_rejects: 0,
