@@ -5,5 +5,5 @@ mod util;
 //mod store_kill;
 mod store_model;
 //mod store_multiprocess;
-//mod store_rules;
+mod store_rules;
 //mod store_symlink;
