@@ -2,7 +2,7 @@
 
 mod util;
 
-//mod store_kill;
+mod store_kill;
 mod store_model;
 mod store_multiprocess;
 mod store_rules;
