@@ -6,4 +6,4 @@ mod store_kill;
 mod store_model;
 mod store_multiprocess;
 mod store_rules;
-//mod store_symlink;
+mod store_symlink;
