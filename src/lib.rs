@@ -9,6 +9,7 @@
 pub mod check;
 pub mod cli;
 pub mod graph;
+pub mod model;
 pub mod profile;
 pub mod protocol;
 pub mod report;

@@ -5,6 +5,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use taskproof::protocol::{Request, Response};
+use taskproof::target::{ProcessSession, Session};
 
 /// The path of the `taskproof` binary cargo built for these tests.
 pub fn bin() -> &'static str {
@@ -66,4 +71,16 @@ pub fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
 pub fn write(dir: &Path, name: &str, contents: &str) {
     std::fs::create_dir_all(dir).expect("create folder");
     std::fs::write(dir.join(name), contents).expect("write file");
+}
+
+/// A `taskproof serve` process on `root` with extra arguments (e.g. `--no-fsync`).
+pub fn serve(root: &Path, args: &str) -> ProcessSession {
+    let cmd = format!("exec '{}' serve {args}", bin());
+    ProcessSession::spawn(&cmd, root, Duration::from_secs(20)).expect("start taskproof serve")
+}
+
+/// Sends a JSON request and decodes the answer, panicking on a protocol error.
+pub fn call(s: &mut dyn Session, request: Value) -> Response {
+    let req = Request::from_json(&request).expect("a well-formed request");
+    s.request(&req).expect("an answer")
 }

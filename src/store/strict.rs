@@ -207,10 +207,24 @@ impl StrictStore {
         task.owner = new.owner.clone();
         task.metadata = new.metadata.clone();
         tx.put(task);
+        // An edge naming the id this create is about to assign names a task that did not
+        // exist when the request was made (the requester cannot know the id): `dangling`, as
+        // in a list never written above, not a self-cycle.
+        let own_id = |x: TaskId| -> Outcome<()> {
+            if x == id && !self.broken(Mutant::NoReferenceCheck) {
+                return Err(Failure::new(
+                    ErrorKind::Dangling,
+                    format!("task {x} does not exist in list {list}"),
+                ));
+            }
+            Ok(())
+        };
         for &b in &new.blocked_by {
+            own_id(b)?;
             tx.add_edge(b, id, id)?;
         }
         for &x in &new.blocks {
+            own_id(x)?;
             tx.add_edge(id, x, id)?;
         }
         // The watermark goes first and on its own: if the process dies before the task is
