@@ -1,10 +1,14 @@
-//! The integration tests, as one binary (ripgrep's layout): each module tests one command
-//! through the built `taskproof` binary.
+//! The integration tests, as one binary (ripgrep's layout): each module tests one command or
+//! one part of the project through the built `taskproof` binary or the library.
 
 mod util;
 
 mod check;
 mod fuzz;
 mod run;
+mod store_kill;
 mod store_model;
+mod store_multiprocess;
+mod store_rules;
+mod store_symlink;
 mod suite;
