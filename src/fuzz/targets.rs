@@ -209,9 +209,7 @@ pub fn protocol(data: &[u8]) {
 }
 
 /// Loads arbitrary bytes as a scenario file: the loader never panics, and a file it
-/// refuses gets an error that says what is wrong. (The error's JSON path is empty for a
-/// field whose own name is empty at the top level, `{"": 1}`, so only the message is
-/// required to be there.)
+/// refuses gets an error that says what is wrong and, inside the file's object, where.
 pub fn scenario_file(data: &[u8]) {
     let Ok(v) = serde_json::from_slice::<Value>(data) else {
         return;
@@ -221,6 +219,11 @@ pub fn scenario_file(data: &[u8]) {
         assert!(
             !message.is_empty(),
             "an error without a message at {path:?}"
+        );
+        // Only a file that is not an object at all has no field to point at.
+        assert!(
+            !path.is_empty() || !v.is_object(),
+            "an error without a path: {message}"
         );
     }
 }

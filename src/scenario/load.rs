@@ -216,11 +216,18 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// The path of `key` inside this object. A key that is not a plain name (empty, or with
+    /// spaces, dots or quotes) is written as a quoted index, `[""]` or `["a b"]`, so that the
+    /// path always says which field is meant.
     fn at(&self, key: &str) -> String {
-        if self.path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{key}", self.path)
+        let plain = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        match (plain, self.path.is_empty()) {
+            (true, true) => key.to_string(),
+            (true, false) => format!("{}.{key}", self.path),
+            (false, _) => format!("{}[{}]", self.path, Value::String(key.to_string())),
         }
     }
 
@@ -1072,5 +1079,15 @@ mod tests {
         assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
         assert_eq!(decode_base64("AP8=").unwrap(), vec![0, 255]);
         assert!(decode_base64("a*").is_err());
+    }
+
+    #[test]
+    fn odd_field_names_are_quoted_in_error_paths() {
+        let (path, _) =
+            parse_scenario(&serde_json::json!({"": 1}), Path::new("f.json")).unwrap_err();
+        assert_eq!(path, "[\"\"]");
+        let (path, _) =
+            parse_scenario(&serde_json::json!({"a b": 1}), Path::new("f.json")).unwrap_err();
+        assert_eq!(path, "[\"a b\"]");
     }
 }
