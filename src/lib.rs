@@ -10,6 +10,7 @@ pub mod cli;
 pub mod graph;
 pub mod profile;
 pub mod protocol;
+pub mod race;
 pub mod store;
 pub mod target;
 pub mod task;

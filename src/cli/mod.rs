@@ -2,6 +2,7 @@
 //! (see [`exit`]).
 
 pub mod exit;
+pub mod race;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
+    /// Race concurrent writers against one store and count what they lose.
+    Race(race::Args),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -36,6 +39,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Serve(a) => serve::run(a),
+        Command::Race(a) => race::run(a),
     };
     match result {
         Ok(code) => code,
