@@ -288,44 +288,70 @@ fn removed_keys(history: &History) -> (BTreeSet<(TaskId, String)>, BTreeSet<Task
     (keys, tasks)
 }
 
-/// Every metadata key set by an acknowledged request must be on its task at the end, with
-/// the value written (every workload writes each key once). One witness per lost key.
+/// Every metadata value set by an acknowledged request must be on its task at the end,
+/// unless a later request (acknowledged or unanswered) set the same key again: the value is
+/// then overwritten, not lost. One witness per lost value.
 pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
     let (removed, cleared) = removed_keys(history);
+    let keys = &history.keys;
+    // pair -> the writes of its key: (task, invoke, end); unanswered ones never end.
+    let mut writes: BTreeMap<(TaskId, &str), Vec<(usize, Duration, Duration)>> = BTreeMap::new();
+    for op in history.ops.iter().filter(|o| o.is_ok() || o.is_info()) {
+        let Some(task) = op.task_id() else { continue };
+        let end = if op.is_info() {
+            Duration::MAX
+        } else {
+            op.completion.at()
+        };
+        for p in op.metadata_pairs(keys) {
+            writes
+                .entry((task, keys.key(p)))
+                .or_default()
+                .push((op.index, op.invoke, end));
+        }
+    }
     let mut out = Vec::new();
     for op in history.ops.iter().filter(|o| o.is_ok()) {
         let Some(task) = op.task_id() else { continue };
         if cleared.contains(&task) {
             continue;
         }
-        let view = fin.get(&task).map(|t| TaskView::new(t, &history.keys));
-        for k in op.metadata_keys(&history.keys) {
-            let key = history.keys.key(k);
+        let view = fin.get(&task).map(|t| TaskView::new(t, keys));
+        for p in op.metadata_pairs(keys) {
+            let key = keys.key(p);
             if removed.contains(&(task, key.to_string())) {
                 continue;
             }
-            if view.as_ref().is_some_and(|v| v.metadata.contains(k)) {
+            if view.as_ref().is_some_and(|v| v.metadata.contains(p)) {
+                continue;
+            }
+            // Another write of the key that may have come after this one.
+            let overwritten = writes[&(task, key)]
+                .iter()
+                .any(|&(i, _, end)| i != op.index && end > op.invoke);
+            if overwritten {
                 continue;
             }
             let state = match fin.get(&task) {
                 None => "the final listing has no such task".to_string(),
                 Some(t) => match t.metadata.as_ref().and_then(|m| m.get(key)) {
-                    Some(v) => format!("the final task has it as {v}"),
-                    None => "the final task lacks it".to_string(),
+                    Some(v) => format!("the final task has {key}={v}"),
+                    None => format!("the final task lacks {key}"),
                 },
             };
             let ack = acked_at(op);
-            let c = culprit(history, task, op.session, ack, |v| v.metadata.contains(k));
-            let (why, cidx) = culprit_text(c, ack, "without it");
+            let c = culprit(history, task, op.session, ack, |v| v.metadata.contains(p));
+            let (why, cidx) = culprit_text(c, ack, &format!("without {}", keys.show(p)));
             let mut ops = vec![op.index];
             ops.extend(cidx);
             let mut w = Witness::new(
                 AnomalyKind::Lost,
                 Some(task),
                 format!(
-                    "{} set metadata.{key} on task {task} (acknowledged at {}); {state}{why}",
+                    "{} set metadata {} on task {task} (acknowledged at {}), the last write of that key; {state}{why}",
                     op.who(),
+                    keys.show(p),
                     secs(ack)
                 ),
                 ops,

@@ -4,11 +4,10 @@
 //!
 //! Answers are kept in a compact form ([`TaskView`]): the metadata workloads make a task
 //! grow to thousands of keys, and every `update` answer carries the whole task, so keeping
-//! each answer as a [`Task`] would cost quadratic memory. Instead every metadata key a
-//! request sets is interned once ([`KeyTable`]), and an answer keeps one bit per interned key
-//! that it holds *with the value that was written*; a key nobody wrote, or a value nobody
-//! wrote, marks the view `foreign`. The checker never needs more than that, since every
-//! workload writes each key once with a value of its own.
+//! each answer as a [`Task`] would cost quadratic memory. Instead every metadata (key,
+//! value) pair a request sets is numbered once ([`KeyTable`]), and an answer keeps one bit
+//! per pair it holds; a key or value no request wrote marks the view `foreign`. The checker
+//! never needs more than that: it only asks whether a written value is there.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -64,46 +63,78 @@ impl Bits {
     }
 }
 
-/// The metadata keys requests set, each with the value it was set to.
+/// The metadata (key, value) pairs requests set, each numbered once.
 #[derive(Debug, Clone, Default)]
 pub struct KeyTable {
-    index: HashMap<String, usize>,
-    keys: Vec<(String, Value)>,
+    keys: Vec<String>,
+    key_index: HashMap<String, usize>,
+    /// pair -> (key number, value)
+    pairs: Vec<(usize, Value)>,
+    /// (key number, value as JSON text) -> pair
+    pair_index: HashMap<(usize, String), usize>,
+    /// key number -> its pairs
+    pairs_of: Vec<Vec<usize>>,
 }
 
 impl KeyTable {
-    /// The key's number; the first value interned for a key is the one views compare with.
+    /// The number of the pair (`key`, `value`).
     pub fn intern(&mut self, key: &str, value: &Value) -> usize {
-        if let Some(&i) = self.index.get(key) {
-            return i;
+        let k = match self.key_index.get(key) {
+            Some(&k) => k,
+            None => {
+                let k = self.keys.len();
+                self.keys.push(key.to_string());
+                self.key_index.insert(key.to_string(), k);
+                self.pairs_of.push(Vec::new());
+                k
+            }
+        };
+        let text = value.to_string();
+        if let Some(&p) = self.pair_index.get(&(k, text.clone())) {
+            return p;
         }
-        let i = self.keys.len();
-        self.index.insert(key.to_string(), i);
-        self.keys.push((key.to_string(), value.clone()));
-        i
+        let p = self.pairs.len();
+        self.pairs.push((k, value.clone()));
+        self.pair_index.insert((k, text), p);
+        self.pairs_of[k].push(p);
+        p
     }
 
-    pub fn get(&self, key: &str) -> Option<usize> {
-        self.index.get(key).copied()
+    /// The number of the pair (`key`, `value`), if a request set it.
+    pub fn get(&self, key: &str, value: &Value) -> Option<usize> {
+        let k = *self.key_index.get(key)?;
+        self.pair_index.get(&(k, value.to_string())).copied()
     }
 
-    pub fn key(&self, i: usize) -> &str {
-        &self.keys[i].0
+    /// The key of pair `p`.
+    pub fn key(&self, p: usize) -> &str {
+        &self.keys[self.pairs[p].0]
     }
 
-    pub fn value(&self, i: usize) -> &Value {
-        &self.keys[i].1
+    /// The value of pair `p`.
+    pub fn value(&self, p: usize) -> &Value {
+        &self.pairs[p].1
     }
 
-    /// The interned keys `metadata` holds with their interned value, and whether it holds
-    /// anything else (a key nobody set, or a value nobody wrote).
+    /// Every pair with the same key as `p` (`p` included).
+    pub fn same_key(&self, p: usize) -> &[usize] {
+        &self.pairs_of[self.pairs[p].0]
+    }
+
+    /// `key=value` of pair `p`, for witnesses.
+    pub fn show(&self, p: usize) -> String {
+        format!("{}={}", self.key(p), self.value(p))
+    }
+
+    /// The interned pairs `metadata` holds, and whether it holds anything else (a key or
+    /// a value no request set).
     pub fn view(&self, metadata: Option<&serde_json::Map<String, Value>>) -> (Bits, bool) {
         let mut bits = Bits::default();
         let mut foreign = false;
         for (k, v) in metadata.into_iter().flatten() {
-            match self.index.get(k.as_str()) {
-                Some(&i) if &self.keys[i].1 == v => bits.insert(i),
-                _ => foreign = true,
+            match self.get(k, v) {
+                Some(p) => bits.insert(p),
+                None => foreign = true,
             }
         }
         (bits, foreign)
@@ -218,8 +249,8 @@ impl Operation {
         }
     }
 
-    /// The metadata keys (interned) the request sets.
-    pub fn metadata_keys<'a>(&'a self, keys: &'a KeyTable) -> impl Iterator<Item = usize> + 'a {
+    /// The metadata pairs (interned) the request sets.
+    pub fn metadata_pairs<'a>(&'a self, keys: &'a KeyTable) -> impl Iterator<Item = usize> + 'a {
         let map = match &self.request {
             Request::Update { patch, .. } => match &patch.metadata {
                 Change::Set(m) => Some(m),
@@ -231,7 +262,7 @@ impl Operation {
         map.into_iter()
             .flatten()
             .filter(|(_, v)| !v.is_null())
-            .filter_map(|(k, _)| keys.get(k))
+            .filter_map(|(k, v)| keys.get(k, v))
     }
 
     /// A short description for witnesses: "session 3 (writer 2)".
@@ -319,13 +350,15 @@ mod tests {
     #[test]
     fn views_keep_only_written_values() {
         let mut keys = KeyTable::default();
-        let k = keys.intern("w1_0", &json!(0));
+        let a = keys.intern("w1_0", &json!(0));
+        let b = keys.intern("w1_0", &json!(8));
+        assert_eq!(keys.same_key(a), &[a, b]);
         let mut t = Task::new(TaskId(1), "a");
-        t.metadata = Some(json!({"w1_0": 0}).as_object().unwrap().clone());
+        t.metadata = Some(json!({"w1_0": 8}).as_object().unwrap().clone());
         let v = TaskView::new(&t, &keys);
-        assert!(v.metadata.contains(k) && !v.foreign);
+        assert!(v.metadata.contains(b) && !v.metadata.contains(a) && !v.foreign);
         t.metadata = Some(json!({"w1_0": 5}).as_object().unwrap().clone());
         let v = TaskView::new(&t, &keys);
-        assert!(!v.metadata.contains(k) && v.foreign);
+        assert!(v.metadata.is_empty() && v.foreign);
     }
 }

@@ -214,8 +214,12 @@ impl TaskModel<'_> {
                 if *metadata_clear {
                     n.metadata = Bits::default();
                 }
-                for &k in metadata_set {
-                    n.metadata.insert(k);
+                for &p in metadata_set {
+                    // A key holds one value: setting it replaces whatever it held.
+                    for &q in self.keys.same_key(p) {
+                        n.metadata.remove(q);
+                    }
+                    n.metadata.insert(p);
                 }
                 for x in remove_blocked_by {
                     n.blocked_by.remove(x);
@@ -345,21 +349,21 @@ impl Model for TaskModel<'_> {
                         ids(&n.blocked_by)
                     ));
                 }
-                let missing: Vec<&str> = n
+                let missing: Vec<String> = n
                     .metadata
                     .iter()
                     .filter(|&k| !v.metadata.contains(k))
-                    .map(|k| self.keys.key(k))
+                    .map(|k| self.keys.show(k))
                     .take(3)
                     .collect();
                 if !missing.is_empty() {
                     diffs.push(format!("metadata without {}", missing.join(", ")));
                 }
-                let extra: Vec<&str> = v
+                let extra: Vec<String> = v
                     .metadata
                     .iter()
                     .filter(|&k| !n.metadata.contains(k))
-                    .map(|k| self.keys.key(k))
+                    .map(|k| self.keys.show(k))
                     .take(3)
                     .collect();
                 if !extra.is_empty() {
@@ -435,7 +439,7 @@ pub fn partition(
             Request::Create { task, .. } => {
                 // An unanswered create has no known id; it is judged by the final listing.
                 let Some(id) = op.task_id() else { continue };
-                let metadata = op.metadata_keys(keys).collect();
+                let metadata = op.metadata_pairs(keys).collect();
                 if effects {
                     for &b in &task.blocked_by {
                         push(b, edge(true, true, id), side(&expect));
@@ -473,7 +477,7 @@ pub fn partition(
                     }
                 }
                 let (metadata_set, metadata_clear) = match &patch.metadata {
-                    Change::Set(_) => (op.metadata_keys(keys).collect(), false),
+                    Change::Set(_) => (op.metadata_pairs(keys).collect(), false),
                     Change::Remove => (Vec::new(), true),
                     Change::Keep => (Vec::new(), false),
                 };

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::check::{AnomalyKind, Findings, LinSummary, Witness};
 use super::driver::Run;
+use super::history::Completion;
 
 /// The JSON report's format version.
 pub const FORMAT_VERSION: u32 = 1;
@@ -35,6 +36,8 @@ pub struct WorkloadReport {
     pub planned: usize,
     pub acknowledged: usize,
     pub refused: usize,
+    /// Refusals by error kind, with the first message of each.
+    pub refusals: BTreeMap<String, Refusals>,
     /// Requests without an answer (killed or timed out): may or may not have happened.
     pub unknown: usize,
     pub kills: usize,
@@ -72,6 +75,7 @@ impl WorkloadReport {
             planned: 0,
             acknowledged: 0,
             refused: 0,
+            refusals: BTreeMap::new(),
             unknown: 0,
             kills: 0,
             sessions: 0,
@@ -96,14 +100,22 @@ impl WorkloadReport {
     ) -> WorkloadReport {
         let writer_ops = run.history.ops.iter().filter(|o| o.writer.is_some());
         let (mut acknowledged, mut refused, mut unknown, mut requests) = (0, 0, 0, 0);
+        let mut refusals: BTreeMap<String, Refusals> = BTreeMap::new();
         for op in writer_ops {
             requests += 1;
-            if op.is_ok() {
-                acknowledged += 1;
-            } else if op.is_info() {
-                unknown += 1;
-            } else {
-                refused += 1;
+            match &op.completion {
+                Completion::Ok { .. } => acknowledged += 1,
+                Completion::Info { .. } => unknown += 1,
+                Completion::Fail { kind, message, .. } => {
+                    refused += 1;
+                    refusals
+                        .entry(kind.to_string())
+                        .or_insert_with(|| Refusals {
+                            count: 0,
+                            example: message.clone(),
+                        })
+                        .count += 1;
+                }
             }
         }
         let mut per_kind: BTreeMap<AnomalyKind, usize> = BTreeMap::new();
@@ -138,6 +150,7 @@ impl WorkloadReport {
             planned: run.planned,
             acknowledged,
             refused,
+            refusals,
             unknown,
             kills: run.kills,
             sessions: run.sessions,
@@ -163,6 +176,13 @@ impl WorkloadReport {
     pub fn clean(&self) -> bool {
         self.total() == 0 && self.linearizability.unknown == 0 && self.errors.is_empty()
     }
+}
+
+/// The refusals of one error kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refusals {
+    pub count: usize,
+    pub example: String,
 }
 
 /// Repetitions of one workload (`--runs N`).
@@ -305,11 +325,27 @@ impl RaceReport {
                 w.sessions,
                 w.raw_reads
             );
+            if !w.refusals.is_empty() {
+                let kinds: Vec<String> = w
+                    .refusals
+                    .iter()
+                    .map(|(k, r)| format!("{k} {} (e.g. {})", r.count, r.example))
+                    .collect();
+                let _ = writeln!(s, "  refused: {}", kinds.join("; "));
+            }
             let l = &w.linearizability;
             let _ = writeln!(
                 s,
-                "  linearizability: {} tasks: {} linearizable, {} not, {} unknown (search budget exhausted)",
-                l.tasks, l.linearizable, l.nonlinearizable, l.unknown
+                "  linearizability: {} tasks: {} linearizable, {} not, {} unknown{}",
+                l.tasks,
+                l.linearizable,
+                l.nonlinearizable,
+                l.unknown,
+                if l.unknown > 0 {
+                    " (search budget exhausted: not a pass)"
+                } else {
+                    ""
+                }
             );
             for e in w.errors.iter().take(SHOWN_WITNESSES) {
                 let _ = writeln!(s, "  error: {e}");
