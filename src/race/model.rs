@@ -319,6 +319,9 @@ impl Model for TaskModel<'_> {
     fn explain(&self, s: &TaskState, op: &TaskOp) -> String {
         let before = s.describe(self.keys);
         match (&op.expect, self.apply(s, &op.action)) {
+            (Expect::Ok(_), Err(_)) if op.history_index.is_none() => {
+                "the final listing holds it, but no request that could have created it fits".into()
+            }
             (Expect::Ok(_), Err(k)) => {
                 format!("it was acknowledged, but with the task {before} it had to fail ({k})")
             }
@@ -515,8 +518,46 @@ pub fn partition(
         }
     }
     let listed: BTreeMap<TaskId, &Task> = final_tasks.iter().map(|t| (t.id, t)).collect();
-    for id in listed.keys() {
-        parts.entry(*id).or_default();
+    // An unanswered create has no known id: it may be any listed task that no answered
+    // create accounts for and that has its subject.
+    let unanswered_creates: Vec<_> = history
+        .ops
+        .iter()
+        .filter(|o| o.is_info())
+        .filter_map(|o| match &o.request {
+            Request::Create { task, .. } => Some((o, task)),
+            _ => None,
+        })
+        .collect();
+    for (id, t) in &listed {
+        let entries = parts.entry(*id).or_default();
+        if entries
+            .iter()
+            .any(|e| matches!(e.op.action, Action::Create { .. }))
+        {
+            continue;
+        }
+        for (o, new) in unanswered_creates
+            .iter()
+            .filter(|(_, n)| n.subject == t.subject)
+        {
+            entries.push(Entry {
+                op: TaskOp {
+                    history_index: Some(o.index),
+                    action: Action::Create {
+                        subject: new.subject.clone(),
+                        owner: new.owner.clone(),
+                        active_form: new.active_form.clone(),
+                        blocks: new.blocks.clone(),
+                        blocked_by: new.blocked_by.clone(),
+                        metadata: o.metadata_pairs(keys).collect(),
+                    },
+                    expect: Expect::Unknown,
+                },
+                invoke: o.invoke,
+                complete: None,
+            });
+        }
     }
     for (id, entries) in parts.iter_mut() {
         let expect = match listed.get(id) {
