@@ -311,19 +311,23 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
                 .push((op.index, op.invoke, end));
         }
     }
+    let views: BTreeMap<TaskId, TaskView> = fin
+        .iter()
+        .map(|(id, t)| (*id, TaskView::new(t, keys)))
+        .collect();
     let mut out = Vec::new();
     for op in history.ops.iter().filter(|o| o.is_ok()) {
         let Some(task) = op.task_id() else { continue };
         if cleared.contains(&task) {
             continue;
         }
-        let view = fin.get(&task).map(|t| TaskView::new(t, keys));
+        let view = views.get(&task);
         for p in op.metadata_pairs(keys) {
             let key = keys.key(p);
             if removed.contains(&(task, key.to_string())) {
                 continue;
             }
-            if view.as_ref().is_some_and(|v| v.metadata.contains(p)) {
+            if view.is_some_and(|v| v.metadata.contains(p)) {
                 continue;
             }
             // Another write of the key that may have come after this one.
@@ -446,9 +450,14 @@ pub fn lost_fields(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         };
         // A write may explain the final value when no acknowledged write began after it
         // ended.
+        let last_invoke = acked
+            .iter()
+            .map(|(z, _)| z.invoke)
+            .max()
+            .unwrap_or_default();
         let explains = ws
             .iter()
-            .any(|(o, v)| *v == actual && !acked.iter().any(|(z, _)| z.invoke > end(o)));
+            .any(|(o, v)| *v == actual && end(o) >= last_invoke);
         if explains {
             continue;
         }
