@@ -295,8 +295,9 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
     let (removed, cleared) = removed_keys(history);
     let keys = &history.keys;
-    // pair -> the writes of its key: (task, invoke, end); unanswered ones never end.
-    let mut writes: BTreeMap<(TaskId, &str), Vec<(usize, Duration, Duration)>> = BTreeMap::new();
+    // (task, key) -> its writes: (history index, invoke, end); unanswered ones never end.
+    type Writes = Vec<(usize, Duration, Duration)>;
+    let mut writes: BTreeMap<(TaskId, &str), Writes> = BTreeMap::new();
     for op in history.ops.iter().filter(|o| o.is_ok() || o.is_info()) {
         let Some(task) = op.task_id() else { continue };
         let end = if op.is_info() {

@@ -306,6 +306,45 @@ impl History {
         }
     }
 
+    /// Records one request and its outcome in one call, for callers outside the race
+    /// driver (the runner's `concurrent` blocks): `answer` is the typed answer, or the
+    /// target error that left the request unanswered. The answer is reduced to a view right
+    /// away, so call [`History::intern_request`] for every request of the block before the
+    /// block starts: an answer holding a value no interned request wrote counts as foreign.
+    pub fn record(
+        &mut self,
+        session: SessionId,
+        writer: Option<u32>,
+        request: Request,
+        invoke: Duration,
+        at: Duration,
+        answer: Result<crate::protocol::Response, String>,
+    ) {
+        use crate::protocol::Response;
+        self.intern_request(&request);
+        let completion = match answer {
+            Ok(Response::Task(t)) => Completion::Ok {
+                at,
+                task: Some(TaskView::new(&t, &self.keys)),
+            },
+            Ok(Response::Error(f)) => Completion::Fail {
+                at,
+                kind: f.kind,
+                message: f.message,
+            },
+            Ok(_) => Completion::Ok { at, task: None },
+            Err(reason) => Completion::Info { at, reason },
+        };
+        self.push(Operation {
+            index: 0,
+            session,
+            writer,
+            request,
+            invoke,
+            completion,
+        });
+    }
+
     /// Appends an operation, numbering it.
     pub fn push(&mut self, mut op: Operation) {
         op.index = self.ops.len();
@@ -345,6 +384,40 @@ mod tests {
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![3, 130]);
         assert_eq!(a.len(), 2);
         assert!(a.contains(130) && !a.contains(4));
+    }
+
+    #[test]
+    fn record_maps_answers_to_completions() {
+        use crate::protocol::{Failure, Response};
+        use crate::task::Patch;
+        let list: crate::task::ListName = "l".parse().unwrap();
+        let mut m = serde_json::Map::new();
+        m.insert("a".into(), json!(1));
+        let set = Request::Update {
+            list: list.clone(),
+            id: TaskId(1),
+            patch: Patch {
+                metadata: Change::Set(m.clone()),
+                ..Patch::default()
+            },
+        };
+        let mut h = History::default();
+        h.intern_request(&set);
+        let mut t = Task::new(TaskId(1), "a");
+        t.metadata = Some(m);
+        let ms = Duration::from_millis;
+        h.record(1, Some(0), set.clone(), ms(1), ms(2), Ok(Response::Task(t)));
+        let refused = Response::Error(Failure::new(ErrorKind::NotFound, "gone"));
+        h.record(1, Some(0), set.clone(), ms(3), ms(4), Ok(refused));
+        h.record(2, Some(1), set, ms(5), ms(6), Err("killed".into()));
+        assert_eq!(h.counts(), (1, 1, 1));
+        assert_eq!(h.ops[2].index, 2);
+        let p = h.keys.get("a", &json!(1)).unwrap();
+        assert!(h.ops[0].answer().unwrap().metadata.contains(p));
+        assert_eq!(
+            h.ops[0].metadata_pairs(&h.keys).collect::<Vec<_>>(),
+            vec![p]
+        );
     }
 
     #[test]
