@@ -38,7 +38,9 @@ md() {
     echo "Machine-readable: [race-$name.json](race-$name.json)."
     echo
     echo '```'
-    echo "taskproof $(printf '%q ' "$@")"
+    local line
+    line=$(printf '%q ' "$@")
+    echo "taskproof ${line% }"
     echo '```'
     echo
     echo '```'

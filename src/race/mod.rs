@@ -97,6 +97,11 @@ pub fn run_all(
                         seed,
                         cfg.writers,
                         cfg.ops,
+                        if runs > 1 {
+                            report::MAX_WITNESSES_PER_KIND_REPEATED
+                        } else {
+                            report::MAX_WITNESSES_PER_KIND
+                        },
                     ));
                 }
                 Err(DriverError::Unsupported(why)) => {

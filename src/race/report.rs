@@ -13,7 +13,9 @@ use super::history::Completion;
 /// The JSON report's format version.
 pub const FORMAT_VERSION: u32 = 1;
 /// Witnesses kept per kind and run in the JSON report (all are counted).
-const MAX_WITNESSES_PER_KIND: usize = 20;
+pub const MAX_WITNESSES_PER_KIND: usize = 20;
+/// The same when a workload is repeated (`--runs`), so a report of many runs stays small.
+pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 3;
 /// Witnesses shown per run on the terminal.
 const SHOWN_WITNESSES: usize = 5;
 
@@ -90,6 +92,7 @@ impl WorkloadReport {
         }
     }
 
+    /// A run's record, keeping at most `keep` witnesses of each kind.
     pub fn new(
         run: &Run,
         f: &Findings,
@@ -97,6 +100,7 @@ impl WorkloadReport {
         seed: u64,
         writers: usize,
         ops: usize,
+        keep: usize,
     ) -> WorkloadReport {
         let writer_ops = run.history.ops.iter().filter(|o| o.writer.is_some());
         let (mut acknowledged, mut refused, mut unknown, mut requests) = (0, 0, 0, 0);
@@ -124,7 +128,7 @@ impl WorkloadReport {
         for w in &f.witnesses {
             let n = per_kind.entry(w.kind).or_default();
             *n += 1;
-            if *n <= MAX_WITNESSES_PER_KIND {
+            if *n <= keep {
                 witnesses.push(w.clone());
             } else {
                 omitted += 1;
