@@ -460,3 +460,77 @@ fn exit_codes_and_the_json_report() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+#[test]
+fn opposite_edges_that_both_succeed_are_caught() {
+    // S19: "a blocks b" and "b blocks a" sent at once; a store without a lock lets both
+    // succeed. The end state has the cycle, and no order of the two explains the answers.
+    let edge = |id: u64, blocker: u64| Request::Update {
+        list: list(),
+        id: TaskId(id),
+        patch: Patch {
+            add_blocked_by: vec![TaskId(blocker)],
+            ..Patch::default()
+        },
+    };
+    let with_edges = |id: u64, blocks: &[u64], blocked_by: &[u64]| {
+        let mut t = Task::new(TaskId(id), format!("t{id}"));
+        t.blocks = blocks.iter().copied().map(TaskId).collect();
+        t.blocked_by = blocked_by.iter().copied().map(TaskId).collect();
+        t
+    };
+    let mut h = History::default();
+    for id in [1, 2] {
+        h.record(
+            0,
+            None,
+            Request::Create {
+                list: list(),
+                task: NewTask::new(format!("t{id}")),
+            },
+            ms(0),
+            ms(1),
+            Ok(taskproof::protocol::Response::Task(with_edges(
+                id,
+                &[],
+                &[],
+            ))),
+        );
+    }
+    let ok = |t: Task| Ok(taskproof::protocol::Response::Task(t));
+    h.record(
+        1,
+        Some(0),
+        edge(2, 1),
+        ms(10),
+        ms(20),
+        ok(with_edges(2, &[], &[1])),
+    );
+    h.record(
+        2,
+        Some(1),
+        edge(1, 2),
+        ms(11),
+        ms(21),
+        ok(with_edges(1, &[], &[2])),
+    );
+    let fin = [with_edges(1, &[2], &[2]), with_edges(2, &[1], &[1])];
+    let f = check::check_all(
+        &h,
+        &check::FinalState {
+            tasks: &fin,
+            corrupt: &[],
+            torn: &[],
+            end: ms(30),
+        },
+        1_000_000,
+    );
+    assert_eq!(f.count(AnomalyKind::Cycles), 1, "{:?}", f.witnesses);
+    assert_eq!(
+        f.count(AnomalyKind::Nonlinearizable),
+        2,
+        "{:?}",
+        f.witnesses
+    );
+    assert_eq!(f.count(AnomalyKind::Lost), 0, "{:?}", f.witnesses);
+}
