@@ -21,7 +21,7 @@ use rand::{Rng, SeedableRng};
 use super::check::TornRead;
 use super::history::{Completion, History, KeyTable, Operation, SessionId, TaskView};
 use super::workload::{self, LIST, Workload};
-use crate::protocol::{Layout, Request, Response};
+use crate::protocol::{ErrorKind, Layout, Request, Response};
 use crate::target::{ProcessSession, Session, SessionOptions, TargetError, TargetSpec};
 use crate::task::{NewTask, Strictness, Task, TaskId};
 
@@ -29,6 +29,10 @@ use crate::task::{NewTask, Strictness, Task, TaskId};
 const KILL_CHANCE: f64 = 0.01;
 /// The longest delay between sending a request and killing its `cmd:` session.
 const MAX_KILL_DELAY_US: u64 = 3000;
+/// How often a writer repeats a request refused as `corrupt` or `io` (a storage failure
+/// of the moment, such as reading a file another writer is rewriting), as an agent would.
+/// Every attempt is a request of its own in the history.
+const MAX_RETRIES: usize = 10;
 /// How many torn reads are kept with their details (all are counted).
 const MAX_TORN_KEPT: usize = 10_000;
 
@@ -239,7 +243,16 @@ fn writer(
     };
     start.wait();
     let deadline = cfg.duration.map(|d| Instant::now() + d);
-    for request in plan {
+    let mut queue = plan.into_iter();
+    let mut retry: Option<(Request, usize)> = None;
+    loop {
+        let (request, attempt) = match retry.take() {
+            Some(r) => r,
+            None => match queue.next() {
+                Some(r) => (r, 0),
+                None => break,
+            },
+        };
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
@@ -308,15 +321,26 @@ fn writer(
                 }
             }
         };
+        let transient = matches!(
+            completion,
+            Completion::Fail {
+                kind: ErrorKind::Corrupt | ErrorKind::Io,
+                ..
+            }
+        );
         out.ops.push(Operation {
             index: 0,
             session: open.id,
             writer: Some(w as u32),
-            request,
+            request: request.clone(),
             invoke,
             completion,
         });
-        done.fetch_add(1, Ordering::Relaxed);
+        if transient && attempt < MAX_RETRIES {
+            retry = Some((request, attempt + 1));
+        } else {
+            done.fetch_add(1, Ordering::Relaxed);
+        }
         if dead {
             match ctx.open() {
                 Ok(o) => open = o,
