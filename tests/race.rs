@@ -146,7 +146,7 @@ fn claim_without_lock_mutant_is_caught_by_claim() {
     let w = &report.workloads[0].witnesses;
     assert!(
         w.iter()
-            .any(|w| w.kind == AnomalyKind::DoubleClaims && w.text.contains("claimed twice")),
+            .any(|w| w.kind == AnomalyKind::DoubleClaims && w.text.contains("and again by")),
         "{w:?}"
     );
 }

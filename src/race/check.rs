@@ -612,14 +612,15 @@ pub fn claims(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         _ => unreachable!("claims only"),
     };
     let mut out = Vec::new();
-    for (id, ops) in by_task {
+    for (id, mut ops) in by_task {
+        ops.sort_by_key(|o| o.completion.at());
         let first = ops[0];
         for dup in &ops[1..] {
             out.push(Witness::new(
                 AnomalyKind::DoubleClaims,
                 Some(id),
                 format!(
-                    "task {id} was claimed twice: by {} as {:?} (answered at {}) and by {} as {:?} (sent at {}, answered at {})",
+                    "task {id} was claimed by {} as {:?} (answered at {}) and again by {} as {:?} (sent at {}, answered at {})",
                     first.who(),
                     owner_of(first),
                     secs(first.completion.at()),
