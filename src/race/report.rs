@@ -15,7 +15,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Witnesses kept per kind and run in the JSON report (all are counted).
 pub const MAX_WITNESSES_PER_KIND: usize = 20;
 /// The same when a workload is repeated (`--runs`), so a report of many runs stays small.
-pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 3;
+pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 1;
 /// Witnesses shown per run on the terminal.
 const SHOWN_WITNESSES: usize = 5;
 
