@@ -26,6 +26,9 @@ pub struct Shape {
     pub sessions: usize,
     /// Share of requests left unanswered.
     pub unanswered: f64,
+    /// Drop the last acknowledged metadata value of task 1 from the final state: one lost
+    /// update, which the search must prove unexplainable.
+    pub lose_one: bool,
 }
 
 /// Builds a linearizable history of the given shape and the final tasks.
@@ -35,7 +38,11 @@ pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
     let mut tasks: BTreeMap<TaskId, Task> = (1..=shape.tasks as u64)
         .map(|i| (TaskId(i), Task::new(TaskId(i), format!("task {i}"))))
         .collect();
-    let mut history = History::default();
+    // Unanswered requests took effect, if at all, before their recorded completion.
+    let mut history = History {
+        info_bounded: true,
+        ..History::default()
+    };
     // Plan requests first so every key is interned before answers are viewed.
     let requests: Vec<Request> = (0..shape.ops)
         .map(|k| {
@@ -133,6 +140,20 @@ pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
         history.push(op);
     }
     let end = Duration::from_micros(clock + 1);
+    if shape.lose_one {
+        let last = history
+            .ops
+            .iter()
+            .filter(|o| o.is_ok() && o.task_id() == Some(TaskId(1)))
+            .filter_map(|o| o.metadata_pairs(&history.keys).next())
+            .next_back();
+        if let (Some(p), Some(t)) = (last, tasks.get_mut(&TaskId(1))) {
+            let key = history.keys.key(p).to_string();
+            if let Some(m) = t.metadata.as_mut() {
+                m.remove(&key);
+            }
+        }
+    }
     (history, tasks.into_values().collect(), end)
 }
 
@@ -160,50 +181,74 @@ pub const SHAPES: [Shape; 5] = [
         tasks: 1,
         sessions: 16,
         unanswered: 0.0,
+        lose_one: false,
     },
     Shape {
         ops: 10_000,
         tasks: 1,
         sessions: 16,
         unanswered: 0.01,
+        lose_one: false,
     },
     Shape {
         ops: 10_000,
         tasks: 16,
         sessions: 16,
         unanswered: 0.01,
+        lose_one: false,
     },
     Shape {
         ops: 100_000,
         tasks: 16,
         sessions: 16,
         unanswered: 0.01,
+        lose_one: false,
     },
     Shape {
         ops: 100_000,
         tasks: 100,
         sessions: 16,
         unanswered: 0.01,
+        lose_one: false,
+    },
+];
+
+const LOSSY: [Shape; 2] = [
+    Shape {
+        ops: 10_000,
+        tasks: 1,
+        sessions: 16,
+        unanswered: 0.01,
+        lose_one: true,
+    },
+    Shape {
+        ops: 100_000,
+        tasks: 16,
+        sessions: 16,
+        unanswered: 0.01,
+        lose_one: true,
     },
 ];
 
 /// Runs every shape and renders a Markdown table.
 pub fn run(budget: u64) -> String {
     let mut s = String::from(
-        "| operations | tasks | sessions | unanswered | check time | linearizable | not | unknown | search steps |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| operations | tasks | sessions | unanswered | one update lost | check time | linearizable | not | unknown | lost | search steps |\n|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for shape in SHAPES {
+    for shape in SHAPES.into_iter().chain(LOSSY) {
         let (t, f) = measure(shape, budget);
         s += &format!(
-            "| {} | {} | {} | {:.0}% | {:.2} s | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {:.0}% | {} | {:.2} s | {} | {} | {} | {} | {} |\n",
             shape.ops,
             shape.tasks,
             shape.sessions,
             shape.unanswered * 100.0,
+            if shape.lose_one { "yes" } else { "no" },
             t.as_secs_f64(),
             f.lin.linearizable,
             f.lin.nonlinearizable,
             f.lin.unknown,
+            f.count(super::check::AnomalyKind::Lost),
             f.lin.steps
         );
     }
@@ -221,6 +266,7 @@ mod tests {
             tasks: 4,
             sessions: 8,
             unanswered: 0.02,
+            lose_one: false,
         };
         let (_, f) = measure(shape, 10_000_000);
         assert_eq!(f.total(), 0, "{:?}", f.witnesses.first());

@@ -456,7 +456,13 @@ pub fn run(
     let plans: Vec<Vec<Request>> = (0..cfg.writers)
         .map(|i| workload::plan(w, i, cfg.writers, cfg.ops, &ids, cfg.seed))
         .collect();
-    let mut history = History::default();
+    // Every `info` below is recorded after its session is dead: a killed or timed-out
+    // adapter's process group was sent SIGKILL (ProcessSession kills the group on a
+    // timeout), and an in-process request ran to its end.
+    let mut history = History {
+        info_bounded: true,
+        ..History::default()
+    };
     for r in plans.iter().flatten() {
         history.intern_request(r);
     }

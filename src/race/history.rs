@@ -284,6 +284,12 @@ pub fn secs(d: Duration) -> String {
 pub struct History {
     pub ops: Vec<Operation>,
     pub keys: KeyTable,
+    /// Whether an unanswered request can only have taken effect before its recorded
+    /// completion time. True when the recorder made sure its session was dead by then: the
+    /// race driver kills the adapter's whole process group (or ran an in-process request to
+    /// its end) before it records `info`. An adapter that hands requests to a process
+    /// outside its group breaks this; `false` (the default) assumes nothing.
+    pub info_bounded: bool,
 }
 
 impl History {

@@ -4,8 +4,10 @@
 //! every operation's outcome is what the sequential [`Model`] says.
 //!
 //! Operations without an answer (`info`: killed or timed out) may take effect at any point
-//! after their invoke, or never; they are tried only after every answered candidate, which
-//! keeps the search close to linear when the history is fine. A configuration (which
+//! after their invoke, or never; when the harness knows that the operation's session was
+//! dead by some moment (it killed the adapter's whole process group), that moment bounds
+//! it. They are tried only after every answered candidate, which keeps the search close to
+//! linear when the history is fine. A configuration (which
 //! operations are linearized, and the model state) is remembered by a 128-bit fingerprint
 //! and never explored twice. The search has a step budget: when it runs out the verdict is
 //! [`Verdict::Unknown`], never a pass.
@@ -35,9 +37,12 @@ pub trait Model {
 pub struct Entry<O> {
     pub op: O,
     pub invoke: Duration,
-    /// `None`: no answer; the operation may have happened at any time after `invoke`, or
-    /// never.
+    /// When the operation had happened by, if it happened: its answer, or for an
+    /// unanswered operation the moment its session was killed. `None`: no bound; the
+    /// operation may have happened at any time after `invoke`.
     pub complete: Option<Duration>,
+    /// The operation may never have happened (no answer came).
+    pub optional: bool,
 }
 
 /// The outcome of a check.
@@ -153,26 +158,26 @@ impl Events {
     }
 
     /// The operations that may come next: those invoked before the earliest completion
-    /// still pending, answered ones first (in invoke order), then unanswered ones. Also the
+    /// still pending, required ones first (in invoke order), then optional ones. Also the
     /// operation whose return bounds the window, if any.
-    fn candidates(&self) -> (Vec<usize>, Vec<usize>, Option<usize>) {
-        let (mut answered, mut unanswered) = (Vec::new(), Vec::new());
+    fn candidates<O>(&self, entries: &[Entry<O>]) -> (Vec<usize>, Vec<usize>, Option<usize>) {
+        let (mut required, mut optional) = (Vec::new(), Vec::new());
         let mut node = self.next[0];
         while node != NIL {
             match self.kind[node] {
-                Kind::Return => return (answered, unanswered, Some(self.op[node])),
+                Kind::Return => return (required, optional, Some(self.op[node])),
                 Kind::Call => {
                     let op = self.op[node];
-                    if self.ret_of[op] == NIL {
-                        unanswered.push(op);
+                    if entries[op].optional {
+                        optional.push(op);
                     } else {
-                        answered.push(op);
+                        required.push(op);
                     }
                 }
             }
             node = self.next[node];
         }
-        (answered, unanswered, None)
+        (required, optional, None)
     }
 }
 
@@ -187,8 +192,16 @@ fn fingerprint<S: Hash>(linearized: &[u64], state: &S) -> (u64, u64) {
     (a.finish(), b.finish())
 }
 
+/// One choice at a point of the search: place an operation, or decide that an optional
+/// one never happened (only when its bound has come).
+#[derive(Clone, Copy)]
+enum Choice {
+    Place(usize),
+    Skip(usize),
+}
+
 struct Frame<S> {
-    candidates: Vec<usize>,
+    candidates: Vec<Choice>,
     next: usize,
     /// The operation this frame linearized and the state before it, to undo on backtrack.
     chosen: Option<(usize, S)>,
@@ -198,8 +211,8 @@ struct Frame<S> {
 /// attempt to place one operation).
 pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
     let mut events = Events::new(entries);
-    let answered_total = entries.iter().filter(|e| e.complete.is_some()).count();
-    let mut placed_answered = 0usize;
+    let required_total = entries.iter().filter(|e| !e.optional).count();
+    let mut placed_required = 0usize;
     let mut linearized = vec![0u64; entries.len().div_ceil(64)];
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut state = model.init();
@@ -210,16 +223,19 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
     let mut fresh = true;
     loop {
         if fresh {
-            if placed_answered == answered_total {
+            if placed_required == required_total {
                 return Verdict::Linearizable { steps };
             }
-            let (mut cands, unanswered, bound) = events.candidates();
-            if let Some(b) = bound
-                && deepest.as_ref().is_none_or(|d| stack.len() > d.0)
-            {
-                deepest = Some((stack.len(), b, state.clone()));
+            let (required, optional, bound) = events.candidates(entries);
+            let mut cands: Vec<Choice> = required.into_iter().map(Choice::Place).collect();
+            cands.extend(optional.into_iter().map(Choice::Place));
+            if let Some(b) = bound {
+                if entries[b].optional {
+                    cands.push(Choice::Skip(b));
+                } else if deepest.as_ref().is_none_or(|d| stack.len() > d.0) {
+                    deepest = Some((stack.len(), b, state.clone()));
+                }
             }
-            cands.extend(unanswered);
             stack.push(Frame {
                 candidates: cands,
                 next: 0,
@@ -230,14 +246,18 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
         let frame = stack.last_mut().expect("a frame");
         let mut advanced = false;
         while frame.next < frame.candidates.len() {
-            let op = frame.candidates[frame.next];
+            let choice = frame.candidates[frame.next];
             frame.next += 1;
             steps += 1;
             if steps > budget {
                 return Verdict::Unknown { steps };
             }
-            let Some(after) = model.step(&state, &entries[op].op) else {
-                continue;
+            let (op, after) = match choice {
+                Choice::Place(op) => match model.step(&state, &entries[op].op) {
+                    Some(after) => (op, after),
+                    None => continue,
+                },
+                Choice::Skip(op) => (op, state.clone()),
             };
             linearized[op / 64] |= 1 << (op % 64);
             if !seen.insert(fingerprint(&linearized, &after)) {
@@ -245,8 +265,8 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
                 continue;
             }
             events.lift(op);
-            if entries[op].complete.is_some() {
-                placed_answered += 1;
+            if !entries[op].optional {
+                placed_required += 1;
             }
             let before = std::mem::replace(&mut state, after);
             // The frame that placed `op` remembers how to undo it.
@@ -261,7 +281,7 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
         // Every candidate failed here: undo the parent's choice and let it try its next.
         stack.pop();
         let Some(parent) = stack.last_mut() else {
-            let (prefix, stuck, at) = deepest.expect("a history with answered operations");
+            let (prefix, stuck, at) = deepest.expect("a history with required operations");
             return Verdict::NotLinearizable {
                 stuck,
                 prefix,
@@ -275,8 +295,8 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
             .expect("a parent frame placed an operation");
         events.unlift(op);
         linearized[op / 64] &= !(1 << (op % 64));
-        if entries[op].complete.is_some() {
-            placed_answered -= 1;
+        if !entries[op].optional {
+            placed_required -= 1;
         }
         state = before;
     }
@@ -318,7 +338,38 @@ pub(crate) mod tests {
             op,
             invoke: Duration::from_millis(invoke),
             complete: complete.map(Duration::from_millis),
+            optional: complete.is_none(),
         }
+    }
+
+    #[test]
+    fn a_bounded_unanswered_write_happens_before_its_bound_or_never() {
+        // Killed at 5: it may have happened, but not after 5.
+        let bounded = |v| Entry {
+            op: RegOp::Write(v),
+            invoke: Duration::from_millis(0),
+            complete: Some(Duration::from_millis(5)),
+            optional: true,
+        };
+        let before = [bounded(7), e(RegOp::Read(7), 10, Some(20))];
+        assert!(matches!(
+            check(&Register, &before, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        let never = [bounded(7), e(RegOp::Read(0), 10, Some(20))];
+        assert!(matches!(
+            check(&Register, &never, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        let late = [
+            bounded(7),
+            e(RegOp::Read(0), 10, Some(20)),
+            e(RegOp::Read(7), 30, Some(40)),
+        ];
+        assert!(matches!(
+            check(&Register, &late, 1000),
+            Verdict::NotLinearizable { .. }
+        ));
     }
 
     #[test]

@@ -418,8 +418,9 @@ pub fn partition(
             Completion::Ok { at, .. } => (Expect::Ok(op.answer().cloned()), Some(*at)),
             Completion::Fail { at, kind, .. } if judged(*kind) => (Expect::Fail(*kind), Some(*at)),
             Completion::Fail { .. } => continue,
-            Completion::Info { .. } => (Expect::Unknown, None),
+            Completion::Info { at, .. } => (Expect::Unknown, history.info_bounded.then_some(*at)),
         };
+        let optional = matches!(expect, Expect::Unknown);
         let mut push = |id: TaskId, action: Action, expect: Expect| {
             parts.entry(id).or_default().push(Entry {
                 op: TaskOp {
@@ -429,6 +430,7 @@ pub fn partition(
                 },
                 invoke: op.invoke,
                 complete,
+                optional,
             });
         };
         // Effects on the other side of an edge are unobserved, and only exist for requests
@@ -555,7 +557,8 @@ pub fn partition(
                     expect: Expect::Unknown,
                 },
                 invoke: o.invoke,
-                complete: None,
+                complete: history.info_bounded.then(|| o.completion.at()),
+                optional: true,
             });
         }
     }
@@ -572,9 +575,66 @@ pub fn partition(
             },
             invoke: end,
             complete: Some(end),
+            optional: false,
         });
+        prune_unobserved(entries);
     }
     parts
+}
+
+/// Drops unanswered updates whose effect no answer ever shows: each sets only metadata
+/// values, subjects or activeForms (no other operation's outcome depends on those) that no
+/// answered view of the task, the final listing included, holds. Such an operation never
+/// helps explain the history, so leaving it out changes no verdict, and it spares the
+/// search from trying it at every point (each one would double the configurations to try
+/// when proving a history wrong).
+fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
+    let mut pairs = Bits::default();
+    let mut subjects = BTreeSet::new();
+    let mut forms = BTreeSet::new();
+    for e in entries.iter() {
+        if let Expect::Ok(Some(v)) = &e.op.expect {
+            for p in v.metadata.iter() {
+                pairs.insert(p);
+            }
+            subjects.insert(v.subject.clone());
+            if let Some(a) = &v.active_form {
+                forms.insert(a.clone());
+            }
+        }
+    }
+    entries.retain(|e| {
+        let Expect::Unknown = e.op.expect else {
+            return true;
+        };
+        let Action::Update {
+            subject,
+            status: None,
+            owner: Change::Keep,
+            active_form,
+            metadata_set,
+            metadata_clear: false,
+            add_blocks,
+            add_blocked_by,
+            remove_blocks,
+            remove_blocked_by,
+        } = &e.op.action
+        else {
+            return true;
+        };
+        let edges = !(add_blocks.is_empty()
+            && add_blocked_by.is_empty()
+            && remove_blocks.is_empty()
+            && remove_blocked_by.is_empty());
+        let seen = metadata_set.iter().any(|p| pairs.contains(*p))
+            || subject.as_ref().is_some_and(|x| subjects.contains(x))
+            || match active_form {
+                Change::Keep => false,
+                Change::Set(a) => forms.contains(a),
+                Change::Remove => true,
+            };
+        edges || seen
+    });
 }
 
 fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action {
