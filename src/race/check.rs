@@ -92,7 +92,7 @@ pub struct Witness {
     pub text: String,
     /// History indices of the operations involved.
     pub ops: Vec<usize>,
-    /// When the anomaly happened, as far as the history tells (seconds since the start):
+    /// When the anomaly happened, as far as the history tells (since the start of the run):
     /// for a lost change, when the write that dropped it was answered, or else when the
     /// change was acknowledged.
     #[serde(skip)]
@@ -339,7 +339,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
                 continue;
             }
             let state = match fin.get(&task) {
-                None => "the final listing has no such task".to_string(),
+                None => format!("the final listing lacks task {task}"),
                 Some(t) => match t.metadata.as_ref().and_then(|m| m.get(key)) {
                     Some(v) => format!("the final task has {key}={v}"),
                     None => format!("the final task lacks {key}"),

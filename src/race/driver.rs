@@ -86,6 +86,9 @@ pub struct Run {
     pub planned: usize,
     /// From the release of the writers to the last one finishing.
     pub elapsed: Duration,
+    /// When the writers were released (since the start; history times count from the
+    /// start, which is before the setup session ran).
+    pub released: Duration,
     /// When the final listing was taken (since the start).
     pub end: Duration,
     pub kills: usize,
@@ -489,7 +492,7 @@ pub fn run(
     let done = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
     let ctx = &ctx;
-    let (outs, reads, elapsed) = std::thread::scope(|s| {
+    let (outs, reads, elapsed, released) = std::thread::scope(|s| {
         let reader_handles: Vec<_> = (0..readers)
             .map(|n| {
                 let (folder, stop) = (&folder, &stop);
@@ -511,6 +514,7 @@ pub fn run(
             .collect();
         barrier.wait();
         let released = Instant::now();
+        let released_since_start = ctx.now();
         if let Some(p) = progress {
             while finished.load(Ordering::SeqCst) < cfg.writers {
                 p(done.load(Ordering::Relaxed), planned);
@@ -528,7 +532,7 @@ pub fn run(
             .into_iter()
             .map(|h| h.join().expect("reader threads do not panic"))
             .collect();
-        (outs, reads, elapsed)
+        (outs, reads, elapsed, released_since_start)
     });
 
     let mut ops: Vec<Operation> = setup_ops;
@@ -580,6 +584,7 @@ pub fn run(
         raw_reads,
         planned,
         elapsed,
+        released,
         end,
         kills,
         sessions: ctx.next_session.load(Ordering::SeqCst),

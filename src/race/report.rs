@@ -48,7 +48,7 @@ pub struct WorkloadReport {
     pub raw_reads: usize,
     pub anomalies: BTreeMap<&'static str, usize>,
     pub linearizability: LinSummary,
-    /// When the first lost change was lost (seconds since the start), if any was.
+    /// When the first lost change was lost, in seconds since the writers were released.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_loss_s: Option<f64>,
     pub witnesses: Vec<Witness>,
@@ -142,7 +142,7 @@ impl WorkloadReport {
             .filter(|w| w.kind == AnomalyKind::Lost)
             .filter_map(|w| w.at)
             .min()
-            .map(|d| d.as_secs_f64());
+            .map(|d| d.saturating_sub(run.released).as_secs_f64());
         WorkloadReport {
             workload: run.workload.name().into(),
             run: index,
@@ -367,7 +367,7 @@ impl RaceReport {
         for r in &self.repeats {
             let median = r
                 .median_first_loss_s
-                .map(|m| format!(", median time to the first loss {m:.3} s"))
+                .map(|m| format!(", median time to the first loss {:.2} ms", m * 1000.0))
                 .unwrap_or_default();
             let _ = writeln!(
                 s,
