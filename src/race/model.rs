@@ -644,3 +644,65 @@ fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action {
         other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(metadata_set: Vec<usize>, owner: Change<String>) -> Action {
+        Action::Update {
+            subject: None,
+            status: None,
+            owner,
+            active_form: Change::Keep,
+            metadata_set,
+            metadata_clear: false,
+            add_blocks: Vec::new(),
+            add_blocked_by: Vec::new(),
+            remove_blocks: Vec::new(),
+            remove_blocked_by: Vec::new(),
+        }
+    }
+
+    fn entry(action: Action, expect: Expect) -> Entry<TaskOp> {
+        let optional = matches!(expect, Expect::Unknown);
+        Entry {
+            op: TaskOp {
+                history_index: Some(0),
+                action,
+                expect,
+            },
+            invoke: Duration::ZERO,
+            complete: None,
+            optional,
+        }
+    }
+
+    #[test]
+    fn unanswered_updates_nobody_observed_are_dropped() {
+        let mut seen = Bits::default();
+        seen.insert(1);
+        let view = TaskView {
+            id: TaskId(1),
+            subject: "s".into(),
+            status: Status::Pending,
+            owner: None,
+            active_form: None,
+            blocks: BTreeSet::new(),
+            blocked_by: BTreeSet::new(),
+            metadata: seen,
+            foreign: false,
+        };
+        let mut entries = vec![
+            entry(update(vec![0], Change::Keep), Expect::Unknown),
+            entry(update(vec![1], Change::Keep), Expect::Unknown),
+            // An owner decides later claims, so it is kept even when never read back.
+            entry(update(vec![], Change::Set("x".into())), Expect::Unknown),
+            entry(Action::Read, Expect::Ok(Some(view))),
+        ];
+        prune_unobserved(&mut entries);
+        let kept: Vec<&Action> = entries.iter().map(|e| &e.op.action).collect();
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept[0], &update(vec![1], Change::Keep));
+    }
+}
