@@ -71,7 +71,7 @@ run_if reference-cmd-kill md reference-cmd-kill "Reference store as processes, S
   -- race --target "$SERVE" --workload all --writers 16 --ops 1000 --seed $SEED --readers 1 --kill
 
 run_if naive-metadata md naive-metadata "Naive store (Claude Code 2.1.17 model): metadata, 100 runs" \
-  "Runtime test 10's scenario at scale: 16 writers set metadata keys of their own on one task, 1,000 requests each, 100 runs with seeds $SEED to $((SEED + 99)). Most requests are refused as \`corrupt\`: the naive store truncates the file before writing it, and a writer that reads it in that moment finds it empty; the report counts refusals by kind. The repeat summary at the end gives the runs with loss and the median time from the release of the writers to the first lost update (when the write that dropped it was answered)." \
+  "Runtime test 10's scenario at scale: 16 writers set metadata keys of their own on one task, 1,000 requests each, 100 runs with seeds $SEED to $((SEED + 99)). Most requests are refused as \`corrupt\`: the naive store truncates the file before writing it, and a writer that reads it in that moment finds it empty; the report counts refusals by kind. The repeat summary at the end gives the runs with loss and the median time from the first writer request to the first lost update (when the write that dropped it was answered)." \
   -- race --target naive --workload metadata --writers 16 --ops 1000 --runs 100 --seed $SEED --readers 1
 
 run_if naive-create md naive-create "Naive store: create, 100 runs" \

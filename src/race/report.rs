@@ -136,12 +136,27 @@ impl WorkloadReport {
         }
         omitted += f.count(AnomalyKind::TornReads)
             - per_kind.get(&AnomalyKind::TornReads).copied().unwrap_or(0);
-        let first_loss_s = f
-            .witnesses
-            .iter()
-            .filter(|w| w.kind == AnomalyKind::Lost)
-            .filter_map(|w| w.at)
-            .min()
+        // The first loss the history shows happening: the earliest answer of a request that
+        // dropped an acknowledged change of a writer (the witness names it as culprit). When
+        // no witness has a culprit (say, the file was left unreadable), the earliest
+        // acknowledgement of a change that was lost. A seed task the setup session created
+        // can be lost too, but not at a time the history shows, so it does not count.
+        let by_writer = |w: &&Witness| {
+            w.kind == AnomalyKind::Lost
+                && w.ops
+                    .first()
+                    .is_some_and(|&i| run.history.ops[i].writer.is_some())
+        };
+        let earliest = |with_culprit: bool| {
+            f.witnesses
+                .iter()
+                .filter(by_writer)
+                .filter(|w| !with_culprit || w.ops.len() > 1)
+                .filter_map(|w| w.at)
+                .min()
+        };
+        let first_loss_s = earliest(true)
+            .or_else(|| earliest(false))
             .map(|d| d.saturating_sub(run.released).as_secs_f64());
         WorkloadReport {
             workload: run.workload.name().into(),
