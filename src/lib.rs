@@ -13,6 +13,7 @@ pub mod graph;
 pub mod model;
 pub mod profile;
 pub mod protocol;
+pub mod race;
 pub mod report;
 pub mod scenario;
 pub mod store;

@@ -5,6 +5,7 @@ mod util;
 
 mod check;
 mod fuzz;
+mod race;
 mod run;
 mod store_kill;
 mod store_model;

@@ -84,3 +84,10 @@ pub fn call(s: &mut dyn Session, request: Value) -> Response {
     let req = Request::from_json(&request).expect("a well-formed request");
     s.request(&req).expect("an answer")
 }
+
+/// [`taskproof`] with these arguments.
+pub fn taskproof_with(args: &[&str]) -> Command {
+    let mut c = taskproof();
+    c.args(args);
+    c
+}

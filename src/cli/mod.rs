@@ -4,6 +4,7 @@
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod race;
 pub mod run;
 pub mod serve;
 
@@ -21,13 +22,15 @@ pub struct Cli {
 pub enum Command {
     /// Run scenario files against a target and report pass, fail, skip or error for each.
     Run(run::Args),
+    /// Race concurrent writers against one store and count what they lose.
+    Race(race::Args),
+    /// Run random operation sequences against a target and its profile's model.
+    Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
     /// Claude Code hook (--stdin).
     Check(check::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
-    /// Run random operation sequences against a target and its profile's model.
-    Fuzz(fuzz::Args),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -46,9 +49,10 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Race(a) => race::run(a),
+        Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Serve(a) => serve::run(a),
-        Command::Fuzz(a) => fuzz::run(a),
     };
     match result {
         Ok(code) => code,

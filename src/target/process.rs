@@ -142,6 +142,11 @@ impl ProcessSession {
         Ok(session)
     }
 
+    /// The adapter's process id, which is also the id of its process group.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn fail(&mut self, e: TargetError) -> TargetError {
         self.kill_group();
         self.dead = Some(e.clone());

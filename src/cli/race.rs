@@ -1,0 +1,177 @@
+//! `taskproof race`: concurrent writers against one root, and the anomalies they leave.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::exit;
+use crate::race::{self, Config, DriverError, Workload};
+use crate::target::TargetSpec;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Workloads:
+  metadata  every writer sets metadata keys of its own on one shared task
+  fields    writers change different fields (status, owner, subject, activeForm) of one task
+  create    every writer creates tasks (duplicate ids, overwritten tasks)
+  edges     writers add and remove blockers of one task; pairs add opposite edges at once
+  claim     writers race to claim the same pending tasks
+  complete  writers complete blockers while others edit the dependents
+  all       each in turn
+
+Exit status: 0 when no run found an anomaly, 1 when one did (or a target failed, or a
+linearizability check ran out of budget), 2 on usage errors.
+
+Examples:
+  taskproof race --workload metadata --writers 16 --ops 1000 --no-fsync
+  taskproof race --target naive --workload metadata --runs 100 --seed 1
+  taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json")]
+pub struct Args {
+    /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
+    #[arg(long, default_value = "reference")]
+    pub target: TargetSpec,
+    /// The workload to run, or `all`.
+    #[arg(long, default_value = "all")]
+    pub workload: String,
+    /// Writer sessions (separate processes for cmd: targets).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub writers: u32,
+    /// Requests per writer.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ops: u32,
+    /// SIGKILL random writers at random moments and start replacements.
+    #[arg(long)]
+    pub kill: bool,
+    /// Seed of the writers' plans and kill moments (random when not given; always reported).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop the writers after this many seconds, whatever is left of their plans.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Write the report: json:PATH.
+    #[arg(long, value_name = "json:PATH")]
+    pub report: Option<String>,
+    /// In-process stores skip fsync (writes still survive SIGKILL, not a power cut).
+    /// For cmd: targets, pass the adapter's own flag in the command instead.
+    #[arg(long)]
+    pub no_fsync: bool,
+    /// Raw readers polling the task files, for targets with a known layout.
+    #[arg(long, default_value_t = 2)]
+    pub readers: usize,
+    /// Repeat each workload this many times (seeds SEED, SEED+1, ...).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Seconds a request may go unanswered before its session is judged hung.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Step budget of the linearizability search, per task; past it the verdict is unknown.
+    #[arg(long, default_value_t = race::DEFAULT_LIN_BUDGET)]
+    pub lin_budget: u64,
+    /// Measure the checker on synthetic histories of 10k and 100k operations and exit.
+    #[arg(long, hide = true)]
+    pub bench_checker: bool,
+}
+
+fn seconds(v: f64, flag: &str) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(v)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("{flag} must be a positive number of seconds, got {v}"))
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    if args.bench_checker {
+        print!("{}", race::bench::run(args.lin_budget));
+        return Ok(exit::OK);
+    }
+    let workloads: Vec<Workload> = if args.workload == "all" {
+        Workload::ALL.to_vec()
+    } else {
+        vec![args.workload.parse().map_err(anyhow::Error::msg)?]
+    };
+    let report_path: Option<PathBuf> = match &args.report {
+        None => None,
+        Some(spec) => match spec.strip_prefix("json:") {
+            Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+            _ => anyhow::bail!("--report {spec:?}: expected json:PATH"),
+        },
+    };
+    let duration = args
+        .duration
+        .map(|d| seconds(d, "--duration"))
+        .transpose()?;
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let cfg = Config {
+        target: args.target,
+        writers: args.writers as usize,
+        ops: args.ops as usize,
+        kill: args.kill,
+        seed,
+        duration,
+        fsync: !args.no_fsync,
+        readers: args.readers,
+        timeout: seconds(args.timeout, "--timeout")?,
+    };
+    let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+    let bar = interactive.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix:>12} [{bar:40}] {pos}/{len} requests {elapsed}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    let progress = |done: usize, planned: usize| {
+        if let Some(b) = &bar {
+            b.set_length(planned as u64);
+            b.set_position(done as u64);
+        }
+    };
+    let announce = |w: Workload, i: usize| {
+        if let Some(b) = &bar {
+            b.set_prefix(if args.runs > 1 {
+                format!("{w} {}", i + 1)
+            } else {
+                w.to_string()
+            });
+            b.set_position(0);
+        }
+    };
+    let result = race::run_all(
+        &cfg,
+        &workloads,
+        args.runs as usize,
+        args.lin_budget,
+        bar.as_ref()
+            .map(|_| &progress as race::driver::Progress<'_>),
+        &announce,
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let report = match result {
+        Ok(r) => r,
+        Err(e @ DriverError::Root { .. }) => return Err(e.into()),
+        Err(e) => {
+            eprintln!("taskproof race: {e}");
+            return Ok(exit::FOUND);
+        }
+    };
+    print!("{}", report.render());
+    if let Some(path) = report_path {
+        let mut text = serde_json::to_string_pretty(&report.to_json()).expect("reports serialize");
+        text.push('\n');
+        std::fs::write(&path, text)
+            .with_context(|| format!("failed to write the report to {}", path.display()))?;
+    }
+    Ok(if report.clean() {
+        exit::OK
+    } else {
+        exit::FOUND
+    })
+}

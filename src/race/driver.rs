@@ -1,0 +1,602 @@
+//! The driver: sets up the shared tasks through a setup session, starts one writer thread
+//! per session (one adapter process each for `cmd:` targets) and releases them together,
+//! kills writers at random moments when asked and starts replacements, lets raw readers
+//! poll the task files, and finally lists the end state through a fresh session.
+//!
+//! Kills. A `cmd:` writer that is to be killed sends its request and arms a killer thread
+//! that sends SIGKILL to the adapter's process group after a random delay of up to a few
+//! milliseconds, so the kill lands before, during or after the store's work; the request is
+//! `ok` if its answer arrived first and `info` (unknown outcome) otherwise. In-process
+//! sessions cannot be interrupted mid-request: a killed in-process writer's request runs to
+//! the end and its answer is discarded (`info`), then the store instance is dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::check::TornRead;
+use super::history::{Completion, History, KeyTable, Operation, SessionId, TaskView};
+use super::workload::{self, LIST, Workload};
+use crate::protocol::{ErrorKind, Layout, Request, Response};
+use crate::target::{ProcessSession, Session, SessionOptions, TargetError, TargetSpec};
+use crate::task::{NewTask, Strictness, Task, TaskId};
+
+/// Chance that a writer is killed around any one request, with `--kill`.
+const KILL_CHANCE: f64 = 0.01;
+/// The longest delay between sending a request and killing its `cmd:` session.
+const MAX_KILL_DELAY_US: u64 = 3000;
+/// How often a writer repeats a request refused as `corrupt` or `io` (a storage failure
+/// of the moment, such as reading a file another writer is rewriting), as an agent would.
+/// Every attempt is a request of its own in the history.
+const MAX_RETRIES: usize = 10;
+/// How many torn reads are kept with their details (all are counted).
+const MAX_TORN_KEPT: usize = 10_000;
+
+/// Errors that stop a run: the target cannot be set up or read back.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("failed to open a session on the target: {0}")]
+    Open(TargetError),
+    /// The workload needs a feature the target does not have: skipped, not failed.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("failed to set up the workload: {0}")]
+    Setup(String),
+    #[error("failed to list the final state: {0}")]
+    Final(String),
+    #[error("failed to prepare the root folder {path}: {source}")]
+    Root {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How to run one workload.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub target: TargetSpec,
+    pub writers: usize,
+    /// Requests per writer.
+    pub ops: usize,
+    pub kill: bool,
+    pub seed: u64,
+    pub duration: Option<Duration>,
+    /// fsync in in-process stores (the default); `cmd:` targets decide by their own flags.
+    pub fsync: bool,
+    /// Raw readers polling the task files (for targets with a known layout).
+    pub readers: usize,
+    pub timeout: Duration,
+}
+
+/// What a run produced, for the checker and the report.
+#[derive(Debug)]
+pub struct Run {
+    pub workload: Workload,
+    pub history: History,
+    pub final_tasks: Vec<Task>,
+    /// Unreadable task files at the end: (file, why).
+    pub corrupt: Vec<(String, String)>,
+    pub torn: Vec<TornRead>,
+    pub torn_total: usize,
+    pub raw_reads: usize,
+    pub planned: usize,
+    /// From the release of the writers to the last one finishing.
+    pub elapsed: Duration,
+    /// When the writers were released: the first writer request (since the start;
+    /// history times count from the start, which is before the setup session ran).
+    pub released: Duration,
+    /// When the final listing was taken (since the start).
+    pub end: Duration,
+    pub kills: usize,
+    pub sessions: u32,
+    /// Things the target did wrong besides anomalies: sessions that could not be opened,
+    /// answers that broke the protocol.
+    pub errors: Vec<String>,
+    pub layout: Layout,
+}
+
+/// Progress reporting: called with (requests done, requests planned).
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+struct Ctx {
+    target: TargetSpec,
+    root: PathBuf,
+    options: SessionOptions,
+    start: Instant,
+    next_session: AtomicU32,
+    keys: Arc<KeyTable>,
+}
+
+/// A session with its number and, for processes, the process group to kill.
+struct Open {
+    session: Box<dyn Session>,
+    id: SessionId,
+    pgid: Option<u32>,
+}
+
+impl Ctx {
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn open(&self) -> Result<Open, TargetError> {
+        let id = self.next_session.fetch_add(1, Ordering::SeqCst);
+        match &self.target {
+            TargetSpec::Cmd(cmd) => {
+                let s = ProcessSession::spawn(cmd, &self.root, self.options.timeout)?;
+                let pgid = Some(s.pid());
+                Ok(Open {
+                    session: Box::new(s),
+                    id,
+                    pgid,
+                })
+            }
+            t => Ok(Open {
+                session: t.open(&self.root, self.options)?,
+                id,
+                pgid: None,
+            }),
+        }
+    }
+
+    fn completion(&self, r: Response) -> Completion {
+        let at = self.now();
+        match r {
+            Response::Task(t) => Completion::Ok {
+                at,
+                task: Some(TaskView::new(&t, &self.keys)),
+            },
+            Response::Error(f) => Completion::Fail {
+                at,
+                kind: f.kind,
+                message: f.message,
+            },
+            _ => Completion::Ok { at, task: None },
+        }
+    }
+}
+
+fn list_name() -> crate::task::ListName {
+    LIST.parse().expect("a valid list name")
+}
+
+/// Creates the workload's seeds through a setup session and returns their ids.
+fn setup(
+    ctx: &Ctx,
+    w: Workload,
+    writers: usize,
+    ops: usize,
+    history: &mut Vec<Operation>,
+) -> Result<Vec<TaskId>, DriverError> {
+    let mut open = ctx.open().map_err(DriverError::Open)?;
+    let hello = open.session.hello().clone();
+    let missing: Vec<&str> = w
+        .needs()
+        .iter()
+        .filter(|f| !hello.has(**f))
+        .map(|f| f.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let _ = open.session.close();
+        return Err(DriverError::Unsupported(format!(
+            "the target lacks the {} feature",
+            missing.join(", ")
+        )));
+    }
+    let mut ids: Vec<TaskId> = Vec::new();
+    for seed in workload::seeds(w, writers, ops) {
+        let mut new = NewTask::new(seed.subject);
+        new.blocked_by = seed.blocked_by.iter().map(|&i| ids[i]).collect();
+        let request = Request::Create {
+            list: list_name(),
+            task: new,
+        };
+        let invoke = ctx.now();
+        let answer = open
+            .session
+            .request(&request)
+            .map_err(|e| DriverError::Setup(format!("create of a seed task: {e}")))?;
+        let completion = ctx.completion(answer.clone());
+        match answer {
+            Response::Task(t) => ids.push(t.id),
+            other => {
+                return Err(DriverError::Setup(format!(
+                    "the target refused to create a seed task: {}",
+                    other.to_json()
+                )));
+            }
+        }
+        history.push(Operation {
+            index: 0,
+            session: open.id,
+            writer: None,
+            request,
+            invoke,
+            completion,
+        });
+    }
+    let _ = open.session.close();
+    Ok(ids)
+}
+
+struct WriterOut {
+    ops: Vec<Operation>,
+    kills: usize,
+    errors: Vec<String>,
+}
+
+fn writer(
+    ctx: &Ctx,
+    cfg: &Config,
+    w: usize,
+    plan: Vec<Request>,
+    mut open: Open,
+    start: &Barrier,
+    done: &AtomicUsize,
+) -> WriterOut {
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x6b69_6c6c ^ ((w as u64) << 32));
+    let mut out = WriterOut {
+        ops: Vec::with_capacity(plan.len()),
+        kills: 0,
+        errors: Vec::new(),
+    };
+    start.wait();
+    let deadline = cfg.duration.map(|d| Instant::now() + d);
+    let mut queue = plan.into_iter();
+    let mut retry: Option<(Request, usize)> = None;
+    loop {
+        let (request, attempt) = match retry.take() {
+            Some(r) => r,
+            None => match queue.next() {
+                Some(r) => (r, 0),
+                None => break,
+            },
+        };
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let kill = cfg.kill && rng.random_bool(KILL_CHANCE);
+        let delay = Duration::from_micros(rng.random_range(0..MAX_KILL_DELAY_US));
+        let invoke = ctx.now();
+        let (completion, dead) = if kill {
+            out.kills += 1;
+            let answer = match open.pgid {
+                Some(pgid) => {
+                    let (cancel, cancelled) = mpsc::channel::<()>();
+                    let killer = std::thread::spawn(move || {
+                        if cancelled.recv_timeout(delay) == Err(mpsc::RecvTimeoutError::Timeout) {
+                            // The child is not reaped before this thread is joined, so its
+                            // process group id still names it.
+                            if let Some(pid) = rustix::process::Pid::from_raw(pgid as i32) {
+                                let _ = rustix::process::kill_process_group(
+                                    pid,
+                                    rustix::process::Signal::KILL,
+                                );
+                            }
+                        }
+                    });
+                    let answer = open.session.request(&request);
+                    let _ = cancel.send(());
+                    let _ = killer.join();
+                    open.session.kill();
+                    answer.map_err(|e| format!("SIGKILL {delay:?} after sending: {e}"))
+                }
+                None => {
+                    let _ = open.session.request(&request);
+                    open.session.kill();
+                    Err("in-process session dropped; its answer was discarded".to_string())
+                }
+            };
+            let c = match answer {
+                Ok(r) => ctx.completion(r),
+                Err(reason) => Completion::Info {
+                    at: ctx.now(),
+                    reason,
+                },
+            };
+            (c, true)
+        } else {
+            match open.session.request(&request) {
+                Ok(r) => (ctx.completion(r), false),
+                Err(e @ TargetError::BadResponse { .. }) => {
+                    out.errors.push(format!("session {}: {e}", open.id));
+                    (
+                        Completion::Info {
+                            at: ctx.now(),
+                            reason: e.to_string(),
+                        },
+                        false,
+                    )
+                }
+                Err(e) => {
+                    out.errors.push(format!("session {}: {e}", open.id));
+                    (
+                        Completion::Info {
+                            at: ctx.now(),
+                            reason: e.to_string(),
+                        },
+                        true,
+                    )
+                }
+            }
+        };
+        let transient = matches!(
+            completion,
+            Completion::Fail {
+                kind: ErrorKind::Corrupt | ErrorKind::Io,
+                ..
+            }
+        );
+        out.ops.push(Operation {
+            index: 0,
+            session: open.id,
+            writer: Some(w as u32),
+            request: request.clone(),
+            invoke,
+            completion,
+        });
+        if transient && attempt < MAX_RETRIES {
+            retry = Some((request, attempt + 1));
+        } else {
+            done.fetch_add(1, Ordering::Relaxed);
+        }
+        if dead {
+            match ctx.open() {
+                Ok(o) => open = o,
+                Err(e) => {
+                    out.errors.push(format!(
+                        "writer {w}: failed to open a replacement session: {e}"
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    let _ = open.session.close();
+    out
+}
+
+/// Polls the list's task files until `stop`, counting reads and keeping torn ones.
+fn reader(
+    n: usize,
+    folder: &Path,
+    layout: Layout,
+    stop: &AtomicBool,
+    start: Instant,
+) -> (usize, usize, Vec<TornRead>) {
+    let (mut reads, mut torn_total, mut torn) = (0usize, 0usize, Vec::new());
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            std::thread::yield_now();
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if layout.task_id_of(name).is_none() {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(entry.path()) else {
+                continue;
+            };
+            reads += 1;
+            if let Err(error) = parse_task(&bytes) {
+                torn_total += 1;
+                if torn.len() < MAX_TORN_KEPT {
+                    torn.push(TornRead {
+                        reader: n,
+                        at: start.elapsed(),
+                        file: format!("{LIST}/{name}"),
+                        len: bytes.len(),
+                        error,
+                    });
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        std::thread::yield_now();
+    }
+    (reads, torn_total, torn)
+}
+
+fn parse_task(bytes: &[u8]) -> Result<Task, String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    Task::from_json(&v, Strictness::Lenient).map_err(|e| e.to_string())
+}
+
+/// Task files in the folder that do not parse, with the reason.
+fn scan_corrupt(folder: &Path, layout: Layout) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if layout.task_id_of(&name).is_none() {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(entry.path())
+            && let Err(e) = parse_task(&bytes)
+        {
+            out.push((format!("{LIST}/{name}"), e));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs one workload on a fresh root.
+pub fn run(
+    cfg: &Config,
+    w: Workload,
+    root: &Path,
+    progress: Option<Progress<'_>>,
+) -> Result<Run, DriverError> {
+    std::fs::create_dir_all(root).map_err(|source| DriverError::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut ctx = Ctx {
+        target: cfg.target.clone(),
+        root: root.to_path_buf(),
+        options: SessionOptions {
+            timeout: cfg.timeout,
+            durable: cfg.fsync,
+        },
+        start: Instant::now(),
+        next_session: AtomicU32::new(0),
+        keys: Arc::new(KeyTable::default()),
+    };
+    let mut setup_ops = Vec::new();
+    let ids = setup(&ctx, w, cfg.writers, cfg.ops, &mut setup_ops)?;
+    // Plan every request and intern every metadata key before the first answer arrives.
+    let plans: Vec<Vec<Request>> = (0..cfg.writers)
+        .map(|i| workload::plan(w, i, cfg.writers, cfg.ops, &ids, cfg.seed))
+        .collect();
+    // Every `info` below is recorded after its session is dead: a killed or timed-out
+    // adapter's process group was sent SIGKILL (ProcessSession kills the group on a
+    // timeout), and an in-process request ran to its end.
+    let mut history = History {
+        info_bounded: true,
+        ..History::default()
+    };
+    for r in plans.iter().flatten() {
+        history.intern_request(r);
+    }
+    ctx.keys = Arc::new(history.keys.clone());
+    let planned: usize = plans.iter().map(Vec::len).sum();
+
+    // Writers open their sessions before the release, so process start-up is not raced.
+    let mut sessions = Vec::new();
+    for _ in 0..cfg.writers {
+        sessions.push(ctx.open().map_err(DriverError::Open)?);
+    }
+    let layout = sessions
+        .first()
+        .map(|o| o.session.hello().layout)
+        .unwrap_or(Layout::Opaque);
+    let folder = root.join(LIST);
+    let readers = if layout == Layout::Opaque {
+        0
+    } else {
+        cfg.readers
+    };
+    let barrier = Barrier::new(cfg.writers + 1);
+    let stop = AtomicBool::new(false);
+    let done = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let ctx = &ctx;
+    let (outs, reads, elapsed, released) = std::thread::scope(|s| {
+        let reader_handles: Vec<_> = (0..readers)
+            .map(|n| {
+                let (folder, stop) = (&folder, &stop);
+                s.spawn(move || reader(n, folder, layout, stop, ctx.start))
+            })
+            .collect();
+        let writer_handles: Vec<_> = plans
+            .into_iter()
+            .zip(sessions)
+            .enumerate()
+            .map(|(i, (plan, open))| {
+                let (barrier, done, finished) = (&barrier, &done, &finished);
+                s.spawn(move || {
+                    let out = writer(ctx, cfg, i, plan, open, barrier, done);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    out
+                })
+            })
+            .collect();
+        barrier.wait();
+        let released = Instant::now();
+        let released_since_start = ctx.now();
+        if let Some(p) = progress {
+            while finished.load(Ordering::SeqCst) < cfg.writers {
+                p(done.load(Ordering::Relaxed), planned);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            p(done.load(Ordering::Relaxed), planned);
+        }
+        let outs: Vec<WriterOut> = writer_handles
+            .into_iter()
+            .map(|h| h.join().expect("writer threads do not panic"))
+            .collect();
+        let elapsed = released.elapsed();
+        stop.store(true, Ordering::SeqCst);
+        let reads: Vec<_> = reader_handles
+            .into_iter()
+            .map(|h| h.join().expect("reader threads do not panic"))
+            .collect();
+        (outs, reads, elapsed, released_since_start)
+    });
+
+    let mut ops: Vec<Operation> = setup_ops;
+    let (mut kills, mut errors) = (0, Vec::new());
+    for o in outs {
+        ops.extend(o.ops);
+        kills += o.kills;
+        errors.extend(o.errors);
+    }
+    ops.sort_by_key(|o| (o.invoke, o.session));
+    // The main thread may be scheduled late after the barrier; the first writer request
+    // marks the release better.
+    let released = ops
+        .iter()
+        .filter(|o| o.writer.is_some())
+        .map(|o| o.invoke)
+        .min()
+        .unwrap_or(released);
+    for op in ops {
+        history.push(op);
+    }
+    let (mut raw_reads, mut torn_total, mut torn) = (0, 0, Vec::new());
+    for (r, t, mut kept) in reads {
+        raw_reads += r;
+        torn_total += t;
+        torn.append(&mut kept);
+    }
+    torn.sort_by_key(|t| t.at);
+
+    let mut last = ctx.open().map_err(DriverError::Open)?;
+    let end = ctx.now();
+    let (final_tasks, listed_corrupt) =
+        match last.session.request(&Request::List { list: list_name() }) {
+            Ok(Response::Tasks { tasks, corrupt }) => (tasks, corrupt),
+            Ok(other) => return Err(DriverError::Final(other.to_json().to_string())),
+            Err(e) => return Err(DriverError::Final(e.to_string())),
+        };
+    let _ = last.session.close();
+    let mut corrupt: Vec<(String, String)> = if layout == Layout::Opaque {
+        Vec::new()
+    } else {
+        scan_corrupt(&folder, layout)
+    };
+    for name in listed_corrupt {
+        let name = format!("{LIST}/{name}");
+        if !corrupt.iter().any(|(n, _)| *n == name) {
+            corrupt.push((name, "named corrupt by the target's listing".into()));
+        }
+    }
+    Ok(Run {
+        workload: w,
+        history,
+        final_tasks,
+        corrupt,
+        torn,
+        torn_total,
+        raw_reads,
+        planned,
+        elapsed,
+        released,
+        end,
+        kills,
+        sessions: ctx.next_session.load(Ordering::SeqCst),
+        errors,
+        layout,
+    })
+}

@@ -1,0 +1,439 @@
+//! Linearizability checking in the style of Wing and Gong, with Lowe's memoization (as in
+//! Knossos and Porcupine): search for a total order of the operations that respects real
+//! time (an operation that completed before another was invoked comes first) and in which
+//! every operation's outcome is what the sequential [`Model`] says.
+//!
+//! Operations without an answer (`info`: killed or timed out) may take effect at any point
+//! after their invoke, or never; when the harness knows that the operation's session was
+//! dead by some moment (it killed the adapter's whole process group), that moment bounds
+//! it. They are tried only after every answered candidate, which keeps the search close to
+//! linear when the history is fine. A configuration (which
+//! operations are linearized, and the model state) is remembered by a 128-bit fingerprint
+//! and never explored twice. The search has a step budget: when it runs out the verdict is
+//! [`Verdict::Unknown`], never a pass.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+/// A sequential specification.
+pub trait Model {
+    type State: Clone + Hash + Eq;
+    type Op;
+
+    /// The state before the first operation.
+    fn init(&self) -> Self::State;
+
+    /// The state after `op` when it is linearized in `state`, or `None` when the operation's
+    /// recorded outcome is impossible there.
+    fn step(&self, state: &Self::State, op: &Self::Op) -> Option<Self::State>;
+
+    /// Why `op` cannot be linearized in `state`, in plain words (for witnesses).
+    fn explain(&self, state: &Self::State, op: &Self::Op) -> String;
+}
+
+/// One operation of a history.
+#[derive(Debug, Clone)]
+pub struct Entry<O> {
+    pub op: O,
+    pub invoke: Duration,
+    /// When the operation had happened by, if it happened: its answer, or for an
+    /// unanswered operation the moment its session was killed. `None`: no bound; the
+    /// operation may have happened at any time after `invoke`.
+    pub complete: Option<Duration>,
+    /// The operation may never have happened (no answer came).
+    pub optional: bool,
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Linearizable {
+        steps: u64,
+    },
+    /// No order explains the history. `stuck` is the entry that could not be placed at the
+    /// deepest point the search reached, after `prefix` operations were placed; `reason`
+    /// says what the model expected there.
+    NotLinearizable {
+        stuck: usize,
+        prefix: usize,
+        reason: String,
+        steps: u64,
+    },
+    /// The step budget ran out before an answer.
+    Unknown {
+        steps: u64,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Call,
+    Return,
+}
+
+/// A doubly linked list of call and return entries in time order, from which linearized
+/// operations are lifted and to which they are restored on backtracking.
+struct Events {
+    kind: Vec<Kind>,
+    op: Vec<usize>,
+    prev: Vec<usize>,
+    next: Vec<usize>,
+    /// Index of each operation's call and return node (`usize::MAX`: no return).
+    call_of: Vec<usize>,
+    ret_of: Vec<usize>,
+}
+
+const NIL: usize = usize::MAX;
+
+impl Events {
+    /// Node 0 is the head sentinel.
+    fn new<O>(entries: &[Entry<O>]) -> Events {
+        // (time, call-before-return at equal times, op): an operation that completes at
+        // the very moment another is invoked is treated as concurrent with it.
+        let mut items: Vec<(Duration, u8, usize)> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            items.push((e.invoke, 0, i));
+            if let Some(c) = e.complete {
+                items.push((c.max(e.invoke), 1, i));
+            }
+        }
+        items.sort();
+        let n = items.len() + 1;
+        let mut ev = Events {
+            kind: vec![Kind::Call; n],
+            op: vec![NIL; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            call_of: vec![NIL; entries.len()],
+            ret_of: vec![NIL; entries.len()],
+        };
+        for (k, &(_, r, i)) in items.iter().enumerate() {
+            let node = k + 1;
+            ev.op[node] = i;
+            if r == 0 {
+                ev.call_of[i] = node;
+            } else {
+                ev.kind[node] = Kind::Return;
+                ev.ret_of[i] = node;
+            }
+        }
+        for node in 0..n {
+            ev.prev[node] = if node == 0 { NIL } else { node - 1 };
+            ev.next[node] = if node + 1 < n { node + 1 } else { NIL };
+        }
+        ev
+    }
+
+    fn unlink(&mut self, node: usize) {
+        let (p, n) = (self.prev[node], self.next[node]);
+        self.next[p] = n;
+        if n != NIL {
+            self.prev[n] = p;
+        }
+    }
+
+    /// Restores a node removed by `unlink`; nodes must be restored in reverse order of
+    /// removal (dancing links).
+    fn relink(&mut self, node: usize) {
+        let (p, n) = (self.prev[node], self.next[node]);
+        self.next[p] = node;
+        if n != NIL {
+            self.prev[n] = node;
+        }
+    }
+
+    fn lift(&mut self, op: usize) {
+        self.unlink(self.call_of[op]);
+        if self.ret_of[op] != NIL {
+            self.unlink(self.ret_of[op]);
+        }
+    }
+
+    fn unlift(&mut self, op: usize) {
+        if self.ret_of[op] != NIL {
+            self.relink(self.ret_of[op]);
+        }
+        self.relink(self.call_of[op]);
+    }
+
+    /// The operations that may come next: those invoked before the earliest completion
+    /// still pending, required ones first (in invoke order), then optional ones. Also the
+    /// operation whose return bounds the window, if any.
+    fn candidates<O>(&self, entries: &[Entry<O>]) -> (Vec<usize>, Vec<usize>, Option<usize>) {
+        let (mut required, mut optional) = (Vec::new(), Vec::new());
+        let mut node = self.next[0];
+        while node != NIL {
+            match self.kind[node] {
+                Kind::Return => return (required, optional, Some(self.op[node])),
+                Kind::Call => {
+                    let op = self.op[node];
+                    if entries[op].optional {
+                        optional.push(op);
+                    } else {
+                        required.push(op);
+                    }
+                }
+            }
+            node = self.next[node];
+        }
+        (required, optional, None)
+    }
+}
+
+fn fingerprint<S: Hash>(linearized: &[u64], state: &S) -> (u64, u64) {
+    let mut a = std::hash::DefaultHasher::new();
+    linearized.hash(&mut a);
+    state.hash(&mut a);
+    let mut b = std::hash::DefaultHasher::new();
+    0x9e37_79b9_7f4a_7c15u64.hash(&mut b);
+    state.hash(&mut b);
+    linearized.hash(&mut b);
+    (a.finish(), b.finish())
+}
+
+/// One choice at a point of the search: place an operation, or decide that an optional
+/// one never happened (only when its bound has come).
+#[derive(Clone, Copy)]
+enum Choice {
+    Place(usize),
+    Skip(usize),
+}
+
+struct Frame<S> {
+    candidates: Vec<Choice>,
+    next: usize,
+    /// The operation this frame linearized and the state before it, to undo on backtrack.
+    chosen: Option<(usize, S)>,
+}
+
+/// Checks `entries` against `model`, spending at most `budget` steps (one step is one
+/// attempt to place one operation).
+pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
+    let mut events = Events::new(entries);
+    let required_total = entries.iter().filter(|e| !e.optional).count();
+    let mut placed_required = 0usize;
+    let mut linearized = vec![0u64; entries.len().div_ceil(64)];
+    let mut seen: HashSet<(u64, u64)> = HashSet::new();
+    let mut state = model.init();
+    let mut steps = 0u64;
+    // Deepest point reached, for the witness: (placed, stuck op, state there).
+    let mut deepest: Option<(usize, usize, M::State)> = None;
+    let mut stack: Vec<Frame<M::State>> = Vec::new();
+    let mut fresh = true;
+    loop {
+        if fresh {
+            if placed_required == required_total {
+                return Verdict::Linearizable { steps };
+            }
+            let (required, optional, bound) = events.candidates(entries);
+            let mut cands: Vec<Choice> = required.into_iter().map(Choice::Place).collect();
+            cands.extend(optional.into_iter().map(Choice::Place));
+            if let Some(b) = bound {
+                if entries[b].optional {
+                    cands.push(Choice::Skip(b));
+                } else if deepest.as_ref().is_none_or(|d| stack.len() > d.0) {
+                    deepest = Some((stack.len(), b, state.clone()));
+                }
+            }
+            stack.push(Frame {
+                candidates: cands,
+                next: 0,
+                chosen: None,
+            });
+            fresh = false;
+        }
+        let frame = stack.last_mut().expect("a frame");
+        let mut advanced = false;
+        while frame.next < frame.candidates.len() {
+            let choice = frame.candidates[frame.next];
+            frame.next += 1;
+            steps += 1;
+            if steps > budget {
+                return Verdict::Unknown { steps };
+            }
+            let (op, after) = match choice {
+                Choice::Place(op) => match model.step(&state, &entries[op].op) {
+                    Some(after) => (op, after),
+                    None => continue,
+                },
+                Choice::Skip(op) => (op, state.clone()),
+            };
+            linearized[op / 64] |= 1 << (op % 64);
+            if !seen.insert(fingerprint(&linearized, &after)) {
+                linearized[op / 64] &= !(1 << (op % 64));
+                continue;
+            }
+            events.lift(op);
+            if !entries[op].optional {
+                placed_required += 1;
+            }
+            let before = std::mem::replace(&mut state, after);
+            // The frame that placed `op` remembers how to undo it.
+            frame.chosen = Some((op, before));
+            advanced = true;
+            break;
+        }
+        if advanced {
+            fresh = true;
+            continue;
+        }
+        // Every candidate failed here: undo the parent's choice and let it try its next.
+        stack.pop();
+        let Some(parent) = stack.last_mut() else {
+            let (prefix, stuck, at) = deepest.expect("a history with required operations");
+            return Verdict::NotLinearizable {
+                stuck,
+                prefix,
+                reason: model.explain(&at, &entries[stuck].op),
+                steps,
+            };
+        };
+        let (op, before) = parent
+            .chosen
+            .take()
+            .expect("a parent frame placed an operation");
+        events.unlift(op);
+        linearized[op / 64] &= !(1 << (op % 64));
+        if !entries[op].optional {
+            placed_required -= 1;
+        }
+        state = before;
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A read/write register: the smallest model, for testing the search itself.
+    pub struct Register;
+
+    #[derive(Debug, Clone)]
+    pub enum RegOp {
+        Write(u32),
+        /// A read that returned this value.
+        Read(u32),
+    }
+
+    impl Model for Register {
+        type State = u32;
+        type Op = RegOp;
+        fn init(&self) -> u32 {
+            0
+        }
+        fn step(&self, s: &u32, op: &RegOp) -> Option<u32> {
+            match *op {
+                RegOp::Write(v) => Some(v),
+                RegOp::Read(v) => (v == *s).then_some(*s),
+            }
+        }
+        fn explain(&self, s: &u32, op: &RegOp) -> String {
+            format!("{op:?} in state {s}")
+        }
+    }
+
+    pub fn e(op: RegOp, invoke: u64, complete: Option<u64>) -> Entry<RegOp> {
+        Entry {
+            op,
+            invoke: Duration::from_millis(invoke),
+            complete: complete.map(Duration::from_millis),
+            optional: complete.is_none(),
+        }
+    }
+
+    #[test]
+    fn a_bounded_unanswered_write_happens_before_its_bound_or_never() {
+        // Killed at 5: it may have happened, but not after 5.
+        let bounded = |v| Entry {
+            op: RegOp::Write(v),
+            invoke: Duration::from_millis(0),
+            complete: Some(Duration::from_millis(5)),
+            optional: true,
+        };
+        let before = [bounded(7), e(RegOp::Read(7), 10, Some(20))];
+        assert!(matches!(
+            check(&Register, &before, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        let never = [bounded(7), e(RegOp::Read(0), 10, Some(20))];
+        assert!(matches!(
+            check(&Register, &never, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        let late = [
+            bounded(7),
+            e(RegOp::Read(0), 10, Some(20)),
+            e(RegOp::Read(7), 30, Some(40)),
+        ];
+        assert!(matches!(
+            check(&Register, &late, 1000),
+            Verdict::NotLinearizable { .. }
+        ));
+    }
+
+    #[test]
+    fn concurrent_write_and_read_may_order_either_way() {
+        let h = [
+            e(RegOp::Write(1), 0, Some(10)),
+            e(RegOp::Read(1), 1, Some(5)),
+            e(RegOp::Read(0), 2, Some(6)),
+        ];
+        assert!(matches!(
+            check(&Register, &h, 1000),
+            Verdict::Linearizable { .. }
+        ));
+    }
+
+    #[test]
+    fn a_stale_read_after_a_completed_write_is_not_linearizable() {
+        // The write of 1 completed at 10; a read invoked at 20 still sees 0.
+        let h = [
+            e(RegOp::Write(1), 0, Some(10)),
+            e(RegOp::Read(0), 20, Some(30)),
+        ];
+        match check(&Register, &h, 1000) {
+            Verdict::NotLinearizable { stuck, prefix, .. } => {
+                assert_eq!((stuck, prefix), (1, 1));
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unanswered_write_may_happen_late_or_never() {
+        let late = [
+            e(RegOp::Write(7), 0, None),
+            e(RegOp::Read(0), 10, Some(20)),
+            e(RegOp::Read(7), 30, Some(40)),
+        ];
+        assert!(matches!(
+            check(&Register, &late, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        let never = [e(RegOp::Write(7), 0, None), e(RegOp::Read(0), 10, Some(20))];
+        assert!(matches!(
+            check(&Register, &never, 1000),
+            Verdict::Linearizable { .. }
+        ));
+        // But it cannot happen before its invoke.
+        let early = [e(RegOp::Read(7), 0, Some(5)), e(RegOp::Write(7), 10, None)];
+        assert!(matches!(
+            check(&Register, &early, 1000),
+            Verdict::NotLinearizable { .. }
+        ));
+    }
+
+    #[test]
+    fn an_exhausted_budget_is_unknown_never_a_pass() {
+        // Many overlapping writes and a read that no order explains: the search has to try
+        // many orders before giving up, more than a budget of 10 steps allows.
+        let mut h: Vec<_> = (1..=12).map(|v| e(RegOp::Write(v), 0, Some(100))).collect();
+        h.push(e(RegOp::Read(99), 0, Some(100)));
+        assert_eq!(check(&Register, &h, 10), Verdict::Unknown { steps: 11 });
+        assert!(matches!(
+            check(&Register, &h, 10_000_000),
+            Verdict::NotLinearizable { .. }
+        ));
+    }
+}

@@ -1,0 +1,124 @@
+//! The race harness (`taskproof race`): many writer sessions on one root, released together,
+//! optionally killed at random moments; every request recorded as a [`history`]; the
+//! [`check`]er counts lost acknowledged changes, duplicate ids, torn reads, corrupt files,
+//! double claims, cycles and half edges, and checks each task's history for
+//! linearizability ([`linear`], [`model`]); each anomaly comes with a witness in plain
+//! words; the [`report`] is JSON (format version 1) and a terminal summary.
+//!
+//! The flow: [`workload`] plans the requests -> [`driver`] runs them and lists the end state
+//! -> [`check`] judges -> [`report`]. [`bench`] measures the checker on synthetic histories.
+
+pub mod bench;
+pub mod check;
+pub mod driver;
+pub mod history;
+pub mod linear;
+pub mod model;
+pub mod report;
+pub mod workload;
+
+pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_metadata};
+pub use driver::{Config, DriverError, Run};
+pub use history::History;
+pub use report::{RaceReport, WorkloadReport};
+pub use workload::Workload;
+
+/// The default step budget of the linearizability search, per task.
+pub const DEFAULT_LIN_BUDGET: u64 = 20_000_000;
+
+/// Judges a finished run.
+pub fn judge(run: &Run, lin_budget: u64) -> Findings {
+    let fin = FinalState {
+        tasks: &run.final_tasks,
+        corrupt: &run.corrupt,
+        torn: &run.torn,
+        end: run.end,
+    };
+    let mut f = check_all(&run.history, &fin, lin_budget);
+    // Only a bounded number of torn reads keep their details; all are counted.
+    f.counts.insert(AnomalyKind::TornReads, run.torn_total);
+    f
+}
+
+/// Runs `workloads`, each `runs` times with seeds `seed`, `seed + 1`, ..., each on a fresh
+/// temporary root, and builds the report. `progress` is called with (done, planned) while
+/// a run is under way; `announce` before each run starts.
+pub fn run_all(
+    cfg: &Config,
+    workloads: &[Workload],
+    runs: usize,
+    lin_budget: u64,
+    progress: Option<driver::Progress<'_>>,
+    announce: &dyn Fn(Workload, usize),
+) -> Result<RaceReport, DriverError> {
+    let mut report = RaceReport {
+        format_version: report::FORMAT_VERSION,
+        target: cfg.target.to_string(),
+        seed: cfg.seed,
+        writers: cfg.writers,
+        ops: cfg.ops,
+        kill: cfg.kill,
+        kill_mode: if cfg.target.is_process() {
+            "SIGKILL of the adapter's process group at a random moment, mid-request included"
+        } else {
+            "in-process: the session is dropped after its request ran; the answer is discarded"
+        },
+        fsync: (!cfg.target.is_process()).then_some(cfg.fsync),
+        readers: cfg.readers,
+        runs,
+        workloads: Vec::new(),
+        repeats: Vec::new(),
+        anomalies: Default::default(),
+        unknown_linearizability: 0,
+        errors: 0,
+    };
+    for &w in workloads {
+        for i in 0..runs {
+            let seed = cfg.seed.wrapping_add(i as u64);
+            let cfg = Config {
+                seed,
+                ..cfg.clone()
+            };
+            announce(w, i);
+            let root = tempfile::Builder::new()
+                .prefix("taskproof-race-")
+                .tempdir()
+                .map_err(|source| DriverError::Root {
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
+            match driver::run(&cfg, w, root.path(), progress) {
+                Ok(run) => {
+                    let f = judge(&run, lin_budget);
+                    report.workloads.push(WorkloadReport::new(
+                        &run,
+                        &f,
+                        i,
+                        seed,
+                        cfg.writers,
+                        cfg.ops,
+                        if runs > 1 {
+                            report::MAX_WITNESSES_PER_KIND_REPEATED
+                        } else {
+                            report::MAX_WITNESSES_PER_KIND
+                        },
+                    ));
+                }
+                Err(DriverError::Unsupported(why)) => {
+                    report.workloads.push(WorkloadReport::skipped(
+                        w.name(),
+                        i,
+                        seed,
+                        cfg.writers,
+                        cfg.ops,
+                        why,
+                    ));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    report.finish();
+    Ok(report)
+}

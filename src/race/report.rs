@@ -1,0 +1,427 @@
+//! The race report: one record per workload run, built from the run and the checker's
+//! findings, written as JSON (format version 1) and summarized on the terminal.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::check::{AnomalyKind, Findings, LinSummary, Witness};
+use super::driver::Run;
+use super::history::Completion;
+
+/// The JSON report's format version.
+pub const FORMAT_VERSION: u32 = 1;
+/// Witnesses kept per kind and run in the JSON report (all are counted).
+pub const MAX_WITNESSES_PER_KIND: usize = 20;
+/// The same when a workload is repeated (`--runs`), so a report of many runs stays small.
+pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 1;
+/// Witnesses shown per run on the terminal.
+const SHOWN_WITNESSES: usize = 5;
+
+/// One workload run.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    pub workload: String,
+    /// Which repetition (from 0) when the run was repeated.
+    pub run: usize,
+    pub seed: u64,
+    /// Why the workload did not run (a feature the target lacks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    pub writers: usize,
+    /// Requests per writer, as asked.
+    pub ops: usize,
+    /// Writer requests sent (fewer than planned when `--duration` ran out); the setup
+    /// session's requests are not counted.
+    pub requests: usize,
+    pub planned: usize,
+    pub acknowledged: usize,
+    pub refused: usize,
+    /// Refusals by error kind, with the first message of each.
+    pub refusals: BTreeMap<String, Refusals>,
+    /// Requests without an answer (killed or timed out): may or may not have happened.
+    pub unknown: usize,
+    pub kills: usize,
+    pub sessions: u32,
+    pub seconds: f64,
+    pub raw_reads: usize,
+    pub anomalies: BTreeMap<&'static str, usize>,
+    pub linearizability: LinSummary,
+    /// When the first lost change was lost, in seconds since the writers were released.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_loss_s: Option<f64>,
+    pub witnesses: Vec<Witness>,
+    pub witnesses_omitted: usize,
+    /// Protocol errors and sessions that could not be opened.
+    pub errors: Vec<String>,
+}
+
+impl WorkloadReport {
+    pub fn skipped(
+        workload: &str,
+        run: usize,
+        seed: u64,
+        writers: usize,
+        ops: usize,
+        why: String,
+    ) -> WorkloadReport {
+        WorkloadReport {
+            workload: workload.into(),
+            run,
+            seed,
+            skipped: Some(why),
+            writers,
+            ops,
+            requests: 0,
+            planned: 0,
+            acknowledged: 0,
+            refused: 0,
+            refusals: BTreeMap::new(),
+            unknown: 0,
+            kills: 0,
+            sessions: 0,
+            seconds: 0.0,
+            raw_reads: 0,
+            anomalies: AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect(),
+            linearizability: LinSummary::default(),
+            first_loss_s: None,
+            witnesses: Vec::new(),
+            witnesses_omitted: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    /// A run's record, keeping at most `keep` witnesses of each kind.
+    pub fn new(
+        run: &Run,
+        f: &Findings,
+        index: usize,
+        seed: u64,
+        writers: usize,
+        ops: usize,
+        keep: usize,
+    ) -> WorkloadReport {
+        let writer_ops = run.history.ops.iter().filter(|o| o.writer.is_some());
+        let (mut acknowledged, mut refused, mut unknown, mut requests) = (0, 0, 0, 0);
+        let mut refusals: BTreeMap<String, Refusals> = BTreeMap::new();
+        for op in writer_ops {
+            requests += 1;
+            match &op.completion {
+                Completion::Ok { .. } => acknowledged += 1,
+                Completion::Info { .. } => unknown += 1,
+                Completion::Fail { kind, message, .. } => {
+                    refused += 1;
+                    refusals
+                        .entry(kind.to_string())
+                        .or_insert_with(|| Refusals {
+                            count: 0,
+                            example: message.clone(),
+                        })
+                        .count += 1;
+                }
+            }
+        }
+        let mut per_kind: BTreeMap<AnomalyKind, usize> = BTreeMap::new();
+        let mut witnesses = Vec::new();
+        let mut omitted = 0;
+        for w in &f.witnesses {
+            let n = per_kind.entry(w.kind).or_default();
+            *n += 1;
+            if *n <= keep {
+                witnesses.push(w.clone());
+            } else {
+                omitted += 1;
+            }
+        }
+        omitted += f.count(AnomalyKind::TornReads)
+            - per_kind.get(&AnomalyKind::TornReads).copied().unwrap_or(0);
+        // The first loss the history shows happening: the earliest answer of a request that
+        // dropped an acknowledged change of a writer (the witness names it as culprit). When
+        // no witness has a culprit (say, the file was left unreadable), the earliest
+        // acknowledgement of a change that was lost. A seed task the setup session created
+        // can be lost too, but not at a time the history shows, so it does not count.
+        let by_writer = |w: &&Witness| {
+            w.kind == AnomalyKind::Lost
+                && w.ops
+                    .first()
+                    .is_some_and(|&i| run.history.ops[i].writer.is_some())
+        };
+        let earliest = |with_culprit: bool| {
+            f.witnesses
+                .iter()
+                .filter(by_writer)
+                .filter(|w| !with_culprit || w.ops.len() > 1)
+                .filter_map(|w| w.at)
+                .min()
+        };
+        let first_loss_s = earliest(true)
+            .or_else(|| earliest(false))
+            .map(|d| d.saturating_sub(run.released).as_secs_f64());
+        WorkloadReport {
+            workload: run.workload.name().into(),
+            run: index,
+            seed,
+            skipped: None,
+            writers,
+            ops,
+            requests,
+            planned: run.planned,
+            acknowledged,
+            refused,
+            refusals,
+            unknown,
+            kills: run.kills,
+            sessions: run.sessions,
+            seconds: run.elapsed.as_secs_f64(),
+            raw_reads: run.raw_reads,
+            anomalies: AnomalyKind::ALL
+                .iter()
+                .map(|k| (k.name(), f.count(*k)))
+                .collect(),
+            linearizability: f.lin.clone(),
+            first_loss_s,
+            witnesses,
+            witnesses_omitted: omitted,
+            errors: run.errors.clone(),
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.anomalies.values().sum()
+    }
+
+    /// Whether the run passes: no anomaly, no unknown verdict, no target error.
+    pub fn clean(&self) -> bool {
+        self.total() == 0 && self.linearizability.unknown == 0 && self.errors.is_empty()
+    }
+}
+
+/// The refusals of one error kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refusals {
+    pub count: usize,
+    pub example: String,
+}
+
+/// Repetitions of one workload (`--runs N`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatSummary {
+    pub workload: String,
+    pub runs: usize,
+    pub runs_with_anomalies: usize,
+    pub runs_with_loss: usize,
+    /// The median, over runs that lost something, of the time to the first loss.
+    pub median_first_loss_s: Option<f64>,
+    pub min_first_loss_s: Option<f64>,
+    pub max_first_loss_s: Option<f64>,
+}
+
+/// A whole `taskproof race` invocation.
+#[derive(Debug, Clone, Serialize)]
+pub struct RaceReport {
+    pub format_version: u32,
+    pub target: String,
+    pub seed: u64,
+    pub writers: usize,
+    pub ops: usize,
+    pub kill: bool,
+    /// How kills are done for this target.
+    pub kill_mode: &'static str,
+    /// Whether in-process stores fsync; `null` for `cmd:` targets, whose command decides.
+    pub fsync: Option<bool>,
+    pub readers: usize,
+    pub runs: usize,
+    pub workloads: Vec<WorkloadReport>,
+    pub repeats: Vec<RepeatSummary>,
+    /// Totals over every run.
+    pub anomalies: BTreeMap<&'static str, usize>,
+    pub unknown_linearizability: usize,
+    pub errors: usize,
+}
+
+impl RaceReport {
+    pub fn finish(&mut self) {
+        self.anomalies = AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect();
+        self.unknown_linearizability = 0;
+        self.errors = 0;
+        for w in &self.workloads {
+            for (k, n) in &w.anomalies {
+                *self.anomalies.entry(k).or_default() += n;
+            }
+            self.unknown_linearizability += w.linearizability.unknown;
+            self.errors += w.errors.len();
+        }
+        let mut names: Vec<&str> = self.workloads.iter().map(|w| w.workload.as_str()).collect();
+        names.dedup();
+        self.repeats.clear();
+        if self.runs > 1 {
+            for name in names {
+                let runs: Vec<&WorkloadReport> = self
+                    .workloads
+                    .iter()
+                    .filter(|w| w.workload == name && w.skipped.is_none())
+                    .collect();
+                let mut firsts: Vec<f64> = runs.iter().filter_map(|w| w.first_loss_s).collect();
+                firsts.sort_by(f64::total_cmp);
+                self.repeats.push(RepeatSummary {
+                    workload: name.into(),
+                    runs: runs.len(),
+                    runs_with_anomalies: runs.iter().filter(|w| w.total() > 0).count(),
+                    runs_with_loss: runs.iter().filter(|w| w.anomalies["lost"] > 0).count(),
+                    median_first_loss_s: median(&firsts),
+                    min_first_loss_s: firsts.first().copied(),
+                    max_first_loss_s: firsts.last().copied(),
+                });
+            }
+        }
+    }
+
+    pub fn clean(&self) -> bool {
+        self.workloads.iter().all(WorkloadReport::clean)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("reports serialize")
+    }
+
+    /// The terminal summary.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let fsync = match self.fsync {
+            Some(true) => ", fsync on",
+            Some(false) => ", fsync off",
+            None => "",
+        };
+        let kill = if self.kill {
+            format!(", --kill ({})", self.kill_mode)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "race on {}: {} writers x {} ops, seed {}{fsync}{kill}",
+            self.target, self.writers, self.ops, self.seed
+        );
+        for w in &self.workloads {
+            let label = if self.runs > 1 {
+                format!("{} run {} (seed {})", w.workload, w.run + 1, w.seed)
+            } else {
+                w.workload.clone()
+            };
+            if let Some(why) = &w.skipped {
+                let _ = writeln!(s, "\n{label}: skipped: {why}");
+                continue;
+            }
+            let anomalies: Vec<String> = AnomalyKind::ALL
+                .iter()
+                .filter(|k| w.anomalies[k.name()] > 0)
+                .map(|k| format!("{} {}", k.label(), w.anomalies[k.name()]))
+                .collect();
+            let verdict = if anomalies.is_empty() {
+                "no anomalies".to_string()
+            } else {
+                anomalies.join(", ")
+            };
+            if self.runs > 1 {
+                let _ = writeln!(
+                    s,
+                    "{label}: {} acknowledged in {:.2} s: {verdict}",
+                    w.acknowledged, w.seconds
+                );
+                continue;
+            }
+            let _ = writeln!(s, "\n{label}: {verdict}");
+            let _ = writeln!(
+                s,
+                "  {} requests in {:.2} s: {} acknowledged, {} refused, {} unknown; {} kills, {} sessions, {} raw reads",
+                w.requests,
+                w.seconds,
+                w.acknowledged,
+                w.refused,
+                w.unknown,
+                w.kills,
+                w.sessions,
+                w.raw_reads
+            );
+            if !w.refusals.is_empty() {
+                let kinds: Vec<String> = w
+                    .refusals
+                    .iter()
+                    .map(|(k, r)| format!("{k} {} (e.g. {})", r.count, r.example))
+                    .collect();
+                let _ = writeln!(s, "  refused: {}", kinds.join("; "));
+            }
+            let l = &w.linearizability;
+            let _ = writeln!(
+                s,
+                "  linearizability: {} tasks: {} linearizable, {} not, {} unknown{}",
+                l.tasks,
+                l.linearizable,
+                l.nonlinearizable,
+                l.unknown,
+                if l.unknown > 0 {
+                    " (search budget exhausted: not a pass)"
+                } else {
+                    ""
+                }
+            );
+            for e in w.errors.iter().take(SHOWN_WITNESSES) {
+                let _ = writeln!(s, "  error: {e}");
+            }
+            for wit in w.witnesses.iter().take(SHOWN_WITNESSES) {
+                let _ = writeln!(s, "  {}: {}", wit.kind.label(), wit.text);
+            }
+            let more = w
+                .total()
+                .saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
+            if more > 0 {
+                let _ = writeln!(s, "  ... and {more} more (see the JSON report)");
+            }
+        }
+        for r in &self.repeats {
+            let median = r
+                .median_first_loss_s
+                .map(|m| format!(", median time to the first loss {:.2} ms", m * 1000.0))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "\n{}: anomalies in {} of {} runs, loss in {} of {}{median}",
+                r.workload, r.runs_with_anomalies, r.runs, r.runs_with_loss, r.runs
+            );
+        }
+        let total: usize = self.anomalies.values().sum();
+        let ran = self
+            .workloads
+            .iter()
+            .filter(|w| w.skipped.is_none())
+            .count();
+        let dirty = self.workloads.iter().filter(|w| !w.clean()).count();
+        let _ = writeln!(
+            s,
+            "\n{} anomalies in {ran} runs ({dirty} not clean), {} linearizability unknown, {} target errors",
+            total, self.unknown_linearizability, self.errors
+        );
+        s
+    }
+}
+
+fn median(sorted: &[f64]) -> Option<f64> {
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[n / 2]),
+        n => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
+        assert_eq!(median(&[1.0, 2.0, 3.0, 9.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,539 @@
+//! `taskproof race`: the reference store is clean under every workload, in-process and as
+//! real processes killed with SIGKILL; the naive store and the concurrency mutants are
+//! caught by the matching workload; the checker explains hand-made histories exactly.
+//!
+//! Tests that need a race to happen (the naive store, the mutants) run a small workload up
+//! to `ATTEMPTS` times with different seeds and assert that at least one run shows the
+//! anomaly. A race is a matter of scheduling: on a loaded machine one run may miss it, but
+//! every one of many missing it means the harness cannot see the bug.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use taskproof::protocol::Request;
+use taskproof::race::check::{self, AnomalyKind};
+use taskproof::race::history::{Completion, History, Operation, TaskView};
+use taskproof::race::{self, Config, RaceReport, Workload};
+use taskproof::target::TargetSpec;
+use taskproof::task::{Change, ListName, NewTask, Patch, Task, TaskId};
+
+use crate::util::{bin, taskproof_with};
+
+const ATTEMPTS: u64 = 20;
+
+fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) -> Config {
+    Config {
+        target,
+        writers,
+        ops,
+        kill: false,
+        seed,
+        duration: None,
+        fsync: false,
+        readers: 1,
+        timeout: Duration::from_secs(10),
+    }
+}
+
+fn run(cfg: &Config, workloads: &[Workload]) -> RaceReport {
+    race::run_all(
+        cfg,
+        workloads,
+        1,
+        race::DEFAULT_LIN_BUDGET,
+        None,
+        &|_, _| {},
+    )
+    .expect("the run completes")
+}
+
+fn assert_clean(report: &RaceReport) {
+    for w in &report.workloads {
+        assert!(w.skipped.is_none(), "{}: skipped", w.workload);
+        assert!(w.clean(), "{}", report.render());
+        assert!(w.acknowledged > 0, "{}: nothing acknowledged", w.workload);
+    }
+}
+
+fn serve(extra: &str) -> TargetSpec {
+    TargetSpec::Cmd(format!("'{}' serve --no-fsync{extra}", bin()))
+}
+
+/// Runs `workload` on `target` with seeds 1, 2, ... until a run shows `kind`.
+fn caught(target: TargetSpec, workload: Workload, kinds: &[AnomalyKind]) -> RaceReport {
+    let mut last = None;
+    for seed in 1..=ATTEMPTS {
+        let report = run(&config(target.clone(), 6, 60, seed), &[workload]);
+        if kinds.iter().any(|k| report.anomalies[k.name()] > 0) {
+            return report;
+        }
+        last = Some(report);
+    }
+    panic!(
+        "{target} not caught by {workload} in {ATTEMPTS} runs:\n{}",
+        last.unwrap().render()
+    );
+}
+
+#[test]
+fn reference_has_no_anomalies_in_process() {
+    assert_clean(&run(
+        &config(TargetSpec::Reference, 4, 50, 7),
+        &Workload::ALL,
+    ));
+}
+
+#[test]
+fn reference_has_no_anomalies_in_process_with_kills() {
+    let cfg = Config {
+        kill: true,
+        ..config(TargetSpec::Reference, 4, 50, 8)
+    };
+    assert_clean(&run(&cfg, &Workload::ALL));
+}
+
+#[test]
+fn reference_has_no_anomalies_as_processes_killed_with_sigkill() {
+    let cfg = Config {
+        kill: true,
+        ..config(serve(""), 4, 40, 9)
+    };
+    let report = run(&cfg, &Workload::ALL);
+    assert_clean(&report);
+    let kills: usize = report.workloads.iter().map(|w| w.kills).sum();
+    assert!(kills > 0, "no kill happened in 6 x 160 requests");
+}
+
+#[test]
+fn naive_store_loses_metadata_updates() {
+    // Runtime test 10: concurrent writers of one task file, last write wins.
+    let report = caught(TargetSpec::Naive, Workload::Metadata, &[AnomalyKind::Lost]);
+    let w = &report.workloads[0];
+    let lost = w
+        .witnesses
+        .iter()
+        .find(|w| w.kind == AnomalyKind::Lost)
+        .unwrap();
+    assert!(lost.text.contains("set metadata w"), "{}", lost.text);
+    assert!(w.first_loss_s.is_some());
+}
+
+#[test]
+fn no_lock_mutant_is_caught_by_metadata() {
+    caught(
+        TargetSpec::Mutant("no-lock".parse().unwrap()),
+        Workload::Metadata,
+        &[AnomalyKind::Lost],
+    );
+}
+
+#[test]
+fn truncate_write_mutant_is_caught_by_raw_readers() {
+    caught(
+        TargetSpec::Mutant("truncate-write".parse().unwrap()),
+        Workload::Metadata,
+        &[AnomalyKind::TornReads, AnomalyKind::Lost],
+    );
+}
+
+#[test]
+fn claim_without_lock_mutant_is_caught_by_claim() {
+    let report = caught(
+        TargetSpec::Mutant("claim-without-lock".parse().unwrap()),
+        Workload::Claim,
+        &[AnomalyKind::DoubleClaims],
+    );
+    let w = &report.workloads[0].witnesses;
+    assert!(
+        w.iter()
+            .any(|w| w.kind == AnomalyKind::DoubleClaims && w.text.contains("and again by")),
+        "{w:?}"
+    );
+}
+
+// ---- the checker on hand-made histories ----
+
+fn list() -> ListName {
+    "race".parse().unwrap()
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+fn set_metadata(key: &str, value: i64) -> Request {
+    let mut m = Map::new();
+    m.insert(key.into(), json!(value));
+    Request::Update {
+        list: list(),
+        id: TaskId(1),
+        patch: Patch {
+            metadata: Change::Set(m),
+            ..Patch::default()
+        },
+    }
+}
+
+fn task(metadata: Value, owner: Option<&str>) -> Task {
+    let mut t = Task::new(TaskId(1), "shared");
+    let m = obj(metadata);
+    t.metadata = (!m.is_empty()).then_some(m);
+    t.owner = owner.map(str::to_string);
+    t
+}
+
+fn op(
+    h: &History,
+    session: u32,
+    request: Request,
+    invoke: u64,
+    answered: u64,
+    answer: &Task,
+) -> Operation {
+    Operation {
+        index: 0,
+        session,
+        writer: Some(session - 1),
+        request,
+        invoke: ms(invoke),
+        completion: Completion::Ok {
+            at: ms(answered),
+            task: Some(TaskView::new(answer, &h.keys)),
+        },
+    }
+}
+
+/// Task 1 created by the setup session; then the given operations.
+fn history(ops: impl FnOnce(&History) -> Vec<Operation>, requests: &[Request]) -> History {
+    let mut h = History::default();
+    for r in requests {
+        h.intern_request(r);
+    }
+    let created = Task::new(TaskId(1), "shared");
+    h.push(Operation {
+        index: 0,
+        session: 0,
+        writer: None,
+        request: Request::Create {
+            list: list(),
+            task: NewTask::new("shared"),
+        },
+        invoke: ms(0),
+        completion: Completion::Ok {
+            at: ms(1),
+            task: Some(TaskView::new(&created, &h.keys)),
+        },
+    });
+    for o in ops(&h) {
+        h.push(o);
+    }
+    h
+}
+
+#[test]
+fn a_lost_update_is_found_with_its_witness() {
+    // Session 3 sets w2_17 and is acknowledged at 0.412 s; session 5 wrote the task at
+    // 0.415 s from a copy read before that, so the final task lacks w2_17.
+    let mine = set_metadata("w2_17", 17);
+    let theirs = set_metadata("w4_3", 3);
+    let h = history(
+        |h| {
+            vec![
+                op(
+                    h,
+                    3,
+                    mine.clone(),
+                    400,
+                    412,
+                    &task(json!({"w2_17": 17}), None),
+                ),
+                op(
+                    h,
+                    5,
+                    theirs.clone(),
+                    409,
+                    415,
+                    &task(json!({"w4_3": 3}), None),
+                ),
+            ]
+        },
+        &[mine.clone(), theirs.clone()],
+    );
+    let fin = [task(json!({"w4_3": 3}), None)];
+    let lost = check::lost_metadata(&h, &fin);
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].task, Some(TaskId(1)));
+    assert_eq!(lost[0].ops, vec![1, 2]);
+    assert_eq!(
+        lost[0].text,
+        "session 3 (writer 2) set metadata w2_17=17 on task 1 (acknowledged at 0.412 s), the \
+         last write of that key; the final task lacks w2_17; session 5 (writer 4) wrote task 1 \
+         without w2_17=17 (answered at 0.415 s); it was sent at 0.409 s, before the change was \
+         acknowledged, so it worked from a copy read before the change"
+    );
+    // The same history is not linearizable either: no order explains the final task.
+    let (sum, ws) = check::linearizability(&h, &fin, ms(500), 1_000_000);
+    assert_eq!((sum.nonlinearizable, ws.len()), (1, 1), "{ws:?}");
+
+    // A value overwritten later by its own writer is not lost.
+    let again = set_metadata("w2_17", 18);
+    let h = history(
+        |h| {
+            vec![
+                op(
+                    h,
+                    3,
+                    mine.clone(),
+                    400,
+                    412,
+                    &task(json!({"w2_17": 17}), None),
+                ),
+                op(
+                    h,
+                    3,
+                    again.clone(),
+                    413,
+                    420,
+                    &task(json!({"w2_17": 18}), None),
+                ),
+            ]
+        },
+        &[mine.clone(), again.clone()],
+    );
+    assert!(check::lost_metadata(&h, &[task(json!({"w2_17": 18}), None)]).is_empty());
+}
+
+#[test]
+fn a_stale_read_of_one_register_is_not_linearizable() {
+    // The owner is a register: set to "a" and acknowledged at 10 ms; a get sent at 20 ms
+    // still answers "no owner".
+    let set = Request::Update {
+        list: list(),
+        id: TaskId(1),
+        patch: Patch {
+            owner: Change::Set("a".into()),
+            ..Patch::default()
+        },
+    };
+    let get = Request::Get {
+        list: list(),
+        id: TaskId(1),
+    };
+    let h = history(
+        |h| {
+            vec![
+                op(h, 1, set.clone(), 5, 10, &task(json!({}), Some("a"))),
+                op(h, 2, get.clone(), 20, 30, &task(json!({}), None)),
+            ]
+        },
+        &[],
+    );
+    let fin = [task(json!({}), Some("a"))];
+    let (sum, ws) = check::linearizability(&h, &fin, ms(100), 1_000_000);
+    assert_eq!(sum.nonlinearizable, 1);
+    assert!(
+        ws[0].text.contains("get of task 1") && ws[0].text.contains("owner None for Some(\"a\")"),
+        "{}",
+        ws[0].text
+    );
+    // Concurrent with the set, the same answer is fine.
+    let h = history(
+        |h| {
+            vec![
+                op(h, 1, set.clone(), 5, 25, &task(json!({}), Some("a"))),
+                op(h, 2, get.clone(), 20, 30, &task(json!({}), None)),
+            ]
+        },
+        &[],
+    );
+    let (sum, _) = check::linearizability(&h, &fin, ms(100), 1_000_000);
+    assert_eq!((sum.linearizable, sum.nonlinearizable), (1, 0));
+}
+
+#[test]
+fn an_exhausted_budget_is_reported_unknown() {
+    let writes: Vec<Request> = (0..8).map(|i| set_metadata(&format!("k{i}"), i)).collect();
+    let h = history(
+        |h| {
+            writes
+                .iter()
+                .map(|r| {
+                    let mut o = op(h, 1, r.clone(), 5, 50, &task(json!({}), None));
+                    o.completion = Completion::Info {
+                        at: ms(50),
+                        reason: "killed".into(),
+                    };
+                    o
+                })
+                .collect()
+        },
+        &writes,
+    );
+    // The final task holds every value written, and one nobody wrote: nothing explains
+    // it, but proving that means trying the unanswered writes in every order, which takes
+    // more than 3 steps.
+    let mut all: Map<String, Value> = (0..8).map(|i| (format!("k{i}"), json!(i))).collect();
+    all.insert("other".into(), json!(1));
+    let fin = [task(Value::Object(all), None)];
+    let (sum, ws) = check::linearizability(&h, &fin, ms(100), 3);
+    assert_eq!(
+        (sum.unknown, sum.linearizable, sum.nonlinearizable),
+        (1, 0, 0)
+    );
+    assert_eq!(sum.unknown_tasks, vec![TaskId(1)]);
+    assert!(ws.is_empty());
+    let (sum, _) = check::linearizability(&h, &fin, ms(100), 1_000_000);
+    assert_eq!(sum.nonlinearizable, 1);
+}
+
+// ---- the command ----
+
+#[test]
+fn exit_codes_and_the_json_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let spec = format!("json:{}", path.display());
+    let out = taskproof_with(&[
+        "race",
+        "--workload",
+        "metadata",
+        "--writers",
+        "2",
+        "--ops",
+        "10",
+        "--seed",
+        "1",
+        "--no-fsync",
+        "--report",
+        &spec,
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(r["format_version"], 1);
+    assert_eq!(r["target"], "reference");
+    assert_eq!(r["seed"], 1);
+    let w = &r["workloads"][0];
+    assert_eq!(
+        (w["workload"].as_str(), w["writers"].as_u64()),
+        (Some("metadata"), Some(2))
+    );
+    assert_eq!(w["acknowledged"], 20);
+    for k in AnomalyKind::ALL {
+        assert_eq!(w["anomalies"][k.name()], 0, "{k:?}");
+    }
+
+    // The naive store never mirrors an edge: half edges in every run, even alone.
+    let out = taskproof_with(&[
+        "race",
+        "--target",
+        "naive",
+        "--workload",
+        "edges",
+        "--writers",
+        "1",
+        "--ops",
+        "4",
+        "--seed",
+        "1",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("half edges"), "{stdout}");
+
+    for bad in [
+        &["race", "--workload", "nope"][..],
+        &["race", "--report", "csv:x"],
+        &["race", "--writers", "0"],
+        &["race", "--target", "mutant:nope"],
+    ] {
+        let out = taskproof_with(bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
+fn opposite_edges_that_both_succeed_are_caught() {
+    // S19: "a blocks b" and "b blocks a" sent at once; a store without a lock lets both
+    // succeed. The end state has the cycle, and no order of the two explains the answers.
+    let edge = |id: u64, blocker: u64| Request::Update {
+        list: list(),
+        id: TaskId(id),
+        patch: Patch {
+            add_blocked_by: vec![TaskId(blocker)],
+            ..Patch::default()
+        },
+    };
+    let with_edges = |id: u64, blocks: &[u64], blocked_by: &[u64]| {
+        let mut t = Task::new(TaskId(id), format!("t{id}"));
+        t.blocks = blocks.iter().copied().map(TaskId).collect();
+        t.blocked_by = blocked_by.iter().copied().map(TaskId).collect();
+        t
+    };
+    let mut h = History::default();
+    for id in [1, 2] {
+        h.record(
+            0,
+            None,
+            Request::Create {
+                list: list(),
+                task: NewTask::new(format!("t{id}")),
+            },
+            ms(0),
+            ms(1),
+            Ok(taskproof::protocol::Response::Task(with_edges(
+                id,
+                &[],
+                &[],
+            ))),
+        );
+    }
+    let ok = |t: Task| Ok(taskproof::protocol::Response::Task(t));
+    h.record(
+        1,
+        Some(0),
+        edge(2, 1),
+        ms(10),
+        ms(20),
+        ok(with_edges(2, &[], &[1])),
+    );
+    h.record(
+        2,
+        Some(1),
+        edge(1, 2),
+        ms(11),
+        ms(21),
+        ok(with_edges(1, &[], &[2])),
+    );
+    let fin = [with_edges(1, &[2], &[2]), with_edges(2, &[1], &[1])];
+    let f = check::check_all(
+        &h,
+        &check::FinalState {
+            tasks: &fin,
+            corrupt: &[],
+            torn: &[],
+            end: ms(30),
+        },
+        1_000_000,
+    );
+    assert_eq!(f.count(AnomalyKind::Cycles), 1, "{:?}", f.witnesses);
+    assert_eq!(
+        f.count(AnomalyKind::Nonlinearizable),
+        2,
+        "{:?}",
+        f.witnesses
+    );
+    assert_eq!(f.count(AnomalyKind::Lost), 0, "{:?}", f.witnesses);
+}
