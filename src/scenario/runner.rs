@@ -25,7 +25,9 @@ use super::skip::SkipList;
 use super::vars::{self, Vars};
 use crate::graph::Graph;
 use crate::profile::Profile;
-use crate::protocol::{Hello, Op, Response};
+use crate::protocol::{Hello, Op, Request, Response};
+use crate::race::check;
+use crate::race::history::History;
 use crate::report::events::Event;
 use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
 use crate::task::{Task, TaskId};
@@ -1045,7 +1047,8 @@ impl Run<'_> {
             taken.push((name, s, reqs));
         }
         let barrier = Barrier::new(taken.len());
-        type LaneLog = Vec<(Value, Result<Value, TargetError>)>;
+        let t0 = Instant::now();
+        type LaneLog = Vec<LaneEntry>;
         let finished: Vec<(String, Box<dyn Session>, LaneLog)> = std::thread::scope(|scope| {
             let handles: Vec<_> = taken
                 .into_iter()
@@ -1068,9 +1071,10 @@ impl Run<'_> {
                                 }
                                 break;
                             }
+                            let invoke = t0.elapsed();
                             let answer = s.call(&r);
                             broke = answer.is_err();
-                            log.push((r, answer));
+                            log.push((r, invoke, t0.elapsed(), answer));
                         }
                         (name, s, log)
                     })
@@ -1084,12 +1088,13 @@ impl Run<'_> {
                 })
                 .collect()
         });
-        let mut acked: Vec<(Value, Value)> = Vec::new();
+        let mut acked = 0usize;
         let mut sent = 0usize;
         let mut first_error = None;
+        let mut lanes: Vec<(String, LaneLog)> = Vec::new();
         for (name, s, log) in finished {
             self.sessions.insert(name.clone(), s);
-            for (req, answer) in log {
+            for (req, _, _, answer) in &log {
                 sent += 1;
                 match answer {
                     Err(e) => {
@@ -1102,16 +1107,17 @@ impl Run<'_> {
                         });
                     }
                     Ok(a) => {
-                        if let Err(m) = valid_answer(&req, &a) {
+                        if let Err(m) = valid_answer(req, a) {
                             first_error.get_or_insert_with(|| {
                                 Self::target_error(step, Some(req.clone()), m)
                             });
                         } else if a.get("ok") == Some(&Value::Bool(true)) {
-                            acked.push((req, a));
+                            acked += 1;
                         }
                     }
                 }
             }
+            lanes.push((name, log));
         }
         if let Some(e) = first_error {
             return Err(e);
@@ -1120,15 +1126,22 @@ impl Run<'_> {
         let tasks = self.listing(step, VERIFY_SESSION, &list)?;
         self.end(VERIFY_SESSION, false)
             .map_err(|e| Self::target_error(step, None, format!("verification session: {e}")))?;
-        let broken = verify(c.verify, &acked, &tasks);
+        let history = lane_history(&lanes);
+        let broken = verify(c.verify, &history, &tasks);
         if broken.is_empty() {
             return Ok(());
         }
+        let names: Vec<String> = lanes
+            .iter()
+            .enumerate()
+            .map(|(w, (name, _))| format!("writer {w} is lane {name}"))
+            .collect();
         let summary = format!(
-            "{}: {} of {} acknowledged; {} violation(s): {}",
+            "{}: {} of {} acknowledged ({}); {} violation(s): {}",
             c.verify.as_str(),
-            acked.len(),
+            acked,
             sent,
+            names.join(", "),
             broken.len(),
             broken
                 .iter()
@@ -1149,7 +1162,7 @@ impl Run<'_> {
                 step,
                 None,
                 json!({"verify": c.verify.as_str(), "expect": "holds"}),
-                json!({"acknowledged": acked.len(), "sent": sent, "violations": broken}),
+                json!({"acknowledged": acked, "sent": sent, "violations": broken}),
                 summary,
             )),
         }
@@ -1244,111 +1257,54 @@ fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
     }
 }
 
-/// Judges a concurrent block's acknowledged requests against the listing afterwards.
-fn verify(v: Verify, acked: &[(Value, Value)], tasks: &[Task]) -> Vec<String> {
-    let by_id: BTreeMap<String, &Task> = tasks.iter().map(|t| (t.id.to_string(), t)).collect();
-    let text = |v: Option<&Value>| -> String {
-        match v {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => String::new(),
-        }
-    };
-    let mut out = Vec::new();
-    match v {
-        Verify::MetadataKept => {
-            // (task, key) -> every value an acknowledged update set; a key set by several
-            // updates may hold any of them.
-            let mut want: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
-            for (req, _) in acked {
-                if req.get("op").and_then(Value::as_str) != Some("update") {
-                    continue;
-                }
-                let id = text(req.get("id"));
-                if let Some(Value::Object(md)) = req.pointer("/patch/metadata") {
-                    for (k, val) in md {
-                        if !val.is_null() {
-                            want.entry((id.clone(), k.clone()))
-                                .or_default()
-                                .push(val.clone());
-                        }
-                    }
-                }
+/// One request of a concurrent lane: the request, when it was sent and answered (since the
+/// block started), and the answer.
+type LaneEntry = (Value, Duration, Duration, Result<Value, TargetError>);
+
+/// The lanes' requests as a race-harness history, so that a concurrent block is judged by the
+/// same checker as `taskproof race` (and its witnesses explain what was lost, by whom). Lane
+/// `w` is session and writer `w`. Requests that are not well-formed requests cannot change
+/// anything and are left out; an answer that is not a valid response counts as unanswered.
+fn lane_history(lanes: &[(String, Vec<LaneEntry>)]) -> History {
+    let typed = |req: &Value| Request::from_json(req).ok();
+    let mut h = History::default();
+    // Every request's values are interned before any answer is turned into a view.
+    for (_, log) in lanes {
+        for (req, ..) in log {
+            if let Some(r) = typed(req) {
+                h.intern_request(&r);
             }
-            for ((id, key), values) in want {
-                let got = by_id
-                    .get(&id)
-                    .and_then(|t| t.metadata.as_ref())
-                    .and_then(|m| m.get(&key));
-                match got {
-                    Some(g) if values.contains(g) => {}
-                    Some(g) => out.push(format!(
-                        "task {id}: metadata {key} is {g}, set to {}",
-                        values[0]
-                    )),
-                    None => out.push(format!(
-                        "task {id}: metadata {key} set by an acknowledged update is gone"
-                    )),
-                }
-            }
-        }
-        Verify::UniqueIds => {
-            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-            for (req, answer) in acked {
-                if req.get("op").and_then(Value::as_str) != Some("create") {
-                    continue;
-                }
-                let id = text(answer.pointer("/task/id"));
-                *seen.entry(id.clone()).or_default() += 1;
-                let subject = text(req.pointer("/task/subject"));
-                match by_id.get(&id) {
-                    None => out.push(format!("created task {id} ({subject:?}) is missing")),
-                    Some(t) if t.subject != subject => out.push(format!(
-                        "created task {id} ({subject:?}) holds {:?}",
-                        t.subject
-                    )),
-                    Some(_) => {}
-                }
-            }
-            for (id, n) in seen {
-                if n > 1 {
-                    out.push(format!("id {id} was handed out {n} times"));
-                }
-            }
-        }
-        Verify::OneClaim => {
-            let mut claims: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for (req, _) in acked {
-                if req.get("op").and_then(Value::as_str) != Some("claim") {
-                    continue;
-                }
-                claims
-                    .entry(text(req.get("id")))
-                    .or_default()
-                    .push(text(req.get("owner")));
-            }
-            for (id, owners) in claims {
-                if owners.len() > 1 {
-                    out.push(format!(
-                        "task {id} was claimed {} times ({})",
-                        owners.len(),
-                        owners.join(", ")
-                    ));
-                } else if let Some(t) = by_id.get(&id)
-                    && t.owner.as_deref() != Some(owners[0].as_str())
-                {
-                    out.push(format!(
-                        "task {id} was claimed by {} but its owner is {:?}",
-                        owners[0], t.owner
-                    ));
-                }
-            }
-        }
-        Verify::Acyclic => {
-            out.extend(violations(&Graph::new(tasks), Invariant::Acyclic));
         }
     }
-    out
+    for (w, (_, log)) in lanes.iter().enumerate() {
+        for (req, invoke, at, answer) in log {
+            let Some(r) = typed(req) else { continue };
+            let answer = match answer {
+                Ok(v) => Response::from_json(v, r.op()),
+                Err(e) => Err(e.to_string()),
+            };
+            h.record(w as u32, Some(w as u32), r, *invoke, *at, answer);
+        }
+    }
+    h
+}
+
+/// Judges a concurrent block's history against the listing afterwards, with the race
+/// harness's checker; each violation is a witness in plain words.
+fn verify(v: Verify, history: &History, tasks: &[Task]) -> Vec<String> {
+    let witnesses = match v {
+        Verify::MetadataKept => check::lost_metadata(history, tasks),
+        Verify::UniqueIds => {
+            let mut w = check::duplicate_ids(history, tasks);
+            w.extend(check::lost_creates(history, tasks));
+            w
+        }
+        Verify::OneClaim => check::claims(history, tasks),
+        Verify::Acyclic => {
+            return violations(&Graph::new(tasks), Invariant::Acyclic);
+        }
+    };
+    witnesses.into_iter().map(|w| w.text).collect()
 }
 
 #[cfg(test)]
@@ -1362,23 +1318,45 @@ mod tests {
         t
     }
 
-    fn update(id: &str, md: Value) -> (Value, Value) {
+    /// A history of one lane per entry list, answered in order, 1 ms apart.
+    fn history(lanes: Vec<Vec<(Value, Value)>>) -> History {
+        let lanes: Vec<(String, Vec<LaneEntry>)> = lanes
+            .into_iter()
+            .enumerate()
+            .map(|(w, entries)| {
+                let log = entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (req, answer))| {
+                        let t = Duration::from_millis((10 * k + w) as u64);
+                        (req, t, t + Duration::from_millis(1), Ok(answer))
+                    })
+                    .collect();
+                (format!("lane{w}"), log)
+            })
+            .collect();
+        lane_history(&lanes)
+    }
+
+    fn update(id: &str, md: Value, after: Value) -> (Value, Value) {
         (
             json!({"op": "update", "list": "l", "id": id, "patch": {"metadata": md}}),
-            json!({"ok": true}),
+            json!({"ok": true, "task": {"id": id, "subject": "t1", "status": "pending", "metadata": after}}),
         )
     }
 
     #[test]
     fn metadata_kept_finds_a_lost_acknowledged_key() {
-        let acked = [update("1", json!({"a0": 0})), update("1", json!({"b0": 0}))];
+        let h = history(vec![
+            vec![update("1", json!({"a0": 0}), json!({"a0": 0}))],
+            vec![update("1", json!({"b0": 0}), json!({"b0": 0}))],
+        ]);
         let kept = [task(1, None, json!({"a0": 0, "b0": 0}))];
-        assert!(verify(Verify::MetadataKept, &acked, &kept).is_empty());
+        assert!(verify(Verify::MetadataKept, &h, &kept).is_empty());
         let lost = [task(1, None, json!({"b0": 0}))];
-        assert_eq!(
-            verify(Verify::MetadataKept, &acked, &lost),
-            vec!["task 1: metadata a0 set by an acknowledged update is gone"]
-        );
+        let found = verify(Verify::MetadataKept, &h, &lost);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("a0"), "{found:?}");
     }
 
     #[test]
@@ -1386,43 +1364,42 @@ mod tests {
         let create = |s: &str, id: &str| {
             (
                 json!({"op": "create", "list": "l", "task": {"subject": s}}),
-                json!({"ok": true, "task": {"id": id, "subject": s}}),
+                json!({"ok": true, "task": {"id": id, "subject": s, "status": "pending"}}),
             )
         };
-        let acked = [create("t1", "1"), create("t2", "1")];
+        let h = history(vec![vec![create("t1", "1")], vec![create("t2", "1")]]);
         let listed = [task(1, None, json!({}))];
-        let found = verify(Verify::UniqueIds, &acked, &listed);
+        let found = verify(Verify::UniqueIds, &h, &listed);
+        assert!(found.iter().any(|f| f.contains("t2")), "{found:?}");
         assert!(
-            found.contains(&"id 1 was handed out 2 times".to_string()),
-            "{found:?}"
+            found.len() >= 2,
+            "a duplicate id and a lost create: {found:?}"
         );
-        assert!(
-            found.contains(&"created task 1 (\"t2\") holds \"t1\"".to_string()),
-            "{found:?}"
-        );
+        let fine = history(vec![vec![create("t1", "1")]]);
+        assert!(verify(Verify::UniqueIds, &fine, &listed).is_empty());
     }
 
     #[test]
-    fn one_claim_finds_a_double_claim_and_a_wrong_owner() {
+    fn one_claim_finds_a_double_claim() {
         let claim = |id: &str, owner: &str| {
             (
                 json!({"op": "claim", "list": "l", "id": id, "owner": owner}),
-                json!({"ok": true}),
+                json!({"ok": true, "task": {"id": id, "subject": "t", "status": "in_progress", "owner": owner}}),
             )
         };
-        let listed = [task(1, Some("a"), json!({})), task(2, Some("x"), json!({}))];
+        let listed = [task(1, Some("b"), json!({})), task(2, Some("c"), json!({}))];
         let found = verify(
             Verify::OneClaim,
-            &[claim("1", "a"), claim("1", "b"), claim("2", "c")],
+            &history(vec![
+                vec![claim("1", "a"), claim("2", "c")],
+                vec![claim("1", "b")],
+            ]),
             &listed,
         );
-        assert_eq!(
-            found,
-            vec![
-                "task 1 was claimed 2 times (a, b)",
-                "task 2 was claimed by c but its owner is Some(\"x\")"
-            ]
-        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("task 1"), "{found:?}");
+        let single = history(vec![vec![claim("1", "b"), claim("2", "c")]]);
+        assert!(verify(Verify::OneClaim, &single, &listed).is_empty());
     }
 
     #[test]
