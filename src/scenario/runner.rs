@@ -683,28 +683,23 @@ impl Run<'_> {
         out
     }
 
+    /// The failure of a step that uses a variable no earlier step bound.
+    fn unbound(&self, step: &Step, e: impl std::fmt::Display) -> Stop {
+        self.fail(
+            step,
+            None,
+            json!("all variables bound"),
+            Value::Null,
+            e.to_string(),
+        )
+    }
+
     fn fill(&self, step: &Step, v: &Value) -> Result<Value, Stop> {
-        vars::substitute(v, &self.vars).map_err(|e| {
-            self.fail(
-                step,
-                None,
-                json!("all variables bound"),
-                Value::Null,
-                e.to_string(),
-            )
-        })
+        vars::substitute(v, &self.vars).map_err(|e| self.unbound(step, e))
     }
 
     fn fill_text(&self, step: &Step, s: &str) -> Result<String, Stop> {
-        vars::substitute_text(s, &self.vars).map_err(|e| {
-            self.fail(
-                step,
-                None,
-                json!("all variables bound"),
-                Value::Null,
-                e.to_string(),
-            )
-        })
+        vars::substitute_text(s, &self.vars).map_err(|e| self.unbound(step, e))
     }
 
     /// A path inside the root: placeholders, then `{task:ID}`, then the containment check.
@@ -1027,15 +1022,7 @@ impl Run<'_> {
             for i in 0..lane.repeat {
                 let mut vars = self.vars.clone();
                 vars.insert("i".into(), json!(i));
-                let r = vars::substitute(&lane.send, &vars).map_err(|e| {
-                    self.fail(
-                        step,
-                        None,
-                        json!("all variables bound"),
-                        Value::Null,
-                        e.to_string(),
-                    )
-                })?;
+                let r = vars::substitute(&lane.send, &vars).map_err(|e| self.unbound(step, e))?;
                 reqs.push(r);
             }
             plans.push((lane.session.clone(), reqs));

@@ -147,7 +147,7 @@ impl StrictStore {
             store: self,
             dir,
             list: list.to_string(),
-            lock,
+            _lock: lock,
             cache: HashMap::new(),
             overlay: BTreeMap::new(),
         }))
@@ -502,8 +502,7 @@ struct Txn<'a> {
     dir: Dir,
     list: String,
     /// Held for the whole operation; `None` only in the `no-lock` mutant.
-    #[allow(dead_code)]
-    lock: Option<LockGuard>,
+    _lock: Option<LockGuard>,
     cache: HashMap<TaskId, Slot>,
     /// Tasks written (`Some`) or removed (`None`) by this operation.
     overlay: BTreeMap<TaskId, Option<Task>>,
