@@ -8,6 +8,9 @@ pub const FOUND: i32 = 1;
 /// The command could not run as asked: bad arguments, or a file (scenario, skip list,
 /// report path) that cannot be read or is malformed.
 pub const USAGE: i32 = 2;
+/// The target broke before any verdict could be given: it could not be started, or it
+/// crashed, hung or broke the protocol. The same cause gives this code from every command.
+pub const TARGET: i32 = 3;
 
 /// Hook mode (`check --stdin`), Claude Code's convention: the action is refused and stderr
 /// goes to the model.

@@ -69,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 timeout: std::time::Duration::from_secs(args.timeout.max(1)),
                 // fsync buys nothing here: a kill between requests loses no written file.
                 durable: false,
+                ..SessionOptions::default()
             },
             scratch: scratch.path().to_path_buf(),
         },

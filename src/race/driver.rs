@@ -448,6 +448,7 @@ pub fn run(
         options: SessionOptions {
             timeout: cfg.timeout,
             durable: cfg.fsync,
+            ..SessionOptions::default()
         },
         start: Instant::now(),
         next_session: AtomicU32::new(0),

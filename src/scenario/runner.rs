@@ -65,6 +65,7 @@ impl RunConfig {
         SessionOptions {
             timeout: self.timeout,
             durable: self.durable,
+            ..SessionOptions::default()
         }
     }
 }

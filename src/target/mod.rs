@@ -25,6 +25,11 @@ use crate::store::{Mutant, Options, StoreKind};
 /// How long a request may go unanswered before the target is judged hung (SPEC §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a session may take to start and answer `hello`. Start-up is not a request: a
+/// node adapter takes seconds to start on a loaded machine, and a real product (Claude Code
+/// fetched from npm) longer, so it has its own, longer limit.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// A target that broke the protocol: an error of the target, never of the harness.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
@@ -49,7 +54,10 @@ pub enum TargetError {
 /// Per-session settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionOptions {
+    /// How long one request may go unanswered.
     pub timeout: Duration,
+    /// How long starting the session and its `hello` may take (see [`DEFAULT_START_TIMEOUT`]).
+    pub start_timeout: Duration,
     /// For in-process stores: fsync or not.
     pub durable: bool,
 }
@@ -58,6 +66,7 @@ impl Default for SessionOptions {
     fn default() -> Self {
         SessionOptions {
             timeout: DEFAULT_TIMEOUT,
+            start_timeout: DEFAULT_START_TIMEOUT,
             durable: true,
         }
     }
