@@ -116,12 +116,12 @@ fn passing_and_failing_scenarios_set_the_exit_status() {
     let pass = fixtures("pass");
     let r = run(&[pass.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(r.last_line(), "2 passed, 0 failed, 0 skipped");
+    assert_eq!(r.last_line(), "2 passed, 0 failed, 0 errors, 0 skipped");
 
     let fail = fixtures("fail");
     let r = run(&[fail.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert_eq!(r.last_line(), "0 passed, 1 failed, 0 skipped");
+    assert_eq!(r.last_line(), "0 passed, 1 failed, 0 errors, 0 skipped");
     // Everything a person needs to act: scenario and file, step, request, expected and
     // actual, why, the rules and the note.
     for want in [
@@ -149,7 +149,7 @@ fn an_adapter_process_passes_the_same_scenarios() {
     let target = serve_target("");
     let r = run(&[pass.to_str().unwrap(), "--target", &target]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(r.last_line(), "2 passed, 0 failed, 0 skipped");
+    assert_eq!(r.last_line(), "2 passed, 0 failed, 0 errors, 0 skipped");
 }
 
 #[test]
@@ -202,12 +202,12 @@ fn a_hanging_adapter_is_an_error_reported_with_its_stderr() {
         "--timeout",
         "1",
     ]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert_eq!(r.last_line(), "0 passed, 1 failed, 0 skipped");
+    assert_eq!(r.code, 3, "a broken target: {}{}", r.stdout, r.stderr);
+    assert_eq!(r.last_line(), "0 passed, 0 failed, 1 errors, 0 skipped");
     for want in [
         "ERROR fixture-cycle-refused",
         "at:       steps[0]",
-        "no answer within 1s; the adapter was killed",
+        "no answer within 1s; the adapter was killed (the limit is --timeout SECS)",
         "| adapter is stuck",
     ] {
         assert!(
@@ -219,27 +219,51 @@ fn a_hanging_adapter_is_an_error_reported_with_its_stderr() {
 }
 
 #[test]
-fn an_adapter_that_never_says_hello_is_an_error() {
-    let cycle = fixtures("pass/cycle-refused.json");
+fn a_target_that_cannot_start_is_reported_once_and_exits_3() {
+    let all = fixtures("");
     let r = run(&[
-        cycle.to_str().unwrap(),
+        all.to_str().unwrap(),
         "--target",
         "cmd:echo starting >&2; exec sleep 100",
+        "--start-timeout",
+        "1",
+    ]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "no hello within 1s of starting; the adapter was killed (the limit is --start-timeout SECS)"
+        ),
+        "{}",
+        r.stdout
+    );
+    // One block for the five scenarios, not five.
+    assert_eq!(r.stdout.matches("ERROR").count(), 1, "{}", r.stdout);
+    assert_eq!(r.stdout.matches("| starting").count(), 1, "{}", r.stdout);
+    assert!(!r.stdout.contains("ERROR fixture-"), "{}", r.stdout);
+    assert_eq!(r.last_line(), "0 passed, 0 failed, 5 errors, 0 skipped");
+}
+
+#[test]
+fn start_up_has_its_own_limit_apart_from_the_request_timeout() {
+    // Start-up (2 s) takes longer than a request may (1 s): the suite still passes, its
+    // requests still held to --timeout.
+    let pass = fixtures("pass");
+    let target = format!("cmd:sleep 2; exec '{}' serve --no-fsync", bin());
+    let r = run(&[
+        pass.to_str().unwrap(),
+        "--target",
+        &target,
         "--timeout",
         "1",
     ]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("hello failed: no answer within 1s"),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("ERROR fixture-cycle-refused"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("| starting"), "{}", r.stdout);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.last_line(), "2 passed, 0 failed, 0 errors, 0 skipped");
+    let help = taskproof_in(repo())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("--start-timeout <SECS>"), "{help}");
 }
 
 #[test]
@@ -249,7 +273,7 @@ fn an_adapter_that_exits_early_is_an_error() {
     let target =
         format!("cmd:read l; echo '{HELLO}'; while read l; do echo dying >&2; exit 3; done");
     let r = run(&[cycle.to_str().unwrap(), "--target", &target]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     for want in [
         "ERROR fixture-cycle-refused",
         "the adapter exited (exit status: 3) before answering",
@@ -268,7 +292,7 @@ fn a_garbage_printing_adapter_is_an_error() {
     let cycle = fixtures("pass/cycle-refused.json");
     let target = format!("cmd:read l; echo '{HELLO}'; while read l; do echo 'OK then'; done");
     let r = run(&[cycle.to_str().unwrap(), "--target", &target]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains("ERROR fixture-cycle-refused"),
         "{}",
@@ -329,7 +353,7 @@ fn skip_files_turn_expected_failures_into_skips_and_catch_unexpected_passes() {
         "{}",
         r.stdout
     );
-    assert_eq!(r.last_line(), "0 passed, 0 failed, 1 skipped");
+    assert_eq!(r.last_line(), "0 passed, 0 failed, 0 errors, 1 skipped");
 
     std::fs::write(&skip, "fixture-cycle-refused  thought to be broken\n").unwrap();
     let pass = fixtures("pass");
@@ -340,7 +364,7 @@ fn skip_files_turn_expected_failures_into_skips_and_catch_unexpected_passes() {
     ]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("unexpected pass"), "{}", r.stdout);
-    assert_eq!(r.last_line(), "1 passed, 1 failed, 0 skipped");
+    assert_eq!(r.last_line(), "1 passed, 1 failed, 0 errors, 0 skipped");
 
     std::fs::write(&skip, "\nno-such-scenario  gone\n").unwrap();
     let r = run(&[
@@ -363,7 +387,7 @@ fn filter_and_partition_select_scenarios() {
     let r = run(&[all.to_str().unwrap(), "--filter", "fixture-c*"]);
     assert_eq!(
         r.last_line(),
-        "1 passed, 0 failed, 0 skipped",
+        "1 passed, 0 failed, 0 errors, 0 skipped",
         "{}",
         r.stdout
     );
@@ -397,7 +421,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
         &format!("md:{}", md_path.display()),
     ]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert_eq!(r.last_line(), "4 passed, 1 failed, 0 skipped");
+    assert_eq!(r.last_line(), "4 passed, 1 failed, 0 errors, 0 skipped");
 
     // JSON: the shape docs/reports.md documents, key for key.
     let v: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
@@ -438,6 +462,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
                 "error",
                 "stderr",
                 "notes",
+                "skipped_steps",
                 "duration_ms"
             ]
         );
@@ -471,7 +496,10 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     assert!(names.contains(&"fixture-wrong-expectation"), "{names:?}");
 
     let md = std::fs::read_to_string(&md_path).unwrap();
-    assert!(md.contains("**4 passed, 1 failed, 0 skipped**"), "{md}");
+    assert!(
+        md.contains("**4 passed, 1 failed, 0 errors, 0 skipped**"),
+        "{md}"
+    );
     assert!(
         md.contains("| `fixture-wrong-expectation` | fail | S2 |"),
         "{md}"
@@ -496,4 +524,310 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     assert_eq!(r.kind(), OutcomeKind::Fail);
     assert!(r.failed_rules().contains("S14"), "{:?}", r.failed_rules());
     assert!(suite.target.hello.as_ref().unwrap().has(Feature::Delete));
+}
+
+/// A store whose processes each keep their own id counter, read from the disk at their first
+/// create and counted in memory after that, with the layout given as its first argument.
+/// Files are `LIST/ID.json`; it writes no `.highwatermark`. Only hello, create, get and list.
+const OWN_COUNTER_ADAPTER: &str = r#"
+import json, os, sys
+root = os.environ["TASKPROOF_ROOT"]
+layout = sys.argv[1]
+counters = {}
+
+def ids(d):
+    if not os.path.isdir(d):
+        return []
+    return sorted(int(f[:-5]) for f in os.listdir(d) if f.endswith(".json") and f[:-5].isdigit())
+
+def read(d, i):
+    with open(os.path.join(d, "%d.json" % i)) as f:
+        return json.load(f)
+
+for line in sys.stdin:
+    r = json.loads(line)
+    op = r.get("op")
+    if op == "hello":
+        out = {"ok": True, "protocol": 1, "name": "own-counter", "version": "0",
+               "layout": layout, "features": []}
+    elif op == "create":
+        d = os.path.join(root, r["list"])
+        os.makedirs(d, exist_ok=True)
+        if r["list"] not in counters:
+            counters[r["list"]] = max(ids(d), default=0)
+        counters[r["list"]] += 1
+        t = {"id": str(counters[r["list"]]), "subject": r["task"]["subject"], "status": "pending",
+             "blocks": [], "blockedBy": []}
+        with open(os.path.join(d, t["id"] + ".json"), "w") as f:
+            json.dump(t, f)
+        out = {"ok": True, "task": t}
+    elif op == "get":
+        d = os.path.join(root, r["list"])
+        i = int(r["id"])
+        out = {"ok": True, "task": read(d, i)} if i in ids(d) else \
+            {"ok": False, "error": {"kind": "not_found", "message": r["id"]}}
+    elif op == "list":
+        d = os.path.join(root, r["list"])
+        out = {"ok": True, "tasks": [read(d, i) for i in ids(d)]}
+    else:
+        out = {"ok": False, "error": {"kind": "unsupported", "message": str(op)}}
+    print(json.dumps(out), flush=True)
+"#;
+
+/// The `cmd:` target for [`OWN_COUNTER_ADAPTER`] written into `dir`.
+fn own_counter_target(dir: &Path, layout: &str) -> String {
+    let script = dir.join("own_counter.py");
+    std::fs::write(&script, OWN_COUNTER_ADAPTER).unwrap();
+    format!("cmd:exec python3 '{}' {layout}", script.display())
+}
+
+#[test]
+fn processes_that_each_count_ids_on_their_own_are_caught() {
+    let dir = tempdir();
+    let target = own_counter_target(dir.path(), "opaque");
+    let r = run(&[
+        "--filter",
+        "two-processes-creating-get-different-ids",
+        "--target",
+        &target,
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "FAIL two-processes-creating-get-different-ids",
+        "a process that counts ids on its own hands out b's id 2 again here",
+        "rules:    S1, S19",
+    ] {
+        assert!(
+            r.stdout.contains(want),
+            "missing {want:?} in:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn a_store_without_the_files_a_setup_step_assumes_is_skipped_not_failed() {
+    // The store writes no .highwatermark, so removing it fails: the scenario does not apply.
+    let dir = tempdir();
+    let target = own_counter_target(dir.path(), "claude-code");
+    let r = run(&[
+        "--filter",
+        "symlinked-highwatermark-is-never-written-through",
+        "--target",
+        &target,
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "SKIP symlinked-highwatermark-is-never-written-through: the target does not meet the precondition at steps[2] (the store keeps its next id in l/.highwatermark, as Claude Code does): failed to remove the file: No such file or directory"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.last_line(), "0 passed, 0 failed, 0 errors, 1 skipped");
+    // Without the key, the same failure is a failure.
+    let text = r#"{"id": "x", "title": "t", "rules": ["S17"], "profiles": ["strict"], "steps": [
+        {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}},
+        {"remove_file": "l/.nothing-here"}]}"#;
+    std::fs::write(dir.path().join("x.json"), text).unwrap();
+    let r = run_in(dir.path(), &["x.json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("FAIL x"), "{}", r.stdout);
+}
+
+#[test]
+fn keep_going_reports_every_failing_step() {
+    let dir = tempdir();
+    let text = r#"{"id": "two-wrong", "title": "t", "rules": ["S2"], "profiles": ["strict"], "steps": [
+        {"send": {"op": "create", "list": "l", "task": {"subject": ""}}, "expect": {"ok": true}},
+        {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "expect": {"ok": true, "task": {"id": "1"}}},
+        {"send": {"op": "get", "list": "l", "id": "7"}, "expect": {"ok": true}}]}"#;
+    std::fs::write(dir.path().join("two-wrong.json"), text).unwrap();
+    let first = run_in(dir.path(), &["two-wrong.json"]);
+    assert_eq!(first.code, 1, "{}{}", first.stdout, first.stderr);
+    assert_eq!(first.stdout.matches("why:").count(), 1, "{}", first.stdout);
+    let all = run_in(dir.path(), &["two-wrong.json", "--keep-going"]);
+    assert_eq!(all.code, 1, "{}{}", all.stdout, all.stderr);
+    assert_eq!(all.stdout.matches("why:").count(), 2, "{}", all.stdout);
+    assert!(all.stdout.contains("steps[0]:") && all.stdout.contains("steps[2]:"));
+    assert_eq!(all.last_line(), "0 passed, 1 failed, 0 errors, 0 skipped");
+}
+
+/// A proxy in front of `taskproof serve` that says its layout is opaque: the reference
+/// store's behaviour, with its files out of the scenarios' reach.
+const OPAQUE_PROXY: &str = r#"
+import json, subprocess, sys
+serve = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+for line in sys.stdin:
+    serve.stdin.write(line)
+    serve.stdin.flush()
+    answer = json.loads(serve.stdout.readline())
+    if "protocol" in answer:
+        answer["layout"] = "opaque"
+    print(json.dumps(answer), flush=True)
+serve.stdin.close()
+sys.exit(serve.wait())
+"#;
+
+#[test]
+fn against_an_opaque_store_only_the_file_steps_and_what_depends_on_them_are_skipped() {
+    let dir = tempdir();
+    let proxy = dir.path().join("opaque.py");
+    std::fs::write(&proxy, OPAQUE_PROXY).unwrap();
+    let target = format!(
+        "cmd:exec python3 '{}' '{}' serve --no-fsync",
+        proxy.display(),
+        bin()
+    );
+    let json_path = dir.path().join("r.json");
+    let r = run(&[
+        "--target",
+        &target,
+        "--report",
+        &format!("json:{}", json_path.display()),
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let by_id = |id: &str| {
+        v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    // rt07 deletes and then looks for the file: only that look is skipped.
+    let rt07 = by_id("rt07-deletion");
+    assert_eq!(rt07["outcome"], "pass", "{rt07}");
+    let skipped = rt07["skipped_steps"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{rt07}");
+    assert_eq!(
+        skipped[0]["reason"],
+        "touches files, but the target's layout is opaque"
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "SKIP rt07-deletion steps[{}]: touches files",
+            skipped[0]["step"]
+        )),
+        "{}",
+        r.stdout
+    );
+    // Files written behind the store's back: the listings of that list depend on them and
+    // are skipped too; the creates before them still ran.
+    let corrupt = by_id("unreadable-task-files-are-named-corrupt");
+    assert_eq!(corrupt["outcome"], "pass", "{corrupt}");
+    let skipped = corrupt["skipped_steps"].as_array().unwrap();
+    assert_eq!(skipped[0]["step"], 2, "{corrupt}");
+    assert!(
+        skipped.iter().any(|k| k["reason"]
+            == "uses list l, which steps[2] changed through its files (the target's layout is opaque)"),
+        "{corrupt}"
+    );
+    assert!(
+        skipped.iter().all(|k| k["step"].as_u64() >= Some(2)),
+        "{corrupt}"
+    );
+}
+
+#[test]
+fn the_built_in_suite_runs_outside_the_repository_and_can_be_exported() {
+    let dir = tempdir();
+    let json_path = dir.path().join("r.json");
+    let r = run_in(dir.path(), &["--report", "json:r.json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.last_line()
+            .ends_with(" passed, 0 failed, 0 errors, 0 skipped")
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let rt01 = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "rt01-basic-creation")
+        .cloned()
+        .unwrap();
+    assert_eq!(rt01["file"], "scenarios/rt01-basic-creation.json");
+
+    let list = taskproof_in(dir.path())
+        .args(["scenarios", "list"])
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    let list = String::from_utf8(list.stdout).unwrap();
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("scenarios/rt07-deletion.json\t")),
+        "{list}"
+    );
+    let export = taskproof_in(dir.path())
+        .args(["scenarios", "export", "mine"])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{export:?}");
+    let r = run_in(
+        dir.path(),
+        &[
+            "mine",
+            "--target",
+            "naive",
+            "--skip-file",
+            "mine/expected/naive-strict.skip",
+            "--profile",
+            "strict",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    // Start-up takes a second, so the first line (after the hello) is printed well before
+    // any scenario is done, and every later line meets a closed pipe.
+    let fail = fixtures("fail");
+    let target = format!("cmd:sleep 1; exec '{}' serve --no-fsync", bin());
+    let mut child = taskproof_in(repo())
+        .args(["run", fail.to_str().unwrap(), "--target", &target])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("running 1 scenario"), "{first}");
+    // The reader is dropped here: the pipe is closed.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the verdict stands: one failure"
+    );
+}
+
+#[test]
+fn run_help_shows_an_adapter_that_exists() {
+    let help = taskproof_in(repo())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let path = "examples/adapters/python/s07_adapter.py";
+    assert!(help.contains(&format!("cmd:python3 {path}")), "{help}");
+    assert!(repo().join(path).is_file());
+    for line in help.lines().filter(|l| l.contains("cmd:python3")) {
+        let script = line
+            .split("cmd:python3 ")
+            .nth(1)
+            .and_then(|rest| rest.split(['\'', ' ']).next())
+            .unwrap();
+        assert!(repo().join(script).is_file(), "{script} in {line}");
+    }
 }

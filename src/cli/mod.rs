@@ -6,7 +6,10 @@ pub mod exit;
 pub mod fuzz;
 pub mod race;
 pub mod run;
+pub mod scenarios;
 pub mod serve;
+
+use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +32,8 @@ pub enum Command {
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
     /// Claude Code hook (--stdin).
     Check(check::Args),
+    /// List the built-in scenarios, or export them to a folder.
+    Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
 }
@@ -52,12 +57,27 @@ pub fn main() -> i32 {
         Command::Race(a) => race::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
+        Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("taskproof: {e:#}");
+            exit::USAGE
+        }
+    }
+}
+
+/// Writes `text` to stdout. A reader that went away (`taskproof scenarios list | head -2`)
+/// is a normal, quiet end, not an error; any other failure is one (exit 2).
+pub fn print_stdout(text: &str) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => exit::OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
+        Err(e) => {
+            eprintln!("taskproof: failed to write to standard output: {e}");
             exit::USAGE
         }
     }

@@ -1,7 +1,8 @@
-//! `taskproof run`: load scenarios, pick the ones to run, run them against a target and
-//! report. Exit status: 0 when nothing failed or errored, 1 otherwise, 2 when the command
-//! could not run as asked (a bad flag, a malformed scenario or skip file, a report that
-//! cannot be written); see [`super::exit`].
+//! `taskproof run`: load scenarios (the built-in suite unless paths are given), pick the ones
+//! to run, run them against a target and report. Exit status ([`super::exit`]): 0 when
+//! nothing failed or errored, 1 when a scenario failed, 3 when the target could not start or
+//! broke the protocol with no failure found, 2 when the command could not run as asked (a
+//! bad flag, a malformed scenario or skip file, a report that cannot be written).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -17,22 +18,28 @@ use crate::report::junit::JunitReporter;
 use crate::report::markdown::MarkdownReporter;
 use crate::report::terminal::{ColorChoice, TerminalConfig, TerminalReporter};
 use crate::report::{Event, ReportError, Reporter};
-use crate::scenario::{RunConfig, Scenario, SkipList, load_paths, run_suite};
+use crate::scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Examples:
   taskproof run
-  taskproof run scenarios/ --target naive
-  taskproof run --target 'cmd:python3 adapters/python/adapter.py' --report junit:out/junit.xml
+  taskproof run --target naive --keep-going
+  taskproof run my-scenarios/ --target 'cmd:node adapter.js' --start-timeout 120
+  taskproof run --target 'cmd:python3 examples/adapters/python/s07_adapter.py' --profile s07 \
+      --report junit:out/junit.xml
   taskproof run --filter 'rt*' --partition 1/4 --skip-file known-failures.txt
+  taskproof scenarios export my-scenarios/
 
-Exit status: 0 when nothing failed or errored, 1 when a scenario failed or errored,
-2 on a usage error or a malformed scenario or skip file.")]
+Without PATHS the built-in suite runs (`taskproof scenarios list` shows it).
+
+Exit status: 0 when nothing failed or errored (skips are fine), 1 when a scenario failed,
+2 on a usage error or a malformed scenario or skip file, 3 when the target could not start,
+or broke the protocol (hung, crashed, garbage) and no scenario failed.")]
 pub struct Args {
-    /// Scenario files or folders (searched recursively for *.json).
-    #[arg(default_value = "scenarios")]
+    /// Scenario files or folders (searched recursively for *.json) [default: the built-in
+    /// suite].
     pub paths: Vec<PathBuf>,
     /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
     #[arg(long, short, default_value = "reference")]
@@ -55,6 +62,17 @@ pub struct Args {
     /// Seconds a request may go unanswered before the target is judged hung.
     #[arg(long, value_name = "SECS", default_value = "10")]
     pub timeout: Seconds,
+    /// Seconds a session may take to start and answer hello (start-up is not a request).
+    #[arg(long, value_name = "SECS", default_value = "60")]
+    pub start_timeout: Seconds,
+    /// Run every step of a failing scenario and report every difference, instead of
+    /// stopping at its first failing step.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Scenarios prepared ahead, each on a fresh empty root with its first sessions already
+    /// started, while earlier ones run (0: start each session where it is first used).
+    #[arg(long, value_name = "N", default_value_t = crate::scenario::DEFAULT_START_AHEAD)]
+    pub start_ahead: usize,
     /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
     pub report: Vec<ReportSpec>,
@@ -144,7 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!("taskproof run: {msg}");
         Ok(exit::USAGE)
     };
-    let scenarios = match load_paths(&args.paths) {
+    let loaded = if args.paths.is_empty() {
+        load_builtin()
+    } else {
+        load_paths(&args.paths)
+    };
+    let scenarios = match loaded {
         Ok(s) => s,
         Err(errors) => {
             for e in &errors {
@@ -198,6 +221,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             .unwrap_or_else(|| args.target.default_profile()),
         target: args.target,
         timeout: args.timeout.0,
+        start_timeout: args.start_timeout.0,
+        keep_going: args.keep_going,
+        start_ahead: args.start_ahead,
         jobs: args.jobs,
         durable: false,
         skips,
@@ -232,11 +258,22 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!("taskproof run: {e}");
         return Ok(exit::USAGE);
     }
-    Ok(if suite.summary().ok() {
-        exit::OK
-    } else {
+    Ok(exit_code(&suite))
+}
+
+/// The exit status of a finished run: a failure is a verdict (1) and wins; errors alone mean
+/// the target broke before all verdicts were in (3).
+pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
+    let s = suite.summary();
+    if suite.target.hello.is_err() {
+        exit::TARGET
+    } else if s.failed > 0 {
         exit::FOUND
-    })
+    } else if s.errors > 0 {
+        exit::TARGET
+    } else {
+        exit::OK
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,10 @@ fn scenario_json(r: &ScenarioResult) -> Value {
         })),
         "stderr": r.stderr,
         "notes": r.notes,
+        "skipped_steps": r.skipped_steps.iter().map(|k| json!({
+            "step": k.step,
+            "reason": k.reason,
+        })).collect::<Vec<_>>(),
         "duration_ms": r.elapsed.as_millis() as u64,
     })
 }

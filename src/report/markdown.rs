@@ -1,5 +1,7 @@
-//! The Markdown summary: the counts, then a table of every scenario that did not pass and
-//! the list of those that did, for a pull-request comment or a CI job summary.
+//! The Markdown summary: the counts, then a table of every scenario that did not pass, the
+//! notes (what a profile does not promise, which the terminal and JSON reports carry too),
+//! the steps that were skipped, and the list of scenarios that passed, for a pull-request
+//! comment or a CI job summary.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -36,12 +38,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
     };
     let _ = writeln!(out, "# taskproof run\n");
     let _ = writeln!(out, "Target {target}, profile `{}`.\n", suite.profile);
-    let _ = writeln!(
-        out,
-        "**{}** ({} errors among the failed)\n",
-        s.line(),
-        s.errors
-    );
+    let _ = writeln!(out, "**{}**\n", s.line());
     let not_passed: Vec<_> = suite
         .scenarios
         .iter()
@@ -62,6 +59,32 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
         }
         out.push('\n');
     }
+    let notes: Vec<String> = suite
+        .scenarios
+        .iter()
+        .flat_map(|r| {
+            r.notes
+                .iter()
+                .map(move |n| format!("- `{}`: {}", r.id, cell(n)))
+        })
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(out, "Notes (not failures):\n");
+        let _ = writeln!(out, "{}\n", notes.join("\n"));
+    }
+    let steps: Vec<String> = suite
+        .scenarios
+        .iter()
+        .flat_map(|r| {
+            r.skipped_steps
+                .iter()
+                .map(move |k| format!("- `{}` steps[{}]: {}", r.id, k.step, cell(&k.reason)))
+        })
+        .collect();
+    if !steps.is_empty() {
+        let _ = writeln!(out, "Steps skipped:\n");
+        let _ = writeln!(out, "{}\n", steps.join("\n"));
+    }
     let passed: Vec<String> = suite
         .scenarios
         .iter()
@@ -74,4 +97,57 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
         let _ = writeln!(out, "</details>");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+    use crate::scenario::{Outcome, ScenarioResult, StepSkip, TargetInfo};
+
+    #[test]
+    fn notes_and_skipped_steps_are_in_the_summary() {
+        let result = ScenarioResult {
+            id: "concurrent-claims".into(),
+            title: "t".into(),
+            file: "scenarios/concurrent-claims.json".into(),
+            source: None,
+            rules: vec!["S20".into()],
+            result: Ok(Outcome::Pass),
+            stderr: String::new(),
+            notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],
+            skipped_steps: vec![StepSkip {
+                step: 5,
+                reason: "touches files, but the target's layout is opaque".into(),
+            }],
+            elapsed: std::time::Duration::ZERO,
+        };
+        let suite = SuiteResult {
+            target: TargetInfo {
+                spec: "naive".into(),
+                hello: Err("x".into()),
+                stderr: String::new(),
+            },
+            profile: Profile::Cc2117,
+            scenarios: vec![result],
+            elapsed: std::time::Duration::ZERO,
+        };
+        let md = to_markdown(&suite);
+        assert!(
+            md.contains(
+                "- `concurrent-claims`: steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 \\| won"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "- `concurrent-claims` steps[5]: touches files, but the target's layout is opaque"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("**1 passed, 0 failed, 0 errors, 0 skipped**"),
+            "{md}"
+        );
+    }
 }

@@ -1,6 +1,9 @@
 //! The terminal reporter: a progress bar while scenarios run (only on a terminal, outside
 //! CI), a block per failed or errored scenario with everything needed to act on it, a line
-//! per skip, and the summary `N passed, N failed, N skipped` alone on the last line.
+//! per skip (of a scenario or of a step), and the summary `N passed, N failed, N errors,
+//! N skipped` alone on the last line. A target that cannot start is reported once, at the
+//! start. A reader that goes away (`| head`) ends the output quietly: the run finishes, its
+//! file reports are written, and nothing more is printed.
 //!
 //! Whether stdout is a terminal, whether this is CI and what the color setting is are passed
 //! in ([`TerminalConfig`]), never asked here, so every output choice can be tested.
@@ -59,6 +62,8 @@ pub struct TerminalReporter<W: Write> {
     color: bool,
     progress: Option<ProgressBar>,
     show_progress: bool,
+    /// Set once stdout's reader went away: nothing more is written.
+    closed: bool,
 }
 
 impl<W: Write> TerminalReporter<W> {
@@ -68,6 +73,7 @@ impl<W: Write> TerminalReporter<W> {
             color: config.use_color(),
             progress: None,
             show_progress: config.show_progress(),
+            closed: false,
         }
     }
 
@@ -81,13 +87,24 @@ impl<W: Write> TerminalReporter<W> {
 
     /// Writes text, keeping it clear of the progress bar.
     fn emit(&mut self, text: &str) -> Result<(), ReportError> {
+        if self.closed {
+            return Ok(());
+        }
         let out = &mut self.out;
         let write = |out: &mut W| out.write_all(text.as_bytes()).and_then(|()| out.flush());
-        match &self.progress {
+        let written = match &self.progress {
             Some(pb) => pb.suspend(|| write(out)),
             None => write(out),
+        };
+        match written {
+            Ok(()) => Ok(()),
+            // The reader is gone (`run | head`): a normal end of the output, not an error.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(ReportError::Terminal(e)),
         }
-        .map_err(ReportError::Terminal)
     }
 }
 
@@ -112,11 +129,20 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     }
                     Err(e) => format!("hello failed: {e}"),
                 };
-                let text = format!(
+                let mut text = format!(
                     "running {total} scenario{} against {} ({about}) under profile {profile}\n",
                     if *total == 1 { "" } else { "s" },
                     target.spec
                 );
+                if let Err(e) = &target.hello {
+                    // Said once here; the scenarios are not run.
+                    text.push_str(&format!(
+                        "{} the target could not start, so no scenario was run\n  target:   {}\n  error:    {e}\n",
+                        self.paint("1;35", "ERROR"),
+                        target.spec
+                    ));
+                    text.push_str(&stderr_block(&target.stderr));
+                }
                 self.emit(&text)?;
                 if self.show_progress && *total > 0 {
                     let pb = ProgressBar::with_draw_target(
@@ -148,6 +174,15 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     }
                 };
                 let mut text = text;
+                for skip in &result.skipped_steps {
+                    text.push_str(&format!(
+                        "{} {} steps[{}]: {}\n",
+                        self.paint("33", "SKIP"),
+                        result.id,
+                        skip.step,
+                        skip.reason
+                    ));
+                }
                 for n in &result.notes {
                     text.push_str(&format!(
                         "{} {}: {n}\n",
@@ -237,7 +272,15 @@ pub fn failure_text(r: &ScenarioResult) -> String {
             }
         }
     }
-    let stderr = r.stderr.trim_end();
+    out.push_str(&stderr_block(&r.stderr));
+    out.trim_end().to_string()
+}
+
+/// The tail of an adapter's stderr, indented under `adapter stderr:`; empty when it said
+/// nothing.
+fn stderr_block(stderr: &str) -> String {
+    let mut out = String::new();
+    let stderr = stderr.trim_end();
     if !stderr.is_empty() {
         let lines: Vec<&str> = stderr.lines().collect();
         let skip = lines.len().saturating_sub(MAX_STDERR_LINES);
@@ -249,7 +292,7 @@ pub fn failure_text(r: &ScenarioResult) -> String {
             out.push_str(&format!("    | {l}\n"));
         }
     }
-    out.trim_end().to_string()
+    out
 }
 
 #[cfg(test)]
@@ -278,6 +321,38 @@ mod tests {
         assert!(!config(ColorChoice::Auto, true, false, true).use_color());
         assert!(config(ColorChoice::Always, false, false, true).use_color());
         assert!(!config(ColorChoice::Never, true, false, false).use_color());
+    }
+
+    /// A writer whose reader went away after `room` bytes.
+    struct ClosedAfter {
+        room: usize,
+        written: Vec<u8>,
+    }
+
+    impl Write for ClosedAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.written.len() + buf.len() > self.room {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_the_output_quietly() {
+        let out = ClosedAfter {
+            room: 3,
+            written: Vec::new(),
+        };
+        let mut r = TerminalReporter::new(out, config(ColorChoice::Never, false, true, false));
+        assert!(r.emit("first line\n").is_ok());
+        assert!(r.emit("second line\n").is_ok());
+        assert!(r.closed);
+        assert!(r.out.written.is_empty());
     }
 
     #[test]

@@ -67,6 +67,14 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>> {
             Err(e) => errors.push(e),
         }
     }
+    finish(scenarios, errors)
+}
+
+/// Checks that ids are unique, then sorts by id; every error found so far is returned.
+pub(crate) fn finish(
+    mut scenarios: Vec<Scenario>,
+    mut errors: Vec<LoadError>,
+) -> Result<Vec<Scenario>, Vec<LoadError>> {
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for s in &scenarios {
         if let Some(first) = seen.insert(s.id.clone(), s.file.clone()) {
@@ -121,7 +129,12 @@ pub fn load_file(file: &Path) -> Result<Scenario, LoadError> {
         file: file.to_path_buf(),
         message: format!("failed to read: {e}"),
     })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| LoadError::Syntax {
+    load_text(&text, file)
+}
+
+/// Loads one scenario from its text; `file` names it in errors and reports.
+pub fn load_text(text: &str, file: &Path) -> Result<Scenario, LoadError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| LoadError::Syntax {
         file: file.to_path_buf(),
         line: e.line(),
         column: e.column(),
@@ -392,7 +405,7 @@ const ACTIONS: [&str; 15] = [
     "check",
     "concurrent",
 ];
-const COMMON: [&str; 4] = ["session", "only", "rules", "note"];
+const COMMON: [&str; 5] = ["session", "only", "rules", "note", "precondition"];
 
 fn parse_step(v: &Value, index: usize, profiles: &[Profile]) -> Result<Step, Bad> {
     let path = format!("steps[{index}]");
@@ -436,6 +449,13 @@ fn parse_step(v: &Value, index: usize, profiles: &[Profile]) -> Result<Step, Bad
         .map(|v| parse_rules(v, &o.at("rules")))
         .transpose()?;
     let note = o.opt_str("note")?;
+    let precondition = o.opt_str("precondition")?;
+    if precondition.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(bad(
+            o.at("precondition"),
+            "say what the target must offer for the scenario to apply",
+        ));
+    }
     // The profiles this step runs under: its expectations must cover exactly these.
     let active: Vec<Profile> = profiles
         .iter()
@@ -613,6 +633,7 @@ fn parse_step(v: &Value, index: usize, profiles: &[Profile]) -> Result<Step, Bad
         only,
         rules,
         note,
+        precondition,
         action,
         raw: v.clone(),
     })
@@ -873,7 +894,7 @@ fn parse_concurrent(v: &Value, path: &str, active: &[Profile]) -> Result<Concurr
 }
 
 /// The JSON values of a step that may hold placeholders, with their paths.
-fn templated(step: &Step) -> Vec<(Value, String)> {
+pub(crate) fn templated(step: &Step) -> Vec<(Value, String)> {
     let p = format!("steps[{}]", step.index);
     let s = |x: &str| Value::String(x.to_string());
     match &step.action {

@@ -2,8 +2,10 @@
 //! scenario runs in, skip lists, and the runner that replays scenarios against a target.
 //!
 //! The library entry points, for the CLI and for tests such as the mutant self-test:
-//! [`load_paths`] / [`load_dir`], then [`run_suite`] with a [`RunConfig`].
+//! [`load_builtin`] (the shipped suite, built into the binary), [`load_paths`] /
+//! [`load_dir`], then [`run_suite`] with a [`RunConfig`].
 
+pub mod builtin;
 pub mod expect;
 pub mod load;
 pub mod model;
@@ -12,11 +14,13 @@ pub mod sandbox;
 pub mod skip;
 pub mod vars;
 
+pub use builtin::load_builtin;
 pub use expect::Expect;
-pub use load::{LoadError, load_dir, load_file, load_paths};
+pub use load::{LoadError, load_dir, load_file, load_paths, load_text};
 pub use model::{Action, Scenario, Step};
 pub use runner::{
-    Outcome, OutcomeKind, RunConfig, ScenarioResult, StepFailure, SuiteResult, Summary,
-    TargetFailure, TargetInfo, run_scenario, run_suite,
+    DEFAULT_START_AHEAD, Outcome, OutcomeKind, RunConfig, ScenarioResult, StepFailure, StepSkip,
+    SuiteResult, Summary, TargetFailure, TargetInfo, early_sessions, opaque_skips, run_scenario,
+    run_suite,
 };
 pub use skip::{SkipError, SkipList};

@@ -68,6 +68,10 @@ pub struct Step {
     /// Rule ids for this step's failures; `None` for the scenario's.
     pub rules: Option<Vec<String>>,
     pub note: Option<String>,
+    /// Set on a setup step that assumes something of the target (that it keeps a file of
+    /// its own, say): what it assumes. When the step fails, the target does not meet the
+    /// scenario's precondition, and the scenario is skipped with this reason, never failed.
+    pub precondition: Option<String>,
     pub action: Action,
     /// The step as written, for failure reports.
     pub raw: Value,
@@ -214,6 +218,25 @@ pub enum Action {
 }
 
 impl Action {
+    /// Whether the step writes to the root directly (so state seen through the store may
+    /// differ afterwards when the step cannot run).
+    pub fn writes_files(&self) -> bool {
+        self.is_file_step() && !matches!(self, Action::AssertFile { .. })
+    }
+
+    /// Whether the step judges something (an answer, a listing, a file): a scenario whose
+    /// judging steps are all skipped has nothing left to say.
+    pub fn judges(&self) -> bool {
+        matches!(
+            self,
+            Action::Send { .. }
+                | Action::Check { .. }
+                | Action::Concurrent(_)
+                | Action::AssertFile { .. }
+                | Action::AssertOutside { .. }
+        )
+    }
+
     /// Whether the step reads or writes the target's files directly (needs a known layout).
     pub fn is_file_step(&self) -> bool {
         matches!(

@@ -4,18 +4,25 @@
 //! broke an expectation: a conformance result) or [`Outcome::Skip`] (the target lacks what the
 //! scenario needs), or in a [`TargetFailure`]: the target crashed, hung, or broke the
 //! protocol, so nothing could be judged. The two are kept apart as proptest keeps a rejected
-//! case apart from a failed one. A scenario stops at its first failing step: later steps
-//! would judge a state the scenario did not mean to reach.
+//! case apart from a failed one. A scenario stops at its first failing step (later steps
+//! would judge a state the scenario did not mean to reach) unless the run keeps going
+//! ([`RunConfig::keep_going`]), and a failing step marked as a precondition skips the
+//! scenario instead. Against a target whose layout is opaque, only the file steps and the
+//! steps that depend on them are skipped ([`opaque_skips`]); the rest of the scenario runs.
 //!
-//! [`run_suite`] runs scenarios in parallel on a rayon pool, each in its own [`Sandbox`], and
-//! hands each result as an event to the caller (the reporters) as soon as it is done.
+//! [`run_suite`] runs scenarios in parallel, each in its own [`Sandbox`], and hands each
+//! result as an event to the caller (the reporters) as soon as it is done. Against a target
+//! that takes seconds to start, start-up dominates a suite, so scenarios are prepared ahead
+//! (a fresh sandbox with the sessions the scenario opens first already started on it) by
+//! more threads than there are cores, while earlier scenarios run; see [`early_sessions`]
+//! for why that is invisible to the target.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Barrier, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use super::expect::match_task;
@@ -32,6 +39,11 @@ use crate::report::events::Event;
 use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
 use crate::task::{Task, TaskId};
 
+/// Scenarios prepared ahead by default: enough that sessions of a target that takes
+/// seconds to start are ready when a runner frees up, few enough that the processes
+/// waiting stay cheap.
+pub const DEFAULT_START_AHEAD: usize = 8;
+
 /// How a suite is run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -39,6 +51,15 @@ pub struct RunConfig {
     pub profile: Profile,
     /// Per-request timeout.
     pub timeout: Duration,
+    /// How long starting a session and its `hello` may take.
+    pub start_timeout: Duration,
+    /// Run every step of a scenario and report every difference, instead of stopping at
+    /// the first failing step. A target error still ends the scenario.
+    pub keep_going: bool,
+    /// How many scenarios are prepared ahead of the running ones, each in its own fresh
+    /// sandbox with the sessions it opens first already started; also how many threads
+    /// start them. 0 opens every session where the scenario first uses it.
+    pub start_ahead: usize,
     /// Scenarios run at once; 0 for the number of CPUs.
     pub jobs: usize,
     /// fsync in in-process stores. Scenarios never cut the power, so runs leave it off:
@@ -55,6 +76,9 @@ impl RunConfig {
             profile: target.default_profile(),
             target,
             timeout: crate::target::DEFAULT_TIMEOUT,
+            start_timeout: crate::target::DEFAULT_START_TIMEOUT,
+            keep_going: false,
+            start_ahead: DEFAULT_START_AHEAD,
             jobs: 0,
             durable: false,
             skips: SkipList::default(),
@@ -64,8 +88,8 @@ impl RunConfig {
     fn session_options(&self) -> SessionOptions {
         SessionOptions {
             timeout: self.timeout,
+            start_timeout: self.start_timeout,
             durable: self.durable,
-            ..SessionOptions::default()
         }
     }
 }
@@ -96,6 +120,14 @@ pub struct StepFailure {
     pub step_json: Option<Value>,
 }
 
+/// A step that did not run, and why (its file steps, against a target whose layout is
+/// opaque, and the steps that depend on them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepSkip {
+    pub step: usize,
+    pub reason: String,
+}
+
 /// The target crashed, hung or broke the protocol: nothing could be judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetFailure {
@@ -118,6 +150,8 @@ pub struct ScenarioResult {
     /// Observations that do not fail the scenario (a concurrent block the profile does not
     /// promise, say).
     pub notes: Vec<String>,
+    /// Steps that did not run while the rest of the scenario did.
+    pub skipped_steps: Vec<StepSkip>,
     pub elapsed: Duration,
 }
 
@@ -219,13 +253,13 @@ impl Summary {
         self.failed == 0 && self.errors == 0
     }
 
-    /// The last line of a run: `N passed, N failed, N skipped`, errors counted as failed.
+    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
+    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
+    /// starts `N passed, N failed` as before, for CI scripts that read it.
     pub fn line(&self) -> String {
         format!(
-            "{} passed, {} failed, {} skipped",
-            self.passed,
-            self.failed + self.errors,
-            self.skipped
+            "{} passed, {} failed, {} errors, {} skipped",
+            self.passed, self.failed, self.errors, self.skipped
         )
     }
 }
@@ -303,27 +337,88 @@ pub fn run_suite(
         profile: config.profile,
         total: scenarios.len(),
     });
+    let hello = match &target.hello {
+        Ok(h) => h.clone(),
+        Err(e) => {
+            // The target cannot start: every scenario would fail the same way, so none is
+            // run and the reporters say it once (the start event carries the reason).
+            let results = scenarios
+                .iter()
+                .map(|s| not_run(s, format!("not run: the target failed its hello: {e}")))
+                .collect();
+            let suite = SuiteResult {
+                target,
+                profile: config.profile,
+                scenarios: results,
+                elapsed: started.elapsed(),
+            };
+            on_event(&Event::RunFinished { suite: &suite });
+            return suite;
+        }
+    };
+    let jobs = match config.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let mut results = Vec::with_capacity(scenarios.len());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.jobs)
-        .thread_name(|i| format!("taskproof-run-{i}"))
-        .build();
     let (tx, rx) = mpsc::channel::<ScenarioResult>();
+    let next = AtomicUsize::new(0);
+    let (ready_tx, ready_rx) =
+        mpsc::sync_channel::<(usize, Option<Prepared>)>(config.start_ahead.max(1));
+    let ready_rx = Mutex::new(ready_rx);
     std::thread::scope(|scope| {
         let target = &target;
-        scope.spawn(move || {
-            let work = |tx: &mut mpsc::Sender<ScenarioResult>, s: &Scenario| {
-                let _ = tx.send(run_scenario(s, config, target));
-            };
-            match &pool {
-                Ok(pool) => pool.install(|| scenarios.par_iter().for_each_with(tx, work)),
-                // No pool (out of threads): run one at a time rather than not at all.
-                Err(_) => {
-                    let mut tx = tx;
-                    scenarios.iter().for_each(|s| work(&mut tx, s));
-                }
+        let hello = &hello;
+        let next = &next;
+        if config.start_ahead == 0 {
+            // Every session opens when the scenario first uses it.
+            for _ in 0..jobs {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    while let Some(s) = scenarios.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if tx.send(run_prepared(s, config, target, None)).is_err() {
+                            return;
+                        }
+                    }
+                });
             }
-        });
+        } else {
+            // Starters prepare scenarios in order (a fresh sandbox, and the sessions the
+            // scenario opens before it changes anything, started on its empty root) while
+            // earlier scenarios run; at most `start_ahead` wait prepared. Starting is mostly
+            // waiting for the target, so there may be more starters than cores.
+            for _ in 0..config.start_ahead {
+                let ready_tx = ready_tx.clone();
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = scenarios.get(i) else { return };
+                        let prepared = prepare(s, config, hello);
+                        if ready_tx.send((i, prepared)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            let ready_rx = &ready_rx;
+            for _ in 0..jobs {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    loop {
+                        let got = ready_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok((i, prepared)) = got else { return };
+                        if tx
+                            .send(run_prepared(&scenarios[i], config, target, prepared))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        }
+        drop(tx);
+        drop(ready_tx);
         for r in rx {
             results.push(r);
             on_event(&Event::ScenarioFinished {
@@ -344,12 +439,112 @@ pub fn run_suite(
     suite
 }
 
+/// The result of a scenario that was not run because the target could not start.
+fn not_run(s: &Scenario, message: String) -> ScenarioResult {
+    ScenarioResult {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        file: s.file.clone(),
+        source: s.source.clone(),
+        rules: s.rules.clone(),
+        result: Err(TargetFailure {
+            step: None,
+            request: Some(json!({"op": "hello"})),
+            message,
+        }),
+        stderr: String::new(),
+        notes: Vec::new(),
+        skipped_steps: Vec::new(),
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// A scenario's fresh sandbox with the sessions it opens before it changes anything, each
+/// already started on the empty root (or the error it failed with, and its stderr).
+pub struct Prepared {
+    sandbox: Sandbox,
+    sessions: Vec<(String, Opened)>,
+}
+
+/// A session opened ahead, or why it failed to open and what it wrote to stderr.
+type Opened = Result<Box<dyn Session>, (TargetError, String)>;
+
+/// The sessions a scenario opens before any step changes its root, in order. Opening them
+/// ahead is invisible to the target: each starts on the same empty root it would have
+/// started on, and nothing happens on that root until the first of these steps runs.
+/// Sessions opened later (after a request, a file step or a restart) may see state, so they
+/// still open where the scenario opens them.
+pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let add = |name: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    };
+    for step in s.steps_for(profile) {
+        match &step.action {
+            Action::Open(name) => add(name, &mut out),
+            Action::OutsideFile { .. } | Action::AssertOutside { .. } => {}
+            Action::Send { .. } | Action::Check { .. } => {
+                add(&step.session, &mut out);
+                break;
+            }
+            Action::Concurrent(c) => {
+                for lane in &c.lanes {
+                    add(&lane.session, &mut out);
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// Prepares a scenario that will run (`None` for one that will be skipped whole, or when
+/// no sandbox can be made: the run then reports why).
+fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> {
+    if skip_reason(s, config.profile, hello).is_some() {
+        return None;
+    }
+    let sandbox = Sandbox::new().ok()?;
+    let names = early_sessions(s, config.profile);
+    let root = sandbox.root();
+    let options = config.session_options();
+    let sessions = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .into_iter()
+            .map(|name| {
+                scope.spawn(move || {
+                    let opened = config.target.open_with_stderr(root, options);
+                    (name, opened)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("opening a session does not panic"))
+            .collect()
+    });
+    Some(Prepared { sandbox, sessions })
+}
+
 /// Runs one scenario, applying the skip list. Never panics: a bug of the harness itself
 /// becomes an error result naming it.
 pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> ScenarioResult {
+    run_prepared(s, config, target, None)
+}
+
+/// [`run_scenario`], with the sandbox and early sessions opened ahead when given.
+fn run_prepared(
+    s: &Scenario,
+    config: &RunConfig,
+    target: &TargetInfo,
+    prepared: Option<Prepared>,
+) -> ScenarioResult {
     let started = Instant::now();
-    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target)));
-    let (result, stderr, notes) = match ran {
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target, prepared)));
+    let (result, stderr, notes, skipped_steps) = match ran {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -364,6 +559,7 @@ pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Sc
                     message: format!("internal error: the harness panicked: {msg}"),
                 }),
                 String::new(),
+                Vec::new(),
                 Vec::new(),
             )
         }
@@ -406,13 +602,25 @@ pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Sc
         result,
         stderr,
         notes,
+        skipped_steps,
         elapsed: started.elapsed(),
     }
 }
 
-type Judged = (Result<Outcome, TargetFailure>, String, Vec<String>);
+type Judged = (
+    Result<Outcome, TargetFailure>,
+    String,
+    Vec<String>,
+    Vec<StepSkip>,
+);
 
-fn judge(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Judged {
+fn judge(
+    s: &Scenario,
+    config: &RunConfig,
+    target: &TargetInfo,
+    prepared: Option<Prepared>,
+) -> Judged {
+    let nothing = |result| (result, String::new(), Vec::new(), Vec::new());
     let hello = match &target.hello {
         Ok(h) => h,
         Err(e) => {
@@ -424,55 +632,110 @@ fn judge(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Judged {
                 }),
                 target.stderr.clone(),
                 Vec::new(),
+                Vec::new(),
             );
         }
     };
     if let Some(reason) = skip_reason(s, config.profile, hello) {
-        return (Ok(Outcome::Skip(reason)), String::new(), Vec::new());
+        return nothing(Ok(Outcome::Skip(reason)));
     }
-    let sandbox = match Sandbox::new() {
-        Ok(sb) => sb,
-        Err(e) => {
-            return (
-                Err(TargetFailure {
+    let step_skips = match hello.layout {
+        crate::protocol::Layout::Opaque => opaque_skips(s, config.profile),
+        _ => BTreeMap::new(),
+    };
+    let judging: Vec<usize> = s
+        .steps_for(config.profile)
+        .filter(|st| st.action.judges())
+        .map(|st| st.index)
+        .collect();
+    if !step_skips.is_empty() && judging.iter().all(|i| step_skips.contains_key(i)) {
+        let (i, why) = step_skips.iter().next().expect("not empty");
+        return nothing(Ok(Outcome::Skip(format!(
+            "every step that judges something needs the target's files: steps[{i}] {why}"
+        ))));
+    }
+    let prepared = match prepared {
+        Some(p) => p,
+        None => match Sandbox::new() {
+            Ok(sandbox) => Prepared {
+                sandbox,
+                sessions: Vec::new(),
+            },
+            Err(e) => {
+                return nothing(Err(TargetFailure {
                     step: None,
                     request: None,
                     message: format!("internal error: failed to create a sandbox: {e}"),
-                }),
-                String::new(),
-                Vec::new(),
-            );
-        }
+                }));
+            }
+        },
     };
     let mut run = Run {
         scenario: s,
         config,
         layout: hello.layout,
-        sandbox,
+        sandbox: prepared.sandbox,
         sessions: BTreeMap::new(),
+        failed_opens: BTreeMap::new(),
         ended: Vec::new(),
         vars: Vars::new(),
         notes: Vec::new(),
     };
-    let mut stop = None;
-    for step in s.steps_for(config.profile) {
-        if let Err(e) = run.step(step) {
-            stop = Some(e);
-            break;
+    for (name, opened) in prepared.sessions {
+        match opened {
+            Ok(session) => {
+                run.sessions.insert(name, session);
+            }
+            Err(failed) => {
+                run.failed_opens.insert(name, failed);
+            }
         }
     }
-    let result = match stop {
-        Some(Stop::Error(e)) => {
-            run.kill_all();
-            Err(e)
+    let mut skipped = Vec::new();
+    let mut failures: Vec<StepFailure> = Vec::new();
+    let mut error = None;
+    let mut unmet = None;
+    for step in s.steps_for(config.profile) {
+        if let Some(reason) = step_skips.get(&step.index) {
+            skipped.push(StepSkip {
+                step: step.index,
+                reason: reason.clone(),
+            });
+            continue;
         }
-        Some(Stop::Fail(f)) => {
-            run.kill_all();
-            let mut failures = vec![*f];
-            failures.extend(run.escapes());
-            Ok(Outcome::Fail(failures))
+        match run.step(step) {
+            Ok(()) => {}
+            Err(Stop::Error(e)) => {
+                error = Some(e);
+                break;
+            }
+            Err(Stop::Fail(f)) => {
+                if let Some(what) = &step.precondition {
+                    unmet = Some(format!(
+                        "the target does not meet the precondition at steps[{}] ({what}): {}",
+                        step.index, f.reason
+                    ));
+                    break;
+                }
+                failures.push(*f);
+                if !config.keep_going {
+                    break;
+                }
+            }
         }
-        None => match run.close_all() {
+    }
+    let result = if let Some(e) = error {
+        run.kill_all();
+        Err(e)
+    } else if !failures.is_empty() {
+        run.kill_all();
+        failures.extend(run.escapes());
+        Ok(Outcome::Fail(failures))
+    } else if let Some(reason) = unmet {
+        run.kill_all();
+        Ok(Outcome::Skip(reason))
+    } else {
+        match run.close_all() {
             Err(e) => Err(e),
             Ok(()) => {
                 let escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
@@ -482,9 +745,112 @@ fn judge(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> Judged {
                     Ok(Outcome::Fail(escapes))
                 }
             }
-        },
+        }
     };
-    (result, run.stderr(), run.notes)
+    (result, run.stderr(), run.notes, skipped)
+}
+
+/// Against a target whose layout is opaque: the steps that cannot run, each with why. A
+/// file step cannot run; a step that writes files changes its list (the first folder of its
+/// path) behind the store's back, so every later step on that list depends on it, and so
+/// does every step using a variable bound by a skipped step. A skipped step that would have
+/// changed a list taints that list in turn. Steps on other lists, and session steps, run.
+pub fn opaque_skips(s: &Scenario, profile: Profile) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    // List name as written -> the step that first left it in an unknown state.
+    let mut lists: BTreeMap<String, usize> = BTreeMap::new();
+    // Variable -> the skipped step that would have bound it.
+    let mut unbound: BTreeMap<String, usize> = BTreeMap::new();
+    // A file step whose list cannot be told (a path built from a variable) taints all.
+    let mut everything: Option<usize> = None;
+    for step in s.steps_for(profile) {
+        let i = step.index;
+        if step.action.is_file_step() {
+            out.insert(
+                i,
+                "touches files, but the target's layout is opaque".to_string(),
+            );
+            if step.action.writes_files() {
+                match written_list(&step.action) {
+                    Some(l) => {
+                        lists.entry(l).or_insert(i);
+                    }
+                    None => {
+                        everything.get_or_insert(i);
+                    }
+                }
+            }
+            continue;
+        }
+        let touched = step_lists(step);
+        let used: Vec<String> = super::load::templated(step)
+            .iter()
+            .filter_map(|(v, p)| vars::uses(v, p).ok())
+            .flatten()
+            .map(|(name, _)| name)
+            .collect();
+        let why = if let Some(j) = everything {
+            Some(format!(
+                "depends on steps[{j}], which changed the root's files (the target's layout is opaque)"
+            ))
+        } else if let Some((l, j)) = touched
+            .iter()
+            .find_map(|l| lists.get(l).map(|j| (l.clone(), *j)))
+        {
+            Some(format!(
+                "uses list {l}, which steps[{j}] changed through its files (the target's layout is opaque)"
+            ))
+        } else {
+            used.iter().find_map(|v| {
+                unbound
+                    .get(v)
+                    .map(|j| format!("uses ${{{v}}}, which skipped steps[{j}] would have bound"))
+            })
+        };
+        let Some(why) = why else { continue };
+        out.insert(i, why);
+        if let Action::Send { bind, .. } = &step.action {
+            for (name, _) in bind {
+                unbound.entry(name.clone()).or_insert(i);
+            }
+        }
+        for l in touched {
+            lists.entry(l).or_insert(i);
+        }
+    }
+    out
+}
+
+/// The list a file-writing step writes in: the first folder of its path, when it is plain.
+fn written_list(a: &Action) -> Option<String> {
+    let path = match a {
+        Action::WriteTask { list, .. } => return plain(list),
+        Action::WriteFile { path, .. } | Action::Symlink { path, .. } => path,
+        Action::Mkdir(path) | Action::RemoveFile(path) => path,
+        _ => return None,
+    };
+    let first = path.split('/').next()?;
+    // A folder at the top of the root is a list itself.
+    plain(first)
+}
+
+fn plain(s: &str) -> Option<String> {
+    (!s.contains("${") && !s.contains('{')).then(|| s.to_string())
+}
+
+/// The lists a step reads or changes through the store, as written.
+fn step_lists(step: &Step) -> Vec<String> {
+    let of = |r: &Value| r.get("list").and_then(Value::as_str).map(str::to_string);
+    match &step.action {
+        Action::Send { request, .. } => of(request).into_iter().collect(),
+        Action::Check { list, .. } => vec![list.clone()],
+        Action::Concurrent(c) => {
+            let mut out: Vec<String> = c.lanes.iter().filter_map(|l| of(&l.send)).collect();
+            out.push(c.list.clone());
+            out
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Why a scenario cannot run against this target under this profile, if it cannot.
@@ -511,11 +877,6 @@ pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<Stri
             missing.join(" and ")
         ));
     }
-    if let (Some(i), crate::protocol::Layout::Opaque) = (s.first_file_step(profile), hello.layout) {
-        return Some(format!(
-            "steps[{i}] touches files, but the target's layout is opaque"
-        ));
-    }
     None
 }
 
@@ -532,6 +893,9 @@ struct Run<'a> {
     layout: crate::protocol::Layout,
     sandbox: Sandbox,
     sessions: BTreeMap<String, Box<dyn Session>>,
+    /// Sessions opened ahead that failed to start: the error is reported where the
+    /// scenario first uses the session, as if it had been opened there.
+    failed_opens: BTreeMap<String, (TargetError, String)>,
     /// Stderr of sessions that already ended, labelled.
     ended: Vec<(String, String)>,
     vars: Vars,
@@ -584,10 +948,13 @@ impl Run<'_> {
     /// The named session, opened on first use.
     fn session(&mut self, step: &Step, name: &str) -> Result<&mut Box<dyn Session>, Stop> {
         if !self.sessions.contains_key(name) {
-            let opened = self
-                .config
-                .target
-                .open_with_stderr(self.sandbox.root(), self.config.session_options());
+            let opened = match self.failed_opens.remove(name) {
+                Some(failed) => Err(failed),
+                None => self
+                    .config
+                    .target
+                    .open_with_stderr(self.sandbox.root(), self.config.session_options()),
+            };
             match opened {
                 Ok(s) => {
                     self.sessions.insert(name.to_string(), s);
@@ -1028,6 +1395,41 @@ impl Run<'_> {
             }
             plans.push((lane.session.clone(), reqs));
         }
+        // Lanes not yet open start together: each would start on the same root with nothing
+        // happening between, so starting them at once changes nothing but the wait.
+        let missing: Vec<String> = plans
+            .iter()
+            .map(|(name, _)| name.clone())
+            .filter(|n| !self.sessions.contains_key(n) && !self.failed_opens.contains_key(n))
+            .collect();
+        if missing.len() > 1 {
+            let root = self.sandbox.root().to_path_buf();
+            let options = self.config.session_options();
+            let target = &self.config.target;
+            let opened: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = missing
+                    .into_iter()
+                    .map(|name| {
+                        let root = &root;
+                        scope.spawn(move || (name, target.open_with_stderr(root, options)))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("opening a session does not panic"))
+                    .collect()
+            });
+            for (name, o) in opened {
+                match o {
+                    Ok(session) => {
+                        self.sessions.insert(name, session);
+                    }
+                    Err(failed) => {
+                        self.failed_opens.insert(name, failed);
+                    }
+                }
+            }
+        }
         let mut taken: Vec<(String, Box<dyn Session>, Vec<Value>)> = Vec::new();
         for (name, reqs) in plans {
             self.session(step, &name)?;
@@ -1406,15 +1808,64 @@ mod tests {
         );
     }
 
+    fn scenario(steps: Value) -> Scenario {
+        let v = json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
+        crate::scenario::load::parse_scenario(&v, std::path::Path::new("s.json")).unwrap()
+    }
+
     #[test]
-    fn the_summary_line_counts_errors_as_failed() {
+    fn only_sessions_opened_before_anything_changes_are_opened_ahead() {
+        let s = scenario(json!([
+            {"open": "a"},
+            {"outside_file": {"name": "x", "text": "1"}},
+            {"open": "b"},
+            {"send": {"op": "list", "list": "l"}, "session": "c"},
+            {"open": "d"},
+        ]));
+        assert_eq!(early_sessions(&s, Profile::Strict), ["a", "b", "c"]);
+        let s = scenario(json!([
+            {"write_file": {"path": "l/1.json", "text": "{}"}},
+            {"send": {"op": "list", "list": "l"}},
+        ]));
+        assert!(early_sessions(&s, Profile::Strict).is_empty());
+        let s = scenario(json!([
+            {"concurrent": {"lanes": [{"send": {"op": "list", "list": "l"}}, {"session": "z", "send": {"op": "list", "list": "l"}}],
+                            "verify": "acyclic", "list": "l"}},
+        ]));
+        assert_eq!(early_sessions(&s, Profile::Strict), ["lane0", "z"]);
+    }
+
+    #[test]
+    fn opaque_skips_follow_lists_and_variables() {
+        let s = scenario(json!([
+            {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "bind": {"a": "task.id"}},
+            {"write_file": {"path": "l/9.json", "text": "{"}},
+            {"send": {"op": "list", "list": "l"}, "bind": {"n": "tasks.0.id"}},
+            {"send": {"op": "create", "list": "m", "task": {"subject": "${n}"}}},
+            {"send": {"op": "get", "list": "k", "id": "${a}"}, "expect": "anything"},
+            {"assert_file": {"path": "k/1.json", "exists": false}},
+            {"send": {"op": "list", "list": "k"}},
+        ]));
+        let skips = opaque_skips(&s, Profile::Strict);
+        let steps: Vec<usize> = skips.keys().copied().collect();
+        // 1 writes list l; 2 lists l; 3 uses ${n} bound by 2 (and so list m is unknown);
+        // 4 and 6 use list k, which only an assert_file (5, a read) touched.
+        assert_eq!(steps, [1, 2, 3, 5]);
+        assert_eq!(
+            skips[&3],
+            "uses ${n}, which skipped steps[2] would have bound"
+        );
+    }
+
+    #[test]
+    fn the_summary_line_counts_errors_apart_from_failures() {
         let s = Summary {
             passed: 3,
             failed: 1,
             skipped: 2,
             errors: 1,
         };
-        assert_eq!(s.line(), "3 passed, 2 failed, 2 skipped");
+        assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
         assert!(!s.ok());
     }
 }

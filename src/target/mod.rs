@@ -35,8 +35,12 @@ pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
 pub enum TargetError {
     #[error("failed to start the adapter: {0}")]
     Spawn(String),
-    #[error("no answer within {0:?}; the adapter was killed")]
+    #[error("no answer within {0:?}; the adapter was killed (the limit is --timeout SECS)")]
     Timeout(Duration),
+    #[error(
+        "no hello within {0:?} of starting; the adapter was killed (the limit is --start-timeout SECS)"
+    )]
+    StartTimeout(Duration),
     #[error("the adapter exited ({status}) before answering")]
     Exited { status: String },
     #[error("the adapter answered with something that is not a JSON object: {reason}: {line:?}")]
@@ -144,9 +148,7 @@ impl TargetSpec {
             TargetSpec::Mutant(m) => StoreKind::Mutant(*m),
             TargetSpec::Cmd(cmd) => {
                 return Ok(Box::new(ProcessSession::spawn_with_stderr(
-                    cmd,
-                    root,
-                    options.timeout,
+                    cmd, root, options,
                 )?));
             }
         };

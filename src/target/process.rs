@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{Session, TargetError};
+use super::{Session, SessionOptions, TargetError};
 use crate::protocol::Hello;
 
 /// The longest answer line accepted.
@@ -44,22 +44,31 @@ pub struct ProcessSession {
 }
 
 impl ProcessSession {
-    /// Starts the adapter on `root` and asks `hello`.
+    /// Starts the adapter on `root` and asks `hello`, giving start-up and every request the
+    /// same limit, `timeout`. [`ProcessSession::spawn_with_stderr`] gives start-up its own.
     pub fn spawn(
         command: &str,
         root: &Path,
         timeout: Duration,
     ) -> Result<ProcessSession, TargetError> {
-        Self::spawn_with_stderr(command, root, timeout).map_err(|(e, _)| e)
+        let options = SessionOptions {
+            timeout,
+            start_timeout: timeout,
+            ..SessionOptions::default()
+        };
+        Self::spawn_with_stderr(command, root, options).map_err(|(e, _)| e)
     }
 
-    /// Like [`ProcessSession::spawn`], but a failure comes with what the adapter wrote to
+    /// Starts the adapter on `root` and asks `hello`: starting and the `hello` answer
+    /// together get `options.start_timeout` (a failure is [`TargetError::StartTimeout`]),
+    /// every later request `options.timeout`. A failure comes with what the adapter wrote to
     /// stderr before it failed, for the report.
     pub fn spawn_with_stderr(
         command: &str,
         root: &Path,
-        timeout: Duration,
+        options: SessionOptions,
     ) -> Result<ProcessSession, (TargetError, String)> {
+        let timeout = options.timeout;
         let no_stderr = |e: TargetError| (e, String::new());
         let root =
             std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
@@ -128,7 +137,10 @@ impl ProcessSession {
             },
             dead: None,
         };
-        let answer = match session.call(&serde_json::json!({"op": "hello"})) {
+        // The start-up limit runs from the spawn, so that it bounds the whole start-up
+        // (loading a runtime, reading the root) and the hello, not only the answer.
+        let hello = serde_json::json!({"op": "hello"});
+        let answer = match session.call_within(&hello, options.start_timeout, true) {
             Ok(a) => a,
             Err(e) => return Err((e, session.stderr())),
         };
@@ -140,6 +152,59 @@ impl ProcessSession {
             }
         }
         Ok(session)
+    }
+
+    /// Sends one request and waits at most `limit` for its answer; `starting` says the
+    /// limit is the start-up limit, for the error.
+    fn call_within(
+        &mut self,
+        request: &Value,
+        limit: Duration,
+        starting: bool,
+    ) -> Result<Value, TargetError> {
+        if let Some(e) = &self.dead {
+            return Err(e.clone());
+        }
+        let mut line = serde_json::to_vec(request).expect("requests serialize");
+        line.push(b'\n');
+        let written = match self.stdin.as_mut() {
+            Some(stdin) => stdin.write_all(&line).and_then(|()| stdin.flush()).is_ok(),
+            None => false,
+        };
+        if !written {
+            let status = self.exit_status();
+            return Err(self.fail(TargetError::Exited { status }));
+        }
+        match self.lines.recv_timeout(limit) {
+            Ok(Line::Text(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let trimmed = text.trim_end_matches(['\n', '\r']);
+                match serde_json::from_str::<Value>(trimmed) {
+                    Ok(v @ Value::Object(_)) => Ok(v),
+                    Ok(_) => Err(self.fail(TargetError::Garbage {
+                        line: trimmed.chars().take(500).collect(),
+                        reason: "not an object".into(),
+                    })),
+                    Err(e) => Err(self.fail(TargetError::Garbage {
+                        line: trimmed.chars().take(500).collect(),
+                        reason: e.to_string(),
+                    })),
+                }
+            }
+            Ok(Line::TooLong) => Err(self.fail(TargetError::Garbage {
+                line: String::new(),
+                reason: format!("an answer line longer than {MAX_LINE} bytes"),
+            })),
+            Err(RecvTimeoutError::Timeout) => Err(self.fail(if starting {
+                TargetError::StartTimeout(limit)
+            } else {
+                TargetError::Timeout(limit)
+            })),
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.exit_status();
+                Err(self.fail(TargetError::Exited { status }))
+            }
+        }
     }
 
     /// The adapter's process id, which is also the id of its process group.
@@ -198,45 +263,7 @@ impl Session for ProcessSession {
     }
 
     fn call(&mut self, request: &Value) -> Result<Value, TargetError> {
-        if let Some(e) = &self.dead {
-            return Err(e.clone());
-        }
-        let mut line = serde_json::to_vec(request).expect("requests serialize");
-        line.push(b'\n');
-        let written = match self.stdin.as_mut() {
-            Some(stdin) => stdin.write_all(&line).and_then(|()| stdin.flush()).is_ok(),
-            None => false,
-        };
-        if !written {
-            let status = self.exit_status();
-            return Err(self.fail(TargetError::Exited { status }));
-        }
-        match self.lines.recv_timeout(self.timeout) {
-            Ok(Line::Text(bytes)) => {
-                let text = String::from_utf8_lossy(&bytes);
-                let trimmed = text.trim_end_matches(['\n', '\r']);
-                match serde_json::from_str::<Value>(trimmed) {
-                    Ok(v @ Value::Object(_)) => Ok(v),
-                    Ok(_) => Err(self.fail(TargetError::Garbage {
-                        line: trimmed.chars().take(500).collect(),
-                        reason: "not an object".into(),
-                    })),
-                    Err(e) => Err(self.fail(TargetError::Garbage {
-                        line: trimmed.chars().take(500).collect(),
-                        reason: e.to_string(),
-                    })),
-                }
-            }
-            Ok(Line::TooLong) => Err(self.fail(TargetError::Garbage {
-                line: String::new(),
-                reason: format!("an answer line longer than {MAX_LINE} bytes"),
-            })),
-            Err(RecvTimeoutError::Timeout) => Err(self.fail(TargetError::Timeout(self.timeout))),
-            Err(RecvTimeoutError::Disconnected) => {
-                let status = self.exit_status();
-                Err(self.fail(TargetError::Exited { status }))
-            }
-        }
+        self.call_within(request, self.timeout, false)
     }
 
     fn kill(&mut self) {
@@ -305,7 +332,31 @@ mod tests {
     #[test]
     fn a_silent_adapter_times_out_and_is_killed() {
         let e = spawn("sleep 30").err().unwrap();
-        assert_eq!(e, TargetError::Timeout(Duration::from_millis(500)));
+        assert_eq!(e, TargetError::StartTimeout(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn start_up_has_its_own_limit_apart_from_requests() {
+        // Starting takes longer than a request may, but less than start-up may: the session
+        // opens, and its requests are still held to the request limit.
+        let script = format!(
+            r#"sleep 1; read l; echo '{HELLO}'; read l; echo '{{"ok":true}}'; read l; sleep 30"#
+        );
+        let root = tempfile::tempdir().unwrap();
+        let options = SessionOptions {
+            timeout: Duration::from_millis(300),
+            start_timeout: Duration::from_secs(20),
+            ..SessionOptions::default()
+        };
+        let mut s = ProcessSession::spawn_with_stderr(&script, root.path(), options)
+            .map_err(|(e, _)| e)
+            .expect("a start-up within the start-up limit");
+        let list = serde_json::json!({"op": "list", "list": "l"});
+        assert_eq!(s.call(&list), Ok(serde_json::json!({"ok": true})));
+        assert_eq!(
+            s.call(&list),
+            Err(TargetError::Timeout(Duration::from_millis(300)))
+        );
     }
 
     #[test]
