@@ -2,8 +2,9 @@
 
 /// Everything passed: no failure, no error, no anomaly, no finding.
 pub const OK: i32 = 0;
-/// The command ran and found something: a failed or errored scenario, a race anomaly, a
-/// fuzzer divergence, a finding in an audited folder.
+/// The command ran and found something: a failed scenario, a race anomaly, a fuzzer
+/// divergence, a finding in an audited folder. A run with both failures and target errors
+/// exits with this: a verdict was found.
 pub const FOUND: i32 = 1;
 /// The command could not run as asked: bad arguments, or a file (scenario, skip list,
 /// report path) that cannot be read or is malformed.

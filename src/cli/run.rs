@@ -47,7 +47,8 @@ pub struct Args {
     /// The profile the target is held to [default: strict; cc-2.1.17 for naive].
     #[arg(long, short)]
     pub profile: Option<Profile>,
-    /// Scenarios run at once [default: the number of CPUs].
+    /// Scenarios run at once [default: the number of CPUs; for cmd: targets twice that, at
+    /// least 4].
     #[arg(long, short, default_value_t = 0, hide_default_value = true)]
     pub jobs: usize,
     /// Run only scenarios whose id matches this glob (repeatable: any match).
@@ -70,7 +71,8 @@ pub struct Args {
     #[arg(long)]
     pub keep_going: bool,
     /// Scenarios prepared ahead, each on a fresh empty root with its first sessions already
-    /// started, while earlier ones run (0: start each session where it is first used).
+    /// started, while earlier ones run; concurrent lanes also start together (0: start each
+    /// session alone, where it is first used).
     #[arg(long, value_name = "N", default_value_t = crate::scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
     /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).

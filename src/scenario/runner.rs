@@ -357,9 +357,16 @@ pub fn run_suite(
         }
     };
     let jobs = match config.jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => auto_jobs(&config.target),
         n => n,
     };
+    // Scenarios that start the most sessions mid-run (restarts, concurrent blocks) take the
+    // longest against a slow target: they go first, so that one of them is not the tail.
+    let mut order: Vec<usize> = (0..scenarios.len()).collect();
+    if config.start_ahead > 0 {
+        order.sort_by_key(|&i| std::cmp::Reverse(late_starts(&scenarios[i], config.profile)));
+    }
+    let order = &order;
     let mut results = Vec::with_capacity(scenarios.len());
     let (tx, rx) = mpsc::channel::<ScenarioResult>();
     let next = AtomicUsize::new(0);
@@ -375,7 +382,8 @@ pub fn run_suite(
             for _ in 0..jobs {
                 let tx = tx.clone();
                 scope.spawn(move || {
-                    while let Some(s) = scenarios.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let s = &scenarios[i];
                         if tx.send(run_prepared(s, config, target, None)).is_err() {
                             return;
                         }
@@ -391,8 +399,10 @@ pub fn run_suite(
                 let ready_tx = ready_tx.clone();
                 scope.spawn(move || {
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(s) = scenarios.get(i) else { return };
+                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            return;
+                        };
+                        let s = &scenarios[i];
                         let prepared = prepare(s, config, hello);
                         if ready_tx.send((i, prepared)).is_err() {
                             return;
@@ -437,6 +447,47 @@ pub fn run_suite(
     };
     on_event(&Event::RunFinished { suite: &suite });
     suite
+}
+
+/// Scenarios run at once when `--jobs` is not given: one per core for in-process targets;
+/// for targets whose sessions are processes, twice as many (at least 4), because a scenario
+/// against such a target mostly waits for sessions to start.
+fn auto_jobs(target: &TargetSpec) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if target.is_process() {
+        (2 * cores).max(4)
+    } else {
+        cores
+    }
+}
+
+/// How many sessions a scenario starts after it began changing its root (so they cannot be
+/// started ahead): restarts, later opens and first uses, and each concurrent block's lanes
+/// and verification session. An estimate of how long it takes against a slow target.
+pub fn late_starts(s: &Scenario, profile: Profile) -> usize {
+    fn first(name: &str, open: &mut BTreeSet<String>) -> usize {
+        usize::from(open.insert(name.to_string()))
+    }
+    let mut open: BTreeSet<String> = early_sessions(s, profile).into_iter().collect();
+    let mut count = 0;
+    for step in s.steps_for(profile) {
+        count += match &step.action {
+            Action::Open(n) => first(n, &mut open),
+            Action::Restart(_) => 1,
+            Action::Kill(n) | Action::Close(n) => {
+                open.remove(n);
+                0
+            }
+            Action::Send { .. } | Action::Check { .. } => first(&step.session, &mut open),
+            Action::Concurrent(c) => {
+                let lanes: usize = c.lanes.iter().map(|l| first(&l.session, &mut open)).sum();
+                // Lanes start together; the verification session starts after them.
+                usize::from(lanes > 0) + 1
+            }
+            _ => 0,
+        };
+    }
+    count
 }
 
 /// The result of a scenario that was not run because the target could not start.
@@ -1396,13 +1447,14 @@ impl Run<'_> {
             plans.push((lane.session.clone(), reqs));
         }
         // Lanes not yet open start together: each would start on the same root with nothing
-        // happening between, so starting them at once changes nothing but the wait.
+        // happening between, so starting them at once changes nothing but the wait. With
+        // `start_ahead` 0 every session opens alone, where it is first used.
         let missing: Vec<String> = plans
             .iter()
             .map(|(name, _)| name.clone())
             .filter(|n| !self.sessions.contains_key(n) && !self.failed_opens.contains_key(n))
             .collect();
-        if missing.len() > 1 {
+        if missing.len() > 1 && self.config.start_ahead > 0 {
             let root = self.sandbox.root().to_path_buf();
             let options = self.config.session_options();
             let target = &self.config.target;
