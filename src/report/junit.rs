@@ -58,6 +58,16 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         tc.set_classname(r.file.display().to_string());
         tc.set_time(r.elapsed);
         tc.add_property(("rules", r.rules.join(",").as_str()));
+        if !r.skipped_steps.is_empty() {
+            // Steps that did not run while the rest did (file steps against an opaque
+            // layout): `steps[N]: reason`, one per line.
+            let skipped: Vec<String> = r
+                .skipped_steps
+                .iter()
+                .map(|k| format!("steps[{}]: {}", k.step, k.reason))
+                .collect();
+            tc.set_system_out(format!("skipped steps:\n{}", skipped.join("\n")));
+        }
         if !r.stderr.is_empty() {
             tc.set_system_err(r.stderr.clone());
         }
