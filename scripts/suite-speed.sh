@@ -84,10 +84,10 @@ Goal (issue 15): the slow target's suite in under a third of today's time (ratio
 0.33), every scenario still on an empty root, the reference suite under 2 s. In this run:
 the ratio is $(ratio "$slow_ahead" "$slow_today") ($(verdict "$(ratio "$slow_ahead" "$slow_today")" 0.33)); the
 reference suite took $ref_ahead s ahead and $ref_today s today ($(verdict "$ref_ahead" 2)).
-Starting ahead adds no time to the reference suite: its time is the scenarios' own work
-(mostly the lockstep lanes of \`rt10-concurrent-modifications\` and the concurrent
-blocks, whose threads meet at a barrier before every request), and it grows with the
-machine's load.
+The reference suite's time is the scenarios' own work (mostly the lockstep lanes of
+\`rt10-concurrent-modifications\` and the other concurrent blocks, whose threads meet at a
+barrier before every request), not start-up; on a loaded machine it varies from run to run
+by more than the two ways differ, so compare the runs columns before reading its ratio.
 
 Verdicts (the last round's summary lines; the same in both ways):
 

@@ -27,8 +27,8 @@ Examples:
   taskproof run
   taskproof run --target naive --keep-going
   taskproof run my-scenarios/ --target 'cmd:node adapter.js' --start-timeout 120
-  taskproof run --target 'cmd:python3 examples/adapters/python/s07_adapter.py' --profile s07 \
-      --report junit:out/junit.xml
+  taskproof run --target 'cmd:python3 examples/adapters/python/s07_adapter.py' --profile s07
+  taskproof run --target naive --report junit:out/junit.xml --report md:out/summary.md
   taskproof run --filter 'rt*' --partition 1/4 --skip-file known-failures.txt
   taskproof scenarios export my-scenarios/
 
