@@ -250,7 +250,10 @@ impl Script {
     pub fn next(&mut self, result: Option<&ToolResult>, dir: &Path) -> Result<Step, String> {
         if let Some(r) = result {
             let tool = self.awaiting.take().unwrap_or("the tool");
-            if r.is_error {
+            // Later versions report a failure as a plain text, not as an error result
+            // (2.1.112: "Task not found", "Failed to delete task"): a result is a success
+            // only in the shape the tool gives successes.
+            if r.is_error || !succeeded(tool, &r.text) {
                 return Ok(Step::Done(error(
                     error_kind(&r.text),
                     format!("{tool}: {}", r.text),
@@ -302,6 +305,16 @@ impl Script {
             }
             None => Err(format!("task {id} was acknowledged but cannot be read")),
         }
+    }
+}
+
+/// Whether `text` is a success of `tool`, by the form each tool's success takes.
+fn succeeded(tool: &str, text: &str) -> bool {
+    match tool {
+        "TaskCreate" => created_id(text).is_some() && text.contains("created successfully"),
+        "TaskGet" => text.starts_with("Task #"),
+        "TaskUpdate" => text.starts_with("Updated task #"),
+        _ => true,
     }
 }
 
@@ -505,6 +518,17 @@ mod tests {
             ErrorKind::Invalid
         );
         assert_eq!(error_kind("something new"), ErrorKind::Io);
+        // 2.1.112 answers a missing task with a plain text, not an error result.
+        let mut p = run(json!({"op": "update", "list": "l", "id": "9", "patch": {}}));
+        p.script.next(None, dir.path()).unwrap();
+        let Step::Done(v) = p
+            .script
+            .next(Some(&ok("Task not found")), dir.path())
+            .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(v["error"]["kind"], "not_found");
     }
 
     #[test]

@@ -176,8 +176,12 @@ impl ClaudeCodeSession {
         self.next_request += 1;
         let dir = mapping::list_dir(&self.root, list);
         let timeout = self.options.timeout;
+        let start_timeout = self.options.start_timeout;
         let run = self.running(list)?;
         run.requests += 1;
+        // A fresh CLI reads its first prompt only once it has started (in print mode nothing
+        // tells when): until the prompt reaches the model, the start-up limit applies.
+        let fresh = run.requests == 1;
         run.model.expect_prompt(n);
         if let Err(e) = run.cli.submit(&format!("Do {}.", prompt_marker(n))) {
             let status = run.cli.exited().unwrap_or_else(|| e.to_string());
@@ -186,7 +190,12 @@ impl ClaudeCodeSession {
                 status: format!("{status}; its output ended with: {}", tail(&output)),
             }));
         }
-        let deadline = Instant::now() + timeout;
+        let mut deadline = Instant::now()
+            + if fresh {
+                start_timeout.max(timeout)
+            } else {
+                timeout
+            };
         let mut prompted = false;
         let mut last_enter = Instant::now();
         loop {
@@ -198,7 +207,12 @@ impl ClaudeCodeSession {
                     "timeout; the CLI's output ended with: {}",
                     tail(&output)
                 ));
-                return Err(self.fail(TargetError::Timeout(timeout)));
+                let limit = if fresh && !prompted {
+                    start_timeout.max(timeout)
+                } else {
+                    timeout
+                };
+                return Err(self.fail(TargetError::Timeout(limit)));
             }
             let wait = (deadline - now).min(Duration::from_millis(100));
             let exchange = match run.model.next(wait) {
@@ -226,6 +240,9 @@ impl ClaudeCodeSession {
             let result: Option<ToolResult> = match &exchange.turn {
                 Turn::Prompt(_) => {
                     prompted = true;
+                    if fresh {
+                        deadline = Instant::now() + timeout;
+                    }
                     None
                 }
                 Turn::Result(r) => {
