@@ -193,6 +193,10 @@ fn handle(
         return;
     }
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if let Some(dir) = std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG_DIR") {
+        let path = std::path::Path::new(&dir).join(format!("request-{}.json", unique()));
+        let _ = std::fs::write(path, &raw);
+    }
     if std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG").is_some() {
         let last = body["messages"]
             .as_array()
@@ -357,7 +361,13 @@ fn take_turn(body: &Value, expect: &Mutex<Expect>) -> Option<Turn> {
     if !offers_tasks {
         return None;
     }
-    let last = body["messages"].as_array()?.last()?;
+    // The conversation ends with the user's message (2.1.330 appends a `system` message
+    // with the environment after it); an assistant message last is not a turn.
+    let last = body["messages"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] != "system")?;
     if last["role"] != "user" {
         return None;
     }
@@ -368,11 +378,17 @@ fn take_turn(body: &Value, expect: &Mutex<Expect>) -> Option<Turn> {
     };
     let mut e = expect.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(n) = e.prompt {
-        // The prompt is the last text block: the CLI puts reminders before it, and a
-        // suggestion request appends its own instruction after it.
-        let text = blocks.iter().rev().find(|b| b["type"] == "text")?;
-        let text = text["text"].as_str()?;
-        if blocks.last()?["type"] == "text" && text.contains(&prompt_marker(n)) {
+        // The CLI puts reminders before the prompt (and 2.1.330 the date after it); a
+        // prompt-suggestion request appends its own instruction to the conversation.
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let marker = prompt_marker(n);
+        if texts.iter().any(|t| t.contains(&marker))
+            && !texts.iter().any(|t| t.contains("[SUGGESTION MODE"))
+        {
             e.prompt = None;
             return Some(Turn::Prompt(n));
         }
