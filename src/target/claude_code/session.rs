@@ -31,6 +31,13 @@ pub const RESTART_EVERY: u64 = 40;
 const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
 /// How long the terminal UI may sit on a typed prompt before Enter is pressed again.
 const ENTER_AGAIN: Duration = Duration::from_millis(1500);
+/// How long the terminal UI of 2.1.17 may hold a prompt it took without calling the model
+/// before the CLI is restarted and the prompt typed again. Measured: a prompt it sends at all
+/// reaches the model within a few seconds even on a loaded machine, while now and then
+/// (about one request in fifty under load) the UI shows its spinner with no call for ever.
+const STUCK_AFTER: Duration = Duration::from_secs(15);
+/// How often one request's prompt is given to a new CLI before the request times out.
+const MAX_RESENDS: u32 = 2;
 /// How much transcript is kept for the report.
 const MAX_TRANSCRIPT: usize = 256 * 1024;
 
@@ -166,17 +173,9 @@ impl ClaudeCodeSession {
         Ok(self.clis.get_mut(list).expect("just inserted"))
     }
 
-    fn turn(
-        &mut self,
-        op: &str,
-        list: &str,
-        mut script: mapping::Script,
-    ) -> Result<Value, TargetError> {
-        let n = self.next_request;
-        self.next_request += 1;
-        let dir = mapping::list_dir(&self.root, list);
-        let timeout = self.options.timeout;
-        let start_timeout = self.options.start_timeout;
+    /// Types (or sends) the prompt of request `n` to the CLI of `list`, starting the CLI if
+    /// needed; says whether the CLI is fresh (its start-up is still going on in print mode).
+    fn send_prompt(&mut self, list: &str, n: u64) -> Result<bool, TargetError> {
         let run = self.running(list)?;
         run.requests += 1;
         // A fresh CLI reads its first prompt only once it has started (in print mode nothing
@@ -196,6 +195,23 @@ impl ClaudeCodeSession {
                 status: format!("{status}; its output ended with: {}", tail(&output)),
             }));
         }
+        Ok(fresh)
+    }
+
+    fn turn(
+        &mut self,
+        op: &str,
+        list: &str,
+        mut script: mapping::Script,
+    ) -> Result<Value, TargetError> {
+        let n = self.next_request;
+        self.next_request += 1;
+        let dir = mapping::list_dir(&self.root, list);
+        let timeout = self.options.timeout;
+        let start_timeout = self.options.start_timeout;
+        let mut fresh = self.send_prompt(list, n)?;
+        let mut submitted = Instant::now();
+        let mut resent = 0;
         let mut deadline = Instant::now()
             + if fresh {
                 start_timeout.max(timeout)
@@ -230,6 +246,27 @@ impl ClaudeCodeSession {
                         return Err(self.fail(TargetError::Exited {
                             status: format!("{status}; its output ended with: {}", tail(&output)),
                         }));
+                    }
+                    if !prompted
+                        && run.cli.drive == Drive::Terminal
+                        && submitted.elapsed() >= STUCK_AFTER
+                        && resent < MAX_RESENDS
+                    {
+                        // The prompt never reached the model although the UI took it (see
+                        // STUCK_AFTER). No tool ran for it, so a new CLI can be given it.
+                        resent += 1;
+                        self.note(format!(
+                            "request {n}: the terminal UI sat on the prompt for {:?} without calling the model; restarting it and typing the prompt again",
+                            submitted.elapsed()
+                        ));
+                        if let Some(mut old) = self.clis.remove(list) {
+                            old.cli.kill();
+                        }
+                        fresh = self.send_prompt(list, n)?;
+                        submitted = Instant::now();
+                        last_enter = Instant::now();
+                        deadline = Instant::now() + start_timeout.max(timeout);
+                        continue;
                     }
                     if !prompted
                         && run.cli.drive == Drive::Terminal
