@@ -4,6 +4,7 @@
 mod util;
 
 mod check;
+mod claude_code;
 mod fuzz;
 mod race;
 mod run;

@@ -1,10 +1,11 @@
 //! Targets: the store under test, reached through sessions that speak the adapter protocol.
 //!
-//! A [`TargetSpec`] names a target (`reference`, `naive`, `mutant:NAME`, `cmd:COMMAND`); each
-//! [`Session`] is one connection to it on a root folder, which for `cmd:` targets is one
-//! adapter process. Sessions exchange raw JSON values, so a scenario can send a malformed
+//! A [`TargetSpec`] names a target (`reference`, `naive`, `mutant:NAME`, `cmd:COMMAND`,
+//! `claude-code@VERSION`); each [`Session`] is one connection to it on a root folder, which
+//! for `cmd:` targets is one adapter process and for `claude-code@` the real CLI. Sessions exchange raw JSON values, so a scenario can send a malformed
 //! request and judge the raw answer; [`Session::request`] adds typed decoding on top.
 
+pub mod claude_code;
 mod inprocess;
 mod process;
 
@@ -115,6 +116,8 @@ pub enum TargetSpec {
     Mutant(Mutant),
     /// An adapter command, run through `sh -c` with `TASKPROOF_ROOT` set.
     Cmd(String),
+    /// A published version of Claude Code, installed with npm and driven by a scripted model.
+    ClaudeCode(claude_code::ClaudeCode),
 }
 
 impl TargetSpec {
@@ -151,6 +154,11 @@ impl TargetSpec {
                     cmd, root, options,
                 )?));
             }
+            TargetSpec::ClaudeCode(cc) => {
+                return Ok(Box::new(claude_code::ClaudeCodeSession::open(
+                    cc, root, options,
+                )?));
+            }
         };
         let store = kind
             .open(
@@ -170,7 +178,17 @@ impl TargetSpec {
 
     /// Whether sessions are separate processes (so kills are real SIGKILLs).
     pub fn is_process(&self) -> bool {
-        matches!(self, TargetSpec::Cmd(_))
+        matches!(self, TargetSpec::Cmd(_) | TargetSpec::ClaudeCode(_))
+    }
+
+    /// Does the slow one-time work a target needs before sessions open (installing a
+    /// Claude Code version with npm), so that it is charged to no session's time limits.
+    /// Opening a session does it too when nobody did.
+    pub fn prepare(&self) -> Result<(), TargetError> {
+        match self {
+            TargetSpec::ClaudeCode(cc) => cc.prepare().map(drop).map_err(TargetError::Spawn),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -181,6 +199,7 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Naive => f.write_str("naive"),
             TargetSpec::Mutant(m) => write!(f, "mutant:{m}"),
             TargetSpec::Cmd(c) => write!(f, "cmd:{c}"),
+            TargetSpec::ClaudeCode(cc) => write!(f, "{cc}"),
         }
     }
 }
@@ -199,9 +218,16 @@ impl FromStr for TargetSpec {
                     Ok(TargetSpec::Cmd(cmd.to_string()))
                 } else if let Some(m) = s.strip_prefix("mutant:") {
                     Ok(TargetSpec::Mutant(m.parse()?))
+                } else if let Some(v) = s.strip_prefix("claude-code@") {
+                    Ok(TargetSpec::ClaudeCode(claude_code::ClaudeCode::parse(v)?))
+                } else if s == "claude-code" {
+                    Err(
+                        "claude-code needs a version: claude-code@2.1.17 or claude-code@latest"
+                            .into(),
+                    )
                 } else {
                     Err(format!(
-                        "unknown target {s:?}; expected reference, naive, mutant:NAME or cmd:COMMAND"
+                        "unknown target {s:?}; expected reference, naive, mutant:NAME, cmd:COMMAND or claude-code@VERSION"
                     ))
                 }
             }
@@ -227,5 +253,17 @@ mod tests {
         assert!("cmd:".parse::<TargetSpec>().is_err());
         assert!("mutant:nope".parse::<TargetSpec>().is_err());
         assert!("other".parse::<TargetSpec>().is_err());
+        let cc: TargetSpec = "claude-code@2.1.17".parse().unwrap();
+        assert_eq!(cc.to_string(), "claude-code@2.1.17");
+        assert!(cc.is_process());
+        assert_eq!(
+            "claude-code@latest"
+                .parse::<TargetSpec>()
+                .unwrap()
+                .to_string(),
+            "claude-code@latest"
+        );
+        assert!("claude-code".parse::<TargetSpec>().is_err());
+        assert!("claude-code@../x".parse::<TargetSpec>().is_err());
     }
 }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Regenerates reports/claude-code/VERSION/ for published versions of Claude Code: the scenario
+# suite under the strict profile, every race workload with 4 writers, and a short fuzz run,
+# each against the unmodified CLI driven by the scripted model (docs/claude-code.md).
+#
+#   scripts/claude-code-reports.sh                  # 2.1.17 2.1.20 2.1.21 2.1.112 latest
+#   scripts/claude-code-reports.sh 2.1.112          # one version
+#   OPS=20 CASES=20 TIMEOUT=60 scripts/claude-code-reports.sh 2.1.17
+#
+# Needs node and npm (versions are installed into the cache on first use). Every command's
+# exit status is kept in VERSION/status.txt: 1 means the target was found wanting (expected
+# under strict), 3 that it broke the protocol (a target error, to be looked at).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(2.1.17 2.1.20 2.1.21 2.1.112 latest)
+bin=${TASKPROOF:-target/release/taskproof}
+[ -x "$bin" ] || cargo build --release --locked
+timeout=${TIMEOUT:-60}
+ops=${OPS:-10}
+cases=${CASES:-10}
+jobs=${JOBS:-2}
+
+for v in "${versions[@]}"; do
+  if [ "$v" = latest ]; then
+    v=$(npm view @anthropic-ai/claude-code@latest version) || { echo "npm view failed" >&2; exit 2; }
+  fi
+  out=reports/claude-code/$v
+  mkdir -p "$out"
+  : > "$out/status.txt"
+  target=claude-code@$v
+  echo "== $target: run (strict)"
+  "$bin" run --target "$target" --profile strict --jobs "$jobs" --timeout "$timeout" \
+    --color never --report "json:$out/run.json" --report "md:$out/run.md" > "$out/run.txt" 2>&1
+  echo "run $?" >> "$out/status.txt"
+  for w in metadata fields create edges claim complete; do
+    echo "== $target: race $w"
+    "$bin" race --target "$target" --workload "$w" --writers 4 --ops "$ops" --seed 1 \
+      --timeout "$timeout" --report "json:$out/race-$w.json" > "$out/race-$w.txt" 2>&1
+    echo "race-$w $?" >> "$out/status.txt"
+  done
+  echo "== $target: fuzz"
+  rm -rf "$out/fuzz"
+  "$bin" fuzz --target "$target" --cases "$cases" --seed 1 --timeout "$timeout" \
+    --out "$out/fuzz" > "$out/fuzz.txt" 2>&1
+  echo "fuzz $?" >> "$out/status.txt"
+  cat "$out/status.txt"
+done

@@ -1,0 +1,415 @@
+//! One running Claude Code CLI on one task list: started in print mode with stream-json
+//! input (one user message per protocol request) or, for versions whose task tools exist only
+//! in interactive sessions, as the real terminal UI in a pseudo-terminal, with the prompt
+//! typed as a person would.
+//!
+//! The CLI runs in a process group of its own, so a kill reaches whatever it started; its
+//! output is drained by a thread (a full pipe or terminal would stall it) and the tail is
+//! kept for reports and for noticing that the input box is ready.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::install::Installation;
+
+/// How much of the CLI's output is kept.
+const MAX_OUTPUT: usize = 64 * 1024;
+/// The text the terminal UI shows under its input box once it takes input.
+const READY: &str = "for shortcuts";
+
+/// How the CLI is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// `-p --input-format stream-json --output-format stream-json`.
+    Print,
+    /// The interactive terminal UI in a pseudo-terminal.
+    Terminal,
+}
+
+/// Everything a CLI needs besides its list.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub install: Installation,
+    pub drive: Drive,
+    /// The private `HOME` and `CLAUDE_CONFIG_DIR`.
+    pub config: PathBuf,
+    /// The working folder (inside `config`, outside the root).
+    pub cwd: PathBuf,
+    pub api_key: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("start Claude Code {version}: {reason}")]
+    Spawn { version: String, reason: String },
+    #[error("open a pseudo-terminal: {0}")]
+    Pty(String),
+}
+
+enum Input {
+    Pipe(ChildStdin),
+    Pty(File),
+}
+
+pub struct Cli {
+    child: Child,
+    input: Option<Input>,
+    output: Arc<Mutex<Output>>,
+    pub drive: Drive,
+}
+
+#[derive(Default)]
+struct Output {
+    /// The tail of what the CLI wrote, escape sequences removed.
+    text: String,
+    /// Set once the terminal UI showed its input box.
+    ready: bool,
+    /// Bytes read so far, and when the last came: the terminal UI animates a spinner while
+    /// it works, so silence means it is idle.
+    total: u64,
+    last: Option<Instant>,
+}
+
+/// The environment of every CLI: only what it needs, nothing inherited that could point it
+/// at a real account, a real model or an enclosing Claude Code session.
+fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, OsString)> {
+    let mut env: Vec<(&'static str, OsString)> = vec![
+        ("HOME", setup.config.clone().into()),
+        ("CLAUDE_CONFIG_DIR", setup.config.clone().into()),
+        ("ANTHROPIC_BASE_URL", base_url.into()),
+        ("ANTHROPIC_API_KEY", setup.api_key.clone().into()),
+        ("CLAUDE_CODE_TASK_LIST_ID", list.into()),
+        // The task tools: on by this switch up to 2.1.112, by the todo switch later, and
+        // only listed in the first request when tool search does not defer them.
+        ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
+        ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1".into()),
+        ("ENABLE_TOOL_SEARCH", "false".into()),
+        // No prompt suggestions after a turn: in 2.1.17 a prompt typed while one is being
+        // fetched can stick, and they are calls to the model an agent does not make.
+        ("CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION", "false".into()),
+        // No traffic except to the scripted model.
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_BUG_COMMAND", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("TERM", "xterm-256color".into()),
+        ("LANG", "C.UTF-8".into()),
+    ];
+    if let Some(path) = std::env::var_os("PATH") {
+        env.push(("PATH", path));
+    }
+    env
+}
+
+impl Cli {
+    pub fn start(setup: &Setup, list: &str, base_url: &str) -> Result<Cli, CliError> {
+        let spawn_error = |reason: String| CliError::Spawn {
+            version: setup.install.version.clone(),
+            reason,
+        };
+        let mut command = setup.install.command();
+        command
+            .env_clear()
+            .envs(environment(setup, list, base_url))
+            .current_dir(&setup.cwd)
+            .process_group(0)
+            .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"]);
+        let output = Arc::new(Mutex::new(Output::default()));
+        let (child, input, reader): (Child, Input, Box<dyn Read + Send>) = match setup.drive {
+            Drive::Print => {
+                command
+                    .args([
+                        "-p",
+                        "--verbose",
+                        "--input-format",
+                        "stream-json",
+                        "--output-format",
+                        "stream-json",
+                    ])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+                let stdin = child.stdin.take().expect("piped stdin");
+                let stdout = child.stdout.take().expect("piped stdout");
+                let stderr = child.stderr.take().expect("piped stderr");
+                drain(Box::new(stderr), Arc::clone(&output));
+                (child, Input::Pipe(stdin), Box::new(stdout))
+            }
+            Drive::Terminal => {
+                let (master, slave) = open_pty()?;
+                let out = slave
+                    .try_clone()
+                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                let err = slave
+                    .try_clone()
+                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                command.stdin(slave).stdout(out).stderr(err);
+                let child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+                // The command kept the slave ends; drop ours so that reading the master
+                // ends when the CLI is gone.
+                drop(command);
+                let reader = master
+                    .try_clone()
+                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                (child, Input::Pty(master), Box::new(reader))
+            }
+        };
+        drain(reader, Arc::clone(&output));
+        Ok(Cli {
+            child,
+            input: Some(input),
+            output,
+            drive: setup.drive,
+        })
+    }
+
+    /// Whether the terminal UI showed its input box (always true in print mode).
+    pub fn ready(&self) -> bool {
+        self.drive == Drive::Print || self.output.lock().unwrap_or_else(|p| p.into_inner()).ready
+    }
+
+    /// Sends one user message.
+    pub fn submit(&mut self, text: &str) -> std::io::Result<()> {
+        match self.input.as_mut() {
+            Some(Input::Pipe(stdin)) => {
+                let line = serde_json::json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": text},
+                });
+                stdin.write_all(format!("{line}\n").as_bytes())?;
+                stdin.flush()
+            }
+            Some(Input::Pty(master)) => {
+                let before = self.output.lock().unwrap_or_else(|p| p.into_inner()).total;
+                master.write_all(text.as_bytes())?;
+                master.flush()?;
+                // Characters arriving with the Enter key in one read look like a paste,
+                // where Enter is a newline: a person presses Enter once the text shows.
+                let deadline = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < deadline {
+                    let out = self.output.lock().unwrap_or_else(|p| p.into_inner());
+                    if out.total > before && out.text.ends_with_text(text) {
+                        break;
+                    }
+                    drop(out);
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                let master = match self.input.as_mut() {
+                    Some(Input::Pty(m)) => m,
+                    _ => return Err(std::io::Error::other("the CLI was stopped")),
+                };
+                master.write_all(b"\r")?;
+                master.flush()
+            }
+            None => Err(std::io::Error::other("the CLI was stopped")),
+        }
+    }
+
+    /// Waits until the terminal UI wrote nothing for `quiet` (it is idle), at most `max`.
+    pub fn wait_quiet(&self, quiet: Duration, max: Duration) {
+        let deadline = Instant::now() + max;
+        while Instant::now() < deadline {
+            let last = self.output.lock().unwrap_or_else(|p| p.into_inner()).last;
+            if last.is_none_or(|t| t.elapsed() >= quiet) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Presses Enter again, for a terminal UI that took the text but not the key (it does
+    /// so while it is still busy starting).
+    pub fn press_enter(&mut self) -> std::io::Result<()> {
+        match self.input.as_mut() {
+            Some(Input::Pty(master)) => {
+                master.write_all(b"\r")?;
+                master.flush()
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The exit status, if the CLI is gone.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(s)) => Some(s.to_string()),
+            Ok(None) => None,
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    /// The tail of the CLI's output, for reports.
+    pub fn output(&self) -> String {
+        self.output
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .text
+            .clone()
+    }
+
+    /// SIGKILL to the CLI's whole process group, then reaps it.
+    pub fn kill(&mut self) {
+        self.input = None;
+        if let Ok(None) = self.child.try_wait() {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+
+    /// Waits up to `wait` for the terminal UI to show its input box.
+    pub fn wait_ready(&mut self, wait: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + wait;
+        while !self.ready() {
+            if let Some(status) = self.exited() {
+                return Err(format!("exited ({status}) while starting"));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("showed no input box within {wait:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Cli {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn open_pty() -> Result<(File, File), CliError> {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let err = |e: rustix::io::Errno| CliError::Pty(e.to_string());
+    let master =
+        openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).map_err(err)?;
+    grantpt(&master).map_err(err)?;
+    unlockpt(&master).map_err(err)?;
+    let name = ptsname(&master, Vec::new()).map_err(err)?;
+    let path = Path::new(std::ffi::OsStr::from_bytes(name.as_bytes()));
+    // A wide terminal, so that the UI never wraps the short lines it is read by.
+    let size = rustix::termios::Winsize {
+        ws_row: 50,
+        ws_col: 200,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&master, size).map_err(err)?;
+    let slave = File::options()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| CliError::Pty(format!("open {}: {e}", path.display())))?;
+    Ok((File::from(master), slave))
+}
+
+use std::os::unix::ffi::OsStrExt;
+
+/// Whether the end of a terminal's text shows `typed` (the input line, maybe followed by the
+/// cursor and the box's border).
+trait EndsWithText {
+    fn ends_with_text(&self, typed: &str) -> bool;
+}
+
+impl EndsWithText for String {
+    fn ends_with_text(&self, typed: &str) -> bool {
+        let start = self.len().saturating_sub(4096);
+        let start = (start..=self.len())
+            .find(|&i| self.is_char_boundary(i))
+            .unwrap_or(0);
+        let tail = &self[start..];
+        // The UI draws the cursor over the last character, so look for all but it.
+        let probe: String = typed
+            .chars()
+            .take(typed.chars().count().saturating_sub(1))
+            .collect();
+        tail.contains(&probe)
+    }
+}
+
+/// Reads `from` until it ends, keeping the tail (escape sequences removed) in `into`.
+fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 16384];
+        let mut pending = Vec::new();
+        loop {
+            let n = match from.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            pending.extend_from_slice(&chunk[..n]);
+            let text = strip_escapes(&pending);
+            pending.clear();
+            let mut out = into.lock().unwrap_or_else(|p| p.into_inner());
+            out.total += n as u64;
+            out.last = Some(Instant::now());
+            out.text.push_str(&text);
+            if !out.ready && out.text.contains(READY) {
+                out.ready = true;
+            }
+            if out.text.len() > MAX_OUTPUT {
+                let mut cut = out.text.len() - MAX_OUTPUT / 2;
+                while !out.text.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                out.text.drain(..cut);
+            }
+        }
+    });
+}
+
+/// Terminal output without its control sequences (CSI, OSC and two-byte escapes), so that
+/// the text the UI shows can be searched.
+pub fn strip_escapes(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != 0x1b {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        match bytes.get(i) {
+            Some(b'[') => {
+                i += 1;
+                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(b']') => {
+                while i < bytes.len() && bytes[i] != 0x07 && bytes[i] != 0x1b {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(_) => i += 1,
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_removed_from_terminal_output() {
+        let raw = b"\x1b[2K\x1b[1G  ? for\x1b[39m shortcuts\x1b]0;title\x07!";
+        assert_eq!(strip_escapes(raw), "  ? for shortcuts!");
+    }
+}

@@ -1,0 +1,479 @@
+//! The scripted model: an HTTP server on 127.0.0.1 that speaks enough of the Anthropic
+//! Messages API (`POST /v1/messages`, plain JSON and server-sent events, and
+//! `/v1/messages/count_tokens`) for an unmodified Claude Code CLI to take it for the model.
+//!
+//! The server decides nothing itself. A request that carries the agent's conversation at the
+//! point the session waits for (the prompt of the pending protocol request, or the
+//! `tool_result` of the `tool_use` it sent last) is handed to the session as an [`Exchange`];
+//! the session answers with the next tool call or the end of the turn. Every other request
+//! (conversation titles from a small model, prompt suggestions, token counts, retries) is a
+//! side request and gets a short harmless text, so it can never be mistaken for a turn.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// How long a request of the CLI waits for the session's next step before it gets the
+/// harmless answer (the session is gone or stuck; its own timeout reports that).
+const STEP_WAIT: Duration = Duration::from_secs(600);
+
+/// A turn of the agent's conversation, handed to the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// The CLI sent the prompt of protocol request `n`.
+    Prompt(u64),
+    /// The CLI ran the tool and sent its result.
+    Result(ToolResult),
+}
+
+/// What the CLI reported for one `tool_use`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub tool_use_id: String,
+    pub is_error: bool,
+    pub text: String,
+}
+
+/// The model's next move.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Tool {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    EndTurn,
+}
+
+/// One turn waiting for the session's reply.
+pub struct Exchange {
+    pub turn: Turn,
+    reply: SyncSender<Reply>,
+}
+
+impl Exchange {
+    pub fn answer(self, reply: Reply) {
+        // The CLI's request may have given up already; then nothing is waiting.
+        let _ = self.reply.send(reply);
+    }
+}
+
+/// What the session waits for next.
+#[derive(Debug, Default)]
+struct Expect {
+    prompt: Option<u64>,
+    tool: Option<String>,
+}
+
+/// Counts of what the server saw, for the transcript and for tests.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub turns: u64,
+    pub side: u64,
+    /// The last few side requests, briefly (model and the end of the last message), for
+    /// the report when a turn never came.
+    pub recent_side: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("start the scripted model on 127.0.0.1: {0}")]
+    Bind(String),
+}
+
+/// The running server. Dropping it stops it.
+pub struct ModelServer {
+    server: Arc<tiny_http::Server>,
+    port: u16,
+    expect: Arc<Mutex<Expect>>,
+    seen: Arc<Mutex<Seen>>,
+    exchanges: Receiver<Exchange>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The marker that makes a prompt the prompt of protocol request `n`.
+pub fn prompt_marker(n: u64) -> String {
+    format!("taskproof request {n}")
+}
+
+impl ModelServer {
+    pub fn start() -> Result<ModelServer, ModelError> {
+        let server =
+            tiny_http::Server::http("127.0.0.1:0").map_err(|e| ModelError::Bind(e.to_string()))?;
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or_else(|| ModelError::Bind("not an IP address".into()))?;
+        let server = Arc::new(server);
+        let expect = Arc::new(Mutex::new(Expect::default()));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (tx, exchanges) = mpsc::channel();
+        let thread = {
+            let server = Arc::clone(&server);
+            let expect = Arc::clone(&expect);
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                for request in server.incoming_requests() {
+                    let expect = Arc::clone(&expect);
+                    let seen = Arc::clone(&seen);
+                    let tx = tx.clone();
+                    // A turn blocks until the session answers; side requests must not wait
+                    // behind it, so every request has a thread.
+                    std::thread::spawn(move || handle(request, &expect, &seen, &tx));
+                }
+            })
+        };
+        Ok(ModelServer {
+            server,
+            port,
+            expect,
+            seen,
+            exchanges,
+            thread: Some(thread),
+        })
+    }
+
+    /// The value for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// From now on, the prompt of protocol request `n` is a turn.
+    pub fn expect_prompt(&self, n: u64) {
+        let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
+        e.prompt = Some(n);
+        e.tool = None;
+    }
+
+    /// From now on, the result of `tool_use_id` is a turn.
+    pub fn expect_tool(&self, tool_use_id: &str) {
+        let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
+        e.prompt = None;
+        e.tool = Some(tool_use_id.to_string());
+    }
+
+    /// Nothing is a turn until the next `expect_*`.
+    pub fn expect_nothing(&self) {
+        *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Expect::default();
+    }
+
+    /// The next turn, if one arrives within `wait`.
+    pub fn next(&self, wait: Duration) -> Result<Exchange, RecvTimeoutError> {
+        self.exchanges.recv_timeout(wait)
+    }
+
+    pub fn seen(&self) -> Seen {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn handle(
+    mut request: tiny_http::Request,
+    expect: &Mutex<Expect>,
+    seen: &Mutex<Seen>,
+    tx: &Sender<Exchange>,
+) {
+    let path = request.url().to_string();
+    let mut raw = Vec::new();
+    let _ = request.as_reader().read_to_end(&mut raw);
+    if *request.method() != tiny_http::Method::Post || !path.starts_with("/v1/messages") {
+        let _ = request.respond(tiny_http::Response::empty(404));
+        return;
+    }
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if let Some(dir) = std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG_DIR") {
+        let path = std::path::Path::new(&dir).join(format!("request-{}.json", unique()));
+        let _ = std::fs::write(path, &raw);
+    }
+    if std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG").is_some() {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "[model {:?}] {} {} {} …{}",
+            std::time::SystemTime::now(),
+            request.method(),
+            path,
+            body["model"],
+            last.chars()
+                .rev()
+                .take(120)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<String>()
+        );
+    }
+    if path.starts_with("/v1/messages/count_tokens") {
+        respond_json(request, &json!({"input_tokens": 1}));
+        return;
+    }
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude")
+        .to_string();
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let reply = match take_turn(&body, expect) {
+        Some(turn) => {
+            seen.lock().unwrap_or_else(|p| p.into_inner()).turns += 1;
+            let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+            let sent = tx.send(Exchange {
+                turn,
+                reply: reply_tx,
+            });
+            match sent {
+                Ok(()) => reply_rx.recv_timeout(STEP_WAIT).unwrap_or(Reply::EndTurn),
+                Err(_) => Reply::EndTurn,
+            }
+        }
+        None => {
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.side += 1;
+            if seen.recent_side.len() >= 8 {
+                seen.recent_side.remove(0);
+            }
+            let last = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default();
+            let cut = last.len().saturating_sub(300);
+            let cut = (cut..=last.len())
+                .find(|&i| last.is_char_boundary(i))
+                .unwrap_or(0);
+            seen.recent_side.push(format!("{model}: …{}", &last[cut..]));
+            Reply::EndTurn
+        }
+    };
+    let (content, stop) = match reply {
+        Reply::Tool { id, name, input } => (
+            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})],
+            "tool_use",
+        ),
+        Reply::EndTurn => (vec![json!({"type": "text", "text": "Done."})], "end_turn"),
+    };
+    let message = json!({
+        "id": format!("msg_taskproof_{}", unique()),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": null,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    });
+    if stream {
+        let body = sse(&message);
+        let header = tiny_http::Header::from_bytes("Content-Type", "text/event-stream")
+            .expect("a valid header");
+        let _ = request.respond(tiny_http::Response::from_data(body).with_header(header));
+    } else {
+        respond_json(request, &message);
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn respond_json(request: tiny_http::Request, v: &Value) {
+    let header =
+        tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
+    let _ = request
+        .respond(tiny_http::Response::from_data(v.to_string().into_bytes()).with_header(header));
+}
+
+/// The message as the event stream the Messages API sends when `stream` is true.
+fn sse(message: &Value) -> Vec<u8> {
+    let mut events: Vec<(&str, Value)> = Vec::new();
+    let mut start = message.clone();
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    events.push((
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    ));
+    let blocks = message["content"].as_array().cloned().unwrap_or_default();
+    for (i, block) in blocks.iter().enumerate() {
+        let (first, delta) = if block["type"] == "tool_use" {
+            (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": first}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
+               "usage": {"output_tokens": 1}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    let mut out = String::new();
+    for (name, data) in events {
+        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    out.into_bytes()
+}
+
+/// Whether `body` is the turn the session waits for; if so, it is taken (a retry of the same
+/// request later is a side request).
+fn take_turn(body: &Value, expect: &Mutex<Expect>) -> Option<Turn> {
+    // Only the agent's own conversation offers the task tools; title and suggestion
+    // requests of the small model offer none.
+    let offers_tasks = body["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "TaskCreate"));
+    if !offers_tasks {
+        return None;
+    }
+    // The conversation ends with the user's message (2.1.330 appends a `system` message
+    // with the environment after it); an assistant message last is not a turn.
+    let last = body["messages"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] != "system")?;
+    if last["role"] != "user" {
+        return None;
+    }
+    let blocks: Vec<Value> = match &last["content"] {
+        Value::String(s) => vec![json!({"type": "text", "text": s})],
+        Value::Array(items) => items.clone(),
+        _ => return None,
+    };
+    let mut e = expect.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = e.prompt {
+        // The CLI puts reminders before the prompt (and 2.1.330 the date after it); a
+        // prompt-suggestion request appends its own instruction to the conversation.
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let marker = prompt_marker(n);
+        if texts.iter().any(|t| t.contains(&marker))
+            && !texts.iter().any(|t| t.contains("[SUGGESTION MODE"))
+        {
+            e.prompt = None;
+            return Some(Turn::Prompt(n));
+        }
+        return None;
+    }
+    if let Some(id) = e.tool.clone() {
+        let block = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id.as_str())?;
+        e.tool = None;
+        return Some(Turn::Result(ToolResult {
+            tool_use_id: id,
+            is_error: block["is_error"].as_bool().unwrap_or(false),
+            text: result_text(&block["content"]),
+        }));
+    }
+    None
+}
+
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(last: Value) -> Value {
+        json!({"tools": [{"name": "TaskCreate"}], "messages": [last]})
+    }
+
+    #[test]
+    fn only_the_awaited_prompt_and_result_are_turns() {
+        let expect = Mutex::new(Expect::default());
+        let prompt = body(json!({"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+            {"type": "text", "text": "Do taskproof request 3."}]}));
+        assert_eq!(take_turn(&prompt, &expect), None, "nothing awaited yet");
+        expect.lock().unwrap().prompt = Some(3);
+        let suggestion = body(json!({"role": "user", "content": [
+            {"type": "text", "text": "Do taskproof request 3."},
+            {"type": "text", "text": "[SUGGESTION MODE: suggest]"}]}));
+        assert_eq!(take_turn(&suggestion, &expect), None);
+        let no_tools = json!({"messages": prompt["messages"].clone()});
+        assert_eq!(take_turn(&no_tools, &expect), None);
+        assert_eq!(take_turn(&prompt, &expect), Some(Turn::Prompt(3)));
+        assert_eq!(
+            take_turn(&prompt, &expect),
+            None,
+            "a retry is a side request"
+        );
+        expect.lock().unwrap().tool = Some("t1".into());
+        let result = body(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": true,
+             "content": [{"type": "text", "text": "Task not found"}]}]}));
+        assert_eq!(
+            take_turn(&result, &expect),
+            Some(Turn::Result(ToolResult {
+                tool_use_id: "t1".into(),
+                is_error: true,
+                text: "Task not found".into()
+            }))
+        );
+    }
+
+    #[test]
+    fn streams_carry_the_whole_message() {
+        let m = json!({"content": [{"type": "tool_use", "id": "a", "name": "TaskGet",
+                                    "input": {"taskId": "1"}}],
+                       "stop_reason": "tool_use"});
+        let text = String::from_utf8(sse(&m)).unwrap();
+        assert!(text.starts_with("event: message_start\n"));
+        assert!(
+            text.contains(r#""partial_json":"{\"taskId\":\"1\"}""#),
+            "{text}"
+        );
+        assert!(text.contains(r#""stop_reason":"tool_use""#));
+        assert!(text.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+    }
+}

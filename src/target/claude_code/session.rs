@@ -1,0 +1,425 @@
+//! A session on the real Claude Code: one CLI per task list the session touches, each with
+//! its own scripted model, all sharing a private config folder whose `tasks` is a symbolic
+//! link to the root (so the lists are `ROOT/{list}/{id}.json`, layout `claude-code`).
+//!
+//! A request is one turn of the agent's conversation: the session sends a prompt naming the
+//! request, the model answers with the script's tool calls one by one, the CLI runs each real
+//! tool and reports its result in its next call to the model, and the turn ends when the
+//! script has its answer. The per-request timeout covers the turn; starting a CLI has the
+//! start-up limit. A CLI is restarted after [`RESTART_EVERY`] requests, so that the
+//! conversation it sends with every call, and with it the cost of a request, stays bounded.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::cli::{Cli, Drive, Setup};
+use super::install::Installation;
+use super::mapping::{self, Features, Plan, Step};
+use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
+use super::spec::{self, ClaudeCode};
+use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION};
+use crate::target::{Session, SessionOptions, TargetError};
+
+/// Requests one CLI serves before it is replaced by a fresh one.
+pub const RESTART_EVERY: u64 = 40;
+/// A dummy key: the scripted model checks none, and the terminal UI must be told it was
+/// approved (by its last 20 characters).
+const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
+/// How long the terminal UI may sit on a typed prompt before Enter is pressed again.
+const ENTER_AGAIN: Duration = Duration::from_millis(1500);
+/// How long the terminal UI of 2.1.17 may hold a prompt it took without calling the model
+/// before the CLI is restarted and the prompt typed again. Measured: a prompt it sends at all
+/// reaches the model within a few seconds even on a loaded machine, while now and then the UI
+/// shows its spinner with no call for ever (4 of the first 13 scenarios of one suite run at
+/// load average 14, with prompt suggestions off, timed out that way).
+const STUCK_AFTER: Duration = Duration::from_secs(15);
+/// How often one request's prompt is given to a new CLI before the request times out.
+const MAX_RESENDS: u32 = 2;
+/// How much transcript is kept for the report.
+const MAX_TRANSCRIPT: usize = 256 * 1024;
+
+struct Running {
+    cli: Cli,
+    model: ModelServer,
+    requests: u64,
+}
+
+pub struct ClaudeCodeSession {
+    hello: Hello,
+    root: PathBuf,
+    setup: Setup,
+    /// The private HOME/CLAUDE_CONFIG_DIR, removed when the session ends.
+    _config: tempfile::TempDir,
+    features: Features,
+    options: SessionOptions,
+    clis: HashMap<String, Running>,
+    next_request: u64,
+    next_tool: u64,
+    tool_uses: u64,
+    tool_results: u64,
+    transcript: String,
+    dead: Option<TargetError>,
+}
+
+fn spawn_error(e: impl std::fmt::Display) -> (TargetError, String) {
+    (TargetError::Spawn(e.to_string()), String::new())
+}
+
+impl ClaudeCodeSession {
+    /// Installs the version if needed (not timed), prepares the private config folder and
+    /// answers `hello`. CLIs start when a request first touches their list.
+    pub fn open(
+        spec: &ClaudeCode,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<ClaudeCodeSession, (TargetError, String)> {
+        let install = spec.prepare().map_err(spawn_error)?;
+        let root = std::path::absolute(root).map_err(spawn_error)?;
+        let config = tempfile::Builder::new()
+            .prefix("taskproof-claude-code-")
+            .tempdir()
+            .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
+        let setup = prepare_config(config.path(), &root, &install).map_err(spawn_error)?;
+        let features = spec::features(&install.version);
+        let mut announced = vec![Feature::Claim, Feature::Edges];
+        if features.delete {
+            announced.push(Feature::Delete);
+        }
+        let hello = Hello {
+            protocol: PROTOCOL_VERSION,
+            name: "claude-code".into(),
+            version: install.version.clone(),
+            layout: Layout::ClaudeCode,
+            features: announced.into_iter().collect(),
+        };
+        Ok(ClaudeCodeSession {
+            hello,
+            root,
+            setup,
+            _config: config,
+            features,
+            options,
+            clis: HashMap::new(),
+            next_request: 1,
+            next_tool: 1,
+            tool_uses: 0,
+            tool_results: 0,
+            transcript: String::new(),
+            dead: None,
+        })
+    }
+
+    /// How many `tool_use` calls the scripted model made, and how many `tool_result`s of
+    /// them the CLI sent back: equal when every tool really ran.
+    pub fn tool_calls(&self) -> (u64, u64) {
+        (self.tool_uses, self.tool_results)
+    }
+
+    /// What the scripted model asked and the CLI answered, one line each.
+    pub fn transcript(&self) -> &str {
+        &self.transcript
+    }
+
+    fn note(&mut self, line: String) {
+        if self.transcript.len() + line.len() < MAX_TRANSCRIPT {
+            self.transcript.push_str(&line);
+            self.transcript.push('\n');
+        }
+    }
+
+    fn fail(&mut self, e: TargetError) -> TargetError {
+        for (_, mut r) in self.clis.drain() {
+            r.cli.kill();
+        }
+        self.dead = Some(e.clone());
+        e
+    }
+
+    /// The CLI of `list`, started (or restarted) if needed within the start-up limit.
+    fn running(&mut self, list: &str) -> Result<&mut Running, TargetError> {
+        if self
+            .clis
+            .get(list)
+            .is_some_and(|r| r.requests >= RESTART_EVERY)
+            && let Some(mut old) = self.clis.remove(list)
+        {
+            old.cli.kill();
+        }
+        if !self.clis.contains_key(list) {
+            let model = ModelServer::start().map_err(|e| TargetError::Spawn(e.to_string()))?;
+            let mut cli = Cli::start(&self.setup, list, &model.base_url())
+                .map_err(|e| TargetError::Spawn(e.to_string()))?;
+            if let Err(reason) = cli.wait_ready(self.options.start_timeout) {
+                let output = cli.output();
+                cli.kill();
+                return Err(TargetError::Spawn(format!(
+                    "Claude Code {} {reason}; its output ended with: {}",
+                    self.setup.install.version,
+                    tail(&output)
+                )));
+            }
+            self.clis.insert(
+                list.to_string(),
+                Running {
+                    cli,
+                    model,
+                    requests: 0,
+                },
+            );
+        }
+        Ok(self.clis.get_mut(list).expect("just inserted"))
+    }
+
+    /// Types (or sends) the prompt of request `n` to the CLI of `list`, starting the CLI if
+    /// needed; says whether the CLI is fresh (its start-up is still going on in print mode).
+    fn send_prompt(&mut self, list: &str, n: u64) -> Result<bool, TargetError> {
+        let run = self.running(list)?;
+        run.requests += 1;
+        // A fresh CLI reads its first prompt only once it has started (in print mode nothing
+        // tells when): until the prompt reaches the model, the start-up limit applies.
+        let fresh = run.requests == 1;
+        if run.cli.drive == Drive::Terminal {
+            // A prompt typed while the UI still finishes the last turn can stick in its queue
+            // (2.1.17 then shows a spinner and never calls the model): wait until it is idle.
+            run.cli
+                .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+        }
+        run.model.expect_prompt(n);
+        if let Err(e) = run.cli.submit(&format!("Do {}.", prompt_marker(n))) {
+            let status = run.cli.exited().unwrap_or_else(|| e.to_string());
+            let output = run.cli.output();
+            return Err(self.fail(TargetError::Exited {
+                status: format!("{status}; its output ended with: {}", tail(&output)),
+            }));
+        }
+        Ok(fresh)
+    }
+
+    fn turn(
+        &mut self,
+        op: &str,
+        list: &str,
+        mut script: mapping::Script,
+    ) -> Result<Value, TargetError> {
+        let n = self.next_request;
+        self.next_request += 1;
+        let dir = mapping::list_dir(&self.root, list);
+        let timeout = self.options.timeout;
+        let start_timeout = self.options.start_timeout;
+        let mut fresh = self.send_prompt(list, n)?;
+        let mut submitted = Instant::now();
+        let mut resent = 0;
+        let mut deadline = Instant::now()
+            + if fresh {
+                start_timeout.max(timeout)
+            } else {
+                timeout
+            };
+        let mut prompted = false;
+        let mut last_enter = Instant::now();
+        loop {
+            let run = self.clis.get_mut(list).expect("running");
+            let now = Instant::now();
+            if now >= deadline {
+                let output = run.cli.output();
+                let side = run.model.seen().recent_side.join("\n    ");
+                self.note(format!(
+                    "timeout; the last side requests:\n    {side}\nthe CLI's output ended with: {}",
+                    tail(&output)
+                ));
+                let limit = if fresh && !prompted {
+                    start_timeout.max(timeout)
+                } else {
+                    timeout
+                };
+                return Err(self.fail(TargetError::Timeout(limit)));
+            }
+            let wait = (deadline - now).min(Duration::from_millis(100));
+            let exchange = match run.model.next(wait) {
+                Ok(x) => x,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(status) = run.cli.exited() {
+                        let output = run.cli.output();
+                        return Err(self.fail(TargetError::Exited {
+                            status: format!("{status}; its output ended with: {}", tail(&output)),
+                        }));
+                    }
+                    if !prompted
+                        && run.cli.drive == Drive::Terminal
+                        && submitted.elapsed() >= STUCK_AFTER
+                        && resent < MAX_RESENDS
+                    {
+                        // The prompt never reached the model although the UI took it (see
+                        // STUCK_AFTER). No tool ran for it, so a new CLI can be given it.
+                        resent += 1;
+                        self.note(format!(
+                            "request {n}: the terminal UI sat on the prompt for {:?} without calling the model; restarting it and typing the prompt again",
+                            submitted.elapsed()
+                        ));
+                        if let Some(mut old) = self.clis.remove(list) {
+                            old.cli.kill();
+                        }
+                        fresh = self.send_prompt(list, n)?;
+                        submitted = Instant::now();
+                        last_enter = Instant::now();
+                        deadline = Instant::now() + start_timeout.max(timeout);
+                        continue;
+                    }
+                    if !prompted
+                        && run.cli.drive == Drive::Terminal
+                        && last_enter.elapsed() >= ENTER_AGAIN
+                    {
+                        let _ = run.cli.press_enter();
+                        last_enter = Instant::now();
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.fail(TargetError::Io("the scripted model stopped".into())));
+                }
+            };
+            let result: Option<ToolResult> = match &exchange.turn {
+                Turn::Prompt(_) => {
+                    prompted = true;
+                    if fresh {
+                        deadline = Instant::now() + timeout;
+                    }
+                    None
+                }
+                Turn::Result(r) => {
+                    self.tool_results += 1;
+                    let flag = if r.is_error { "error" } else { "ok" };
+                    self.note(format!("  <- {flag}: {}", r.text.replace('\n', "\\n")));
+                    Some(r.clone())
+                }
+            };
+            match script.next(result.as_ref(), &dir) {
+                Ok(Step::Call { name, input }) => {
+                    let id = format!("toolu_taskproof_{}", self.next_tool);
+                    self.next_tool += 1;
+                    self.tool_uses += 1;
+                    self.note(format!("request {n} ({op}) -> {name} {input}"));
+                    let run = self.clis.get_mut(list).expect("running");
+                    run.model.expect_tool(&id);
+                    exchange.answer(Reply::Tool {
+                        id,
+                        name: name.to_string(),
+                        input,
+                    });
+                }
+                Ok(Step::Done(answer)) => {
+                    let run = self.clis.get_mut(list).expect("running");
+                    run.model.expect_nothing();
+                    exchange.answer(Reply::EndTurn);
+                    return Ok(answer);
+                }
+                Err(reason) => {
+                    exchange.answer(Reply::EndTurn);
+                    return Err(self.fail(TargetError::BadResponse {
+                        op: op.to_string(),
+                        reason,
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// The last part of a CLI's output, for an error message.
+fn tail(output: &str) -> String {
+    let text: String = output.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = text.len().saturating_sub(600);
+    let mut cut = start;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_string()
+}
+
+/// The private config folder: `tasks` links to the root, a working folder, and the answers
+/// of the first-run dialogs the terminal UI would otherwise ask (onboarding done, the API key
+/// approved, the working folder trusted).
+fn prepare_config(config: &Path, root: &Path, install: &Installation) -> Result<Setup, String> {
+    let cwd = config.join("work");
+    std::fs::create_dir_all(&cwd)
+        .map_err(|e| format!("failed to create {}: {e}", cwd.display()))?;
+    let cwd = cwd
+        .canonicalize()
+        .map_err(|e| format!("failed to resolve {}: {e}", cwd.display()))?;
+    std::os::unix::fs::symlink(root, config.join("tasks"))
+        .map_err(|e| format!("failed to link {}/tasks to the root: {e}", config.display()))?;
+    let key_tail = &API_KEY[API_KEY.len() - 20..];
+    let state = json!({
+        "hasCompletedOnboarding": true,
+        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
+        "projects": {cwd.to_string_lossy(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
+    });
+    let path = config.join(".claude.json");
+    std::fs::write(&path, format!("{state:#}\n"))
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    Ok(Setup {
+        install: install.clone(),
+        drive: spec::drive(&install.version),
+        config: config.to_path_buf(),
+        cwd,
+        api_key: API_KEY.into(),
+    })
+}
+
+impl Session for ClaudeCodeSession {
+    fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    fn call(&mut self, request: &Value) -> Result<Value, TargetError> {
+        if let Some(e) = &self.dead {
+            return Err(e.clone());
+        }
+        let op = request
+            .get("op")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        match mapping::plan(request, self.features) {
+            Plan::Answer(answer) => Ok(answer),
+            Plan::Run(planned) => self.turn(&op, &planned.list, planned.script),
+        }
+    }
+
+    fn kill(&mut self) {
+        for (_, mut r) in self.clis.drain() {
+            r.cli.kill();
+        }
+        self.dead = Some(TargetError::Killed);
+    }
+
+    fn close(&mut self) -> Result<(), TargetError> {
+        // Every answer was given after its tool finished writing, so nothing is pending:
+        // stopping the CLIs loses nothing.
+        for (_, mut r) in self.clis.drain() {
+            r.cli.kill();
+        }
+        match self.dead.replace(TargetError::Killed) {
+            None | Some(TargetError::Killed) => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+
+    fn stderr(&self) -> String {
+        let mut out = self.transcript.clone();
+        for (list, r) in &self.clis {
+            let seen = r.model.seen();
+            out.push_str(&format!(
+                "[CLI of list {list:?}: {} turns, {} side requests] {}\n",
+                seen.turns,
+                seen.side,
+                tail(&r.cli.output())
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,128 @@
+//! `claude-code@VERSION` and `claude-code@latest`: which published version, and what its
+//! tools can do and how it must be driven (measured per version; see docs/claude-code.md).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+
+use super::cli::Drive;
+use super::install::{self, InstallError, Installation};
+use super::mapping::Features;
+
+/// A published version, or a dist-tag npm resolves (`latest`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ClaudeCode {
+    Version(String),
+    Latest,
+}
+
+impl ClaudeCode {
+    /// Parses what follows `claude-code@`.
+    pub fn parse(s: &str) -> Result<ClaudeCode, String> {
+        if s == "latest" {
+            Ok(ClaudeCode::Latest)
+        } else if install::is_version(s) {
+            Ok(ClaudeCode::Version(s.to_string()))
+        } else {
+            Err(format!(
+                "claude-code@{s}: expected a published version such as 2.1.17, or latest"
+            ))
+        }
+    }
+
+    /// Installs this version unless the cache has it, once per process, and says how to
+    /// start it. Callers should do this before opening sessions, so that the download is
+    /// never charged to a session's start-up.
+    pub fn prepare(&self) -> Result<Installation, String> {
+        static DONE: OnceLock<Mutex<HashMap<ClaudeCode, Installation>>> = OnceLock::new();
+        let done = DONE.get_or_init(Default::default);
+        // Held across the install: sessions opened at once wait for one install.
+        let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = done.get(self) {
+            return Ok(found.clone());
+        }
+        let version = match self {
+            ClaudeCode::Version(v) => v.clone(),
+            ClaudeCode::Latest => install::resolve_tag("latest").map_err(|e| failed(&e))?,
+        };
+        let found = install::ensure(&version).map_err(|e| failed(&e))?;
+        done.insert(self.clone(), found.clone());
+        Ok(found)
+    }
+}
+
+fn failed(e: &InstallError) -> String {
+    format!("failed to {e}")
+}
+
+impl fmt::Display for ClaudeCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClaudeCode::Version(v) => write!(f, "claude-code@{v}"),
+            ClaudeCode::Latest => f.write_str("claude-code@latest"),
+        }
+    }
+}
+
+/// `major.minor.patch` as numbers, for comparing versions (a pre-release tail is ignored).
+pub fn numbers(version: &str) -> (u64, u64, u64) {
+    let mut parts = version
+        .split(['-', '+'])
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    )
+}
+
+/// What the tools of `version` can do.
+pub fn features(version: &str) -> Features {
+    Features {
+        // Claude Code's changelog: TaskUpdate deletes (status "deleted") from 2.1.20 on.
+        delete: numbers(version) >= (2, 1, 20),
+    }
+}
+
+/// The environment variable that forces a way of driving (`print` or `terminal`).
+pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
+
+/// How `version` must be driven: its task tools exist in print mode from
+/// [`PRINT_MODE_FROM`] on; before, only in the interactive terminal UI.
+pub fn drive(version: &str) -> Drive {
+    match std::env::var(DRIVE_ENV).as_deref() {
+        Ok("print") => return Drive::Print,
+        Ok("terminal") => return Drive::Terminal,
+        _ => {}
+    }
+    if numbers(version) >= PRINT_MODE_FROM {
+        Drive::Print
+    } else {
+        Drive::Terminal
+    }
+}
+
+/// The first version measured to run the task tools in `-p` mode (2.1.17 answers "No such
+/// tool available" there).
+pub const PRINT_MODE_FROM: (u64, u64, u64) = (2, 1, 112);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_and_compare() {
+        assert_eq!(ClaudeCode::parse("latest"), Ok(ClaudeCode::Latest));
+        assert_eq!(
+            ClaudeCode::parse("2.1.17"),
+            Ok(ClaudeCode::Version("2.1.17".into()))
+        );
+        assert!(ClaudeCode::parse("../x").is_err());
+        assert!(numbers("2.1.112") > numbers("2.1.20"));
+        assert!(!features("2.1.17").delete);
+        assert!(features("2.1.20").delete);
+    }
+}

@@ -1,0 +1,138 @@
+//! The real Claude Code as a target: one published version, installed with npm into the
+//! cache (`.ci/run` fills it first), driven end to end through its own task tools.
+//!
+//! These tests need node and npm; without them they fail and say so. The version is
+//! `TASKPROOF_TEST_CLAUDE_CODE` (default 2.1.112, the fastest to drive: print mode). The
+//! tests fail if the CLI's tools did not really run: every `tool_use` of the scripted model
+//! must come back as a `tool_result`, and the tasks must be on disk in the root, written by
+//! the CLI (with the edge mirrored into the blocker, which only the real `TaskUpdate` does).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use taskproof::race::{self, Config, Workload};
+use taskproof::target::claude_code::{ClaudeCode, ClaudeCodeSession};
+use taskproof::target::{Session, SessionOptions, TargetSpec};
+
+fn version() -> String {
+    std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into())
+}
+
+/// Installs the version (a no-op when the cache has it), failing clearly without npm.
+fn prepared() -> ClaudeCode {
+    let npm = std::process::Command::new("npm").arg("--version").output();
+    assert!(
+        npm.is_ok_and(|o| o.status.success()),
+        "these tests run the real Claude Code, installed with npm: install node and npm \
+         (e.g. `apt-get install -y nodejs npm`; .ci/run does)"
+    );
+    let cc = ClaudeCode::parse(&version()).expect("a version number");
+    cc.prepare().expect("install Claude Code with npm");
+    cc
+}
+
+fn options() -> SessionOptions {
+    SessionOptions {
+        timeout: Duration::from_secs(60),
+        start_timeout: Duration::from_secs(120),
+        ..SessionOptions::default()
+    }
+}
+
+fn call(s: &mut ClaudeCodeSession, request: Value) -> Value {
+    let answer = s
+        .call(&request)
+        .unwrap_or_else(|e| panic!("{request}: {e}\n{}", s.stderr()));
+    assert_eq!(answer["ok"], true, "{request} -> {answer}\n{}", s.stderr());
+    answer
+}
+
+fn on_disk(root: &Path, list: &str, id: &str) -> Value {
+    let path = root.join(list).join(format!("{id}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the CLI wrote no {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_cli_runs_its_real_tools_for_every_request() {
+    let cc = prepared();
+    let root = tempfile::tempdir().unwrap();
+    let mut s = ClaudeCodeSession::open(&cc, root.path(), options())
+        .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
+    assert_eq!(s.hello().layout.as_str(), "claude-code");
+
+    let a = call(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    assert_eq!(a["task"]["id"], "1");
+    let b = call(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "b", "blockedBy": ["1"]}}),
+    );
+    assert_eq!(b["task"]["blockedBy"], json!(["1"]));
+    let got = call(&mut s, json!({"op": "get", "list": "l", "id": "2"}));
+    assert_eq!(got["task"]["subject"], "b");
+    let up = call(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "1",
+               "patch": {"status": "in_progress", "metadata": {"k": 1}}}),
+    );
+    assert_eq!(up["task"]["status"], "in_progress");
+    let list = call(&mut s, json!({"op": "list", "list": "l"}));
+    let ids: Vec<&str> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2"]);
+    let missing = s
+        .call(&json!({"op": "get", "list": "l", "id": "9"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+
+    // create a, create b (TaskCreate + TaskUpdate), get, update, list, get.
+    let (uses, results) = s.tool_calls();
+    assert_eq!((uses, results), (7, 7), "{}", s.transcript());
+    assert!(s.transcript().contains("TaskCreate"), "{}", s.transcript());
+    // The real TaskUpdate mirrors the edge into the blocker and merges metadata.
+    let one = on_disk(root.path(), "l", "1");
+    assert_eq!(one["blocks"], json!(["2"]), "{one}");
+    assert_eq!(one["metadata"], json!({"k": 1}), "{one}");
+    assert_eq!(one["status"], "in_progress");
+    assert_eq!(on_disk(root.path(), "l", "2")["blockedBy"], json!(["1"]));
+    s.close().unwrap();
+}
+
+#[test]
+fn a_small_race_runs_against_the_real_cli() {
+    let cc = prepared();
+    let cfg = Config {
+        target: TargetSpec::ClaudeCode(cc),
+        writers: 2,
+        ops: 3,
+        kill: false,
+        seed: 1,
+        duration: None,
+        fsync: false,
+        readers: 1,
+        timeout: Duration::from_secs(60),
+    };
+    let report = race::run_all(
+        &cfg,
+        &[Workload::Create],
+        1,
+        race::DEFAULT_LIN_BUDGET,
+        None,
+        &|_, _| {},
+    )
+    .expect("the race completes");
+    let w = &report.workloads[0];
+    assert!(w.errors.is_empty(), "target errors: {:?}", w.errors);
+    assert_eq!(w.requests, 6, "{w:?}");
+    assert_eq!(w.acknowledged + w.refused + w.unknown, w.requests);
+    assert!(w.acknowledged > 0, "{w:?}");
+}
