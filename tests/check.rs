@@ -661,17 +661,55 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// An exclusive flock on a file, held by another process (util-linux `flock`) until
+/// [`LockHolder::release`] has seen that process exit.
+///
+/// The lock must not be taken in this test process: flock belongs to the open file
+/// description, and every child another test thread forks shares that description until it
+/// execs. Such a child could keep the lock after this test dropped it, for as long as the
+/// machine takes to schedule its exec, and the check that follows would read the list as
+/// busy. A lock held by a process of its own is released exactly when that process is gone.
+struct LockHolder(std::process::Child);
+
+impl LockHolder {
+    fn hold(file: &Path) -> LockHolder {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("flock")
+            .arg("--exclusive")
+            .arg(file)
+            .args(["sh", "-c", "echo held; exec cat"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start flock (util-linux)");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read from flock");
+        assert_eq!(line, "held\n", "flock did not take the lock");
+        LockHolder(child)
+    }
+
+    /// Ends the holder (closing its stdin ends `cat`) and waits until it has exited, which
+    /// closes the last descriptor holding the lock.
+    fn release(mut self) {
+        drop(self.0.stdin.take());
+        let status = self.0.wait().expect("wait for flock");
+        assert!(status.success(), "flock: {status}");
+    }
+}
+
 #[test]
 fn a_list_locked_by_a_writer_is_read_but_its_temporary_files_are_not_judged() {
     let tmp = tempdir();
     put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
     write(tmp.path(), ".tmp", "{");
-    let dir = taskproof::store::Dir::open_root(tmp.path()).unwrap();
-    let held = dir.lock(taskproof::store::LOCK_NAME).unwrap();
+    let held = LockHolder::hold(&tmp.path().join(taskproof::store::LOCK_NAME));
     let (code, doc) = check(tmp.path(), &[]);
     assert_eq!((code, &doc["findings"]), (0, &json!([])), "{doc:#}");
     assert_eq!(doc["lists"][0]["busy"], true);
-    drop(held);
+    held.release();
     let (code, doc) = check(tmp.path(), &[]);
     assert_eq!(code, 1);
     assert_eq!(findings(&doc), [t("S18", "stale-temp", ".tmp")].into());
