@@ -630,14 +630,55 @@ fn every_list_under_the_claude_config_dir_is_checked_by_default() {
     assert_eq!(doc["lists"].as_array().unwrap().len(), 2);
     assert_eq!(doc["lists"][1]["layout"], "s07");
     assert_eq!(doc["findings"][0]["list"], "b");
-    // No task root at all is nothing to check, not an error.
+}
+
+#[test]
+fn a_missing_task_root_is_an_error_naming_where_it_looked_not_a_clean_result() {
     let empty = tempdir();
     let out = taskproof()
         .arg("check")
         .env("CLAUDE_CONFIG_DIR", empty.path())
         .output()
         .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let root = empty.path().join("tasks");
+    assert!(
+        stderr.contains(&format!("audit {}: no such folder", root.display())),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("clean"));
+    // A task root that exists but holds no list is clean, and the summary says where.
+    std::fs::create_dir(&root).unwrap();
+    let out = taskproof()
+        .arg("check")
+        .env("CLAUDE_CONFIG_DIR", empty.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout,
+        format!("clean: 0 lists, 0 tasks in {}, no findings\n", root.display())
+    );
+}
+
+#[test]
+fn an_unreadable_folder_is_named_once_in_the_error() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    std::os::unix::fs::symlink(tmp.path().join("b"), &a).unwrap();
+    std::os::unix::fs::symlink(&a, tmp.path().join("b")).unwrap();
+    let out = taskproof().arg("check").arg(&a).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "taskproof: read {}: Too many levels of symbolic links (os error 40)\n",
+            a.display()
+        )
+    );
 }
 
 #[test]
