@@ -205,14 +205,19 @@ fn finding_json(f: &Finding) -> Value {
     })
 }
 
-/// What a blocking hook writes on stderr: one line per finding, for the model to act on.
+/// What a blocking hook writes on stderr: one line per thing the change brings, naming
+/// the rule, the kind and the task's file, for the model to act on; then the notes.
 pub fn hook_stderr(v: &Verdict) -> String {
     let mut out = format!(
-        "taskproof: this change leaves the task list {} unsafe:\n",
+        "taskproof: this change would leave the task list {} unsafe:\n",
         v.list
     );
     for f in &v.blocking {
         out += &format!("- [{} {}] {}: {}\n", f.rule(), f.kind, f.file, f.message);
+    }
+    for n in &v.notes {
+        out += n;
+        out.push('\n');
     }
     out
 }
