@@ -977,7 +977,10 @@ fn hook_reads_either_layout_and_counts_unreadable_files_as_old_problems() {
             config(tmp.path()),
         );
         assert_eq!(a.code, 2, "{l:?}: {a:?}");
-        assert!(a.stderr.contains("the file of task 3 cannot be read"), "{l:?}: {a:?}");
+        assert!(
+            a.stderr.contains("the file of task 3 cannot be read"),
+            "{l:?}: {a:?}"
+        );
     }
 }
 

@@ -17,8 +17,10 @@ use crate::protocol::Layout;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Exit status: 0 clean, 1 findings (after --fix: findings left), 2 usage error.
-With --stdin (a Claude Code hook): 0 lets the action go on, 2 blocks it with the findings
-on stderr, 1 means the hook could not read its input (the action goes on).
+With --stdin (a Claude Code hook): 0 lets the action go on (with a JSON systemMessage on
+stdout when the task list could not be found or read, or already has problems the change did
+not cause), 2 refuses it with what the change brings on stderr, 1 means the hook could not
+read its input (the action goes on). See docs/check.md for the settings of each event.
 
 Examples:
   taskproof check                         # every list under ~/.claude/tasks
@@ -43,8 +45,8 @@ pub struct Args {
     /// Print what --fix would change, and change nothing.
     #[arg(long, conflicts_with = "stdin")]
     pub dry_run: bool,
-    /// Hook mode: judge the tasks or hook event on stdin; exit 2 with the findings on stderr
-    /// to block the action.
+    /// Hook mode: judge the change a Claude Code hook event on stdin describes (or a JSON
+    /// array of tasks as a whole list); exit 2 with the reasons on stderr to refuse it.
     #[arg(long)]
     pub stdin: bool,
     /// When to colour the report.
