@@ -69,7 +69,7 @@ pub struct Args {
     /// Step budget of the linearizability search, per task; past it the verdict is unknown.
     #[arg(long, default_value_t = race::DEFAULT_LIN_BUDGET)]
     pub lin_budget: u64,
-    /// Measure the checker on synthetic histories of 10k and 100k operations and exit.
+    /// Measure the checker on synthetic histories of 10k to 1M operations and exit.
     #[arg(long, hide = true)]
     pub bench_checker: bool,
 }

@@ -88,6 +88,12 @@ pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
             },
         });
     }
+    // Each task's answer as the store would give it, kept up to date request by request:
+    // building it from the task each time would cost the task's size per request.
+    let mut views: BTreeMap<TaskId, TaskView> = tasks
+        .iter()
+        .map(|(id, t)| (*id, TaskView::new(t, &history.keys)))
+        .collect();
     // Each session: (request index, invoke time, applied answer).
     type Flight = (usize, Duration, Option<Option<TaskView>>);
     let mut flights: Vec<Option<Flight>> = vec![None; shape.sessions];
@@ -109,8 +115,17 @@ pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
                 };
                 let t = tasks.get_mut(id).expect("known task");
                 patch.apply_fields(t);
-                let view = TaskView::new(t, &history.keys);
-                flights[s] = Some((i, invoke, Some(Some(view))));
+                let view = views.get_mut(id).expect("known task");
+                if let Change::Set(o) = &patch.owner {
+                    view.owner = Some(o.clone());
+                }
+                if let Change::Set(m) = &patch.metadata {
+                    for (k, v) in m {
+                        let p = history.keys.get(k, v).expect("interned before the run");
+                        view.metadata.set(&history.keys, p);
+                    }
+                }
+                flights[s] = Some((i, invoke, Some(Some(view.clone()))));
             }
             Some((i, invoke, Some(view))) => {
                 let completion = if rng.random_bool(shape.unanswered) {
@@ -157,9 +172,12 @@ pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
     (history, tasks.into_values().collect(), end)
 }
 
-/// Times the full checker on one shape.
-pub fn measure(shape: Shape, budget: u64) -> (Duration, Findings) {
+/// Times the full checker on one shape: (generation time, check time, findings). Only the
+/// second is the checker's; the history is built before the clock starts.
+pub fn measure(shape: Shape, budget: u64) -> (Duration, Duration, Findings) {
+    let start = Instant::now();
     let (history, tasks, end) = synthesize(shape, 1);
+    let generated = start.elapsed();
     let start = Instant::now();
     let f = check_all(
         &history,
@@ -171,86 +189,83 @@ pub fn measure(shape: Shape, budget: u64) -> (Duration, Findings) {
         },
         budget,
     );
-    (start.elapsed(), f)
+    let checked = start.elapsed();
+    // Freeing a million operations is not the checker's work either.
+    drop(history);
+    (generated, checked, f)
 }
 
-/// The shapes the checked-in measurement uses.
-pub const SHAPES: [Shape; 5] = [
+const fn shape(ops: usize, tasks: usize, unanswered: f64, lose_one: bool) -> Shape {
     Shape {
-        ops: 10_000,
-        tasks: 1,
+        ops,
+        tasks,
         sessions: 16,
-        unanswered: 0.0,
-        lose_one: false,
-    },
-    Shape {
-        ops: 10_000,
-        tasks: 1,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: false,
-    },
-    Shape {
-        ops: 10_000,
-        tasks: 16,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: false,
-    },
-    Shape {
-        ops: 100_000,
-        tasks: 16,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: false,
-    },
-    Shape {
-        ops: 100_000,
-        tasks: 100,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: false,
-    },
+        unanswered,
+        lose_one,
+    }
+}
+
+/// The shapes the checked-in measurement uses, in order. A shape that differs from an
+/// earlier one only in its number of operations is compared with it in the table.
+pub const SHAPES: [Shape; 11] = [
+    shape(10_000, 1, 0.0, false),
+    shape(10_000, 1, 0.01, false),
+    shape(100_000, 1, 0.01, false),
+    shape(10_000, 16, 0.01, false),
+    shape(100_000, 16, 0.01, false),
+    shape(1_000_000, 16, 0.01, false),
+    shape(10_000, 100, 0.01, false),
+    shape(100_000, 100, 0.01, false),
+    shape(10_000, 1, 0.01, true),
+    shape(10_000, 16, 0.01, true),
+    shape(100_000, 16, 0.01, true),
 ];
 
-const LOSSY: [Shape; 2] = [
-    Shape {
-        ops: 10_000,
-        tasks: 1,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: true,
-    },
-    Shape {
-        ops: 100_000,
-        tasks: 16,
-        sessions: 16,
-        unanswered: 0.01,
-        lose_one: true,
-    },
-];
-
-/// Runs every shape and renders a Markdown table.
+/// Runs every shape and renders a Markdown table: the check time, operations checked per
+/// second, and for a shape measured before at a smaller size, how much longer it took for
+/// how many times the operations (same run, so the ratio is what counts).
 pub fn run(budget: u64) -> String {
     let mut s = String::from(
-        "| operations | tasks | sessions | unanswered | one update lost | check time | linearizable | not | unknown | lost | search steps |\n|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|\n",
+        "| operations | tasks | sessions | unanswered | one update lost | generation (not counted) | check time | operations/s | vs the smaller size | linearizable | not | unknown | lost | search steps |\n|---:|---:|---:|---:|:-:|---:|---:|---:|:--|---:|---:|---:|---:|---:|\n",
     );
-    for shape in SHAPES.into_iter().chain(LOSSY) {
-        let (t, f) = measure(shape, budget);
+    let mut done: Vec<(Shape, Duration)> = Vec::new();
+    for shape in SHAPES {
+        let (g, t, f) = measure(shape, budget);
+        let smaller = done
+            .iter()
+            .rev()
+            .find(|(d, _)| {
+                d.ops < shape.ops
+                    && d.tasks == shape.tasks
+                    && d.sessions == shape.sessions
+                    && d.unanswered == shape.unanswered
+                    && d.lose_one == shape.lose_one
+            })
+            .map(|(d, dt)| {
+                format!(
+                    "{:.1}x the time for {}x the operations",
+                    t.as_secs_f64() / dt.as_secs_f64().max(1e-9),
+                    shape.ops / d.ops
+                )
+            })
+            .unwrap_or_default();
         s += &format!(
-            "| {} | {} | {} | {:.0}% | {} | {:.2} s | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {:.0}% | {} | {:.2} s | {:.3} s | {:.0} | {smaller} | {} | {} | {} | {} | {} |\n",
             shape.ops,
             shape.tasks,
             shape.sessions,
             shape.unanswered * 100.0,
             if shape.lose_one { "yes" } else { "no" },
+            g.as_secs_f64(),
             t.as_secs_f64(),
+            shape.ops as f64 / t.as_secs_f64().max(1e-9),
             f.lin.linearizable,
             f.lin.nonlinearizable,
             f.lin.unknown,
             f.count(super::check::AnomalyKind::Lost),
             f.lin.steps
         );
+        done.push((shape, t));
     }
     s
 }
@@ -268,9 +283,89 @@ mod tests {
             unanswered: 0.02,
             lose_one: false,
         };
-        let (_, f) = measure(shape, 10_000_000);
+        let (_, _, f) = measure(shape, 10_000_000);
         assert_eq!(f.total(), 0, "{:?}", f.witnesses.first());
         assert_eq!(f.lin.unknown, 0);
         assert_eq!(f.lin.linearizable, 4);
+    }
+}
+
+/// Writes the checker's full findings on many generated histories to the file named by
+/// `TASKPROOF_GOLDEN`, so two versions of the checker can be compared byte for byte
+/// (`cargo test --lib race::bench::golden -- --ignored`).
+#[cfg(test)]
+mod golden {
+    use super::*;
+    use rand::seq::IndexedRandom;
+    use std::fmt::Write as _;
+
+    #[test]
+    #[ignore = "writes a comparison file; run by hand"]
+    fn golden() {
+        let Some(path) = std::env::var_os("TASKPROOF_GOLDEN") else {
+            return;
+        };
+        let mut out = String::new();
+        for ops in [300, 2_000] {
+            for tasks in [1, 4, 16] {
+                for unanswered in [0.0, 0.03, 0.15] {
+                    for lose_one in [false, true] {
+                        for seed in 1..=3u64 {
+                            for bounded in [true, false] {
+                                if !bounded && ops > 300 {
+                                    continue;
+                                }
+                                let shape = Shape {
+                                    ops,
+                                    tasks,
+                                    sessions: 8,
+                                    unanswered,
+                                    lose_one,
+                                };
+                                let (mut h, mut fin, end) = synthesize(shape, seed);
+                                h.info_bounded = bounded;
+                                // Perturb the final state: drop a few values, change owners.
+                                let mut rng = StdRng::seed_from_u64(seed ^ 77);
+                                for _ in 0..(seed as usize) {
+                                    let t = rng.random_range(0..fin.len());
+                                    if let Some(m) = fin[t].metadata.as_mut() {
+                                        let keys: Vec<String> = m.keys().cloned().collect();
+                                        if let Some(k) = keys.choose(&mut rng) {
+                                            m.remove(k);
+                                        }
+                                    }
+                                    if seed == 3 {
+                                        fin[t].owner = Some("intruder".into());
+                                    }
+                                }
+                                let f = check_all(
+                                    &h,
+                                    &FinalState {
+                                        tasks: &fin,
+                                        corrupt: &[],
+                                        torn: &[],
+                                        end,
+                                    },
+                                    200_000,
+                                );
+                                let _ = writeln!(
+                                    out,
+                                    "## {shape:?} seed {seed} bounded {bounded}\n{:?}\n{:?}",
+                                    f.counts, f.lin
+                                );
+                                for w in &f.witnesses {
+                                    let _ = writeln!(
+                                        out,
+                                        "{:?} {:?} {:?} {:?} {}",
+                                        w.kind, w.task, w.ops, w.at, w.text
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        std::fs::write(path, out).expect("golden file written");
     }
 }

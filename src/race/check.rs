@@ -5,7 +5,7 @@
 //! project (the runner's `concurrent` blocks) can call the one they need, e.g.
 //! [`lost_metadata`] for "every acknowledged metadata key survives".
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -211,22 +211,45 @@ fn acked_at(op: &Operation) -> Duration {
     op.completion.at()
 }
 
-/// The first answered request by another session on `task`, answered after `after`, whose
-/// answer fails `holds`: the write that dropped a change, or a read that missed it.
-fn culprit(
-    history: &History,
-    task: TaskId,
-    not_session: u32,
-    after: Duration,
-    holds: impl Fn(&TaskView) -> bool,
-) -> Option<&Operation> {
-    history
-        .ops
-        .iter()
-        .filter(|o| o.session != not_session && o.task_id() == Some(task))
-        .filter(|o| o.completion.at() > after)
-        .filter(|o| o.answer().is_some_and(|v| !holds(v)))
-        .min_by_key(|o| o.completion.at())
+/// Every answered request that carried a task, per task, in order of answer time (ties in
+/// history order): where culprits are looked for. Built once per check, so that each
+/// witness costs the requests answered after its change, not a scan of the whole history.
+struct Answers<'h> {
+    by_task: BTreeMap<TaskId, Vec<&'h Operation>>,
+}
+
+impl<'h> Answers<'h> {
+    fn new(history: &'h History) -> Answers<'h> {
+        let mut by_task: BTreeMap<TaskId, Vec<&'h Operation>> = BTreeMap::new();
+        for o in history.ops.iter().filter(|o| o.answer().is_some()) {
+            if let Some(t) = o.task_id() {
+                by_task.entry(t).or_default().push(o);
+            }
+        }
+        for ops in by_task.values_mut() {
+            ops.sort_by_key(|o| (o.completion.at(), o.index));
+        }
+        Answers { by_task }
+    }
+
+    /// The first answered request by another session on `task`, answered after `after`,
+    /// whose answer fails `holds`: the write that dropped a change, or a read that missed
+    /// it.
+    fn culprit(
+        &self,
+        task: TaskId,
+        not_session: u32,
+        after: Duration,
+        holds: impl Fn(&TaskView) -> bool,
+    ) -> Option<&'h Operation> {
+        let ops = self.by_task.get(&task)?;
+        let from = ops.partition_point(|o| o.completion.at() <= after);
+        ops[from..]
+            .iter()
+            .copied()
+            .filter(|o| o.session != not_session)
+            .find(|o| o.answer().is_some_and(|v| !holds(v)))
+    }
 }
 
 fn culprit_text(c: Option<&Operation>, lost_at: Duration, what: &str) -> (String, Option<usize>) {
@@ -295,9 +318,12 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
     let (removed, cleared) = removed_keys(history);
     let keys = &history.keys;
-    // (task, key) -> its writes: (history index, invoke, end); unanswered ones never end.
-    type Writes = Vec<(usize, Duration, Duration)>;
-    let mut writes: BTreeMap<(TaskId, &str), Writes> = BTreeMap::new();
+    // (task, key number) -> the two writes of it that end last: (end, history index);
+    // unanswered ones never end. A write is overwritten when another write of its key may
+    // have come after it, that is, when some other write ends after it was invoked, and
+    // the latest end among the others is one of these two.
+    type Last = [Option<(Duration, usize)>; 2];
+    let mut writes: HashMap<(TaskId, usize), Last> = HashMap::new();
     for op in history.ops.iter().filter(|o| o.is_ok() || o.is_info()) {
         let Some(task) = op.task_id() else { continue };
         let end = if op.is_info() {
@@ -306,12 +332,16 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             op.completion.at()
         };
         for p in op.metadata_pairs(keys) {
-            writes
-                .entry((task, keys.key(p)))
-                .or_default()
-                .push((op.index, op.invoke, end));
+            let last = writes.entry((task, keys.key_number(p))).or_default();
+            let w = Some((end, op.index));
+            if w > last[0] {
+                *last = [w, last[0]];
+            } else if w > last[1] {
+                last[1] = w;
+            }
         }
     }
+    let answers = Answers::new(history);
     let views: BTreeMap<TaskId, TaskView> = fin
         .iter()
         .map(|(id, t)| (*id, TaskView::new(t, keys)))
@@ -325,16 +355,18 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         let view = views.get(&task);
         for p in op.metadata_pairs(keys) {
             let key = keys.key(p);
-            if removed.contains(&(task, key.to_string())) {
+            if !removed.is_empty() && removed.contains(&(task, key.to_string())) {
                 continue;
             }
             if view.is_some_and(|v| v.metadata.contains(p)) {
                 continue;
             }
             // Another write of the key that may have come after this one.
-            let overwritten = writes[&(task, key)]
+            let overwritten = writes[&(task, keys.key_number(p))]
                 .iter()
-                .any(|&(i, _, end)| i != op.index && end > op.invoke);
+                .flatten()
+                .find(|&&(_, i)| i != op.index)
+                .is_some_and(|&(end, _)| end > op.invoke);
             if overwritten {
                 continue;
             }
@@ -346,7 +378,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
                 },
             };
             let ack = acked_at(op);
-            let c = culprit(history, task, op.session, ack, |v| v.metadata.contains(p));
+            let c = answers.culprit(task, op.session, ack, |v| v.metadata.contains(p));
             let (why, cidx) = culprit_text(c, ack, &format!("without {}", keys.show(p)));
             let mut ops = vec![op.index];
             ops.extend(cidx);
@@ -437,6 +469,7 @@ pub fn lost_fields(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             o.completion.at()
         }
     };
+    let answers = Answers::new(history);
     let mut out = Vec::new();
     for ((task, field), ws) in writes {
         if field != "subject" && claimed.contains(&task) {
@@ -464,7 +497,7 @@ pub fn lost_fields(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         }
         let (op, v) = latest;
         let ack = op.completion.at();
-        let c = culprit(history, task, op.session, ack, |view| {
+        let c = answers.culprit(task, op.session, ack, |view| {
             let seen = match field {
                 "subject" => Some(view.subject.clone()),
                 "status" => Some(view.status.as_str().to_string()),
@@ -508,6 +541,13 @@ pub fn lost_creates(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         })
         .filter_map(|o| o.task_id())
         .collect();
+    // Creates by the id they were answered with, in history order.
+    let mut creates: BTreeMap<TaskId, Vec<&Operation>> = BTreeMap::new();
+    for o in &history.ops {
+        if let (Request::Create { .. }, Some(id)) = (&o.request, o.task_id()) {
+            creates.entry(id).or_default().push(o);
+        }
+    }
     let mut out = Vec::new();
     for op in history.ops.iter().filter(|o| o.is_ok()) {
         let Request::Create { task: new, .. } = &op.request else {

@@ -5,9 +5,10 @@
 //! Answers are kept in a compact form ([`TaskView`]): the metadata workloads make a task
 //! grow to thousands of keys, and every `update` answer carries the whole task, so keeping
 //! each answer as a [`Task`] would cost quadratic memory. Instead every metadata (key,
-//! value) pair a request sets is numbered once ([`KeyTable`]), and an answer keeps one bit
-//! per pair it holds; a key or value no request wrote marks the view `foreign`. The checker
-//! never needs more than that: it only asks whether a written value is there.
+//! value) pair a request sets is numbered once ([`KeyTable`]), and an answer keeps the
+//! sorted numbers of the pairs it holds ([`PairSet`]); a key or value no request wrote marks
+//! the view `foreign`. The checker never needs more than that: it only asks whether a
+//! written value is there.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -17,32 +18,41 @@ use serde_json::Value;
 use crate::protocol::{ErrorKind, Request};
 use crate::task::{Change, Status, Task, TaskId};
 
-/// A set of interned metadata keys, one bit each. Trailing zero words are trimmed, so two
-/// equal sets are equal as values whatever order they were built in.
+/// A set of interned metadata pairs, kept as their sorted numbers. A task's metadata holds
+/// one value per key, so a set is as small as the task's metadata, however long the history
+/// is: a bit set indexed by pair number grew with every value ever written, and made every
+/// answer, every model state and every step of the search cost time in the history's length.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Bits(Vec<u64>);
+pub struct PairSet(Vec<u32>);
 
-impl Bits {
-    pub fn insert(&mut self, i: usize) {
-        let (w, b) = (i / 64, i % 64);
-        if self.0.len() <= w {
-            self.0.resize(w + 1, 0);
-        }
-        self.0[w] |= 1 << b;
+impl PairSet {
+    fn number(p: usize) -> u32 {
+        u32::try_from(p).expect("fewer than 2^32 metadata pairs in one history")
     }
 
-    pub fn remove(&mut self, i: usize) {
-        let (w, b) = (i / 64, i % 64);
-        if let Some(word) = self.0.get_mut(w) {
-            *word &= !(1 << b);
-        }
-        while self.0.last() == Some(&0) {
-            self.0.pop();
+    pub fn insert(&mut self, p: usize) {
+        let p = Self::number(p);
+        if let Err(i) = self.0.binary_search(&p) {
+            self.0.insert(i, p);
         }
     }
 
-    pub fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    pub fn remove(&mut self, p: usize) {
+        if let Ok(i) = self.0.binary_search(&Self::number(p)) {
+            self.0.remove(i);
+        }
+    }
+
+    pub fn contains(&self, p: usize) -> bool {
+        self.0.binary_search(&Self::number(p)).is_ok()
+    }
+
+    /// Sets the key of pair `p` to `p`'s value: any other value of that key leaves the set.
+    /// Costs the size of the set, not the number of values the key ever had.
+    pub fn set(&mut self, keys: &KeyTable, p: usize) {
+        let key = keys.key_number(p);
+        self.0.retain(|&q| keys.key_number(q as usize) != key);
+        self.insert(p);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -50,16 +60,12 @@ impl Bits {
     }
 
     pub fn len(&self) -> usize {
-        self.0.iter().map(|w| w.count_ones() as usize).sum()
+        self.0.len()
     }
 
     /// The members, smallest first.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &word)| {
-            (0..64)
-                .filter(move |b| word & (1 << b) != 0)
-                .map(move |b| w * 64 + b)
-        })
+        self.0.iter().map(|&p| p as usize)
     }
 }
 
@@ -121,6 +127,11 @@ impl KeyTable {
         &self.pairs_of[self.pairs[p].0]
     }
 
+    /// The number of the key of pair `p`.
+    pub fn key_number(&self, p: usize) -> usize {
+        self.pairs[p].0
+    }
+
     /// `key=value` of pair `p`, for witnesses.
     pub fn show(&self, p: usize) -> String {
         format!("{}={}", self.key(p), self.value(p))
@@ -128,8 +139,8 @@ impl KeyTable {
 
     /// The interned pairs `metadata` holds, and whether it holds anything else (a key or
     /// a value no request set).
-    pub fn view(&self, metadata: Option<&serde_json::Map<String, Value>>) -> (Bits, bool) {
-        let mut bits = Bits::default();
+    pub fn view(&self, metadata: Option<&serde_json::Map<String, Value>>) -> (PairSet, bool) {
+        let mut bits = PairSet::default();
         let mut foreign = false;
         for (k, v) in metadata.into_iter().flatten() {
             match self.get(k, v) {
@@ -152,7 +163,7 @@ pub struct TaskView {
     pub active_form: Option<String>,
     pub blocks: BTreeSet<TaskId>,
     pub blocked_by: BTreeSet<TaskId>,
-    pub metadata: Bits,
+    pub metadata: PairSet,
     /// The metadata held a key or value no request wrote.
     pub foreign: bool,
 }
@@ -377,11 +388,11 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn bits_compare_as_sets() {
-        let mut a = Bits::default();
+    fn pair_sets_compare_as_sets() {
+        let mut a = PairSet::default();
         a.insert(3);
         a.insert(130);
-        let mut b = Bits::default();
+        let mut b = PairSet::default();
         b.insert(130);
         b.insert(3);
         b.insert(200);

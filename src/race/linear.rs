@@ -9,7 +9,8 @@
 //! it. They are tried only after every answered candidate, which keeps the search close to
 //! linear when the history is fine. A configuration (which
 //! operations are linearized, and the model state) is remembered by a 128-bit fingerprint
-//! and never explored twice. The search has a step budget: when it runs out the verdict is
+//! (the set's part kept incrementally, so a step costs the model state's size, not the
+//! history's) and never explored twice. The search has a step budget: when it runs out the verdict is
 //! [`Verdict::Unknown`], never a pass.
 
 use std::collections::HashSet;
@@ -181,15 +182,42 @@ impl Events {
     }
 }
 
-fn fingerprint<S: Hash>(linearized: &[u64], state: &S) -> (u64, u64) {
-    let mut a = std::hash::DefaultHasher::new();
-    linearized.hash(&mut a);
-    state.hash(&mut a);
-    let mut b = std::hash::DefaultHasher::new();
-    0x9e37_79b9_7f4a_7c15u64.hash(&mut b);
-    state.hash(&mut b);
-    linearized.hash(&mut b);
-    (a.finish(), b.finish())
+/// A 64-bit mix of `x` (splitmix64's finalizer): the random-looking number an operation
+/// contributes to the fingerprint of every set of linearized operations holding it.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The set of linearized operations, fingerprinted incrementally (Zobrist hashing): each
+/// operation has two random 64-bit numbers, and the set's fingerprint is the exclusive or
+/// of its members' numbers, updated in constant time as operations are placed and undone.
+/// Hashing the set as a bit vector instead costs its length at every step, which made the
+/// search quadratic in the history.
+#[derive(Default)]
+struct Placed {
+    a: u64,
+    b: u64,
+}
+
+impl Placed {
+    fn toggle(&mut self, op: usize) {
+        self.a ^= mix(op as u64);
+        self.b ^= mix((op as u64) ^ 0x5851_f42d_4c95_7f2d);
+    }
+
+    fn fingerprint<S: Hash>(&self, state: &S) -> (u64, u64) {
+        let mut a = std::hash::DefaultHasher::new();
+        self.a.hash(&mut a);
+        state.hash(&mut a);
+        let mut b = std::hash::DefaultHasher::new();
+        0x9e37_79b9_7f4a_7c15u64.hash(&mut b);
+        state.hash(&mut b);
+        self.b.hash(&mut b);
+        (a.finish(), b.finish())
+    }
 }
 
 /// One choice at a point of the search: place an operation, or decide that an optional
@@ -213,7 +241,7 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
     let mut events = Events::new(entries);
     let required_total = entries.iter().filter(|e| !e.optional).count();
     let mut placed_required = 0usize;
-    let mut linearized = vec![0u64; entries.len().div_ceil(64)];
+    let mut linearized = Placed::default();
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut state = model.init();
     let mut steps = 0u64;
@@ -259,9 +287,9 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
                 },
                 Choice::Skip(op) => (op, state.clone()),
             };
-            linearized[op / 64] |= 1 << (op % 64);
-            if !seen.insert(fingerprint(&linearized, &after)) {
-                linearized[op / 64] &= !(1 << (op % 64));
+            linearized.toggle(op);
+            if !seen.insert(linearized.fingerprint(&after)) {
+                linearized.toggle(op);
                 continue;
             }
             events.lift(op);
@@ -294,7 +322,7 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
             .take()
             .expect("a parent frame placed an operation");
         events.unlift(op);
-        linearized[op / 64] &= !(1 << (op % 64));
+        linearized.toggle(op);
         if !entries[op].optional {
             placed_required -= 1;
         }

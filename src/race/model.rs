@@ -14,7 +14,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::history::{Bits, Completion, History, KeyTable, TaskView};
+use std::collections::{HashMap, HashSet};
+
+use super::history::{Completion, History, KeyTable, PairSet, TaskView};
 use super::linear::{Entry, Model};
 use crate::protocol::{ErrorKind, Request};
 use crate::task::{Change, Status, Task, TaskId};
@@ -29,7 +31,7 @@ pub struct TaskState {
     pub active_form: Option<String>,
     pub blocks: BTreeSet<TaskId>,
     pub blocked_by: BTreeSet<TaskId>,
-    pub metadata: Bits,
+    pub metadata: PairSet,
 }
 
 impl TaskState {
@@ -42,7 +44,7 @@ impl TaskState {
             active_form: None,
             blocks: BTreeSet::new(),
             blocked_by: BTreeSet::new(),
-            metadata: Bits::default(),
+            metadata: PairSet::default(),
         }
     }
 
@@ -185,7 +187,7 @@ impl TaskModel<'_> {
                     active_form: active_form.clone(),
                     blocks: blocks.clone(),
                     blocked_by: blocked_by.clone(),
-                    metadata: Bits::default(),
+                    metadata: PairSet::default(),
                 };
                 for &k in metadata {
                     n.metadata.insert(k);
@@ -212,14 +214,11 @@ impl TaskModel<'_> {
                 change(&mut n.owner, owner);
                 change(&mut n.active_form, active_form);
                 if *metadata_clear {
-                    n.metadata = Bits::default();
+                    n.metadata = PairSet::default();
                 }
                 for &p in metadata_set {
                     // A key holds one value: setting it replaces whatever it held.
-                    for &q in self.keys.same_key(p) {
-                        n.metadata.remove(q);
-                    }
-                    n.metadata.insert(p);
+                    n.metadata.set(self.keys, p);
                 }
                 for x in remove_blocked_by {
                     n.blocked_by.remove(x);
@@ -522,15 +521,17 @@ pub fn partition(
     let listed: BTreeMap<TaskId, &Task> = final_tasks.iter().map(|t| (t.id, t)).collect();
     // An unanswered create has no known id: it may be any listed task that no answered
     // create accounts for and that has its subject.
-    let unanswered_creates: Vec<_> = history
-        .ops
-        .iter()
-        .filter(|o| o.is_info())
-        .filter_map(|o| match &o.request {
-            Request::Create { task, .. } => Some((o, task)),
-            _ => None,
-        })
-        .collect();
+    // Indexed by subject, in history order: looking them up per listed task costs what they
+    // match, not every unanswered create of the run.
+    let mut unanswered_creates: HashMap<&str, Vec<_>> = HashMap::new();
+    for o in history.ops.iter().filter(|o| o.is_info()) {
+        if let Request::Create { task, .. } = &o.request {
+            unanswered_creates
+                .entry(task.subject.as_str())
+                .or_default()
+                .push((o, task));
+        }
+    }
     for (id, t) in &listed {
         let entries = parts.entry(*id).or_default();
         if entries
@@ -540,8 +541,9 @@ pub fn partition(
             continue;
         }
         for (o, new) in unanswered_creates
-            .iter()
-            .filter(|(_, n)| n.subject == t.subject)
+            .get(t.subject.as_str())
+            .into_iter()
+            .flatten()
         {
             entries.push(Entry {
                 op: TaskOp {
@@ -589,16 +591,18 @@ pub fn partition(
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
 fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
-    let mut pairs = Bits::default();
-    let mut subjects = BTreeSet::new();
-    let mut forms = BTreeSet::new();
+    let mut pairs = HashSet::new();
+    let mut subjects = HashSet::new();
+    let mut forms = HashSet::new();
     for e in entries.iter() {
         if let Expect::Ok(Some(v)) = &e.op.expect {
-            for p in v.metadata.iter() {
-                pairs.insert(p);
+            pairs.extend(v.metadata.iter());
+            if !subjects.contains(&v.subject) {
+                subjects.insert(v.subject.clone());
             }
-            subjects.insert(v.subject.clone());
-            if let Some(a) = &v.active_form {
+            if let Some(a) = &v.active_form
+                && !forms.contains(a)
+            {
                 forms.insert(a.clone());
             }
         }
@@ -626,7 +630,7 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
             && add_blocked_by.is_empty()
             && remove_blocks.is_empty()
             && remove_blocked_by.is_empty());
-        let seen = metadata_set.iter().any(|p| pairs.contains(*p))
+        let seen = metadata_set.iter().any(|p| pairs.contains(p))
             || subject.as_ref().is_some_and(|x| subjects.contains(x))
             || match active_form {
                 Change::Keep => false,
@@ -680,7 +684,7 @@ mod tests {
 
     #[test]
     fn unanswered_updates_nobody_observed_are_dropped() {
-        let mut seen = Bits::default();
+        let mut seen = PairSet::default();
         seen.insert(1);
         let view = TaskView {
             id: TaskId(1),
