@@ -404,6 +404,25 @@ mod tests {
     }
 
     #[test]
+    fn setting_a_key_replaces_its_value_whatever_its_history() {
+        // Ten thousand values of one key were written; the set holds one, and setting the
+        // key again looks at the set, not at the key's history.
+        let mut keys = KeyTable::default();
+        let pairs: Vec<usize> = (0..10_000).map(|v| keys.intern("a", &json!(v))).collect();
+        let b = keys.intern("b", &json!(1));
+        let mut s = PairSet::default();
+        s.insert(b);
+        for &p in &pairs {
+            s.set(&keys, p);
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![pairs[9_999], b]);
+        s.set(&keys, pairs[3]);
+        assert_eq!(s.len(), 2);
+        assert!(s.contains(pairs[3]) && !s.contains(pairs[9_999]) && s.contains(b));
+        assert_eq!(keys.key_number(pairs[3]), keys.key_number(pairs[0]));
+    }
+
+    #[test]
     fn record_maps_answers_to_completions() {
         use crate::protocol::{Failure, Response};
         use crate::task::Patch;
