@@ -385,7 +385,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         } else {
             op.completion.at()
         };
-        for p in op.metadata_pairs(keys) {
+        for p in history.pairs(op) {
             let last = writes.entry((task, keys.key_number(p))).or_default();
             let w = Some((end, op.index));
             if w > last[0] {
@@ -407,7 +407,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             continue;
         }
         let view = views.get(&task);
-        for p in op.metadata_pairs(keys) {
+        for p in history.pairs(op) {
             let key = keys.key(p);
             if !removed.is_empty() && removed.contains(&(task, key.to_string())) {
                 continue;

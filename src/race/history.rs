@@ -301,6 +301,10 @@ pub struct History {
     /// its end) before it records `info`. An adapter that hands requests to a process
     /// outside its group breaks this; `false` (the default) assumes nothing.
     pub info_bounded: bool,
+    /// The interned metadata pairs each operation sets, by history index, computed once
+    /// when it is pushed (the checker asks several times per operation, and each lookup
+    /// formats and hashes the value). Read through [`History::pairs`].
+    pub op_pairs: Vec<Box<[u32]>>,
 }
 
 impl History {
@@ -362,10 +366,27 @@ impl History {
         });
     }
 
-    /// Appends an operation, numbering it.
+    /// Appends an operation, numbering it. Its metadata keys must be interned already.
     pub fn push(&mut self, mut op: Operation) {
         op.index = self.ops.len();
+        if self.op_pairs.len() == op.index {
+            let pairs: Box<[u32]> = op.metadata_pairs(&self.keys).map(|p| p as u32).collect();
+            self.op_pairs.push(pairs);
+        }
         self.ops.push(op);
+    }
+
+    /// The interned metadata pairs `op` sets: remembered when it was pushed, else looked up.
+    pub fn pairs<'a>(&'a self, op: &'a Operation) -> impl Iterator<Item = usize> + 'a {
+        let cached = self
+            .op_pairs
+            .get(op.index)
+            .filter(|_| self.ops.get(op.index).is_some_and(|o| std::ptr::eq(o, op)));
+        let (hit, miss) = match cached {
+            Some(p) => (Some(p.iter().map(|&p| p as usize)), None),
+            None => (None, Some(op.metadata_pairs(&self.keys))),
+        };
+        hit.into_iter().flatten().chain(miss.into_iter().flatten())
     }
 
     /// Number of requests by completion: (acknowledged, failed, unknown).

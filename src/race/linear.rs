@@ -161,24 +161,35 @@ impl Events {
     /// The operations that may come next: those invoked before the earliest completion
     /// still pending, required ones first (in invoke order), then optional ones. Also the
     /// operation whose return bounds the window, if any.
-    fn candidates<O>(&self, entries: &[Entry<O>]) -> (Vec<usize>, Vec<usize>, Option<usize>) {
-        let (mut required, mut optional) = (Vec::new(), Vec::new());
+    /// They are appended to `out`; `optional` is scratch space.
+    fn candidates<O>(
+        &self,
+        entries: &[Entry<O>],
+        out: &mut Vec<Choice>,
+        optional: &mut Vec<usize>,
+    ) -> Option<usize> {
+        optional.clear();
         let mut node = self.next[0];
+        let mut bound = None;
         while node != NIL {
             match self.kind[node] {
-                Kind::Return => return (required, optional, Some(self.op[node])),
+                Kind::Return => {
+                    bound = Some(self.op[node]);
+                    break;
+                }
                 Kind::Call => {
                     let op = self.op[node];
                     if entries[op].optional {
                         optional.push(op);
                     } else {
-                        required.push(op);
+                        out.push(Choice::Place(op));
                     }
                 }
             }
             node = self.next[node];
         }
-        (required, optional, None)
+        out.extend(optional.iter().map(|&op| Choice::Place(op)));
+        bound
     }
 }
 
@@ -228,8 +239,11 @@ enum Choice {
     Skip(usize),
 }
 
+/// A point of the search: its choices are `choices[start..end]` of the search's one arena
+/// (a frame per placed operation would otherwise allocate its own list at every step).
 struct Frame<S> {
-    candidates: Vec<Choice>,
+    start: usize,
+    end: usize,
     next: usize,
     /// The operation this frame linearized and the state before it, to undo on backtrack.
     chosen: Option<(usize, S)>,
@@ -238,6 +252,18 @@ struct Frame<S> {
 /// Checks `entries` against `model`, spending at most `budget` steps (one step is one
 /// attempt to place one operation).
 pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
+    match search(model, entries, budget, false) {
+        // The witness needs the state at the deepest point, which costs a copy of the
+        // state every time the search goes deeper; a history that fails is searched again,
+        // the same way, keeping it.
+        Verdict::NotLinearizable { .. } => search(model, entries, budget, true),
+        v => v,
+    }
+}
+
+/// The search. With `explain`, the state at the deepest point is kept and the reason is
+/// given; without, the reason of a failure is empty.
+fn search<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64, explain: bool) -> Verdict {
     let mut events = Events::new(entries);
     let required_total = entries.iter().filter(|e| !e.optional).count();
     let mut placed_required = 0usize;
@@ -245,36 +271,38 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut state = model.init();
     let mut steps = 0u64;
-    // Deepest point reached, for the witness: (placed, stuck op, state there).
-    let mut deepest: Option<(usize, usize, M::State)> = None;
+    // Deepest point reached, for the witness: (placed, stuck op, state there if kept).
+    let mut deepest: Option<(usize, usize, Option<M::State>)> = None;
     let mut stack: Vec<Frame<M::State>> = Vec::new();
+    let mut choices: Vec<Choice> = Vec::new();
+    let mut optional: Vec<usize> = Vec::new();
     let mut fresh = true;
     loop {
         if fresh {
             if placed_required == required_total {
                 return Verdict::Linearizable { steps };
             }
-            let (required, optional, bound) = events.candidates(entries);
-            let mut cands: Vec<Choice> = required.into_iter().map(Choice::Place).collect();
-            cands.extend(optional.into_iter().map(Choice::Place));
+            let start = choices.len();
+            let bound = events.candidates(entries, &mut choices, &mut optional);
             if let Some(b) = bound {
                 if entries[b].optional {
-                    cands.push(Choice::Skip(b));
+                    choices.push(Choice::Skip(b));
                 } else if deepest.as_ref().is_none_or(|d| stack.len() > d.0) {
-                    deepest = Some((stack.len(), b, state.clone()));
+                    deepest = Some((stack.len(), b, explain.then(|| state.clone())));
                 }
             }
             stack.push(Frame {
-                candidates: cands,
-                next: 0,
+                start,
+                end: choices.len(),
+                next: start,
                 chosen: None,
             });
             fresh = false;
         }
         let frame = stack.last_mut().expect("a frame");
         let mut advanced = false;
-        while frame.next < frame.candidates.len() {
-            let choice = frame.candidates[frame.next];
+        while frame.next < frame.end {
+            let choice = choices[frame.next];
             frame.next += 1;
             steps += 1;
             if steps > budget {
@@ -307,13 +335,16 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
             continue;
         }
         // Every candidate failed here: undo the parent's choice and let it try its next.
-        stack.pop();
+        let done = stack.pop().expect("a frame");
+        choices.truncate(done.start);
         let Some(parent) = stack.last_mut() else {
             let (prefix, stuck, at) = deepest.expect("a history with required operations");
             return Verdict::NotLinearizable {
                 stuck,
                 prefix,
-                reason: model.explain(&at, &entries[stuck].op),
+                reason: at
+                    .map(|at| model.explain(&at, &entries[stuck].op))
+                    .unwrap_or_default(),
                 steps,
             };
         };

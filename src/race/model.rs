@@ -11,6 +11,7 @@
 //! describe the request (`io`, `corrupt`, `invalid`, `unsupported`) are counted by the
 //! checker, not modelled, and are taken to have changed nothing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -135,9 +136,11 @@ pub enum Action {
 
 /// What the history says came of the operation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expect {
-    /// Acknowledged; the answer showed this task (`None`: not observed on this task).
-    Ok(Option<TaskView>),
+pub enum Expect<'h> {
+    /// Acknowledged; the answer showed this task (`None`: not observed on this task). The
+    /// view is borrowed from the history: copying every answer would cost as much as the
+    /// search itself.
+    Ok(Option<Cow<'h, TaskView>>),
     /// The final listing did not hold the task.
     Absent,
     /// Refused with this kind; nothing changed.
@@ -148,11 +151,11 @@ pub enum Expect {
 
 /// One operation on one task.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TaskOp {
+pub struct TaskOp<'h> {
     /// Index in the history; `None` for the final listing.
     pub history_index: Option<usize>,
     pub action: Action,
-    pub expect: Expect,
+    pub expect: Expect<'h>,
 }
 
 /// The model of one task.
@@ -288,15 +291,15 @@ fn change(slot: &mut Option<String>, c: &Change<String>) {
     }
 }
 
-impl Model for TaskModel<'_> {
+impl<'a> Model for TaskModel<'a> {
     type State = TaskState;
-    type Op = TaskOp;
+    type Op = TaskOp<'a>;
 
     fn init(&self) -> TaskState {
         TaskState::absent()
     }
 
-    fn step(&self, s: &TaskState, op: &TaskOp) -> Option<TaskState> {
+    fn step(&self, s: &TaskState, op: &TaskOp<'a>) -> Option<TaskState> {
         let applied = self.apply(s, &op.action);
         match &op.expect {
             Expect::Ok(view) => {
@@ -315,7 +318,7 @@ impl Model for TaskModel<'_> {
         }
     }
 
-    fn explain(&self, s: &TaskState, op: &TaskOp) -> String {
+    fn explain(&self, s: &TaskState, op: &TaskOp<'a>) -> String {
         let before = s.describe(self.keys);
         match (&op.expect, self.apply(s, &op.action)) {
             (Expect::Ok(_), Err(_)) if op.history_index.is_none() => {
@@ -405,22 +408,22 @@ fn judged(kind: ErrorKind) -> bool {
 
 /// Splits the history into one sub-history per task, adding the final listing as a read of
 /// every task at `end` (after every answered operation).
-pub fn partition(
-    history: &History,
+pub fn partition<'h>(
+    history: &'h History,
     final_tasks: &[Task],
     end: Duration,
-) -> BTreeMap<TaskId, Vec<Entry<TaskOp>>> {
-    let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp>>> = BTreeMap::new();
+) -> BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> {
+    let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> = BTreeMap::new();
     let keys = &history.keys;
     for op in &history.ops {
         let (expect, complete) = match &op.completion {
-            Completion::Ok { at, .. } => (Expect::Ok(op.answer().cloned()), Some(*at)),
+            Completion::Ok { at, .. } => (Expect::Ok(op.answer().map(Cow::Borrowed)), Some(*at)),
             Completion::Fail { at, kind, .. } if judged(*kind) => (Expect::Fail(*kind), Some(*at)),
             Completion::Fail { .. } => continue,
             Completion::Info { at, .. } => (Expect::Unknown, history.info_bounded.then_some(*at)),
         };
         let optional = matches!(expect, Expect::Unknown);
-        let mut push = |id: TaskId, action: Action, expect: Expect| {
+        let mut push = |id: TaskId, action: Action, expect: Expect<'h>| {
             parts.entry(id).or_default().push(Entry {
                 op: TaskOp {
                     history_index: Some(op.index),
@@ -443,7 +446,7 @@ pub fn partition(
             Request::Create { task, .. } => {
                 // An unanswered create has no known id; it is judged by the final listing.
                 let Some(id) = op.task_id() else { continue };
-                let metadata = op.metadata_pairs(keys).collect();
+                let metadata = history.pairs(op).collect();
                 if effects {
                     for &b in &task.blocked_by {
                         push(b, edge(true, true, id), side(&expect));
@@ -481,7 +484,7 @@ pub fn partition(
                     }
                 }
                 let (metadata_set, metadata_clear) = match &patch.metadata {
-                    Change::Set(_) => (op.metadata_pairs(keys).collect(), false),
+                    Change::Set(_) => (history.pairs(op).collect(), false),
                     Change::Remove => (Vec::new(), true),
                     Change::Keep => (Vec::new(), false),
                 };
@@ -554,7 +557,7 @@ pub fn partition(
                         active_form: new.active_form.clone(),
                         blocks: new.blocks.clone(),
                         blocked_by: new.blocked_by.clone(),
-                        metadata: o.metadata_pairs(keys).collect(),
+                        metadata: history.pairs(o).collect(),
                     },
                     expect: Expect::Unknown,
                 },
@@ -566,7 +569,7 @@ pub fn partition(
     }
     for (id, entries) in parts.iter_mut() {
         let expect = match listed.get(id) {
-            Some(t) => Expect::Ok(Some(TaskView::new(t, keys))),
+            Some(t) => Expect::Ok(Some(Cow::Owned(TaskView::new(t, keys)))),
             None => Expect::Absent,
         };
         entries.push(Entry {
@@ -590,7 +593,7 @@ pub fn partition(
 /// helps explain the history, so leaving it out changes no verdict, and it spares the
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
-fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
+fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
     let mut pairs = HashSet::new();
     let mut subjects = HashSet::new();
     let mut forms = HashSet::new();
@@ -668,7 +671,7 @@ mod tests {
         }
     }
 
-    fn entry(action: Action, expect: Expect) -> Entry<TaskOp> {
+    fn entry(action: Action, expect: Expect<'static>) -> Entry<TaskOp<'static>> {
         let optional = matches!(expect, Expect::Unknown);
         Entry {
             op: TaskOp {
@@ -702,7 +705,7 @@ mod tests {
             entry(update(vec![1], Change::Keep), Expect::Unknown),
             // An owner decides later claims, so it is kept even when never read back.
             entry(update(vec![], Change::Set("x".into())), Expect::Unknown),
-            entry(Action::Read, Expect::Ok(Some(view))),
+            entry(Action::Read, Expect::Ok(Some(Cow::Owned(view)))),
         ];
         prune_unobserved(&mut entries);
         let kept: Vec<&Action> = entries.iter().map(|e| &e.op.action).collect();
