@@ -11,11 +11,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet
-# A copy, so that rebuilding while the reports run does not change the binary under them.
+# RACE_REPORTS_BUILD=0 uses the release binary as it is (to run several invocations side by
+# side from one build).
+if [ "${RACE_REPORTS_BUILD:-1}" != 0 ]; then
+  cargo build --release --quiet
+fi
+# A copy of its own for each invocation, so that rebuilding, or another invocation, while
+# the reports run does not change the binary under them.
 mkdir -p target/race-reports
-cp target/release/taskproof target/race-reports/taskproof
-BIN="$PWD/target/race-reports/taskproof"
+BIN="$PWD/target/race-reports/taskproof.$$"
+cp target/release/taskproof "$BIN"
+trap 'rm -f "$BIN"' EXIT
 OUT=reports
 SEED=20261122
 mkdir -p "$OUT"

@@ -594,12 +594,29 @@ pub fn partition<'h>(
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
 fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
-    let mut pairs = HashSet::new();
+    // Only pairs that unanswered updates set need looking for in the answers: a bit per
+    // pair up to the highest of those, marked from each answer's sorted pairs until it
+    // passes that (every answer holds the task's whole metadata; collecting all of it into
+    // a set cost more than the search).
+    let top = entries
+        .iter()
+        .filter(|e| matches!(e.op.expect, Expect::Unknown))
+        .filter_map(|e| match &e.op.action {
+            Action::Update { metadata_set, .. } => metadata_set.iter().max(),
+            _ => None,
+        })
+        .max()
+        .copied();
+    let mut pairs = vec![0u64; top.map_or(0, |t| t / 64 + 1)];
     let mut subjects = HashSet::new();
     let mut forms = HashSet::new();
     for e in entries.iter() {
         if let Expect::Ok(Some(v)) = &e.op.expect {
-            pairs.extend(v.metadata.iter());
+            if let Some(top) = top {
+                for p in v.metadata.iter().take_while(|&p| p <= top) {
+                    pairs[p / 64] |= 1 << (p % 64);
+                }
+            }
             if !subjects.contains(&v.subject) {
                 subjects.insert(v.subject.clone());
             }
@@ -633,7 +650,9 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
             && add_blocked_by.is_empty()
             && remove_blocks.is_empty()
             && remove_blocked_by.is_empty());
-        let seen = metadata_set.iter().any(|p| pairs.contains(p))
+        let seen = metadata_set
+            .iter()
+            .any(|&p| pairs.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0))
             || subject.as_ref().is_some_and(|x| subjects.contains(x))
             || match active_form {
                 Change::Keep => false,
