@@ -111,8 +111,10 @@ if [ ${#ALL[@]} -eq 0 ] || [[ " ${ALL[*]} " == *" checker-speed "* ]]; then
     echo "\`scripts/race-reports.sh checker-speed\` (\`taskproof race --bench-checker\`) on"
     echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other jobs, release build;"
     echo "$((end - start)) s in all. Generating each history is timed apart and not counted in"
-    echo "the check time. \"vs the smaller size\" compares a row with the same shape measured"
-    echo "earlier in the same run at a tenth of the operations: linear is 10x the time."
+    echo "the check time. The check's processor time (all threads) is given beside its wall"
+    echo "clock, which on this shared machine measures the load as much as the checker;"
+    echo "operations per second and \"vs the smaller size\" (a row against the same shape"
+    echo "measured earlier in the same run at a tenth of the operations: linear is 10x) use it."
     echo
     echo "$table"
   } >"$OUT/race-checker-speed.md"

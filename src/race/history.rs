@@ -50,8 +50,8 @@ impl PairSet {
     /// Sets the key of pair `p` to `p`'s value: any other value of that key leaves the set.
     /// Costs the size of the set, not the number of values the key ever had.
     pub fn set(&mut self, keys: &KeyTable, p: usize) {
-        let key = keys.key_number(p);
-        self.0.retain(|&q| keys.key_number(q as usize) != key);
+        let key = keys.key_of[p];
+        self.0.retain(|&q| keys.key_of[q as usize] != key);
         self.insert(p);
     }
 
@@ -80,6 +80,9 @@ pub struct KeyTable {
     pair_index: HashMap<(usize, String), usize>,
     /// key number -> its pairs
     pairs_of: Vec<Vec<usize>>,
+    /// pair -> its key number, densely: [`PairSet::set`] asks it for every pair of a task
+    /// at every step of the search, and `pairs` is ten times as wide.
+    key_of: Vec<u32>,
 }
 
 impl KeyTable {
@@ -101,6 +104,8 @@ impl KeyTable {
         }
         let p = self.pairs.len();
         self.pairs.push((k, value.clone()));
+        self.key_of
+            .push(u32::try_from(k).expect("fewer than 2^32 metadata keys in one history"));
         self.pair_index.insert((k, text), p);
         self.pairs_of[k].push(p);
         p
@@ -129,7 +134,7 @@ impl KeyTable {
 
     /// The number of the key of pair `p`.
     pub fn key_number(&self, p: usize) -> usize {
-        self.pairs[p].0
+        self.key_of[p] as usize
     }
 
     /// `key=value` of pair `p`, for witnesses.
