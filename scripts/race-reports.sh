@@ -6,16 +6,22 @@
 #                                      reference-cmd-kill naive-metadata naive-create
 #                                      mutants checker-speed
 #
-# Each report is a JSON file (format version 1) written by `taskproof race --report` and a
+# Each report is a JSON file (format version 2) written by `taskproof race --report` and a
 # Markdown file holding the exact command and its terminal summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet
-# A copy, so that rebuilding while the reports run does not change the binary under them.
+# RACE_REPORTS_BUILD=0 uses the release binary as it is (to run several invocations side by
+# side from one build).
+if [ "${RACE_REPORTS_BUILD:-1}" != 0 ]; then
+  cargo build --release --quiet
+fi
+# A copy of its own for each invocation, so that rebuilding, or another invocation, while
+# the reports run does not change the binary under them.
 mkdir -p target/race-reports
-cp target/release/taskproof target/race-reports/taskproof
-BIN="$PWD/target/race-reports/taskproof"
+BIN="$PWD/target/race-reports/taskproof.$$"
+cp target/release/taskproof "$BIN"
+trap 'rm -f "$BIN"' EXIT
 OUT=reports
 SEED=20261122
 mkdir -p "$OUT"
@@ -71,11 +77,11 @@ run_if reference-cmd-kill md reference-cmd-kill "Reference store as processes, S
   -- race --target "$SERVE" --workload all --writers 16 --ops 1000 --seed $SEED --readers 1 --kill
 
 run_if naive-metadata md naive-metadata "Naive store (Claude Code 2.1.17 model): metadata, 100 runs" \
-  "Runtime test 10's scenario at scale: 16 writers set metadata keys of their own on one task, 1,000 requests each, 100 runs with seeds $SEED to $((SEED + 99)). Most requests are refused as \`corrupt\`: the naive store truncates the file before writing it, and a writer that reads it in that moment finds it empty; the report counts refusals by kind. The repeat summary at the end gives the runs with loss and the median time from the first writer request to the first lost update (when the write that dropped it was answered)." \
+  "Judged by the naive store's own profile, cc-2.1.17, which does not promise S18 or S19: what the runs find is reported as observations, and the exit status is 0. Runtime test 10's scenario at scale: 16 writers set metadata keys of their own on one task, 1,000 requests each, 100 runs with seeds $SEED to $((SEED + 99)). Most requests are refused as \`corrupt\`: the naive store truncates the file before writing it, and a writer that reads it in that moment finds it empty; the report counts refusals by kind. The repeat summary at the end gives the runs with loss and the median time from the first writer request to the first lost update (when the write that dropped it was answered)." \
   -- race --target naive --workload metadata --writers 16 --ops 1000 --runs 100 --seed $SEED --readers 1
 
 run_if naive-create md naive-create "Naive store: create, 100 runs" \
-  "16 writers create tasks, 100 each, 100 runs. Lost here means an acknowledged task that the end state lacks or holds with another writer's subject (its id was handed out twice)." \
+  "Judged by cc-2.1.17 (S19 not promised): observations, exit 0. 16 writers create tasks, 100 each, 100 runs. Lost here means an acknowledged task that the end state lacks or holds with another writer's subject (its id was handed out twice)." \
   -- race --target naive --workload create --writers 16 --ops 100 --runs 100 --seed $SEED --readers 1
 
 if [ ${#ALL[@]} -eq 0 ] || [[ " ${ALL[*]} " == *" mutants "* ]]; then
@@ -100,9 +106,15 @@ if [ ${#ALL[@]} -eq 0 ] || [[ " ${ALL[*]} " == *" checker-speed "* ]]; then
     echo "The whole checker (every anomaly count and the per-task linearizability search) on"
     echo "synthetic linearizable histories: 16 sessions with overlapping requests that set one"
     echo "of 128 metadata keys, or the owner, of one of N tasks; 1% of requests unanswered (as"
-    echo "killed ones are). Produced by \`scripts/race-reports.sh checker-speed\`"
-    echo "(\`taskproof race --bench-checker\`) on $(date -u +%Y-%m-%d), $(nproc) cores shared with"
-    echo "other jobs, release build; $((end - start)) s in all, history generation included."
+    echo "killed ones are); in the last rows one acknowledged update is dropped from the final"
+    echo "state, which the search must prove unexplainable. Produced by"
+    echo "\`scripts/race-reports.sh checker-speed\` (\`taskproof race --bench-checker\`) on"
+    echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other jobs, release build;"
+    echo "$((end - start)) s in all. Generating each history is timed apart and not counted in"
+    echo "the check time. The check's processor time (all threads) is given beside its wall"
+    echo "clock, which on this shared machine measures the load as much as the checker;"
+    echo "operations per second and \"vs the smaller size\" (a row against the same shape"
+    echo "measured earlier in the same run at a tenth of the operations: linear is 10x) use it."
     echo
     echo "$table"
   } >"$OUT/race-checker-speed.md"

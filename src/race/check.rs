@@ -5,7 +5,7 @@
 //! project (the runner's `concurrent` blocks) can call the one they need, e.g.
 //! [`lost_metadata`] for "every acknowledged metadata key survives".
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -14,6 +14,7 @@ use super::history::{Completion, History, Operation, TaskView, secs};
 use super::linear::{self, Verdict};
 use super::model::{TaskModel, partition};
 use crate::graph::{Graph, MissingSide};
+use crate::profile::Profile;
 use crate::protocol::Request;
 use crate::task::{Change, Task, TaskId};
 
@@ -25,8 +26,10 @@ pub enum AnomalyKind {
     Lost,
     /// One id given to two acknowledged creates, or listed twice.
     DuplicateIds,
-    /// A raw reader saw a task file that exists but does not parse (S18).
-    TornReads,
+    /// A task file that a raw reader found existing but not parsing (S18), counted once
+    /// per torn state of the file however often it was read (the raw reads are counted
+    /// beside, in the report).
+    TornWrites,
     /// A task file that does not parse at the end.
     CorruptFiles,
     /// More than one acknowledged claim of one task (S20).
@@ -43,7 +46,7 @@ impl AnomalyKind {
     pub const ALL: [AnomalyKind; 8] = [
         AnomalyKind::Lost,
         AnomalyKind::DuplicateIds,
-        AnomalyKind::TornReads,
+        AnomalyKind::TornWrites,
         AnomalyKind::CorruptFiles,
         AnomalyKind::DoubleClaims,
         AnomalyKind::Cycles,
@@ -55,7 +58,7 @@ impl AnomalyKind {
         match self {
             AnomalyKind::Lost => "lost",
             AnomalyKind::DuplicateIds => "duplicate_ids",
-            AnomalyKind::TornReads => "torn_reads",
+            AnomalyKind::TornWrites => "torn_writes",
             AnomalyKind::CorruptFiles => "corrupt_files",
             AnomalyKind::DoubleClaims => "double_claims",
             AnomalyKind::Cycles => "cycles",
@@ -69,12 +72,39 @@ impl AnomalyKind {
         match self {
             AnomalyKind::Lost => "lost",
             AnomalyKind::DuplicateIds => "duplicate ids",
-            AnomalyKind::TornReads => "torn reads",
+            AnomalyKind::TornWrites => "torn writes",
             AnomalyKind::CorruptFiles => "corrupt files",
             AnomalyKind::DoubleClaims => "double claims",
             AnomalyKind::Cycles => "cycles",
             AnomalyKind::HalfEdges => "half edges",
             AnomalyKind::Nonlinearizable => "nonlinearizable",
+        }
+    }
+
+    /// The rule of SPEC §3 the anomaly breaks.
+    pub fn rule(self) -> &'static str {
+        match self {
+            AnomalyKind::Lost | AnomalyKind::DuplicateIds | AnomalyKind::Nonlinearizable => "S19",
+            AnomalyKind::TornWrites | AnomalyKind::CorruptFiles => "S18",
+            AnomalyKind::DoubleClaims => "S20",
+            AnomalyKind::Cycles => "S7",
+            AnomalyKind::HalfEdges => "S8",
+        }
+    }
+
+    /// Whether a store held to `profile` promises never to show this anomaly. `strict`
+    /// promises every rule. `cc-2.1.17` (SPEC §4) and `s07` (§5) switch off S18 and S19
+    /// (concurrent writers may lose updates; ids may be handed out twice; files are written
+    /// in place), S7 (cycles are accepted) and S8 (edges are not mirrored, or stop being
+    /// mirrored after completion); the exactly-one-winner half of S20 is a concurrency
+    /// promise too, and neither makes it (Claude Code 2.1.17 and s07 have no claim; the
+    /// naive model's is a check-then-write without a lock), as the suite's concurrent
+    /// scenarios hold only `strict` to it. What a profile does not promise is an
+    /// observation: reported, never a failure.
+    pub fn promised_by(self, profile: Profile) -> bool {
+        match profile {
+            Profile::Strict => true,
+            Profile::Cc2117 | Profile::S07 => false,
         }
     }
 }
@@ -97,6 +127,10 @@ pub struct Witness {
     /// change was acknowledged.
     #[serde(skip)]
     pub at: Option<Duration>,
+    /// The profile the run was judged by does not promise against it: reported, not
+    /// failed (set by the report).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub observation: bool,
 }
 
 impl Witness {
@@ -107,6 +141,7 @@ impl Witness {
             text,
             ops,
             at: None,
+            observation: false,
         }
     }
 }
@@ -122,14 +157,22 @@ fn serialize_task_ids<S: serde::Serializer>(ids: &[TaskId], s: S) -> Result<S::O
     s.collect_seq(ids.iter().map(|i| i.to_string()))
 }
 
-/// A task file a raw reader found unparseable mid-run.
+/// One torn state of a task file: the raw readers found it existing but not parsing. Every
+/// read of the same state (the same file with the same inode, modification time, length
+/// and bytes) is the same episode, however many times and by however many readers it was
+/// read: a reader polling a file that a writer truncated sees that moment again and again,
+/// and counting each read would count one torn write thousands of times.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TornRead {
+    /// The reader that saw it first.
     pub reader: usize,
+    /// When it was first seen.
     pub at: Duration,
     pub file: String,
     pub len: usize,
     pub error: String,
+    /// How many raw reads saw this state.
+    pub reads: usize,
 }
 
 /// The linearizability verdicts over all tasks.
@@ -194,7 +237,7 @@ pub fn check_all(history: &History, fin: &FinalState<'_>, lin_budget: u64) -> Fi
     f.add(duplicate_ids(history, fin.tasks));
     f.add(claims(history, fin.tasks));
     f.add(lost_edges(history, fin.tasks));
-    f.add(torn_reads(fin.torn));
+    f.add(torn_writes(fin.torn));
     f.add(corrupt_files(fin.corrupt));
     f.add(graph_anomalies(fin.tasks));
     let (lin, ws) = linearizability(history, fin.tasks, fin.end, lin_budget);
@@ -211,22 +254,56 @@ fn acked_at(op: &Operation) -> Duration {
     op.completion.at()
 }
 
-/// The first answered request by another session on `task`, answered after `after`, whose
-/// answer fails `holds`: the write that dropped a change, or a read that missed it.
-fn culprit(
-    history: &History,
-    task: TaskId,
-    not_session: u32,
-    after: Duration,
-    holds: impl Fn(&TaskView) -> bool,
-) -> Option<&Operation> {
-    history
-        .ops
-        .iter()
-        .filter(|o| o.session != not_session && o.task_id() == Some(task))
-        .filter(|o| o.completion.at() > after)
-        .filter(|o| o.answer().is_some_and(|v| !holds(v)))
-        .min_by_key(|o| o.completion.at())
+/// Every answered request that carried a task, per task, in order of answer time (ties in
+/// history order): where culprits are looked for. Built once per check, so that each
+/// witness costs the requests answered after its change, not a scan of the whole history.
+/// The index is built on the first culprit asked for: a clean history needs none.
+struct Answers<'h> {
+    history: &'h History,
+    by_task: std::cell::OnceCell<BTreeMap<TaskId, Vec<&'h Operation>>>,
+}
+
+impl<'h> Answers<'h> {
+    fn new(history: &'h History) -> Answers<'h> {
+        Answers {
+            history,
+            by_task: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn by_task(&self) -> &BTreeMap<TaskId, Vec<&'h Operation>> {
+        self.by_task.get_or_init(|| {
+            let mut by_task: BTreeMap<TaskId, Vec<&'h Operation>> = BTreeMap::new();
+            for o in self.history.ops.iter().filter(|o| o.answer().is_some()) {
+                if let Some(t) = o.task_id() {
+                    by_task.entry(t).or_default().push(o);
+                }
+            }
+            for ops in by_task.values_mut() {
+                ops.sort_by_key(|o| (o.completion.at(), o.index));
+            }
+            by_task
+        })
+    }
+
+    /// The first answered request by another session on `task`, answered after `after`,
+    /// whose answer fails `holds`: the write that dropped a change, or a read that missed
+    /// it.
+    fn culprit(
+        &self,
+        task: TaskId,
+        not_session: u32,
+        after: Duration,
+        holds: impl Fn(&TaskView) -> bool,
+    ) -> Option<&'h Operation> {
+        let ops = self.by_task().get(&task)?;
+        let from = ops.partition_point(|o| o.completion.at() <= after);
+        ops[from..]
+            .iter()
+            .copied()
+            .filter(|o| o.session != not_session)
+            .find(|o| o.answer().is_some_and(|v| !holds(v)))
+    }
 }
 
 fn culprit_text(c: Option<&Operation>, lost_at: Duration, what: &str) -> (String, Option<usize>) {
@@ -295,9 +372,12 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
     let (removed, cleared) = removed_keys(history);
     let keys = &history.keys;
-    // (task, key) -> its writes: (history index, invoke, end); unanswered ones never end.
-    type Writes = Vec<(usize, Duration, Duration)>;
-    let mut writes: BTreeMap<(TaskId, &str), Writes> = BTreeMap::new();
+    // (task, key number) -> the two writes of it that end last: (end, history index);
+    // unanswered ones never end. A write is overwritten when another write of its key may
+    // have come after it, that is, when some other write ends after it was invoked, and
+    // the latest end among the others is one of these two.
+    type Last = [Option<(Duration, usize)>; 2];
+    let mut writes: HashMap<(TaskId, usize), Last> = HashMap::new();
     for op in history.ops.iter().filter(|o| o.is_ok() || o.is_info()) {
         let Some(task) = op.task_id() else { continue };
         let end = if op.is_info() {
@@ -305,13 +385,17 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         } else {
             op.completion.at()
         };
-        for p in op.metadata_pairs(keys) {
-            writes
-                .entry((task, keys.key(p)))
-                .or_default()
-                .push((op.index, op.invoke, end));
+        for p in history.pairs(op) {
+            let last = writes.entry((task, keys.key_number(p))).or_default();
+            let w = Some((end, op.index));
+            if w > last[0] {
+                *last = [w, last[0]];
+            } else if w > last[1] {
+                last[1] = w;
+            }
         }
     }
+    let answers = Answers::new(history);
     let views: BTreeMap<TaskId, TaskView> = fin
         .iter()
         .map(|(id, t)| (*id, TaskView::new(t, keys)))
@@ -323,18 +407,20 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             continue;
         }
         let view = views.get(&task);
-        for p in op.metadata_pairs(keys) {
+        for p in history.pairs(op) {
             let key = keys.key(p);
-            if removed.contains(&(task, key.to_string())) {
+            if !removed.is_empty() && removed.contains(&(task, key.to_string())) {
                 continue;
             }
             if view.is_some_and(|v| v.metadata.contains(p)) {
                 continue;
             }
             // Another write of the key that may have come after this one.
-            let overwritten = writes[&(task, key)]
+            let overwritten = writes[&(task, keys.key_number(p))]
                 .iter()
-                .any(|&(i, _, end)| i != op.index && end > op.invoke);
+                .flatten()
+                .find(|&&(_, i)| i != op.index)
+                .is_some_and(|&(end, _)| end > op.invoke);
             if overwritten {
                 continue;
             }
@@ -346,7 +432,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
                 },
             };
             let ack = acked_at(op);
-            let c = culprit(history, task, op.session, ack, |v| v.metadata.contains(p));
+            let c = answers.culprit(task, op.session, ack, |v| v.metadata.contains(p));
             let (why, cidx) = culprit_text(c, ack, &format!("without {}", keys.show(p)));
             let mut ops = vec![op.index];
             ops.extend(cidx);
@@ -437,6 +523,7 @@ pub fn lost_fields(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             o.completion.at()
         }
     };
+    let answers = Answers::new(history);
     let mut out = Vec::new();
     for ((task, field), ws) in writes {
         if field != "subject" && claimed.contains(&task) {
@@ -464,7 +551,7 @@ pub fn lost_fields(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         }
         let (op, v) = latest;
         let ack = op.completion.at();
-        let c = culprit(history, task, op.session, ack, |view| {
+        let c = answers.culprit(task, op.session, ack, |view| {
             let seen = match field {
                 "subject" => Some(view.subject.clone()),
                 "status" => Some(view.status.as_str().to_string()),
@@ -508,6 +595,13 @@ pub fn lost_creates(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         })
         .filter_map(|o| o.task_id())
         .collect();
+    // Creates by the id they were answered with, in history order.
+    let mut creates: BTreeMap<TaskId, Vec<&Operation>> = BTreeMap::new();
+    for o in &history.ops {
+        if let (Request::Create { .. }, Some(id)) = (&o.request, o.task_id()) {
+            creates.entry(id).or_default().push(o);
+        }
+    }
     let mut out = Vec::new();
     for op in history.ops.iter().filter(|o| o.is_ok()) {
         let Request::Create { task: new, .. } = &op.request else {
@@ -524,11 +618,12 @@ pub fn lost_creates(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
         };
         let ack = acked_at(op);
         // Who else was given this id, or wrote the subject found there.
-        let other = history
-            .ops
-            .iter()
-            .filter(|o| o.session != op.session && o.task_id() == Some(id))
-            .filter(|o| matches!(o.request, Request::Create { .. }))
+        let other = creates
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|o| o.session != op.session)
             .min_by_key(|o| o.completion.at());
         let (why, cidx) = match other {
             Some(c) => (
@@ -718,14 +813,19 @@ pub fn lost_edges(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     out
 }
 
-pub fn torn_reads(torn: &[TornRead]) -> Vec<Witness> {
+/// One witness per torn state of a file.
+pub fn torn_writes(torn: &[TornRead]) -> Vec<Witness> {
     torn.iter()
         .map(|t| {
+            let again = match t.reads {
+                0 | 1 => String::new(),
+                n => format!("; {n} raw reads saw this same state"),
+            };
             Witness::new(
-                AnomalyKind::TornReads,
+                AnomalyKind::TornWrites,
                 None,
                 format!(
-                    "raw reader {} read {} at {}: {} bytes that do not parse ({})",
+                    "raw reader {} read {} at {}: {} bytes that do not parse ({}){again}",
                     t.reader,
                     t.file,
                     secs(t.at),

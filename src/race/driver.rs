@@ -10,6 +10,7 @@
 //! sessions cannot be interrupted mid-request: a killed in-process writer's request runs to
 //! the end and its answer is discarded (`info`), then the store instance is dropped.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
@@ -33,8 +34,10 @@ const MAX_KILL_DELAY_US: u64 = 3000;
 /// of the moment, such as reading a file another writer is rewriting), as an agent would.
 /// Every attempt is a request of its own in the history.
 const MAX_RETRIES: usize = 10;
-/// How many torn reads are kept with their details (all are counted).
-const MAX_TORN_KEPT: usize = 10_000;
+/// Between the setup session's last answer and the first writer request the history's
+/// clock skips the writers' start-up; this much is left, so that setup still ends strictly
+/// before any writer request begins.
+const SETUP_GAP: Duration = Duration::from_micros(1);
 
 /// Errors that stop a run: the target cannot be set up or read back.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +73,8 @@ pub struct Config {
     /// Raw readers polling the task files (for targets with a known layout).
     pub readers: usize,
     pub timeout: Duration,
+    /// What the target promises: anomalies it does not promise against are observations.
+    pub profile: crate::profile::Profile,
 }
 
 /// What a run produced, for the checker and the report.
@@ -80,16 +85,23 @@ pub struct Run {
     pub final_tasks: Vec<Task>,
     /// Unreadable task files at the end: (file, why).
     pub corrupt: Vec<(String, String)>,
+    /// The torn states of task files the raw readers saw, first seen first.
     pub torn: Vec<TornRead>,
-    pub torn_total: usize,
+    /// Raw reads that found a task file torn.
+    pub torn_reads: usize,
     pub raw_reads: usize,
     pub planned: usize,
     /// From the release of the writers to the last one finishing.
     pub elapsed: Duration,
-    /// When the writers were released: the first writer request (since the start;
-    /// history times count from the start, which is before the setup session ran).
+    /// When the writers were released: the first writer request, on the history's clock.
+    /// That clock starts at the setup session's first request and leaves out session
+    /// start-up: the setup session's before it, the writers' between the setup's last
+    /// answer and the release (nothing is in flight then), the final listing's after
+    /// `end`. A replacement session started after a kill is not left out: other writers'
+    /// requests run meanwhile.
     pub released: Duration,
-    /// When the final listing was taken (since the start).
+    /// When the writers had all finished, on the history's clock: the final listing
+    /// reads the state as of then.
     pub end: Duration,
     pub kills: usize,
     pub sessions: u32,
@@ -166,7 +178,7 @@ fn list_name() -> crate::task::ListName {
 
 /// Creates the workload's seeds through a setup session and returns their ids.
 fn setup(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     w: Workload,
     writers: usize,
     ops: usize,
@@ -187,6 +199,8 @@ fn setup(
             missing.join(", ")
         )));
     }
+    // The clock starts at the first request, after the session started.
+    ctx.start = Instant::now();
     let mut ids: Vec<TaskId> = Vec::new();
     for seed in workload::seeds(w, writers, ops) {
         let mut new = NewTask::new(seed.subject);
@@ -360,49 +374,87 @@ fn writer(
     out
 }
 
-/// Polls the list's task files until `stop`, counting reads and keeping torn ones.
-fn reader(
+/// What identifies one state of a file: inode, modification time, length and bytes. A
+/// writer changes at least one of them with every write, so reads of one state are reads
+/// of the same moment of the same write.
+fn file_state(meta: &std::fs::Metadata, bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let mut h = std::hash::DefaultHasher::new();
+    (meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size()).hash(&mut h);
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// What one raw reader saw: reads, torn reads, and the torn states keyed by file and state.
+struct ReaderOut {
+    reads: usize,
+    torn_reads: usize,
+    torn: HashMap<(String, u64), TornRead>,
+}
+
+/// Polls the list's task files until `stop`, counting reads and torn reads, and keeping
+/// each torn state of a file once with the number of reads that saw it.
+fn reader(n: usize, folder: &Path, layout: Layout, stop: &AtomicBool, ctx: &Ctx) -> ReaderOut {
+    let mut out = ReaderOut {
+        reads: 0,
+        torn_reads: 0,
+        torn: HashMap::new(),
+    };
+    while !stop.load(Ordering::Relaxed) {
+        read_pass(n, folder, layout, Some(stop), ctx, &mut out);
+        std::thread::yield_now();
+    }
+    out
+}
+
+/// Reads every task file of the folder once (stopping early when `stop` is set).
+fn read_pass(
     n: usize,
     folder: &Path,
     layout: Layout,
-    stop: &AtomicBool,
-    start: Instant,
-) -> (usize, usize, Vec<TornRead>) {
-    let (mut reads, mut torn_total, mut torn) = (0usize, 0usize, Vec::new());
-    while !stop.load(Ordering::Relaxed) {
-        let Ok(entries) = std::fs::read_dir(folder) else {
-            std::thread::yield_now();
+    stop: Option<&AtomicBool>,
+    ctx: &Ctx,
+    out: &mut ReaderOut,
+) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if layout.task_id_of(name).is_none() {
+            continue;
+        }
+        let Ok(mut file) = std::fs::File::open(entry.path()) else {
             continue;
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if layout.task_id_of(name).is_none() {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(entry.path()) else {
-                continue;
-            };
-            reads += 1;
-            if let Err(error) = parse_task(&bytes) {
-                torn_total += 1;
-                if torn.len() < MAX_TORN_KEPT {
-                    torn.push(TornRead {
-                        reader: n,
-                        at: start.elapsed(),
-                        file: format!("{LIST}/{name}"),
-                        len: bytes.len(),
-                        error,
-                    });
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
+        let Ok(meta) = file.metadata() else { continue };
+        let mut bytes = Vec::new();
+        if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+            continue;
         }
-        std::thread::yield_now();
+        out.reads += 1;
+        if let Err(error) = parse_task(&bytes) {
+            out.torn_reads += 1;
+            let file = format!("{LIST}/{name}");
+            let state = file_state(&meta, &bytes);
+            out.torn
+                .entry((file.clone(), state))
+                .or_insert_with(|| TornRead {
+                    reader: n,
+                    at: ctx.now(),
+                    file,
+                    len: bytes.len(),
+                    error,
+                    reads: 0,
+                })
+                .reads += 1;
+        }
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            break;
+        }
     }
-    (reads, torn_total, torn)
 }
 
 fn parse_task(bytes: &[u8]) -> Result<Task, String> {
@@ -455,7 +507,8 @@ pub fn run(
         keys: Arc::new(KeyTable::default()),
     };
     let mut setup_ops = Vec::new();
-    let ids = setup(&ctx, w, cfg.writers, cfg.ops, &mut setup_ops)?;
+    let ids = setup(&mut ctx, w, cfg.writers, cfg.ops, &mut setup_ops)?;
+    let setup_end = ctx.now();
     // Plan every request and intern every metadata key before the first answer arrives.
     let plans: Vec<Vec<Request>> = (0..cfg.writers)
         .map(|i| workload::plan(w, i, cfg.writers, cfg.ops, &ids, cfg.seed))
@@ -497,7 +550,7 @@ pub fn run(
         let reader_handles: Vec<_> = (0..readers)
             .map(|n| {
                 let (folder, stop) = (&folder, &stop);
-                s.spawn(move || reader(n, folder, layout, stop, ctx.start))
+                s.spawn(move || reader(n, folder, layout, stop, ctx))
             })
             .collect();
         let writer_handles: Vec<_> = plans
@@ -535,6 +588,7 @@ pub fn run(
             .collect();
         (outs, reads, elapsed, released_since_start)
     });
+    let end = ctx.now();
 
     let mut ops: Vec<Operation> = setup_ops;
     let (mut kills, mut errors) = (0, Vec::new());
@@ -552,19 +606,50 @@ pub fn run(
         .map(|o| o.invoke)
         .min()
         .unwrap_or(released);
-    for op in ops {
+    // One clock: cut the writers' start-up out of every time after the release.
+    let gap = released.saturating_sub(setup_end).saturating_sub(SETUP_GAP);
+    let shift = |t: Duration| {
+        if t >= released {
+            t - gap
+        } else {
+            t.min(setup_end)
+        }
+    };
+    for mut op in ops {
+        op.invoke = shift(op.invoke);
+        match &mut op.completion {
+            Completion::Ok { at, .. }
+            | Completion::Fail { at, .. }
+            | Completion::Info { at, .. } => *at = shift(*at),
+        }
         history.push(op);
     }
-    let (mut raw_reads, mut torn_total, mut torn) = (0, 0, Vec::new());
-    for (r, t, mut kept) in reads {
-        raw_reads += r;
-        torn_total += t;
-        torn.append(&mut kept);
+    let (released, end) = (shift(released), shift(end.max(released)));
+    let (mut raw_reads, mut torn_reads) = (0, 0);
+    let mut states: HashMap<(String, u64), TornRead> = HashMap::new();
+    for r in reads {
+        raw_reads += r.reads;
+        torn_reads += r.torn_reads;
+        for (key, mut t) in r.torn {
+            t.at = shift(t.at);
+            match states.entry(key) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(t);
+                }
+                std::collections::hash_map::Entry::Occupied(mut o) => {
+                    let seen = o.get_mut();
+                    seen.reads += t.reads;
+                    if (t.at, t.reader) < (seen.at, seen.reader) {
+                        (seen.at, seen.reader) = (t.at, t.reader);
+                    }
+                }
+            }
+        }
     }
-    torn.sort_by_key(|t| t.at);
+    let mut torn: Vec<TornRead> = states.into_values().collect();
+    torn.sort_by(|a, b| (a.at, &a.file, a.reader).cmp(&(b.at, &b.file, b.reader)));
 
     let mut last = ctx.open().map_err(DriverError::Open)?;
-    let end = ctx.now();
     let (final_tasks, listed_corrupt) =
         match last.session.request(&Request::List { list: list_name() }) {
             Ok(Response::Tasks { tasks, corrupt }) => (tasks, corrupt),
@@ -589,7 +674,7 @@ pub fn run(
         final_tasks,
         corrupt,
         torn,
-        torn_total,
+        torn_reads,
         raw_reads,
         planned,
         elapsed,
@@ -600,4 +685,49 @@ pub fn run(
         errors,
         layout,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_torn_state_read_many_times_is_one_torn_write() {
+        let root = tempfile::tempdir().unwrap();
+        let folder = root.path().join(LIST);
+        std::fs::create_dir_all(&folder).unwrap();
+        let ctx = Ctx {
+            target: TargetSpec::Reference,
+            root: root.path().to_path_buf(),
+            options: SessionOptions::default(),
+            start: Instant::now(),
+            next_session: AtomicU32::new(0),
+            keys: Arc::new(KeyTable::default()),
+        };
+        let mut out = ReaderOut {
+            reads: 0,
+            torn_reads: 0,
+            torn: HashMap::new(),
+        };
+        let pass = |out: &mut ReaderOut| read_pass(0, &folder, Layout::ClaudeCode, None, &ctx, out);
+        // A writer truncated 1.json and has not written it yet; readers see that moment
+        // again and again.
+        std::fs::write(folder.join("1.json"), "").unwrap();
+        for _ in 0..5 {
+            pass(&mut out);
+        }
+        assert_eq!((out.reads, out.torn_reads, out.torn.len()), (5, 5, 1));
+        // Half written: another torn state of the file.
+        std::fs::write(folder.join("1.json"), "{\"id\": \"1\", \"subj").unwrap();
+        pass(&mut out);
+        pass(&mut out);
+        // Whole: not torn.
+        let whole = Task::new(TaskId(1), "a").to_json().to_string();
+        std::fs::write(folder.join("1.json"), whole).unwrap();
+        pass(&mut out);
+        assert_eq!((out.reads, out.torn_reads, out.torn.len()), (8, 7, 2));
+        let mut reads: Vec<usize> = out.torn.values().map(|t| t.reads).collect();
+        reads.sort();
+        assert_eq!(reads, vec![2, 5]);
+    }
 }

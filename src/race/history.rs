@@ -5,9 +5,10 @@
 //! Answers are kept in a compact form ([`TaskView`]): the metadata workloads make a task
 //! grow to thousands of keys, and every `update` answer carries the whole task, so keeping
 //! each answer as a [`Task`] would cost quadratic memory. Instead every metadata (key,
-//! value) pair a request sets is numbered once ([`KeyTable`]), and an answer keeps one bit
-//! per pair it holds; a key or value no request wrote marks the view `foreign`. The checker
-//! never needs more than that: it only asks whether a written value is there.
+//! value) pair a request sets is numbered once ([`KeyTable`]), and an answer keeps the
+//! sorted numbers of the pairs it holds ([`PairSet`]); a key or value no request wrote marks
+//! the view `foreign`. The checker never needs more than that: it only asks whether a
+//! written value is there.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -17,32 +18,41 @@ use serde_json::Value;
 use crate::protocol::{ErrorKind, Request};
 use crate::task::{Change, Status, Task, TaskId};
 
-/// A set of interned metadata keys, one bit each. Trailing zero words are trimmed, so two
-/// equal sets are equal as values whatever order they were built in.
+/// A set of interned metadata pairs, kept as their sorted numbers. A task's metadata holds
+/// one value per key, so a set is as small as the task's metadata, however long the history
+/// is: a bit set indexed by pair number grew with every value ever written, and made every
+/// answer, every model state and every step of the search cost time in the history's length.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Bits(Vec<u64>);
+pub struct PairSet(Vec<u32>);
 
-impl Bits {
-    pub fn insert(&mut self, i: usize) {
-        let (w, b) = (i / 64, i % 64);
-        if self.0.len() <= w {
-            self.0.resize(w + 1, 0);
-        }
-        self.0[w] |= 1 << b;
+impl PairSet {
+    fn number(p: usize) -> u32 {
+        u32::try_from(p).expect("fewer than 2^32 metadata pairs in one history")
     }
 
-    pub fn remove(&mut self, i: usize) {
-        let (w, b) = (i / 64, i % 64);
-        if let Some(word) = self.0.get_mut(w) {
-            *word &= !(1 << b);
-        }
-        while self.0.last() == Some(&0) {
-            self.0.pop();
+    pub fn insert(&mut self, p: usize) {
+        let p = Self::number(p);
+        if let Err(i) = self.0.binary_search(&p) {
+            self.0.insert(i, p);
         }
     }
 
-    pub fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    pub fn remove(&mut self, p: usize) {
+        if let Ok(i) = self.0.binary_search(&Self::number(p)) {
+            self.0.remove(i);
+        }
+    }
+
+    pub fn contains(&self, p: usize) -> bool {
+        self.0.binary_search(&Self::number(p)).is_ok()
+    }
+
+    /// Sets the key of pair `p` to `p`'s value: any other value of that key leaves the set.
+    /// Costs the size of the set, not the number of values the key ever had.
+    pub fn set(&mut self, keys: &KeyTable, p: usize) {
+        let key = keys.key_of[p];
+        self.0.retain(|&q| keys.key_of[q as usize] != key);
+        self.insert(p);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -50,16 +60,12 @@ impl Bits {
     }
 
     pub fn len(&self) -> usize {
-        self.0.iter().map(|w| w.count_ones() as usize).sum()
+        self.0.len()
     }
 
     /// The members, smallest first.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &word)| {
-            (0..64)
-                .filter(move |b| word & (1 << b) != 0)
-                .map(move |b| w * 64 + b)
-        })
+        self.0.iter().map(|&p| p as usize)
     }
 }
 
@@ -74,6 +80,9 @@ pub struct KeyTable {
     pair_index: HashMap<(usize, String), usize>,
     /// key number -> its pairs
     pairs_of: Vec<Vec<usize>>,
+    /// pair -> its key number, densely: [`PairSet::set`] asks it for every pair of a task
+    /// at every step of the search, and `pairs` is ten times as wide.
+    key_of: Vec<u32>,
 }
 
 impl KeyTable {
@@ -95,6 +104,8 @@ impl KeyTable {
         }
         let p = self.pairs.len();
         self.pairs.push((k, value.clone()));
+        self.key_of
+            .push(u32::try_from(k).expect("fewer than 2^32 metadata keys in one history"));
         self.pair_index.insert((k, text), p);
         self.pairs_of[k].push(p);
         p
@@ -121,6 +132,11 @@ impl KeyTable {
         &self.pairs_of[self.pairs[p].0]
     }
 
+    /// The number of the key of pair `p`.
+    pub fn key_number(&self, p: usize) -> usize {
+        self.key_of[p] as usize
+    }
+
     /// `key=value` of pair `p`, for witnesses.
     pub fn show(&self, p: usize) -> String {
         format!("{}={}", self.key(p), self.value(p))
@@ -128,8 +144,8 @@ impl KeyTable {
 
     /// The interned pairs `metadata` holds, and whether it holds anything else (a key or
     /// a value no request set).
-    pub fn view(&self, metadata: Option<&serde_json::Map<String, Value>>) -> (Bits, bool) {
-        let mut bits = Bits::default();
+    pub fn view(&self, metadata: Option<&serde_json::Map<String, Value>>) -> (PairSet, bool) {
+        let mut bits = PairSet::default();
         let mut foreign = false;
         for (k, v) in metadata.into_iter().flatten() {
             match self.get(k, v) {
@@ -152,7 +168,7 @@ pub struct TaskView {
     pub active_form: Option<String>,
     pub blocks: BTreeSet<TaskId>,
     pub blocked_by: BTreeSet<TaskId>,
-    pub metadata: Bits,
+    pub metadata: PairSet,
     /// The metadata held a key or value no request wrote.
     pub foreign: bool,
 }
@@ -290,6 +306,10 @@ pub struct History {
     /// its end) before it records `info`. An adapter that hands requests to a process
     /// outside its group breaks this; `false` (the default) assumes nothing.
     pub info_bounded: bool,
+    /// The interned metadata pairs each operation sets, by history index, computed once
+    /// when it is pushed (the checker asks several times per operation, and each lookup
+    /// formats and hashes the value). Read through [`History::pairs`].
+    pub op_pairs: Vec<Box<[u32]>>,
 }
 
 impl History {
@@ -351,10 +371,27 @@ impl History {
         });
     }
 
-    /// Appends an operation, numbering it.
+    /// Appends an operation, numbering it. Its metadata keys must be interned already.
     pub fn push(&mut self, mut op: Operation) {
         op.index = self.ops.len();
+        if self.op_pairs.len() == op.index {
+            let pairs: Box<[u32]> = op.metadata_pairs(&self.keys).map(|p| p as u32).collect();
+            self.op_pairs.push(pairs);
+        }
         self.ops.push(op);
+    }
+
+    /// The interned metadata pairs `op` sets: remembered when it was pushed, else looked up.
+    pub fn pairs<'a>(&'a self, op: &'a Operation) -> impl Iterator<Item = usize> + 'a {
+        let cached = self
+            .op_pairs
+            .get(op.index)
+            .filter(|_| self.ops.get(op.index).is_some_and(|o| std::ptr::eq(o, op)));
+        let (hit, miss) = match cached {
+            Some(p) => (Some(p.iter().map(|&p| p as usize)), None),
+            None => (None, Some(op.metadata_pairs(&self.keys))),
+        };
+        hit.into_iter().flatten().chain(miss.into_iter().flatten())
     }
 
     /// Number of requests by completion: (acknowledged, failed, unknown).
@@ -377,11 +414,11 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn bits_compare_as_sets() {
-        let mut a = Bits::default();
+    fn pair_sets_compare_as_sets() {
+        let mut a = PairSet::default();
         a.insert(3);
         a.insert(130);
-        let mut b = Bits::default();
+        let mut b = PairSet::default();
         b.insert(130);
         b.insert(3);
         b.insert(200);
@@ -390,6 +427,25 @@ mod tests {
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![3, 130]);
         assert_eq!(a.len(), 2);
         assert!(a.contains(130) && !a.contains(4));
+    }
+
+    #[test]
+    fn setting_a_key_replaces_its_value_whatever_its_history() {
+        // Ten thousand values of one key were written; the set holds one, and setting the
+        // key again looks at the set, not at the key's history.
+        let mut keys = KeyTable::default();
+        let pairs: Vec<usize> = (0..10_000).map(|v| keys.intern("a", &json!(v))).collect();
+        let b = keys.intern("b", &json!(1));
+        let mut s = PairSet::default();
+        s.insert(b);
+        for &p in &pairs {
+            s.set(&keys, p);
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![pairs[9_999], b]);
+        s.set(&keys, pairs[3]);
+        assert_eq!(s.len(), 2);
+        assert!(s.contains(pairs[3]) && !s.contains(pairs[9_999]) && s.contains(b));
+        assert_eq!(keys.key_number(pairs[3]), keys.key_number(pairs[0]));
     }
 
     #[test]

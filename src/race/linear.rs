@@ -9,7 +9,8 @@
 //! it. They are tried only after every answered candidate, which keeps the search close to
 //! linear when the history is fine. A configuration (which
 //! operations are linearized, and the model state) is remembered by a 128-bit fingerprint
-//! and never explored twice. The search has a step budget: when it runs out the verdict is
+//! (the set's part kept incrementally, so a step costs the model state's size, not the
+//! history's) and never explored twice. The search has a step budget: when it runs out the verdict is
 //! [`Verdict::Unknown`], never a pass.
 
 use std::collections::HashSet;
@@ -160,36 +161,74 @@ impl Events {
     /// The operations that may come next: those invoked before the earliest completion
     /// still pending, required ones first (in invoke order), then optional ones. Also the
     /// operation whose return bounds the window, if any.
-    fn candidates<O>(&self, entries: &[Entry<O>]) -> (Vec<usize>, Vec<usize>, Option<usize>) {
-        let (mut required, mut optional) = (Vec::new(), Vec::new());
+    /// They are appended to `out`; `optional` is scratch space.
+    fn candidates<O>(
+        &self,
+        entries: &[Entry<O>],
+        out: &mut Vec<Choice>,
+        optional: &mut Vec<usize>,
+    ) -> Option<usize> {
+        optional.clear();
         let mut node = self.next[0];
+        let mut bound = None;
         while node != NIL {
             match self.kind[node] {
-                Kind::Return => return (required, optional, Some(self.op[node])),
+                Kind::Return => {
+                    bound = Some(self.op[node]);
+                    break;
+                }
                 Kind::Call => {
                     let op = self.op[node];
                     if entries[op].optional {
                         optional.push(op);
                     } else {
-                        required.push(op);
+                        out.push(Choice::Place(op));
                     }
                 }
             }
             node = self.next[node];
         }
-        (required, optional, None)
+        out.extend(optional.iter().map(|&op| Choice::Place(op)));
+        bound
     }
 }
 
-fn fingerprint<S: Hash>(linearized: &[u64], state: &S) -> (u64, u64) {
-    let mut a = std::hash::DefaultHasher::new();
-    linearized.hash(&mut a);
-    state.hash(&mut a);
-    let mut b = std::hash::DefaultHasher::new();
-    0x9e37_79b9_7f4a_7c15u64.hash(&mut b);
-    state.hash(&mut b);
-    linearized.hash(&mut b);
-    (a.finish(), b.finish())
+/// A 64-bit mix of `x` (splitmix64's finalizer): the random-looking number an operation
+/// contributes to the fingerprint of every set of linearized operations holding it.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The set of linearized operations, fingerprinted incrementally (Zobrist hashing): each
+/// operation has two random 64-bit numbers, and the set's fingerprint is the exclusive or
+/// of its members' numbers, updated in constant time as operations are placed and undone.
+/// Hashing the set as a bit vector instead costs its length at every step, which made the
+/// search quadratic in the history.
+#[derive(Default)]
+struct Placed {
+    a: u64,
+    b: u64,
+}
+
+impl Placed {
+    fn toggle(&mut self, op: usize) {
+        self.a ^= mix(op as u64);
+        self.b ^= mix((op as u64) ^ 0x5851_f42d_4c95_7f2d);
+    }
+
+    /// The configuration's fingerprint: the state is hashed once (SipHash, 64 bits) and
+    /// combined with each half of the set's. Hashing it twice, as a 128-bit state hash
+    /// would, doubled the cost of a step for a collision chance that is already below one
+    /// in ten million for a million configurations.
+    fn fingerprint<S: Hash>(&self, state: &S) -> (u64, u64) {
+        let mut h = std::hash::DefaultHasher::new();
+        state.hash(&mut h);
+        let s = h.finish();
+        (mix(s ^ self.a), mix(s.rotate_left(32) ^ self.b))
+    }
 }
 
 /// One choice at a point of the search: place an operation, or decide that an optional
@@ -200,8 +239,11 @@ enum Choice {
     Skip(usize),
 }
 
+/// A point of the search: its choices are `choices[start..end]` of the search's one arena
+/// (a frame per placed operation would otherwise allocate its own list at every step).
 struct Frame<S> {
-    candidates: Vec<Choice>,
+    start: usize,
+    end: usize,
     next: usize,
     /// The operation this frame linearized and the state before it, to undo on backtrack.
     chosen: Option<(usize, S)>,
@@ -210,43 +252,57 @@ struct Frame<S> {
 /// Checks `entries` against `model`, spending at most `budget` steps (one step is one
 /// attempt to place one operation).
 pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
+    match search(model, entries, budget, false) {
+        // The witness needs the state at the deepest point, which costs a copy of the
+        // state every time the search goes deeper; a history that fails is searched again,
+        // the same way, keeping it.
+        Verdict::NotLinearizable { .. } => search(model, entries, budget, true),
+        v => v,
+    }
+}
+
+/// The search. With `explain`, the state at the deepest point is kept and the reason is
+/// given; without, the reason of a failure is empty.
+fn search<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64, explain: bool) -> Verdict {
     let mut events = Events::new(entries);
     let required_total = entries.iter().filter(|e| !e.optional).count();
     let mut placed_required = 0usize;
-    let mut linearized = vec![0u64; entries.len().div_ceil(64)];
+    let mut linearized = Placed::default();
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut state = model.init();
     let mut steps = 0u64;
-    // Deepest point reached, for the witness: (placed, stuck op, state there).
-    let mut deepest: Option<(usize, usize, M::State)> = None;
+    // Deepest point reached, for the witness: (placed, stuck op, state there if kept).
+    let mut deepest: Option<(usize, usize, Option<M::State>)> = None;
     let mut stack: Vec<Frame<M::State>> = Vec::new();
+    let mut choices: Vec<Choice> = Vec::new();
+    let mut optional: Vec<usize> = Vec::new();
     let mut fresh = true;
     loop {
         if fresh {
             if placed_required == required_total {
                 return Verdict::Linearizable { steps };
             }
-            let (required, optional, bound) = events.candidates(entries);
-            let mut cands: Vec<Choice> = required.into_iter().map(Choice::Place).collect();
-            cands.extend(optional.into_iter().map(Choice::Place));
+            let start = choices.len();
+            let bound = events.candidates(entries, &mut choices, &mut optional);
             if let Some(b) = bound {
                 if entries[b].optional {
-                    cands.push(Choice::Skip(b));
+                    choices.push(Choice::Skip(b));
                 } else if deepest.as_ref().is_none_or(|d| stack.len() > d.0) {
-                    deepest = Some((stack.len(), b, state.clone()));
+                    deepest = Some((stack.len(), b, explain.then(|| state.clone())));
                 }
             }
             stack.push(Frame {
-                candidates: cands,
-                next: 0,
+                start,
+                end: choices.len(),
+                next: start,
                 chosen: None,
             });
             fresh = false;
         }
         let frame = stack.last_mut().expect("a frame");
         let mut advanced = false;
-        while frame.next < frame.candidates.len() {
-            let choice = frame.candidates[frame.next];
+        while frame.next < frame.end {
+            let choice = choices[frame.next];
             frame.next += 1;
             steps += 1;
             if steps > budget {
@@ -259,9 +315,9 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
                 },
                 Choice::Skip(op) => (op, state.clone()),
             };
-            linearized[op / 64] |= 1 << (op % 64);
-            if !seen.insert(fingerprint(&linearized, &after)) {
-                linearized[op / 64] &= !(1 << (op % 64));
+            linearized.toggle(op);
+            if !seen.insert(linearized.fingerprint(&after)) {
+                linearized.toggle(op);
                 continue;
             }
             events.lift(op);
@@ -279,13 +335,16 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
             continue;
         }
         // Every candidate failed here: undo the parent's choice and let it try its next.
-        stack.pop();
+        let done = stack.pop().expect("a frame");
+        choices.truncate(done.start);
         let Some(parent) = stack.last_mut() else {
             let (prefix, stuck, at) = deepest.expect("a history with required operations");
             return Verdict::NotLinearizable {
                 stuck,
                 prefix,
-                reason: model.explain(&at, &entries[stuck].op),
+                reason: at
+                    .map(|at| model.explain(&at, &entries[stuck].op))
+                    .unwrap_or_default(),
                 steps,
             };
         };
@@ -294,7 +353,7 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
             .take()
             .expect("a parent frame placed an operation");
         events.unlift(op);
-        linearized[op / 64] &= !(1 << (op % 64));
+        linearized.toggle(op);
         if !entries[op].optional {
             placed_required -= 1;
         }

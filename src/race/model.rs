@@ -11,10 +11,13 @@
 //! describe the request (`io`, `corrupt`, `invalid`, `unsupported`) are counted by the
 //! checker, not modelled, and are taken to have changed nothing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::history::{Bits, Completion, History, KeyTable, TaskView};
+use std::collections::{HashMap, HashSet};
+
+use super::history::{Completion, History, KeyTable, PairSet, TaskView};
 use super::linear::{Entry, Model};
 use crate::protocol::{ErrorKind, Request};
 use crate::task::{Change, Status, Task, TaskId};
@@ -29,7 +32,7 @@ pub struct TaskState {
     pub active_form: Option<String>,
     pub blocks: BTreeSet<TaskId>,
     pub blocked_by: BTreeSet<TaskId>,
-    pub metadata: Bits,
+    pub metadata: PairSet,
 }
 
 impl TaskState {
@@ -42,7 +45,7 @@ impl TaskState {
             active_form: None,
             blocks: BTreeSet::new(),
             blocked_by: BTreeSet::new(),
-            metadata: Bits::default(),
+            metadata: PairSet::default(),
         }
     }
 
@@ -133,9 +136,11 @@ pub enum Action {
 
 /// What the history says came of the operation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expect {
-    /// Acknowledged; the answer showed this task (`None`: not observed on this task).
-    Ok(Option<TaskView>),
+pub enum Expect<'h> {
+    /// Acknowledged; the answer showed this task (`None`: not observed on this task). The
+    /// view is borrowed from the history: copying every answer would cost as much as the
+    /// search itself.
+    Ok(Option<Cow<'h, TaskView>>),
     /// The final listing did not hold the task.
     Absent,
     /// Refused with this kind; nothing changed.
@@ -146,11 +151,11 @@ pub enum Expect {
 
 /// One operation on one task.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TaskOp {
+pub struct TaskOp<'h> {
     /// Index in the history; `None` for the final listing.
     pub history_index: Option<usize>,
     pub action: Action,
-    pub expect: Expect,
+    pub expect: Expect<'h>,
 }
 
 /// The model of one task.
@@ -185,7 +190,7 @@ impl TaskModel<'_> {
                     active_form: active_form.clone(),
                     blocks: blocks.clone(),
                     blocked_by: blocked_by.clone(),
-                    metadata: Bits::default(),
+                    metadata: PairSet::default(),
                 };
                 for &k in metadata {
                     n.metadata.insert(k);
@@ -212,14 +217,11 @@ impl TaskModel<'_> {
                 change(&mut n.owner, owner);
                 change(&mut n.active_form, active_form);
                 if *metadata_clear {
-                    n.metadata = Bits::default();
+                    n.metadata = PairSet::default();
                 }
                 for &p in metadata_set {
                     // A key holds one value: setting it replaces whatever it held.
-                    for &q in self.keys.same_key(p) {
-                        n.metadata.remove(q);
-                    }
-                    n.metadata.insert(p);
+                    n.metadata.set(self.keys, p);
                 }
                 for x in remove_blocked_by {
                     n.blocked_by.remove(x);
@@ -289,15 +291,15 @@ fn change(slot: &mut Option<String>, c: &Change<String>) {
     }
 }
 
-impl Model for TaskModel<'_> {
+impl<'a> Model for TaskModel<'a> {
     type State = TaskState;
-    type Op = TaskOp;
+    type Op = TaskOp<'a>;
 
     fn init(&self) -> TaskState {
         TaskState::absent()
     }
 
-    fn step(&self, s: &TaskState, op: &TaskOp) -> Option<TaskState> {
+    fn step(&self, s: &TaskState, op: &TaskOp<'a>) -> Option<TaskState> {
         let applied = self.apply(s, &op.action);
         match &op.expect {
             Expect::Ok(view) => {
@@ -316,7 +318,7 @@ impl Model for TaskModel<'_> {
         }
     }
 
-    fn explain(&self, s: &TaskState, op: &TaskOp) -> String {
+    fn explain(&self, s: &TaskState, op: &TaskOp<'a>) -> String {
         let before = s.describe(self.keys);
         match (&op.expect, self.apply(s, &op.action)) {
             (Expect::Ok(_), Err(_)) if op.history_index.is_none() => {
@@ -406,22 +408,22 @@ fn judged(kind: ErrorKind) -> bool {
 
 /// Splits the history into one sub-history per task, adding the final listing as a read of
 /// every task at `end` (after every answered operation).
-pub fn partition(
-    history: &History,
+pub fn partition<'h>(
+    history: &'h History,
     final_tasks: &[Task],
     end: Duration,
-) -> BTreeMap<TaskId, Vec<Entry<TaskOp>>> {
-    let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp>>> = BTreeMap::new();
+) -> BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> {
+    let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> = BTreeMap::new();
     let keys = &history.keys;
     for op in &history.ops {
         let (expect, complete) = match &op.completion {
-            Completion::Ok { at, .. } => (Expect::Ok(op.answer().cloned()), Some(*at)),
+            Completion::Ok { at, .. } => (Expect::Ok(op.answer().map(Cow::Borrowed)), Some(*at)),
             Completion::Fail { at, kind, .. } if judged(*kind) => (Expect::Fail(*kind), Some(*at)),
             Completion::Fail { .. } => continue,
             Completion::Info { at, .. } => (Expect::Unknown, history.info_bounded.then_some(*at)),
         };
         let optional = matches!(expect, Expect::Unknown);
-        let mut push = |id: TaskId, action: Action, expect: Expect| {
+        let mut push = |id: TaskId, action: Action, expect: Expect<'h>| {
             parts.entry(id).or_default().push(Entry {
                 op: TaskOp {
                     history_index: Some(op.index),
@@ -444,7 +446,7 @@ pub fn partition(
             Request::Create { task, .. } => {
                 // An unanswered create has no known id; it is judged by the final listing.
                 let Some(id) = op.task_id() else { continue };
-                let metadata = op.metadata_pairs(keys).collect();
+                let metadata = history.pairs(op).collect();
                 if effects {
                     for &b in &task.blocked_by {
                         push(b, edge(true, true, id), side(&expect));
@@ -482,7 +484,7 @@ pub fn partition(
                     }
                 }
                 let (metadata_set, metadata_clear) = match &patch.metadata {
-                    Change::Set(_) => (op.metadata_pairs(keys).collect(), false),
+                    Change::Set(_) => (history.pairs(op).collect(), false),
                     Change::Remove => (Vec::new(), true),
                     Change::Keep => (Vec::new(), false),
                 };
@@ -522,15 +524,17 @@ pub fn partition(
     let listed: BTreeMap<TaskId, &Task> = final_tasks.iter().map(|t| (t.id, t)).collect();
     // An unanswered create has no known id: it may be any listed task that no answered
     // create accounts for and that has its subject.
-    let unanswered_creates: Vec<_> = history
-        .ops
-        .iter()
-        .filter(|o| o.is_info())
-        .filter_map(|o| match &o.request {
-            Request::Create { task, .. } => Some((o, task)),
-            _ => None,
-        })
-        .collect();
+    // Indexed by subject, in history order: looking them up per listed task costs what they
+    // match, not every unanswered create of the run.
+    let mut unanswered_creates: HashMap<&str, Vec<_>> = HashMap::new();
+    for o in history.ops.iter().filter(|o| o.is_info()) {
+        if let Request::Create { task, .. } = &o.request {
+            unanswered_creates
+                .entry(task.subject.as_str())
+                .or_default()
+                .push((o, task));
+        }
+    }
     for (id, t) in &listed {
         let entries = parts.entry(*id).or_default();
         if entries
@@ -540,8 +544,9 @@ pub fn partition(
             continue;
         }
         for (o, new) in unanswered_creates
-            .iter()
-            .filter(|(_, n)| n.subject == t.subject)
+            .get(t.subject.as_str())
+            .into_iter()
+            .flatten()
         {
             entries.push(Entry {
                 op: TaskOp {
@@ -552,7 +557,7 @@ pub fn partition(
                         active_form: new.active_form.clone(),
                         blocks: new.blocks.clone(),
                         blocked_by: new.blocked_by.clone(),
-                        metadata: o.metadata_pairs(keys).collect(),
+                        metadata: history.pairs(o).collect(),
                     },
                     expect: Expect::Unknown,
                 },
@@ -564,7 +569,7 @@ pub fn partition(
     }
     for (id, entries) in parts.iter_mut() {
         let expect = match listed.get(id) {
-            Some(t) => Expect::Ok(Some(TaskView::new(t, keys))),
+            Some(t) => Expect::Ok(Some(Cow::Owned(TaskView::new(t, keys)))),
             None => Expect::Absent,
         };
         entries.push(Entry {
@@ -588,17 +593,36 @@ pub fn partition(
 /// helps explain the history, so leaving it out changes no verdict, and it spares the
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
-fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
-    let mut pairs = Bits::default();
-    let mut subjects = BTreeSet::new();
-    let mut forms = BTreeSet::new();
+fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
+    // Only pairs that unanswered updates set need looking for in the answers: a bit per
+    // pair up to the highest of those, marked from each answer's sorted pairs until it
+    // passes that (every answer holds the task's whole metadata; collecting all of it into
+    // a set cost more than the search).
+    let top = entries
+        .iter()
+        .filter(|e| matches!(e.op.expect, Expect::Unknown))
+        .filter_map(|e| match &e.op.action {
+            Action::Update { metadata_set, .. } => metadata_set.iter().max(),
+            _ => None,
+        })
+        .max()
+        .copied();
+    let mut pairs = vec![0u64; top.map_or(0, |t| t / 64 + 1)];
+    let mut subjects = HashSet::new();
+    let mut forms = HashSet::new();
     for e in entries.iter() {
         if let Expect::Ok(Some(v)) = &e.op.expect {
-            for p in v.metadata.iter() {
-                pairs.insert(p);
+            if let Some(top) = top {
+                for p in v.metadata.iter().take_while(|&p| p <= top) {
+                    pairs[p / 64] |= 1 << (p % 64);
+                }
             }
-            subjects.insert(v.subject.clone());
-            if let Some(a) = &v.active_form {
+            if !subjects.contains(&v.subject) {
+                subjects.insert(v.subject.clone());
+            }
+            if let Some(a) = &v.active_form
+                && !forms.contains(a)
+            {
                 forms.insert(a.clone());
             }
         }
@@ -626,7 +650,9 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp>>) {
             && add_blocked_by.is_empty()
             && remove_blocks.is_empty()
             && remove_blocked_by.is_empty());
-        let seen = metadata_set.iter().any(|p| pairs.contains(*p))
+        let seen = metadata_set
+            .iter()
+            .any(|&p| pairs.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0))
             || subject.as_ref().is_some_and(|x| subjects.contains(x))
             || match active_form {
                 Change::Keep => false,
@@ -664,7 +690,7 @@ mod tests {
         }
     }
 
-    fn entry(action: Action, expect: Expect) -> Entry<TaskOp> {
+    fn entry(action: Action, expect: Expect<'static>) -> Entry<TaskOp<'static>> {
         let optional = matches!(expect, Expect::Unknown);
         Entry {
             op: TaskOp {
@@ -680,7 +706,7 @@ mod tests {
 
     #[test]
     fn unanswered_updates_nobody_observed_are_dropped() {
-        let mut seen = Bits::default();
+        let mut seen = PairSet::default();
         seen.insert(1);
         let view = TaskView {
             id: TaskId(1),
@@ -698,7 +724,7 @@ mod tests {
             entry(update(vec![1], Change::Keep), Expect::Unknown),
             // An owner decides later claims, so it is kept even when never read back.
             entry(update(vec![], Change::Set("x".into())), Expect::Unknown),
-            entry(Action::Read, Expect::Ok(Some(view))),
+            entry(Action::Read, Expect::Ok(Some(Cow::Owned(view)))),
         ];
         prune_unobserved(&mut entries);
         let kept: Vec<&Action> = entries.iter().map(|e| &e.op.action).collect();

@@ -1,5 +1,7 @@
 //! The race report: one record per workload run, built from the run and the checker's
-//! findings, written as JSON (format version 1) and summarized on the terminal.
+//! findings, written as JSON (format version [`FORMAT_VERSION`]) and summarized on the
+//! terminal. Each finding is an anomaly when the profile the run is judged by promises
+//! against it, else an observation (reported, never failed).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,9 +11,12 @@ use serde::Serialize;
 use super::check::{AnomalyKind, Findings, LinSummary, Witness};
 use super::driver::Run;
 use super::history::Completion;
+use crate::profile::Profile;
 
-/// The JSON report's format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// The JSON report's format version. 2: `profile`, `observations` (per run and in all),
+/// `torn_writes` counting torn file states with the raw `torn_reads` beside, `released_s`,
+/// witnesses marked `observation`, `runs_with_observations`; times from the first request.
+pub const FORMAT_VERSION: u32 = 2;
 /// Witnesses kept per kind and run in the JSON report (all are counted).
 pub const MAX_WITNESSES_PER_KIND: usize = 20;
 /// The same when a workload is repeated (`--runs`), so a report of many runs stays small.
@@ -45,8 +50,17 @@ pub struct WorkloadReport {
     pub kills: usize,
     pub sessions: u32,
     pub seconds: f64,
+    /// When the writers were released, on the run's clock (which starts at the first
+    /// request, the setup session's, and leaves out session start-up): every time in a
+    /// witness is on that clock.
+    pub released_s: f64,
     pub raw_reads: usize,
+    /// Raw reads that found a task file torn; `torn_writes` counts the torn states.
+    pub torn_reads: usize,
+    /// What the profile promises against and the run found: these fail the run.
     pub anomalies: BTreeMap<&'static str, usize>,
+    /// What the run found that the profile does not promise: reported, never failed.
+    pub observations: BTreeMap<&'static str, usize>,
     pub linearizability: LinSummary,
     /// When the first lost change was lost, in seconds since the writers were released.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,6 +69,14 @@ pub struct WorkloadReport {
     pub witnesses_omitted: usize,
     /// Protocol errors and sessions that could not be opened.
     pub errors: Vec<String>,
+    /// Whether the profile promises linearizability (S19): an unknown verdict then keeps
+    /// the run from passing.
+    #[serde(skip)]
+    pub lin_promised: bool,
+}
+
+fn zero_counts() -> BTreeMap<&'static str, usize> {
+    AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect()
 }
 
 impl WorkloadReport {
@@ -82,17 +104,22 @@ impl WorkloadReport {
             kills: 0,
             sessions: 0,
             seconds: 0.0,
+            released_s: 0.0,
             raw_reads: 0,
-            anomalies: AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect(),
+            torn_reads: 0,
+            anomalies: zero_counts(),
+            observations: zero_counts(),
             linearizability: LinSummary::default(),
             first_loss_s: None,
             witnesses: Vec::new(),
             witnesses_omitted: 0,
             errors: Vec::new(),
+            lin_promised: true,
         }
     }
 
-    /// A run's record, keeping at most `keep` witnesses of each kind.
+    /// A run's record, judged by `profile`, keeping at most `keep` witnesses of each kind.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         run: &Run,
         f: &Findings,
@@ -101,6 +128,7 @@ impl WorkloadReport {
         writers: usize,
         ops: usize,
         keep: usize,
+        profile: Profile,
     ) -> WorkloadReport {
         let writer_ops = run.history.ops.iter().filter(|o| o.writer.is_some());
         let (mut acknowledged, mut refused, mut unknown, mut requests) = (0, 0, 0, 0);
@@ -129,13 +157,22 @@ impl WorkloadReport {
             let n = per_kind.entry(w.kind).or_default();
             *n += 1;
             if *n <= keep {
-                witnesses.push(w.clone());
+                let mut w = w.clone();
+                w.observation = !w.kind.promised_by(profile);
+                witnesses.push(w);
             } else {
                 omitted += 1;
             }
         }
-        omitted += f.count(AnomalyKind::TornReads)
-            - per_kind.get(&AnomalyKind::TornReads).copied().unwrap_or(0);
+        let (mut anomalies, mut observations) = (zero_counts(), zero_counts());
+        for k in AnomalyKind::ALL {
+            let side = if k.promised_by(profile) {
+                &mut anomalies
+            } else {
+                &mut observations
+            };
+            side.insert(k.name(), f.count(k));
+        }
         // The first loss the history shows happening: the earliest answer of a request that
         // dropped an acknowledged change of a writer (the witness names it as culprit). When
         // no witness has a culprit (say, the file was left unreadable), the earliest
@@ -174,26 +211,39 @@ impl WorkloadReport {
             kills: run.kills,
             sessions: run.sessions,
             seconds: run.elapsed.as_secs_f64(),
+            released_s: run.released.as_secs_f64(),
             raw_reads: run.raw_reads,
-            anomalies: AnomalyKind::ALL
-                .iter()
-                .map(|k| (k.name(), f.count(*k)))
-                .collect(),
+            torn_reads: run.torn_reads,
+            anomalies,
+            observations,
             linearizability: f.lin.clone(),
             first_loss_s,
             witnesses,
             witnesses_omitted: omitted,
             errors: run.errors.clone(),
+            lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
         }
     }
 
+    /// Anomalies the profile promised against.
     pub fn total(&self) -> usize {
         self.anomalies.values().sum()
     }
 
-    /// Whether the run passes: no anomaly, no unknown verdict, no target error.
+    /// Findings the profile does not promise against.
+    pub fn observed(&self) -> usize {
+        self.observations.values().sum()
+    }
+
+    /// Whether the run found no anomaly the profile promises against, and no promised
+    /// linearizability check was left unknown.
+    pub fn found_nothing(&self) -> bool {
+        self.total() == 0 && (!self.lin_promised || self.linearizability.unknown == 0)
+    }
+
+    /// Whether the run passes: nothing found, and no target error.
     pub fn clean(&self) -> bool {
-        self.total() == 0 && self.linearizability.unknown == 0 && self.errors.is_empty()
+        self.found_nothing() && self.errors.is_empty()
     }
 }
 
@@ -210,6 +260,8 @@ pub struct RepeatSummary {
     pub workload: String,
     pub runs: usize,
     pub runs_with_anomalies: usize,
+    pub runs_with_observations: usize,
+    /// Runs that lost an acknowledged change, promised or not.
     pub runs_with_loss: usize,
     /// The median, over runs that lost something, of the time to the first loss.
     pub median_first_loss_s: Option<f64>,
@@ -222,6 +274,8 @@ pub struct RepeatSummary {
 pub struct RaceReport {
     pub format_version: u32,
     pub target: String,
+    /// The profile the anomalies are judged by (SPEC §3–§5).
+    pub profile: String,
     pub seed: u64,
     pub writers: usize,
     pub ops: usize,
@@ -236,18 +290,23 @@ pub struct RaceReport {
     pub repeats: Vec<RepeatSummary>,
     /// Totals over every run.
     pub anomalies: BTreeMap<&'static str, usize>,
+    pub observations: BTreeMap<&'static str, usize>,
     pub unknown_linearizability: usize,
     pub errors: usize,
 }
 
 impl RaceReport {
     pub fn finish(&mut self) {
-        self.anomalies = AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect();
+        self.anomalies = zero_counts();
+        self.observations = zero_counts();
         self.unknown_linearizability = 0;
         self.errors = 0;
         for w in &self.workloads {
             for (k, n) in &w.anomalies {
                 *self.anomalies.entry(k).or_default() += n;
+            }
+            for (k, n) in &w.observations {
+                *self.observations.entry(k).or_default() += n;
             }
             self.unknown_linearizability += w.linearizability.unknown;
             self.errors += w.errors.len();
@@ -268,7 +327,11 @@ impl RaceReport {
                     workload: name.into(),
                     runs: runs.len(),
                     runs_with_anomalies: runs.iter().filter(|w| w.total() > 0).count(),
-                    runs_with_loss: runs.iter().filter(|w| w.anomalies["lost"] > 0).count(),
+                    runs_with_observations: runs.iter().filter(|w| w.observed() > 0).count(),
+                    runs_with_loss: runs
+                        .iter()
+                        .filter(|w| w.anomalies["lost"] + w.observations["lost"] > 0)
+                        .count(),
                     median_first_loss_s: median(&firsts),
                     min_first_loss_s: firsts.first().copied(),
                     max_first_loss_s: firsts.last().copied(),
@@ -279,6 +342,11 @@ impl RaceReport {
 
     pub fn clean(&self) -> bool {
         self.workloads.iter().all(WorkloadReport::clean)
+    }
+
+    /// Whether every run found nothing the profile promises against (target errors aside).
+    pub fn found_nothing(&self) -> bool {
+        self.workloads.iter().all(WorkloadReport::found_nothing)
     }
 
     pub fn to_json(&self) -> serde_json::Value {
@@ -300,8 +368,8 @@ impl RaceReport {
         };
         let _ = writeln!(
             s,
-            "race on {}: {} writers x {} ops, seed {}{fsync}{kill}",
-            self.target, self.writers, self.ops, self.seed
+            "race on {} (profile {}): {} writers x {} ops, seed {}{fsync}{kill}",
+            self.target, self.profile, self.writers, self.ops, self.seed
         );
         for w in &self.workloads {
             let label = if self.runs > 1 {
@@ -318,11 +386,23 @@ impl RaceReport {
                 .filter(|k| w.anomalies[k.name()] > 0)
                 .map(|k| format!("{} {}", k.label(), w.anomalies[k.name()]))
                 .collect();
-            let verdict = if anomalies.is_empty() {
+            let observed: Vec<String> = AnomalyKind::ALL
+                .iter()
+                .filter(|k| w.observations[k.name()] > 0)
+                .map(|k| format!("{} {}", k.label(), w.observations[k.name()]))
+                .collect();
+            let mut verdict = if anomalies.is_empty() {
                 "no anomalies".to_string()
             } else {
                 anomalies.join(", ")
             };
+            if !observed.is_empty() {
+                verdict += &format!(
+                    "; observed, not promised by {}: {}",
+                    self.profile,
+                    observed.join(", ")
+                );
+            }
             if self.runs > 1 {
                 let _ = writeln!(
                     s,
@@ -334,15 +414,17 @@ impl RaceReport {
             let _ = writeln!(s, "\n{label}: {verdict}");
             let _ = writeln!(
                 s,
-                "  {} requests in {:.2} s: {} acknowledged, {} refused, {} unknown; {} kills, {} sessions, {} raw reads",
+                "  {} requests in {:.2} s (from {:.3} s on the clock of the times below): {} acknowledged, {} refused, {} unknown; {} kills, {} sessions, {} raw reads ({} torn)",
                 w.requests,
                 w.seconds,
+                w.released_s,
                 w.acknowledged,
                 w.refused,
                 w.unknown,
                 w.kills,
                 w.sessions,
-                w.raw_reads
+                w.raw_reads,
+                w.torn_reads
             );
             if !w.refusals.is_empty() {
                 let kinds: Vec<String> = w
@@ -370,11 +452,11 @@ impl RaceReport {
                 let _ = writeln!(s, "  error: {e}");
             }
             for wit in w.witnesses.iter().take(SHOWN_WITNESSES) {
-                let _ = writeln!(s, "  {}: {}", wit.kind.label(), wit.text);
+                let seen = if wit.observation { "observed " } else { "" };
+                let _ = writeln!(s, "  {seen}{}: {}", wit.kind.label(), wit.text);
             }
-            let more = w
-                .total()
-                .saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
+            let more =
+                (w.total() + w.observed()).saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
             if more > 0 {
                 let _ = writeln!(s, "  ... and {more} more (see the JSON report)");
             }
@@ -386,11 +468,18 @@ impl RaceReport {
                 .unwrap_or_default();
             let _ = writeln!(
                 s,
-                "\n{}: anomalies in {} of {} runs, loss in {} of {}{median}",
-                r.workload, r.runs_with_anomalies, r.runs, r.runs_with_loss, r.runs
+                "\n{}: anomalies in {} of {} runs, observations in {} of {}, loss in {} of {}{median}",
+                r.workload,
+                r.runs_with_anomalies,
+                r.runs,
+                r.runs_with_observations,
+                r.runs,
+                r.runs_with_loss,
+                r.runs
             );
         }
         let total: usize = self.anomalies.values().sum();
+        let observed: usize = self.observations.values().sum();
         let ran = self
             .workloads
             .iter()
@@ -399,8 +488,8 @@ impl RaceReport {
         let dirty = self.workloads.iter().filter(|w| !w.clean()).count();
         let _ = writeln!(
             s,
-            "\n{} anomalies in {ran} runs ({dirty} not clean), {} linearizability unknown, {} target errors",
-            total, self.unknown_linearizability, self.errors
+            "\n{total} anomalies and {observed} observations in {ran} runs ({dirty} not clean), {} linearizability unknown, {} target errors",
+            self.unknown_linearizability, self.errors
         );
         s
     }
