@@ -276,6 +276,36 @@ fn s6_a_create_naming_the_id_it_would_get_is_dangling() {
 }
 
 #[test]
+fn s6_s7_a_create_checks_its_edges_in_request_order_blocked_by_first() {
+    // Issue 11.4: with task 1 in the list, the create below would get id 2. `blockedBy`
+    // ["1"] is fine; then `blocks` in the order given: "3" does not exist, which decides the
+    // answer (`dangling`) before "1", which would close a cycle, is looked at.
+    let f = Fixture::new();
+    f.create(json!({"subject": "a"}));
+    let before = f.snapshot();
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1"], "blocks": ["3", "1"]}})),
+        ErrorKind::Dangling
+    );
+    // The same ids the other way round: "1" closes the cycle first.
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1"], "blocks": ["1", "3"]}})),
+        ErrorKind::Cycle
+    );
+    // `blockedBy` is checked before `blocks`: a dangling blocker wins over a cycle named in
+    // `blocks`.
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1", "9"], "blocks": ["1"]}})),
+        ErrorKind::Dangling
+    );
+    assert_eq!(f.snapshot(), before);
+    assert_eq!(f.create(json!({"subject": "b"})).id, TaskId(2));
+}
+
+#[test]
 fn s7_self_edges_and_cycles_are_refused() {
     let f = Fixture::new();
     for s in ["a", "b", "c"] {
