@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::fsys::{Dir, LOCK_NAME, LockGuard, ReadError};
@@ -32,6 +33,9 @@ use crate::task::{Change, ListName, NewTask, Patch, Status, Strictness, Task, Ta
 
 /// The high-watermark file: the highest id ever assigned in the list, as a JSON number.
 pub const HIGHWATERMARK_NAME: &str = ".highwatermark";
+/// The store's second watermark file, exchanged with [`HIGHWATERMARK_NAME`] on each create
+/// without fsync (see [`Dir::write_exchange`]); it holds an older value and is never read.
+pub const HIGHWATERMARK_SCRATCH_NAME: &str = ".highwatermark.next";
 /// Metadata larger than this, serialized, is `invalid` (S12 requires 64 KiB to be accepted).
 pub const MAX_METADATA_BYTES: usize = 256 * 1024;
 /// Metadata nested deeper than this is `invalid` (S12 requires 32 levels to be accepted).
@@ -229,7 +233,7 @@ impl StrictStore {
         }
         // The watermark goes first and on its own: if the process dies before the task is
         // written, the id is skipped, never handed out twice (S1).
-        tx.write_file(HIGHWATERMARK_NAME, format!("{id}\n").into_bytes())?;
+        tx.write_watermark(id)?;
         tx.commit()?;
         tx.task(id)
     }
@@ -318,11 +322,14 @@ impl StrictStore {
                 tx.overlay.insert(id, None)
             }
         };
+        if self.options.durable {
+            tx.persist_watermark()?;
+        }
         tx.commit()
     }
 
     fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
-        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+        let Some(tx) = self.begin(list.as_str(), false)? else {
             return Ok((Vec::new(), Vec::new()));
         };
         let entries = tx.dir.entries().map_err(io_failure)?;
@@ -331,11 +338,20 @@ impl StrictStore {
             .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
             .filter_map(|(name, _)| LAYOUT.task_id_of(name))
             .collect();
-        ids.sort();
-        let mut tasks = Vec::new();
+        ids.sort_unstable();
+        // The files are read and decoded in parallel: under the lock nothing changes them, and
+        // each read is one name relative to the held folder, never through a link. Each
+        // worker reuses one read buffer; the results come back in id order.
+        let tx = &tx;
+        let slots: Vec<Outcome<Slot>> = ids
+            .par_iter()
+            .with_min_len(64)
+            .map_init(Vec::new, |buf, &id| tx.read_disk_into(id, buf))
+            .collect();
+        let mut tasks = Vec::with_capacity(ids.len());
         let mut corrupt = Vec::new();
-        for id in ids {
-            match tx.slot(id)? {
+        for (id, slot) in ids.into_iter().zip(slots) {
+            match slot? {
                 Slot::Task(t) => tasks.push(t),
                 Slot::Missing => {}
                 Slot::Corrupt(_) if self.broken(Mutant::CorruptHidden) => {}
@@ -514,26 +530,34 @@ impl Txn<'_> {
     }
 
     fn read_disk(&self, id: TaskId) -> Outcome<Slot> {
+        self.read_disk_into(id, &mut Vec::new())
+    }
+
+    /// Reads and decodes the task file of `id`, using `buf` for the bytes.
+    fn read_disk_into(&self, id: TaskId, buf: &mut Vec<u8>) -> Outcome<Slot> {
         let name = Self::file_name(id);
         let read = if self.store.broken(Mutant::FollowsSymlinks) {
             match std::fs::read(self.dir.path().join(&name)) {
-                Ok(b) => Ok(b),
+                Ok(b) => {
+                    *buf = b;
+                    Ok(())
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ReadError::Missing),
                 Err(e) if e.kind() == io::ErrorKind::IsADirectory => Err(ReadError::Folder),
                 Err(e) => Err(ReadError::Io(e)),
             }
         } else {
-            self.dir.read(&name)
+            self.dir.read_into(&name, buf)
         };
         let bytes = match read {
-            Ok(b) => b,
+            Ok(()) => &buf[..],
             Err(ReadError::Missing) | Err(ReadError::Folder) => return Ok(Slot::Missing),
             Err(e @ (ReadError::Symlink | ReadError::Special)) => {
                 return Ok(Slot::Corrupt(format!("{name} {e}")));
             }
             Err(ReadError::Io(e)) => return Err(io_failure(format!("{name}: {e}"))),
         };
-        let value: Value = match serde_json::from_slice(&bytes) {
+        let value: Value = match serde_json::from_slice(bytes) {
             Ok(v) => v,
             Err(e) => return Ok(Slot::Corrupt(format!("{name} is not valid JSON: {e}"))),
         };
@@ -784,13 +808,7 @@ impl Txn<'_> {
         if store.broken(Mutant::ReusedIds) {
             return Ok(TaskId(highest_on_disk(&self.dir)? + 1));
         }
-        let hwm = match self.dir.read(HIGHWATERMARK_NAME) {
-            Ok(bytes) => std::str::from_utf8(&bytes)
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok()),
-            Err(ReadError::Io(e)) => return Err(io_failure(e)),
-            Err(_) => None,
-        };
+        let hwm = self.read_watermark()?;
         let mut next = match hwm {
             Some(h) => h.checked_add(1),
             None => highest_on_disk(&self.dir)?.checked_add(1),
@@ -808,7 +826,7 @@ impl Txn<'_> {
         Ok(TaskId(next))
     }
 
-    /// Writes one file now (used for the watermark, which is never part of the journal).
+    /// Writes one file now, the way the mutants that break whole-file writes do.
     fn write_file(&self, name: &str, bytes: Vec<u8>) -> Outcome<()> {
         let s = self.store;
         let r = if s.broken(Mutant::TruncateWrite) || s.broken(Mutant::FollowsSymlinks) {
@@ -819,6 +837,64 @@ impl Txn<'_> {
             self.dir.write_atomic(name, &bytes, s.options.durable)
         };
         r.map_err(|e| io_failure(format!("{name}: {e}")))
+    }
+
+    /// Records `id` as the highest id assigned, on its own (never in the journal), before the
+    /// task it names is written.
+    ///
+    /// Without fsync the new value goes into the scratch file, which is exchanged with the
+    /// watermark in one rename: no inode is created or freed. With fsync it is a whole-file
+    /// write through `.tmp` whose data is not synced on its own: the rename is made durable by
+    /// the folder sync that makes the new task durable, so a create costs the two sync rounds
+    /// of the task's write. After a power cut the watermark may then be empty or its rename
+    /// lost; that is safe because every acknowledged task that still exists is on disk (an
+    /// unreadable watermark falls back to the highest task file, and `next_id` steps past
+    /// every file that exists), and a delete first syncs the watermark
+    /// ([`Txn::persist_watermark`]), so the id of a deleted task is always below a watermark
+    /// that survives.
+    fn write_watermark(&self, id: TaskId) -> Outcome<()> {
+        let s = self.store;
+        let bytes = format!("{id}\n").into_bytes();
+        if s.broken(Mutant::TruncateWrite)
+            || s.broken(Mutant::FollowsSymlinks)
+            || s.broken(Mutant::NoLock)
+        {
+            return self.write_file(HIGHWATERMARK_NAME, bytes);
+        }
+        let r = if s.options.durable {
+            self.dir.write_atomic(HIGHWATERMARK_NAME, &bytes, false)
+        } else {
+            self.dir
+                .write_exchange(HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, &bytes)
+        };
+        r.map_err(|e| io_failure(format!("{HIGHWATERMARK_NAME}: {e}")))
+    }
+
+    /// Before a durable delete: makes sure the watermark on disk covers every id assigned so
+    /// far, so that the deleted task's id survives a power cut in the watermark (creates do
+    /// not sync it; see [`Txn::write_watermark`]). A readable watermark is synced; an
+    /// unreadable or missing one is written whole and synced.
+    fn persist_watermark(&mut self) -> Outcome<()> {
+        let readable = matches!(self.read_watermark()?, Some(_));
+        if readable && self.dir.sync_file(HIGHWATERMARK_NAME).map_err(io_failure)? {
+            return Ok(());
+        }
+        let highest = self.next_id()?.get() - 1;
+        self.dir
+            .write_atomic(HIGHWATERMARK_NAME, format!("{highest}\n").as_bytes(), true)
+            .map_err(|e| io_failure(format!("{HIGHWATERMARK_NAME}: {e}")))
+    }
+
+    /// The watermark's value; `None` when it is missing, a link, or not a number.
+    fn read_watermark(&self) -> Outcome<Option<u64>> {
+        let mut buf = Vec::with_capacity(24);
+        match self.dir.read_into(HIGHWATERMARK_NAME, &mut buf) {
+            Ok(()) => Ok(std::str::from_utf8(&buf)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())),
+            Err(ReadError::Io(e)) => Err(io_failure(e)),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Writes every changed task, atomically as a group.
