@@ -875,7 +875,7 @@ impl Txn<'_> {
     /// not sync it; see [`Txn::write_watermark`]). A readable watermark is synced; an
     /// unreadable or missing one is written whole and synced.
     fn persist_watermark(&mut self) -> Outcome<()> {
-        let readable = matches!(self.read_watermark()?, Some(_));
+        let readable = self.read_watermark()?.is_some();
         if readable && self.dir.sync_file(HIGHWATERMARK_NAME).map_err(io_failure)? {
             return Ok(());
         }
