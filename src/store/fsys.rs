@@ -138,10 +138,27 @@ impl Dir {
         Ok(buf)
     }
 
+    /// The status of the entry `name` itself (a link is described, not followed); `None`
+    /// when absent.
+    pub fn stat(&self, name: &str) -> io::Result<Option<rfs::Stat>> {
+        check_name(name);
+        match rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(errno_io(e)),
+        }
+    }
+
+    /// The status of the folder itself, through its descriptor.
+    pub fn stat_self(&self) -> io::Result<rfs::Stat> {
+        rfs::fstat(&self.fd).map_err(errno_io)
+    }
+
     /// Reads the regular file `name` without following a link into `buf` (cleared first), so
     /// that a caller reading many files can reuse one buffer. Four system calls: open, fstat
-    /// (a link, folder, FIFO or device is refused before any read), one read, close.
-    pub fn read_into(&self, name: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+    /// (a link, folder, FIFO or device is refused before any read), one read, close. Returns
+    /// the status of the file that was read.
+    pub fn read_into(&self, name: &str, buf: &mut Vec<u8>) -> Result<rfs::Stat, ReadError> {
         check_name(name);
         let fd = match rfs::openat(
             &self.fd,
@@ -167,8 +184,8 @@ impl Dir {
         buf.reserve(st.st_size.max(0) as usize + 1);
         loop {
             match rustix::io::read(&fd, rustix::buffer::spare_capacity(buf)) {
-                Ok(0) => return Ok(()),
-                Ok(_) if buf.len() < buf.capacity() => return Ok(()),
+                Ok(0) => return Ok(st),
+                Ok(_) if buf.len() < buf.capacity() => return Ok(st),
                 Ok(_) => buf.reserve(buf.capacity().max(4096)),
                 Err(Errno::INTR) => {}
                 Err(e) => return Err(ReadError::Io(errno_io(e))),
@@ -465,7 +482,11 @@ mod tests {
         dir.write_exchange("f", "s", b"5\n").unwrap();
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
         assert_eq!(std::fs::read(root.join("f")).unwrap(), b"5\n");
-        assert!(!std::fs::symlink_metadata(root.join("f")).unwrap().is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(root.join("f"))
+                .unwrap()
+                .is_symlink()
+        );
     }
 
     #[test]
