@@ -359,6 +359,8 @@ impl StrictStore {
                 (d.as_secs() as i64, i64::from(d.subsec_nanos()))
             });
         let folder = tx.dir.stat_self().map_err(io_failure)?;
+        // The field types differ between targets.
+        #[allow(clippy::unnecessary_cast)]
         let folder = (folder.st_dev as u64, folder.st_ino as u64);
         // The mutants keep the plain reads their bugs are written against.
         let caching = self.mutant.is_none();
@@ -694,6 +696,8 @@ struct FileIdentity {
 }
 
 impl FileIdentity {
+    // The field types differ between targets.
+    #[allow(clippy::unnecessary_cast)]
     fn of(st: &rustix::fs::Stat) -> FileIdentity {
         FileIdentity {
             dev: st.st_dev as u64,
