@@ -335,7 +335,8 @@ impl StrictStore {
                 tx.overlay.insert(id, None)
             }
         };
-        if self.options.durable {
+        // The `no-lock` mutant writes without the lock, so it cannot use `.tmp` here.
+        if self.options.durable && !self.broken(Mutant::NoLock) {
             tx.persist_watermark()?;
         }
         tx.commit()
