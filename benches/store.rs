@@ -1,10 +1,19 @@
-//! Benchmark of the strict reference store against the naive baseline (issue 2, part 6).
+//! Benchmark of the strict reference store against two baselines measured in the same run
+//! (issues 2 and 15).
 //!
 //! For lists of 100, 1,000 and 10,000 tasks, with fsync on and off, it measures the median
 //! time of one `create`, `update` (a field), `complete` (status to completed), `delete` and
-//! `list`, for the strict store and, in the same run and on the same kind of list, for the
-//! naive store (no lock, truncate and write in place, never fsyncs), and reports the ratio
-//! strict / naive. Results go to `reports/bench-store.md` and `reports/bench-store.json`.
+//! `list`, for the strict store and, on the same kind of list, for
+//! - the **file-system floor**: writing the same bytes whole through the same folder handle,
+//!   `.tmp` then rename (with fsync: write, fsync, rename, folder fsync), to a new name for
+//!   `create` and over a file written at seeding time for the others; the least a store that
+//!   writes whole files can pay per changed file;
+//! - the **naive store** (no lock, truncate and write in place, never fsyncs).
+//!
+//! `list` is measured twice for the strict store: *warm*, a store that listed the folder
+//! before (it keeps decoded tasks and only `stat`s files that have not changed), and
+//! *cold*, the first list of a newly opened store. Results go to `reports/bench-store.md`
+//! and `reports/bench-store.json`.
 //!
 //! Run with `cargo bench --bench store`. Under `cargo test --benches` (no `--bench`
 //! argument) it runs a quick smoke pass on the smallest list and writes nothing. Set
@@ -20,11 +29,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use taskproof::protocol::{Request, Response};
-use taskproof::store::{NaiveStore, Options, StrictStore, TaskStore};
+use taskproof::store::{Dir, NaiveStore, Options, StrictStore, TaskStore};
 use taskproof::task::{ListName, NewTask, Patch, Status, TaskId};
 
 /// In the order [`measure`] returns them.
 const OPS: [&str; 5] = ["create", "update", "complete", "delete", "list"];
+/// Samples of the first list of a fresh strict store, per size.
+const COLD_LIST_SAMPLES: fn(usize) -> usize = |n| match n {
+    0..=1_000 => 10,
+    _ => 3,
+};
 const WARMUP: usize = 5;
 
 #[derive(Clone, Copy)]
@@ -59,6 +73,10 @@ struct Row {
     samples: usize,
     strict: Duration,
     naive: Duration,
+    /// The file-system floor of a writing operation; for `list`, the first list of a fresh
+    /// strict store.
+    floor: Option<Duration>,
+    cold: Option<Duration>,
 }
 
 fn main() {
@@ -74,10 +92,10 @@ fn main() {
                 plan.samples.0
             };
             let list_samples = (plan.list_samples)(size);
-            let strict = measure(&base, size, samples, list_samples, |root| {
+            let strict = measure(&base, size, samples, list_samples, fsync, true, |root| {
                 Box::new(StrictStore::open(root, Options { durable: fsync }).unwrap())
             });
-            let naive = measure(&base, size, samples, list_samples, |root| {
+            let naive = measure(&base, size, samples, list_samples, fsync, false, |root| {
                 Box::new(NaiveStore::open(root).unwrap())
             });
             for (i, op) in OPS.iter().enumerate() {
@@ -86,16 +104,21 @@ fn main() {
                     fsync,
                     op,
                     samples: if *op == "list" { list_samples } else { samples },
-                    strict: strict[i],
-                    naive: naive[i],
+                    strict: strict.times[i],
+                    naive: naive.times[i],
+                    floor: (*op != "list").then(|| strict.floor[i]),
+                    cold: (*op == "list").then_some(strict.cold_list),
                 };
                 eprintln!(
-                    "{:>6} tasks  fsync {:<5}  {:<8}  strict {:>10}  naive {:>10}  ratio {:>6.2}",
+                    "{:>6} tasks  fsync {:<5}  {:<8}  strict {:>10}  floor/cold {:>10}  naive {:>10}  vs floor {:>6}  vs naive {:>6.2}",
                     row.size,
                     row.fsync,
                     row.op,
                     fmt(row.strict),
+                    fmt(row.floor.or(row.cold).unwrap_or_default()),
                     fmt(row.naive),
+                    row.floor
+                        .map_or("-".to_string(), |f| format!("{:.2}", div(row.strict, f))),
                     ratio(&row)
                 );
                 rows.push(row);
@@ -116,7 +139,11 @@ fn bench_dir(base: &Option<PathBuf>) -> tempfile::TempDir {
 }
 
 fn ratio(r: &Row) -> f64 {
-    r.strict.as_secs_f64() / r.naive.as_secs_f64()
+    div(r.strict, r.naive)
+}
+
+fn div(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
 }
 
 fn fmt(d: Duration) -> String {
@@ -137,15 +164,37 @@ fn list() -> ListName {
     "bench".parse().unwrap()
 }
 
+/// What [`measure`] found.
+struct Measured {
+    /// The median time of each of [`OPS`].
+    times: Vec<Duration>,
+    /// The file-system floor of each of [`OPS`] but `list` (empty when not asked for).
+    floor: Vec<Duration>,
+    /// The median first list of a freshly opened strict store (zero when not asked for).
+    cold_list: Duration,
+}
+
+/// The floor of one changed file: `bytes` written whole to `name` through `dir`, the way the
+/// strict store writes (its own `.tmp`, then rename; with fsync, the data before the rename
+/// and the folder after it).
+fn floor_write(dir: &Dir, name: &str, bytes: &[u8], fsync: bool) -> Duration {
+    let t = Instant::now();
+    dir.write_atomic(name, bytes, fsync).unwrap();
+    t.elapsed()
+}
+
 /// Seeds a list of `size` tasks, opens the store to measure on it, and returns the median
-/// time of each of [`OPS`].
+/// time of each of [`OPS`]; with `baselines`, also the floor of each writing operation and
+/// the cold list, interleaved with the store's samples so that both see the same machine.
 fn measure(
     base: &Option<PathBuf>,
     size: usize,
     samples: usize,
     list_samples: usize,
+    fsync: bool,
+    baselines: bool,
     open: impl Fn(&Path) -> Box<dyn TaskStore>,
-) -> Vec<Duration> {
+) -> Measured {
     let dir = bench_dir(base);
     let seeder = StrictStore::open(dir.path(), Options { durable: false }).unwrap();
     for i in 0..size {
@@ -154,6 +203,16 @@ fn measure(
             task: NewTask::new(format!("task {i}")),
         });
         assert!(r.is_ok(), "seeding: {r:?}");
+    }
+    // The floor's own files, written with the tasks so that replacing one costs what
+    // replacing a seeded task does; their names start with `.`, so no store lists them.
+    let folder = Dir::open_root(&dir.path().join("bench")).unwrap();
+    let task_bytes = std::fs::read(dir.path().join("bench/1.json")).unwrap();
+    let floor_files = if baselines { samples + WARMUP } else { 0 };
+    for k in 0..floor_files {
+        folder
+            .write_atomic(&format!(".floor-{k}"), &task_bytes, false)
+            .unwrap();
     }
     let store = open(dir.path());
     let l = list();
@@ -183,51 +242,173 @@ fn measure(
         patch,
     };
     // Every operation below leaves the list at `size` tasks: what a sample creates is deleted
-    // untimed, and what it deletes or completes it created untimed.
-    let series = |sample: &mut dyn FnMut() -> Duration| -> Duration {
-        for _ in 0..WARMUP {
+    // untimed, and what it deletes or completes it created untimed. Each sample of the store
+    // is paired with one of the floor, taken right before it.
+    let series = |sample: &mut dyn FnMut() -> Duration,
+                  floor: &mut dyn FnMut(usize) -> Duration|
+     -> (Duration, Duration) {
+        for k in 0..WARMUP {
             sample();
+            if baselines {
+                floor(k);
+            }
         }
-        median((0..samples).map(|_| sample()).collect())
+        let mut s = Vec::new();
+        let mut f = Vec::new();
+        for k in WARMUP..WARMUP + samples {
+            if baselines {
+                f.push(floor(k));
+            }
+            s.push(sample());
+        }
+        (
+            median(s),
+            if baselines { median(f) } else { Duration::ZERO },
+        )
     };
+    // The floor of a create writes a new name (removed untimed); the others replace one of
+    // the floor's own seeded files, each once.
+    let mut floor_new = |_k: usize| {
+        let d = floor_write(&folder, ".floor-new", &task_bytes, fsync);
+        folder.remove(".floor-new").unwrap();
+        d
+    };
+    let mut floor_replace =
+        |k: usize| floor_write(&folder, &format!(".floor-{k}"), &task_bytes, fsync);
 
+    let (create_time, create_floor) = series(
+        &mut || {
+            let (d, r) = run(&create);
+            run(&delete(new_id(&r)));
+            d
+        },
+        &mut floor_new,
+    );
+    let mut seeded = (1..=size as u64).map(TaskId).cycle();
+    let (update_time, update_floor) = series(
+        &mut || {
+            let patch = Patch {
+                subject: Some("changed".into()),
+                ..Patch::default()
+            };
+            run(&update(seeded.next().unwrap(), patch)).0
+        },
+        &mut floor_replace,
+    );
+    let (complete_time, complete_floor) = series(
+        &mut || {
+            let id = new_id(&run(&create).1);
+            let patch = Patch {
+                status: Some(Status::Completed),
+                ..Patch::default()
+            };
+            let (d, _) = run(&update(id, patch));
+            run(&delete(id));
+            d
+        },
+        &mut floor_replace,
+    );
+    // A delete writes no file (it unlinks one): its floor is the unlink, with a folder fsync
+    // when durable.
+    let (delete_time, delete_floor) = series(
+        &mut || {
+            let id = new_id(&run(&create).1);
+            run(&delete(id)).0
+        },
+        &mut |_k| {
+            folder
+                .write_atomic(".floor-new", &task_bytes, false)
+                .unwrap();
+            let t = Instant::now();
+            folder.remove(".floor-new").unwrap();
+            if fsync {
+                folder.sync().unwrap();
+            }
+            t.elapsed()
+        },
+    );
+
+    // `list` last, after a pause: the strict store keeps only files that have not changed
+    // for two seconds, and the list is seeded a moment ago.
+    std::thread::sleep(Duration::from_millis(2100));
     let list_req = Request::List { list: l.clone() };
     run(&list_req);
     let list_time = median((0..list_samples).map(|_| run(&list_req).0).collect());
-    let create_time = series(&mut || {
-        let (d, r) = run(&create);
-        run(&delete(new_id(&r)));
-        d
-    });
-    let mut seeded = (1..=size as u64).map(TaskId).cycle();
-    let update_time = series(&mut || {
-        let patch = Patch {
-            subject: Some("changed".into()),
-            ..Patch::default()
-        };
-        run(&update(seeded.next().unwrap(), patch)).0
-    });
-    let complete_time = series(&mut || {
-        let id = new_id(&run(&create).1);
-        let patch = Patch {
-            status: Some(Status::Completed),
-            ..Patch::default()
-        };
-        let (d, _) = run(&update(id, patch));
-        run(&delete(id));
-        d
-    });
-    let delete_time = series(&mut || {
-        let id = new_id(&run(&create).1);
-        run(&delete(id)).0
-    });
-    vec![
-        create_time,
-        update_time,
-        complete_time,
-        delete_time,
-        list_time,
-    ]
+    let cold_list = if baselines {
+        median(
+            (0..COLD_LIST_SAMPLES(size))
+                .map(|_| {
+                    let fresh = StrictStore::open(dir.path(), Options { durable: fsync }).unwrap();
+                    let t = Instant::now();
+                    let r = fresh.handle(&list_req);
+                    let d = t.elapsed();
+                    assert!(r.is_ok(), "list: {r:?}");
+                    d
+                })
+                .collect(),
+        )
+    } else {
+        Duration::ZERO
+    };
+    Measured {
+        times: vec![
+            create_time,
+            update_time,
+            complete_time,
+            delete_time,
+            list_time,
+        ],
+        floor: vec![create_floor, update_floor, complete_floor, delete_floor],
+        cold_list,
+    }
+}
+
+/// Issue 15's store targets, each judged on this run's rows.
+fn targets(rows: &[Row]) -> Vec<(String, bool)> {
+    let find = |size: usize, fsync: bool, op: &str| {
+        rows.iter()
+            .find(|r| r.size == size && r.fsync == fsync && r.op == op)
+    };
+    let mut out = Vec::new();
+    for op in ["create", "update", "complete"] {
+        let worst = [100, 1_000, 10_000]
+            .iter()
+            .filter_map(|&n| find(n, false, op))
+            .filter_map(|r| r.floor.map(|f| div(r.strict, f)))
+            .fold(0.0f64, f64::max);
+        out.push((
+            format!("fsync off: {op} at most 3x the floor at every size (worst {worst:.2}x)"),
+            worst > 0.0 && worst <= 3.0,
+        ));
+    }
+    for op in ["create", "update"] {
+        // The floor is two sync rounds; a third round would show as about 1.5x.
+        let worst = [100, 1_000, 10_000]
+            .iter()
+            .filter_map(|&n| find(n, true, op))
+            .filter_map(|r| r.floor.map(|f| div(r.strict, f)))
+            .fold(0.0f64, f64::max);
+        out.push((
+            format!(
+                "fsync on: {op} at most the floor's two sync rounds, i.e. under 1.5x the floor (worst {worst:.2}x)"
+            ),
+            worst > 0.0 && worst < 1.5,
+        ));
+    }
+    for fsync in [false, true] {
+        if let Some(r) = find(10_000, fsync, "list") {
+            let ms = r.strict.as_secs_f64() * 1e3;
+            out.push((
+                format!(
+                    "fsync {}: list of 10,000 at most 40 ms and a quarter of the naive store's (warm: {ms:.1} ms, {:.2}x naive)",
+                    if fsync { "on" } else { "off" },
+                    ratio(r)
+                ),
+                ms <= 40.0 && ratio(r) <= 0.25,
+            ));
+        }
+    }
+    out
 }
 
 fn command_output(cmd: &str, args: &[&str]) -> String {
@@ -263,6 +444,10 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
         })
         .unwrap_or_default();
     let rustc = command_output("rustc", &["--version"]);
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
 
     let json_rows: Vec<Value> = rows
         .iter()
@@ -275,11 +460,16 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
                 "strict_median_us": r.strict.as_secs_f64() * 1e6,
                 "naive_median_us": r.naive.as_secs_f64() * 1e6,
                 "ratio": ratio(r),
+                "floor_median_us": r.floor.map(|f| f.as_secs_f64() * 1e6),
+                "ratio_to_floor": r.floor.map(|f| div(r.strict, f)),
+                "cold_list_median_us": r.cold.map(|c| c.as_secs_f64() * 1e6),
+                "cold_list_ratio": r.cold.map(|c| div(c, r.naive)),
             })
         })
         .collect();
     let report = json!({
-        "format_version": 1,
+        "format_version": 2,
+        "targets": targets(rows).into_iter().map(|(what, met)| json!({"target": what, "met": met})).collect::<Vec<_>>(),
         "date": date,
         "machine": {"cpus": cpus, "cpu": cpu, "filesystem": fs, "device": device, "rustc": rustc},
         "warmup": WARMUP,
@@ -293,42 +483,77 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
     std::fs::write(reports.join("bench-store.json"), text).unwrap();
 
     let mut md = String::new();
-    md.push_str("# Store benchmark: strict reference store vs naive baseline\n\n");
+    md.push_str("# Store benchmark: strict reference store vs the file-system floor and the naive store\n\n");
     md.push_str(
         "Produced by `cargo bench --bench store` (benches/store.rs). Each cell is the median \
-         time of one operation; *ratio* is strict / naive, measured in the same run on lists \
-         seeded the same way. The naive store is the `cc-2.1.17` model: no lock, files \
-         truncated and rewritten in place, no fsync ever, so its column is the cost of \
-         writing the bytes at all; with fsync on, only the strict store syncs. Medians below a \
-         millisecond move by several times between runs on a machine shared with other work \
-         (compare the rows of one operation across sizes); the trends across sizes and the \
-         cost of fsync are what these numbers support.\n\n",
+         time of one operation. Two baselines are measured in the same run, on lists seeded \
+         the same way: the **floor** is the same task's bytes written whole through the same \
+         folder handle (`.tmp`, then rename; with fsync: write, fsync, rename, folder fsync), \
+         to a new name for `create`, over a file written at seeding time for `update` and \
+         `complete`; for `delete` it is the unlink (and folder fsync). Each floor sample is \
+         taken right before the store's sample, so both see the same load. The **naive** \
+         store is the `cc-2.1.17` model: no lock, files truncated and rewritten in place, no \
+         fsync ever. `list` is measured *warm* (a store that listed the folder before keeps \
+         the decoded tasks and only `stat`s files unchanged for 2 s) and *cold* (the first \
+         list of a newly opened store). The machine is shared: absolute times move by several \
+         times between runs; the same-run ratios are what these numbers support.\n\n",
     );
     md.push_str(&format!(
-        "- date: {date}\n- machine: {cpus} CPUs ({cpu}), {rustc}\n- file system of the \
-         benchmark folder: {fs} ({device})\n- samples per operation: {} without fsync, {} with \
-         fsync, after {WARMUP} warm-up runs; `list`: {} / {} / {} samples for 100 / 1,000 / \
-         10,000 tasks\n- the list keeps its size: a timed create is followed by an untimed delete, a timed \
+        "- date: {date}\n- machine: {cpus} CPUs ({cpu}), {rustc}\n- load average at the end: \
+         {load}\n- file system of the benchmark folder: {fs} ({device})\n- samples per \
+         operation: {} without fsync, {} with fsync, after {WARMUP} warm-up runs; `list`: {} / \
+         {} / {} samples (warm) and {} / {} / {} (cold) for 100 / 1,000 / 10,000 tasks\n- the \
+         list keeps its size: a timed create is followed by an untimed delete, a timed \
          complete or delete works on a task created untimed just before\n\n",
         plan.samples.0,
         plan.samples.1,
         (plan.list_samples)(100),
         (plan.list_samples)(1_000),
         (plan.list_samples)(10_000),
+        COLD_LIST_SAMPLES(100),
+        COLD_LIST_SAMPLES(1_000),
+        COLD_LIST_SAMPLES(10_000),
     ));
+    md.push_str("## Targets (issue 15)\n\n| target | met in this run |\n|---|---|\n");
+    for (what, met) in targets(rows) {
+        md.push_str(&format!(
+            "| {what} | {} |\n",
+            if met { "yes" } else { "**no**" }
+        ));
+    }
+    md.push('\n');
     for fsync in [false, true] {
         md.push_str(&format!(
-            "## fsync {}\n\n| tasks | op | strict | naive | ratio |\n|---:|---|---:|---:|---:|\n",
+            "## fsync {}: writes\n\n| tasks | op | strict | floor | naive | strict / floor | strict / naive |\n|---:|---|---:|---:|---:|---:|---:|\n",
             if fsync { "on" } else { "off" }
         ));
-        for r in rows.iter().filter(|r| r.fsync == fsync) {
+        for r in rows.iter().filter(|r| r.fsync == fsync && r.op != "list") {
+            let floor = r.floor.unwrap_or_default();
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {:.2} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} | {:.2} |\n",
                 r.size,
                 r.op,
                 fmt(r.strict),
+                fmt(floor),
                 fmt(r.naive),
+                div(r.strict, floor),
                 ratio(r)
+            ));
+        }
+        md.push_str(&format!(
+            "\n## fsync {}: list\n\n| tasks | strict, warm | strict, cold | naive | warm / naive | cold / naive |\n|---:|---:|---:|---:|---:|---:|\n",
+            if fsync { "on" } else { "off" }
+        ));
+        for r in rows.iter().filter(|r| r.fsync == fsync && r.op == "list") {
+            let cold = r.cold.unwrap_or_default();
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {:.2} | {:.2} |\n",
+                r.size,
+                fmt(r.strict),
+                fmt(cold),
+                fmt(r.naive),
+                ratio(r),
+                div(cold, r.naive)
             ));
         }
         md.push('\n');

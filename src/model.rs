@@ -443,8 +443,8 @@ fn naive_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
     let id = TaskId(state.highwatermark.max(highest) + 1);
     let mut task = new_task(id, new);
     // Edges are kept as given, on this side only, unchecked.
-    task.blocked_by = new.blocked_by.clone();
-    task.blocks = new.blocks.clone();
+    task.blocked_by = new.blocked_by.iter().copied().collect();
+    task.blocks = new.blocks.iter().copied().collect();
     state.tasks.insert(id, task.clone());
     state.highwatermark = id.get();
     Ok(Response::Task(task))
@@ -547,6 +547,25 @@ mod tests {
         let r = m.handle(&req(json!({"op":"get","list":"other","id":"1"})));
         assert_eq!(kind(&r), Some(ErrorKind::NotFound));
         assert!(m.list_state(&"other".parse().unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_create_checks_its_edges_in_request_order() {
+        // Issue 11.4: "3" comes before "1" in `blocks`, so the answer is `dangling`, not the
+        // cycle that "1" would close.
+        let mut m = Model::strict();
+        m.handle(&req(
+            json!({"op":"create","list":"l","task":{"subject":"a"}}),
+        ));
+        let r = m.handle(&req(json!({"op":"create","list":"l",
+            "task":{"subject":"b","blockedBy":["1"],"blocks":["3","1"]}})));
+        assert_eq!(kind(&r), Some(ErrorKind::Dangling));
+        let r = m.handle(&req(json!({"op":"create","list":"l",
+            "task":{"subject":"b","blockedBy":["1"],"blocks":["1","3"]}})));
+        assert_eq!(kind(&r), Some(ErrorKind::Cycle));
+        let r = m.handle(&req(json!({"op":"create","list":"l",
+            "task":{"subject":"b","blockedBy":["1","9"],"blocks":["1"]}})));
+        assert_eq!(kind(&r), Some(ErrorKind::Dangling));
     }
 
     #[test]

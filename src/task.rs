@@ -340,8 +340,12 @@ impl Task {
 }
 
 /// Encodes a set of ids as a JSON array of strings.
-pub fn ids_json(ids: &BTreeSet<TaskId>) -> Value {
-    Value::Array(ids.iter().map(|i| Value::String(i.to_string())).collect())
+pub fn ids_json<'a>(ids: impl IntoIterator<Item = &'a TaskId>) -> Value {
+    Value::Array(
+        ids.into_iter()
+            .map(|i| Value::String(i.to_string()))
+            .collect(),
+    )
 }
 
 fn check_subject(s: &str, field: &str) -> Result<(), FieldError> {
@@ -431,8 +435,11 @@ pub struct NewTask {
     pub active_form: Option<String>,
     pub owner: Option<String>,
     pub metadata: Option<Map<String, Value>>,
-    pub blocked_by: BTreeSet<TaskId>,
-    pub blocks: BTreeSet<TaskId>,
+    /// The ids as the request gives them, in order and duplicates kept: SPEC §3 checks a
+    /// create's edges id by id, `blockedBy` first, so the first failing id decides the error.
+    pub blocked_by: Vec<TaskId>,
+    /// As `blocked_by`, checked after it.
+    pub blocks: Vec<TaskId>,
 }
 
 const NEW_FIELDS: [&str; 7] = [
@@ -479,8 +486,8 @@ impl NewTask {
             active_form: opt_string(obj, "activeForm", "task.activeForm")?,
             owner: opt_string(obj, "owner", "task.owner")?,
             metadata: opt_object(obj, "metadata", "task.metadata")?,
-            blocked_by: id_set(obj.get("blockedBy"), "task.blockedBy")?,
-            blocks: id_set(obj.get("blocks"), "task.blocks")?,
+            blocked_by: id_list(obj.get("blockedBy"), "task.blockedBy")?,
+            blocks: id_list(obj.get("blocks"), "task.blocks")?,
         })
     }
 

@@ -122,11 +122,12 @@ fn patch(ids: BoxedStrategy<TaskId>) -> impl Strategy<Value = Patch> {
 
 fn request(list: usize, ids: BoxedStrategy<TaskId>, tasks: usize) -> BoxedStrategy<Value> {
     let l = list_name(list);
-    // Most creates have no edges, so that lists grow; the rest have one or two.
+    // Most creates have no edges, so that lists grow; the rest have one to three, in any
+    // order and possibly repeated, since the order decides which failing id answers (§3).
     let set = |ids: BoxedStrategy<TaskId>| {
         prop_oneof![
             3 => Just(Default::default()),
-            1 => prop::collection::btree_set(ids, 1..3),
+            1 => prop::collection::vec(ids, 1..4),
         ]
     };
     let create = (

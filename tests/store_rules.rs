@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use taskproof::protocol::{ErrorKind, Response};
 use taskproof::store::{
-    HIGHWATERMARK_NAME, JOURNAL_NAME, Options, StrictStore, TMP_NAME, TaskStore,
+    HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, JOURNAL_NAME, Options, StrictStore, TMP_NAME,
+    TaskStore,
 };
 use taskproof::task::{Status, Task, TaskId};
 
@@ -273,6 +274,36 @@ fn s6_a_create_naming_the_id_it_would_get_is_dangling() {
         f.kind(json!({"op": "create", "list": "l", "task": {"subject": "b", "blocks": ["2"]}})),
         ErrorKind::Dangling
     );
+}
+
+#[test]
+fn s6_s7_a_create_checks_its_edges_in_request_order_blocked_by_first() {
+    // Issue 11.4: with task 1 in the list, the create below would get id 2. `blockedBy`
+    // ["1"] is fine; then `blocks` in the order given: "3" does not exist, which decides the
+    // answer (`dangling`) before "1", which would close a cycle, is looked at.
+    let f = Fixture::new();
+    f.create(json!({"subject": "a"}));
+    let before = f.snapshot();
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1"], "blocks": ["3", "1"]}})),
+        ErrorKind::Dangling
+    );
+    // The same ids the other way round: "1" closes the cycle first.
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1"], "blocks": ["1", "3"]}})),
+        ErrorKind::Cycle
+    );
+    // `blockedBy` is checked before `blocks`: a dangling blocker wins over a cycle named in
+    // `blocks`.
+    assert_eq!(
+        f.kind(json!({"op": "create", "list": "l",
+            "task": {"subject": "b", "blockedBy": ["1", "9"], "blocks": ["1"]}})),
+        ErrorKind::Dangling
+    );
+    assert_eq!(f.snapshot(), before);
+    assert_eq!(f.create(json!({"subject": "b"})).id, TaskId(2));
 }
 
 #[test]
@@ -580,7 +611,21 @@ fn s18_operations_leave_no_temporary_file_or_journal_behind() {
     f.update(2, json!({"addBlockedBy": ["1"], "addBlocks": ["3"]}));
     f.call(json!({"op": "delete", "list": "l", "id": "2"}));
     let names: Vec<String> = f.snapshot().into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, [".highwatermark", "1.json", "3.json"]);
+    // The watermark's scratch file stays (without fsync the two are exchanged on each
+    // create); it is a whole number like the watermark, one create older.
+    assert_eq!(
+        names,
+        [
+            ".highwatermark",
+            HIGHWATERMARK_SCRATCH_NAME,
+            "1.json",
+            "3.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.folder().join(HIGHWATERMARK_SCRATCH_NAME)).unwrap(),
+        "2\n"
+    );
 }
 
 #[test]

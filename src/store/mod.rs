@@ -13,7 +13,10 @@ pub use fsys::{Dir, LOCK_NAME, LockGuard, ReadError, TMP_NAME};
 pub use journal::{JOURNAL_NAME, recover as replay_journal};
 pub use mutant::Mutant;
 pub use naive::NaiveStore;
-pub use strict::{HIGHWATERMARK_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, StrictStore};
+pub use strict::{
+    HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH,
+    StrictStore,
+};
 
 use std::path::Path;
 

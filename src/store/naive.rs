@@ -119,8 +119,8 @@ impl NaiveStore {
         task.active_form = new.active_form.clone();
         task.owner = new.owner.clone();
         task.metadata = new.metadata.clone();
-        task.blocked_by = new.blocked_by.clone();
-        task.blocks = new.blocks.clone();
+        task.blocked_by = new.blocked_by.iter().copied().collect();
+        task.blocks = new.blocks.iter().copied().collect();
         self.write(list, &task)?;
         std::fs::write(&hwm_path, format!("{id}\n")).map_err(io_failure)?;
         Ok(task)
