@@ -183,3 +183,51 @@ fn a_cmd_target_is_fuzzed_through_real_processes() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("rules: S8"), "{text}");
 }
+
+/// Issue 11 item 7: `self-edge-is-a-cycle` accepted `cycle` or `dangling` under `strict` for
+/// a create naming its own future id, while the fuzzer's model demands `dangling`: a store
+/// answering `cycle` passed the suite and diverged under `taskproof fuzz`. One rule, one
+/// answer: every strict expectation of the scenario is a single outcome, and the fuzz
+/// oracle's answer to each request satisfies it.
+#[test]
+fn the_suite_and_the_fuzz_oracle_give_one_answer_for_a_create_naming_its_own_id() {
+    use taskproof::profile::Profile;
+    use taskproof::scenario::{Action, Expect};
+
+    let file = util::repo().join("scenarios/self-edge-is-a-cycle.json");
+    let scenario = taskproof::scenario::load_file(&file).expect("the scenario loads");
+    let mut oracle = taskproof::fuzz::oracle::Oracle::new(Profile::Strict).expect("a model");
+    let mut own_id_checked = false;
+    for step in scenario.steps_for(Profile::Strict) {
+        let Action::Send {
+            request, expect, ..
+        } = &step.action
+        else {
+            continue;
+        };
+        let expect = expect.get(Profile::Strict).expect("a strict expectation");
+        assert!(
+            !matches!(expect, Expect::Any(_)),
+            "steps[{}] accepts more than one answer under strict: {expect:?}",
+            step.index
+        );
+        let answer = oracle.handle_value(request).to_json();
+        expect.judge(&answer).unwrap_or_else(|e| {
+            panic!(
+                "steps[{}]: the fuzz oracle answers {answer}, the scenario: {e}",
+                step.index
+            )
+        });
+        if request["op"] == "create" && request["task"]["blockedBy"] == serde_json::json!(["3"]) {
+            assert_eq!(
+                expect,
+                &Expect::Error(taskproof::protocol::ErrorKind::Dangling)
+            );
+            own_id_checked = true;
+        }
+    }
+    assert!(
+        own_id_checked,
+        "the scenario no longer has the create naming its own id"
+    );
+}
