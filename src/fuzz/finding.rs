@@ -267,6 +267,13 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> Strin
     format!("{:012x}", fnv1a(&text) >> 16)
 }
 
+/// The fingerprint of a history's divergence, if it diverged: what a run deduplicates its
+/// findings by, and what shrinking must keep.
+pub fn fingerprint_of(history: &History) -> Option<String> {
+    let d = history.divergence.as_ref()?;
+    Some(fingerprint(history, d, &rules(history, d)))
+}
+
 /// Writes the history up to and including the divergence as a scenario.
 pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding> {
     let d = history.divergence.as_ref()?;
