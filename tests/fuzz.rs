@@ -194,7 +194,18 @@ fn a_cmd_target_is_fuzzed_through_real_processes() {
         util::bin()
     );
     let (code, text) = fuzz(&[
-        "--target", &target, "--cases", "200", "--seed", "3", "--steps", "12", "--out", out,
+        "--target",
+        &target,
+        "--cases",
+        "200",
+        "--seed",
+        "3",
+        "--steps",
+        "12",
+        "--out",
+        out,
+        "--max-findings",
+        "1",
     ]);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("rules: S8"), "{text}");

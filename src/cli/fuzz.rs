@@ -158,7 +158,12 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 "divergence after {} cases (seed {seed}): {}",
                 f.case, f.finding.summary
             ));
-            say(format!("rules: {}", f.finding.rules.join(", ")));
+            say(format!(
+                "rules: {} (op {}, fingerprint {})",
+                f.finding.rules.join(", "),
+                f.finding.op,
+                f.finding.fingerprint
+            ));
             let s = &f.shrink;
             let bound = match s.stopped {
                 None => String::new(),

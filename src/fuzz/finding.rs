@@ -21,6 +21,8 @@ use crate::task::{Task, TaskId};
 #[derive(Debug, Clone)]
 pub struct Finding {
     pub fingerprint: String,
+    /// The op of the diverging step (`restart` for a session that would not reopen).
+    pub op: String,
     pub rules: Vec<String>,
     pub scenario: Value,
     pub summary: String,
@@ -376,6 +378,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     });
     Some(Finding {
         fingerprint,
+        op,
         rules,
         scenario,
         summary: d.summary(),
