@@ -509,3 +509,44 @@ fn a_target_that_cannot_start_is_exit_3() {
     assert_eq!(code, 3, "{text}");
     assert!(text.contains("failed to start the target"), "{text}");
 }
+
+/// Issue 11 item 20: the ClusterFuzzLite layout is shipped for the cargo-fuzz targets. Its
+/// build was run by hand outside docker (docs/fuzzing.md says how); this pins the parts a
+/// fuzzing service reads, so a rename does not silently break them.
+#[test]
+fn the_clusterfuzzlite_layout_builds_the_cargo_fuzz_targets() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = util::repo().join(".clusterfuzzlite");
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!(".clusterfuzzlite/{name}: {e}"))
+    };
+    let project = read("project.yaml");
+    assert!(
+        project.lines().any(|l| l.trim() == "language: rust"),
+        "{project}"
+    );
+    let docker = read("Dockerfile");
+    assert!(
+        docker
+            .lines()
+            .any(|l| l.trim() == "FROM gcr.io/oss-fuzz-base/base-builder-rust"),
+        "{docker}"
+    );
+    assert!(
+        docker.contains("COPY .clusterfuzzlite/build.sh $SRC/"),
+        "{docker}"
+    );
+    let build = read("build.sh");
+    assert!(build.contains("cargo fuzz build -O"), "{build}");
+    assert!(
+        build.contains("fuzz_targets/*.rs") && build.contains("\"$OUT/\""),
+        "{build}"
+    );
+    let mode = std::fs::metadata(dir.join("build.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert!(mode & 0o111 != 0, "build.sh is not executable");
+}
