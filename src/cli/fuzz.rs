@@ -127,8 +127,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let bar = show_bar.then(|| {
         let b = indicatif::ProgressBar::new(u64::from(args.cases));
         b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {per_sec} {eta}")
-                .expect("a valid template"),
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
+            )
+            .expect("a valid template"),
         );
         b
     });
@@ -154,6 +156,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             }
         }
         Event::Found(f) => {
+            if let Some(b) = &bar {
+                b.set_message("");
+            }
             say(format!(
                 "divergence after {} cases (seed {seed}): {}",
                 f.case, f.finding.summary
@@ -194,10 +199,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 f.written.path().display()
             ));
         }
-        Event::Unconfirmed(u) => say(format!(
-            "not confirmed (flaky?): case {} diverged ({}; fingerprint {}), but {}; not written",
-            u.case, u.summary, u.fingerprint, u.why
-        )),
+        Event::Unconfirmed(u) => {
+            if let Some(b) = &bar {
+                b.set_message("");
+            }
+            say(format!(
+                "not confirmed (flaky?): case {} diverged ({}; fingerprint {}), but {}; not written",
+                u.case, u.summary, u.fingerprint, u.why
+            ))
+        }
         Event::Known {
             case,
             fingerprint,
