@@ -69,7 +69,7 @@ smoke_seconds="${FUZZ_SECONDS:-30}"
 FUZZ_SECONDS="$smoke_seconds" scripts/fuzz-smoke.sh >"$work/smoke.log" 2>&1 || true
 fuzz_json=()
 fuzz_md=()
-while read -r _ t _ runs _ _ _ per; do
+while read -r _ t _ runs _ _ _ per _; do
     t=${t%:}
     per=${per#(}; per=${per%/s),}
     fuzz_json+=("{\"target\":\"$t\",\"executions\":$runs,\"seconds\":$smoke_seconds,\"per_second\":$per}")
