@@ -441,19 +441,42 @@ impl Sessions<'_> {
     }
 }
 
+/// Why a case could not be run at all (a divergence, a target that breaks mid-case
+/// included, is a [`History`], not an error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaseError {
+    /// The case's first session could not be opened: no verdict is possible.
+    #[error("failed to start the target: {0}")]
+    Start(String),
+    /// The harness itself failed (a sandbox that cannot be made or written).
+    #[error("{0}")]
+    Harness(String),
+}
+
+impl From<String> for CaseError {
+    fn from(message: String) -> CaseError {
+        CaseError::Harness(message)
+    }
+}
+
 /// Runs one case in a fresh sandbox under `setup.scratch`.
-pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
+pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
     let sandbox = tempfile::Builder::new()
         .prefix("case-")
         .tempdir_in(&setup.scratch)
-        .map_err(|e| format!("failed to make a sandbox: {e}"))?;
+        .map_err(|e| CaseError::Harness(format!("failed to make a sandbox: {e}")))?;
     let root = sandbox.path().join("root");
     let outside = sandbox.path().join("outside");
     for d in [&root, &outside] {
-        std::fs::create_dir_all(d).map_err(|e| format!("failed to make {}: {e}", d.display()))?;
+        std::fs::create_dir_all(d)
+            .map_err(|e| CaseError::Harness(format!("failed to make {}: {e}", d.display())))?;
     }
-    let mut oracle = Oracle::new(setup.profile)
-        .ok_or_else(|| format!("profile {} has no model to fuzz against", setup.profile))?;
+    let mut oracle = Oracle::new(setup.profile).ok_or_else(|| {
+        CaseError::Harness(format!(
+            "profile {} has no model to fuzz against",
+            setup.profile
+        ))
+    })?;
     let mut ids: BTreeMap<String, Ids> = BTreeMap::new();
     let mut sessions = Sessions {
         setup,
@@ -461,11 +484,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
         open: BTreeMap::new(),
     };
     // The first session opens now: its hello says which features and files there are.
-    let hello = sessions
-        .get(0)
-        .map_err(|e| format!("failed to start the target: {e}"))?
-        .hello()
-        .clone();
+    let hello = sessions.get(0).map_err(CaseError::Start)?.hello().clone();
     let mut records: Vec<Record> = Vec::new();
     let mut touched: BTreeSet<&'static str> = BTreeSet::new();
 
@@ -620,8 +639,16 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, String> {
                 write(&target, content.to_string().as_bytes())?;
                 let path = task_path(&root, list, *id);
                 let _ = std::fs::remove_file(&path);
+                // A store that keeps its files elsewhere (a mutant, an opaque-minded store
+                // behind a claude-code hello) may have no folder for the list.
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        CaseError::Harness(format!("failed to make {}: {e}", parent.display()))
+                    })?;
+                }
                 std::os::unix::fs::symlink(&target, &path)
-                    .map_err(|e| format!("failed to link {}: {e}", path.display()))?;
+                    .map_err(|e| format!("failed to link {}: {e}", path.display()))
+                    .map_err(CaseError::Harness)?;
                 oracle
                     .corrupt
                     .insert((list.parse().expect("valid"), *id), Damage::Symlink);

@@ -21,6 +21,8 @@ use crate::task::{Task, TaskId};
 #[derive(Debug, Clone)]
 pub struct Finding {
     pub fingerprint: String,
+    /// The op of the diverging step (`restart` for a session that would not reopen).
+    pub op: String,
     pub rules: Vec<String>,
     pub scenario: Value,
     pub summary: String,
@@ -267,6 +269,13 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> Strin
     format!("{:012x}", fnv1a(&text) >> 16)
 }
 
+/// The fingerprint of a history's divergence, if it diverged: what a run deduplicates its
+/// findings by, and what shrinking must keep.
+pub fn fingerprint_of(history: &History) -> Option<String> {
+    let d = history.divergence.as_ref()?;
+    Some(fingerprint(history, d, &rules(history, d)))
+}
+
 /// Writes the history up to and including the divergence as a scenario.
 pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding> {
     let d = history.divergence.as_ref()?;
@@ -369,6 +378,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     });
     Some(Finding {
         fingerprint,
+        op,
         rules,
         scenario,
         summary: d.summary(),

@@ -5,6 +5,7 @@
 pub mod driver;
 pub mod filesim;
 pub mod finding;
+pub mod known;
 pub mod oracle;
 pub mod run;
 pub mod strategy;

@@ -211,13 +211,21 @@ pub fn describe(r: &Response) -> String {
 }
 
 /// The names of the fields in which two tasks differ, each with both values.
+///
+/// The fields of SPEC §1 are judged whatever side has them. A field outside SPEC §1 is
+/// judged only when the expected task has it (one another program wrote, S16, which must
+/// come back): a store's own extra fields in an answer (Task Master's `tm_priority`) are no
+/// divergence, as a scenario's partial task match (`scenario::expect::match_task`) ignores
+/// every field its expectation does not name.
 fn task_differences(e: &Task, a: &Task) -> Vec<String> {
     let (ej, aj) = (e.to_json(), a.to_json());
     let (eo, ao) = (
         ej.as_object().expect("object"),
         aj.as_object().expect("object"),
     );
-    let keys: BTreeSet<&String> = eo.keys().chain(ao.keys()).collect();
+    let judged =
+        |k: &&String| crate::task::TASK_FIELDS.contains(&k.as_str()) || eo.contains_key(*k);
+    let keys: BTreeSet<&String> = eo.keys().chain(ao.keys().filter(judged)).collect();
     let mut out = Vec::new();
     for k in keys {
         let (ev, av) = (eo.get(k), ao.get(k));
@@ -300,6 +308,38 @@ mod tests {
         );
         let get = send(&mut o, json!({"op":"get","list":"l","id":"1"}));
         assert_eq!(get.error_kind(), Some(ErrorKind::NotFound));
+    }
+
+    /// Issue 11 item 11: Task Master answers with fields of its own (`tm_priority`), which
+    /// the fuzzer reported as an S2 divergence. A field SPEC §1 does not define is judged
+    /// only when the oracle expects it (a foreign writer's field, S16).
+    #[test]
+    fn a_stores_own_extra_fields_are_not_a_divergence_but_expected_ones_are_judged() {
+        let e = Task::new(TaskId(1), "a");
+        let mut a = e.clone();
+        a.extra.insert("tm_priority".into(), json!("medium"));
+        assert_eq!(
+            differences(&Response::Task(e.clone()), &Response::Task(a.clone())),
+            Vec::<String>::new()
+        );
+        let listed = |t: &Task| Response::Tasks {
+            tasks: vec![t.clone()],
+            corrupt: vec![],
+        };
+        assert!(differences(&listed(&e), &listed(&a)).is_empty());
+        // A field another program wrote must come back, and unchanged.
+        let mut foreign = e.clone();
+        foreign.extra.insert("x-foreign".into(), json!(1));
+        let d = differences(&Response::Task(foreign.clone()), &Response::Task(a.clone()));
+        assert_eq!(
+            difference_fields(&d),
+            BTreeSet::from(["x-foreign".to_string()])
+        );
+        a.extra.insert("x-foreign".into(), json!(2));
+        assert_eq!(
+            difference_fields(&differences(&Response::Task(foreign), &Response::Task(a))),
+            BTreeSet::from(["x-foreign".to_string()])
+        );
     }
 
     #[test]

@@ -1,16 +1,52 @@
 //! The fuzzing loop of `taskproof fuzz`: proptest generates sequences from a seeded RNG
-//! (the same seed gives the same cases), the driver runs each against the target and the
-//! oracle, and on the first divergence proptest shrinks the sequence to a minimal one, which
-//! is written out as a scenario.
+//! (the same seed gives the same cases, whatever was found), the driver runs each against
+//! the target and the oracle, and the run keeps going after a divergence, so one run
+//! collects every distinct finding it meets.
+//!
+//! Each divergence is deduplicated by its fingerprint (the op, the expected and actual kind
+//! of answer, the differing fields and the rules: [`super::finding::fingerprint`]). The
+//! first divergence of a fingerprint is shrunk, within the step and time bounds of the plan
+//! and only through sequences that keep the same fingerprint (so shrinking cannot wander off
+//! to another bug), written up as a scenario, and replayed with the scenario runner before
+//! the file is written: a finding whose scenario passes when replayed is reported as not
+//! confirmed (a flaky target, or a divergence the scenario cannot show) and not written.
+//! Later divergences of a fingerprint already found only count; fingerprints in the plan's
+//! known findings are left out.
+//!
+//! Shrinking is driven here through proptest's `ValueTree` rather than by proptest's own
+//! `TestRunner::run`, which stops at the first failure and prints its own messages
+//! ("Aborting shrinking after taking too long … PROPTEST_MAX_SHRINK_TIME") that name knobs a
+//! user of taskproof does not have.
 
-use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use super::driver::{History, Setup, run_case};
-use super::finding::{Finding, finding};
-use super::strategy::steps;
+use super::driver::{CaseError, History, Setup, run_case};
+use super::finding::{Finding, finding, fingerprint_of};
+use super::known::{KnownEntry, KnownFindings};
+use super::strategy::{Step, steps};
+use crate::scenario::runner::{Outcome, RunConfig, TargetInfo, probe, run_scenario};
+
+/// How far a finding is shrunk: at most `runs` shrinking runs and `time` of wall time,
+/// whichever ends first. Either at 0 turns shrinking off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShrinkLimit {
+    pub runs: u32,
+    pub time: Duration,
+}
+
+impl Default for ShrinkLimit {
+    fn default() -> ShrinkLimit {
+        ShrinkLimit {
+            runs: 1000,
+            time: Duration::from_secs(60),
+        }
+    }
+}
 
 /// What to fuzz and how much.
 #[derive(Debug, Clone)]
@@ -22,26 +58,137 @@ pub struct Plan {
     /// Generate steps that write into the target's files (strict profile only: the oracle
     /// predicts them only there).
     pub files: bool,
+    pub shrink: ShrinkLimit,
+    /// Findings to leave out.
+    pub known: KnownFindings,
+    /// Stop after this many confirmed findings (`None`: run every case).
+    pub max_findings: Option<u32>,
+    /// Where findings are written, `fuzz-FINGERPRINT.json` each.
+    pub out: PathBuf,
 }
 
-/// How a fuzzing run ended.
+/// Which bound ended shrinking before it ran out of simpler sequences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShrinkStop {
+    Runs,
+    Time,
+}
+
+/// How shrinking went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShrinkReport {
+    /// Sequences run while shrinking.
+    pub runs: u32,
+    /// Steps of the sequence as found, and as shrunk.
+    pub from_steps: usize,
+    pub to_steps: usize,
+    pub elapsed: Duration,
+    /// `Some` when a bound stopped shrinking: the finding may not be minimal.
+    pub stopped: Option<ShrinkStop>,
+}
+
+/// Whether a finding's file is new.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    New(PathBuf),
+    /// A file of that fingerprint was already in the output folder; it is left as it is.
+    Existing(PathBuf),
+}
+
+impl Written {
+    pub fn path(&self) -> &Path {
+        match self {
+            Written::New(p) | Written::Existing(p) => p,
+        }
+    }
+}
+
+/// A confirmed finding: shrunk, replayed and written.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub finding: Finding,
+    /// The case (from 1) that first met it.
+    pub case: u32,
+    pub shrink: ShrinkReport,
+    pub written: Written,
+}
+
+/// A divergence that did not happen again when its scenario was replayed.
+#[derive(Debug, Clone)]
+pub struct Unconfirmed {
+    pub fingerprint: String,
+    pub summary: String,
+    pub case: u32,
+    /// What the replay gave instead.
+    pub why: String,
+}
+
+/// What a run reports as it goes.
 #[derive(Debug)]
-pub enum Outcome {
-    /// Every case agreed.
-    Clean { cases: u32 },
-    /// A divergence, shrunk and written up.
-    Found {
-        finding: Box<Finding>,
-        history: Box<History>,
-        /// Cases run before the failing one was found (shrinking runs not counted).
-        cases: u32,
+pub enum Event<'a> {
+    /// A case finished (its number, from 1).
+    Case(u32),
+    /// A divergence of a new fingerprint was met; shrinking and replaying start.
+    Diverged {
+        case: u32,
+        fingerprint: &'a str,
+    },
+    Found(&'a Found),
+    Unconfirmed(&'a Unconfirmed),
+    /// A known finding was met for the first time in this run.
+    Known {
+        case: u32,
+        fingerprint: &'a str,
+        entry: &'a KnownEntry,
     },
 }
 
-/// A failure of the harness itself (not of the target).
+/// What a whole run found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Cases run (shrinking and replay runs not counted).
+    pub cases: u32,
+    pub found: Vec<Found>,
+    pub unconfirmed: Vec<Unconfirmed>,
+    /// Fingerprint -> cases that met an already-found (or unconfirmed) fingerprint again.
+    pub repeats: BTreeMap<String, u32>,
+    /// Fingerprint -> cases that met a known finding.
+    pub known: BTreeMap<String, u32>,
+    /// True when `max_findings` ended the run early.
+    pub stopped_early: bool,
+}
+
+impl Report {
+    /// Cases whose divergence repeated one already met.
+    pub fn repeated_cases(&self) -> u32 {
+        self.repeats.values().sum()
+    }
+
+    /// Cases whose divergence was a known finding.
+    pub fn known_cases(&self) -> u32 {
+        self.known.values().sum()
+    }
+}
+
+/// Why a run stopped without a verdict.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct RunError(pub String);
+pub enum RunError {
+    /// The target could not be started.
+    #[error("{0}")]
+    Target(String),
+    /// The harness failed (a scratch folder, a finding's file).
+    #[error("{0}")]
+    Harness(String),
+}
+
+impl From<CaseError> for RunError {
+    fn from(e: CaseError) -> RunError {
+        match e {
+            CaseError::Start(_) => RunError::Target(e.to_string()),
+            CaseError::Harness(_) => RunError::Harness(e.to_string()),
+        }
+    }
+}
 
 fn rng(seed: u64) -> TestRng {
     let mut bytes = [0u8; 32];
@@ -51,68 +198,208 @@ fn rng(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-/// Runs the plan; `progress` is told the number of cases finished so far.
-pub fn fuzz(plan: &Plan, progress: &dyn Fn(u32)) -> Result<Outcome, RunError> {
-    let config = Config {
-        cases: plan.cases,
-        max_shrink_iters: 2048,
-        // A target that hangs costs a timeout per shrinking run; stop shrinking after two
-        // minutes and write what there is by then.
-        max_shrink_time: 120_000,
-        failure_persistence: None,
-        // A sequence that diverged is never rejected; local rejects do not occur.
-        max_global_rejects: 0,
-        ..Config::default()
-    };
-    let mut runner = TestRunner::new_with_rng(config, rng(plan.seed));
+/// A runner that only supplies the seeded RNG: cases are drawn from it one after another,
+/// and shrinking never draws from it, so case N is the same whatever came before.
+fn generator(seed: u64) -> TestRunner {
+    TestRunner::new_with_rng(
+        Config {
+            failure_persistence: None,
+            ..Config::default()
+        },
+        rng(seed),
+    )
+}
+
+/// Runs the plan, telling `on_event` what happens as it happens.
+pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+    let mut generator = generator(plan.seed);
     let strategy = steps(plan.steps, plan.files, true);
-    let done = Cell::new(0u32);
-    let shrinking = Cell::new(false);
-    let harness_error: RefCell<Option<String>> = RefCell::new(None);
-    let result = runner.run(&strategy, |case| {
-        if harness_error.borrow().is_some() {
-            return Ok(());
-        }
-        let history = match run_case(&plan.setup, &case) {
-            Ok(h) => h,
-            Err(e) => {
-                *harness_error.borrow_mut() = Some(e);
-                return Ok(());
-            }
+    let mut report = Report::default();
+    // Fingerprints met so far: found, or not confirmed.
+    let mut met: BTreeSet<String> = BTreeSet::new();
+    let mut replayer = Replayer::new(plan);
+    for case in 1..=plan.cases {
+        let mut tree = strategy
+            .new_tree(&mut generator)
+            .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
+        let history = run_case(&plan.setup, &tree.current())?;
+        report.cases = case;
+        on_event(&Event::Case(case));
+        let Some(fp) = fingerprint_of(&history) else {
+            continue;
         };
-        if !shrinking.get() {
-            done.set(done.get() + 1);
-            progress(done.get());
+        if let Some(entry) = plan.known.get(&fp) {
+            let n = report.known.entry(fp.clone()).or_default();
+            if *n == 0 {
+                on_event(&Event::Known {
+                    case,
+                    fingerprint: &fp,
+                    entry,
+                });
+            }
+            *n += 1;
+            continue;
         }
-        match history.divergence {
-            None => Ok(()),
-            Some(d) => {
-                shrinking.set(true);
-                Err(TestCaseError::fail(d.summary()))
+        if !met.insert(fp.clone()) {
+            *report.repeats.entry(fp).or_default() += 1;
+            continue;
+        }
+        on_event(&Event::Diverged {
+            case,
+            fingerprint: &fp,
+        });
+        let (history, shrink) = shrink(plan, &mut tree, history, &fp)?;
+        let finding = finding(&history, plan.seed, plan.setup.profile)
+            .expect("a shrunk history keeps its divergence");
+        match replayer.replay(&finding, &history)? {
+            Err(why) => {
+                let u = Unconfirmed {
+                    fingerprint: fp,
+                    summary: finding.summary.clone(),
+                    case,
+                    why,
+                };
+                on_event(&Event::Unconfirmed(&u));
+                report.unconfirmed.push(u);
+            }
+            Ok(()) => {
+                let path = finding_path(&plan.out, &finding);
+                let new = write_finding(&plan.out, &finding).map_err(|e| {
+                    RunError::Harness(format!("failed to write {}: {e}", path.display()))
+                })?;
+                let found = Found {
+                    finding,
+                    case,
+                    shrink,
+                    written: if new {
+                        Written::New(path)
+                    } else {
+                        Written::Existing(path)
+                    },
+                };
+                on_event(&Event::Found(&found));
+                report.found.push(found);
+                if plan
+                    .max_findings
+                    .is_some_and(|m| report.found.len() >= m as usize)
+                {
+                    report.stopped_early = case < plan.cases;
+                    break;
+                }
             }
         }
-    });
-    if let Some(e) = harness_error.into_inner() {
-        return Err(RunError(e));
     }
-    match result {
-        Ok(()) => Ok(Outcome::Clean { cases: plan.cases }),
-        Err(TestError::Fail(_, minimal)) => {
-            let history = run_case(&plan.setup, &minimal).map_err(RunError)?;
-            let Some(finding) = finding(&history, plan.seed, plan.setup.profile) else {
-                return Err(RunError(
-                    "a divergence was found but did not happen again when replayed; the target \
-                     is not deterministic"
-                        .into(),
-                ));
+    Ok(report)
+}
+
+/// Shrinks a case that diverged with fingerprint `fp`, keeping only simpler sequences that
+/// diverge the same way, within the plan's bounds. Returns the simplest history met.
+fn shrink(
+    plan: &Plan,
+    tree: &mut impl ValueTree<Value = Vec<Step>>,
+    found: History,
+    fp: &str,
+) -> Result<(History, ShrinkReport), RunError> {
+    let started = Instant::now();
+    let from_steps = tree.current().len();
+    let mut best = (from_steps, found);
+    let mut runs = 0u32;
+    let mut stopped = None;
+    if tree.simplify() {
+        loop {
+            if runs >= plan.shrink.runs {
+                stopped = Some(ShrinkStop::Runs);
+                break;
+            }
+            if started.elapsed() >= plan.shrink.time {
+                stopped = Some(ShrinkStop::Time);
+                break;
+            }
+            runs += 1;
+            let candidate = tree.current();
+            let history = run_case(&plan.setup, &candidate)?;
+            let more = if fingerprint_of(&history).as_deref() == Some(fp) {
+                best = (candidate.len(), history);
+                tree.simplify()
+            } else {
+                tree.complicate()
             };
-            Ok(Outcome::Found {
-                finding: Box::new(finding),
-                history: Box::new(history),
-                cases: done.get(),
-            })
+            if !more {
+                break;
+            }
         }
-        Err(TestError::Abort(why)) => Err(RunError(format!("the fuzzer gave up: {why}"))),
+    }
+    let (to_steps, history) = best;
+    Ok((
+        history,
+        ShrinkReport {
+            runs,
+            from_steps,
+            to_steps,
+            elapsed: started.elapsed(),
+            stopped,
+        },
+    ))
+}
+
+/// Replays findings' scenarios with the scenario runner, as `taskproof run` would.
+struct Replayer<'a> {
+    plan: &'a Plan,
+    config: RunConfig,
+    /// The target's hello, asked on the first replay.
+    target: Option<TargetInfo>,
+}
+
+impl<'a> Replayer<'a> {
+    fn new(plan: &'a Plan) -> Replayer<'a> {
+        let setup = &plan.setup;
+        let config = RunConfig {
+            profile: setup.profile,
+            timeout: setup.session_options.timeout,
+            durable: setup.session_options.durable,
+            jobs: 1,
+            ..RunConfig::new(setup.target.clone())
+        };
+        Replayer {
+            plan,
+            config,
+            target: None,
+        }
+    }
+
+    /// `Ok(Ok(()))` when the scenario fails against the target as the case did (or the
+    /// target breaks on it, when breaking was the divergence), `Ok(Err(what happened
+    /// instead))` when it does not.
+    fn replay(
+        &mut self,
+        finding: &Finding,
+        history: &History,
+    ) -> Result<Result<(), String>, RunError> {
+        let file = finding_path(&self.plan.out, finding);
+        let scenario = crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(
+            |(at, message)| {
+                RunError::Harness(format!(
+                    "failed to load the finding's own scenario ({at}: {message}): {:#}",
+                    finding.scenario
+                ))
+            },
+        )?;
+        let target = self.target.get_or_insert_with(|| probe(&self.config));
+        let result = run_scenario(&scenario, &self.config, target);
+        let broke = history
+            .divergence
+            .as_ref()
+            .is_some_and(|d| d.actual.is_err());
+        Ok(match result.result {
+            Ok(Outcome::Fail(_)) => Ok(()),
+            Err(_) if broke => Ok(()),
+            Ok(Outcome::Pass) => Err("its scenario passed when replayed".into()),
+            Ok(Outcome::Skip(why)) => Err(format!("its scenario was skipped when replayed: {why}")),
+            Err(e) => Err(format!(
+                "the target broke when its scenario was replayed: {}",
+                e.message
+            )),
+        })
     }
 }
 
@@ -137,14 +424,14 @@ pub fn write_finding(dir: &Path, finding: &Finding) -> std::io::Result<bool> {
 
 #[cfg(test)]
 mod tests {
-    use proptest::strategy::{Strategy, ValueTree};
-
     use super::*;
+    use crate::profile::Profile;
+    use crate::store::Mutant;
+    use crate::target::{SessionOptions, TargetSpec};
 
-    fn first_case(seed: u64) -> Vec<crate::fuzz::strategy::Step> {
-        let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+    fn first_case(seed: u64) -> Vec<Step> {
         steps(24, true, true)
-            .new_tree(&mut runner)
+            .new_tree(&mut generator(seed))
             .expect("the strategy generates")
             .current()
     }
@@ -153,5 +440,65 @@ mod tests {
     fn the_same_seed_generates_the_same_cases() {
         assert_eq!(first_case(42), first_case(42));
         assert_ne!(first_case(42), first_case(43));
+    }
+
+    fn plan(target: TargetSpec, scratch: &Path, out: &Path, shrink: ShrinkLimit) -> Plan {
+        Plan {
+            setup: Setup {
+                target,
+                profile: Profile::Strict,
+                session_options: SessionOptions {
+                    durable: false,
+                    ..SessionOptions::default()
+                },
+                scratch: scratch.to_path_buf(),
+            },
+            cases: 40,
+            steps: 24,
+            seed: 3,
+            files: true,
+            shrink,
+            known: KnownFindings::default(),
+            max_findings: Some(1),
+            out: out.to_path_buf(),
+        }
+    }
+
+    /// Shrinking stops at its bounds and says which one stopped it; with room it shrinks
+    /// further than with none.
+    #[test]
+    fn shrinking_stops_at_its_bounds_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |shrink: ShrinkLimit| {
+            let out = tempfile::tempdir_in(dir.path()).unwrap();
+            let p = plan(
+                TargetSpec::Mutant(Mutant::NoMirror),
+                dir.path(),
+                out.path(),
+                shrink,
+            );
+            let report = fuzz(&p, &mut |_| {}).unwrap();
+            assert_eq!(report.found.len(), 1, "{report:?}");
+            report.found[0].shrink
+        };
+        let none = run(ShrinkLimit {
+            runs: 0,
+            time: Duration::from_secs(60),
+        });
+        assert_eq!((none.runs, none.stopped), (0, Some(ShrinkStop::Runs)));
+        assert_eq!(none.to_steps, none.from_steps);
+        let timed = run(ShrinkLimit {
+            runs: 1000,
+            time: Duration::ZERO,
+        });
+        assert_eq!((timed.runs, timed.stopped), (0, Some(ShrinkStop::Time)));
+        let two = run(ShrinkLimit {
+            runs: 2,
+            time: Duration::from_secs(60),
+        });
+        assert_eq!((two.runs, two.stopped), (2, Some(ShrinkStop::Runs)));
+        let full = run(ShrinkLimit::default());
+        assert_eq!(full.stopped, None);
+        assert!(full.to_steps < full.from_steps, "{full:?}");
     }
 }
