@@ -210,6 +210,37 @@ impl Graph {
         comps
     }
 
+    /// A shortest way `from -> ... -> to` along "blocks" edges between existing tasks, both
+    /// ends included (`[from]` when they are the same task), or `None` when `to` cannot be
+    /// reached. With an edge `to -> from`, it is the rest of the cycle that edge closes.
+    pub fn path(&self, from: TaskId, to: TaskId) -> Option<Vec<TaskId>> {
+        if !self.tasks.contains_key(&from) {
+            return None;
+        }
+        let mut parent: BTreeMap<TaskId, TaskId> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([from]);
+        let mut seen = BTreeSet::from([from]);
+        while let Some(x) = queue.pop_front() {
+            if x == to {
+                let mut path = vec![x];
+                let mut at = x;
+                while let Some(&p) = parent.get(&at) {
+                    path.push(p);
+                    at = p;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for y in self.successors(x) {
+                if seen.insert(y) {
+                    parent.insert(y, x);
+                    queue.push_back(y);
+                }
+            }
+        }
+        None
+    }
+
     /// Whether the graph has no cycle.
     pub fn is_acyclic(&self) -> bool {
         self.cycles().is_empty()
@@ -339,6 +370,21 @@ mod tests {
         t.blocks = blocks.iter().map(|&i| TaskId(i)).collect();
         t.blocked_by = blocked_by.iter().map(|&i| TaskId(i)).collect();
         t
+    }
+
+    #[test]
+    fn path_follows_either_side_of_an_edge_and_is_shortest() {
+        // 1 blocks 2 (recorded on 1), 2 blocks 3 (recorded on 3 only), 1 blocks 3 too.
+        let g = Graph::new(&[
+            task(1, Status::Pending, &[2, 3], &[]),
+            task(2, Status::Pending, &[], &[]),
+            task(3, Status::Pending, &[], &[2]),
+        ]);
+        assert_eq!(g.path(TaskId(1), TaskId(3)), Some(ids(&[1, 3])));
+        assert_eq!(g.path(TaskId(2), TaskId(3)), Some(ids(&[2, 3])));
+        assert_eq!(g.path(TaskId(2), TaskId(2)), Some(ids(&[2])));
+        assert_eq!(g.path(TaskId(3), TaskId(1)), None);
+        assert_eq!(g.path(TaskId(9), TaskId(9)), None);
     }
 
     fn ids(v: &[u64]) -> Vec<TaskId> {

@@ -64,10 +64,7 @@ impl ListLocation {
 
     /// Opens the folder; never through a link inside a root.
     pub fn open(&self) -> Result<Dir, CheckError> {
-        let io = |source| CheckError::Io {
-            path: self.path.clone(),
-            source,
-        };
+        let io = |source| CheckError::io(self.path.clone(), source);
         match &self.parent {
             None => Dir::open_root(&self.path).map_err(io),
             Some(root) => {
@@ -84,10 +81,9 @@ impl ListLocation {
 
     /// The layout its file names suggest.
     pub fn detect_layout(&self, dir: &Dir) -> Result<Layout, CheckError> {
-        let entries = dir.entries().map_err(|source| CheckError::Io {
-            path: self.path.clone(),
-            source,
-        })?;
+        let entries = dir
+            .entries()
+            .map_err(|source| CheckError::io(self.path.clone(), source))?;
         Ok(super::audit::detect_layout(
             entries.iter().map(|(n, _)| n.as_str()),
         ))
@@ -112,13 +108,14 @@ fn is_list_folder(entries: &[(String, Option<FileType>)]) -> bool {
 }
 
 /// Finds the lists under `path`. With `is_root`, `path` is a folder of lists (the default
-/// root, which may not exist yet: then there is nothing to audit); otherwise it is whatever
-/// the user named, and must exist.
+/// root; when it does not exist the error says so, since "nothing there" must not read as
+/// "all clean"); otherwise it is whatever the user named, and must exist.
 pub fn discover(path: &Path, is_root: bool) -> Result<Discovery, CheckError> {
     let dir = match Dir::open_root(path) {
         Ok(d) => d,
+        // No task root is not a clean one: say where it looked.
         Err(e) if is_root && e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Discovery::default());
+            return Err(CheckError::NoTaskRoot(path.to_path_buf()));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(CheckError::NoSuchFolder(path.to_path_buf()));
@@ -127,16 +124,12 @@ pub fn discover(path: &Path, is_root: bool) -> Result<Discovery, CheckError> {
             return Err(CheckError::NotAFolder(path.to_path_buf()));
         }
         Err(source) => {
-            return Err(CheckError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
+            return Err(CheckError::io(path.to_path_buf(), source));
         }
     };
-    let mut entries = dir.entries().map_err(|source| CheckError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut entries = dir
+        .entries()
+        .map_err(|source| CheckError::io(path.to_path_buf(), source))?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if !is_root && (is_list_folder(&entries) || !entries.iter().any(|(_, t)| is_folderish(*t))) {
         return Ok(Discovery {

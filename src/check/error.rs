@@ -1,19 +1,65 @@
 //! The one error of a check: a folder that cannot be audited as asked. Everything wrong
 //! *inside* a folder is a finding, not an error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a check could not run as asked.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     #[error("audit {0}: no such folder")]
     NoSuchFolder(PathBuf),
+    /// The default task root is missing: Claude Code has written no task list there (yet),
+    /// which is not the same as a folder of lists that are all clean.
+    #[error(
+        "audit {0}: no such folder, so there is no task list to check (Claude Code keeps its lists in $CLAUDE_CONFIG_DIR/tasks, else ~/.claude/tasks, once it writes one); name a folder to check another"
+    )]
+    NoTaskRoot(PathBuf),
     #[error("audit {0}: not a folder; name a list folder or a folder of lists")]
     NotAFolder(PathBuf),
-    #[error("read {path}: {source}")]
+    /// The path is said once: the store's errors often carry it already, and this error is
+    /// the end of the chain (no `#[source]`), so `{:#}` does not print the cause twice.
+    #[error("read {path}: {}", reason(path, error))]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        // Not named `source`: thiserror would make it the cause and print it a second time.
+        error: std::io::Error,
     },
+}
+
+impl CheckError {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> CheckError {
+        CheckError::Io {
+            path: path.into(),
+            error,
+        }
+    }
+}
+
+/// The cause without the path in front of it, when the store's error already names it.
+fn reason(path: &Path, e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let shown = path.display().to_string();
+    match text.strip_prefix(&shown).and_then(|r| r.strip_prefix(": ")) {
+        Some(rest) => rest.to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_names_its_path_once() {
+        let path = PathBuf::from("/t/a");
+        let store_error =
+            std::io::Error::other("/t/a: Too many levels of symbolic links (os error 40)");
+        let e = CheckError::io(&path, store_error);
+        assert_eq!(
+            format!("{:#}", anyhow::Error::from(e)),
+            "read /t/a: Too many levels of symbolic links (os error 40)"
+        );
+        let plain = CheckError::io(path, std::io::ErrorKind::NotFound.into());
+        assert_eq!(plain.to_string(), "read /t/a: entity not found");
+    }
 }

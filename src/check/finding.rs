@@ -34,6 +34,9 @@ pub enum FindingKind {
     HalfEdge,
     /// A completed task with a blocker that is not completed (S5).
     CompletedBlocked,
+    /// A task made `in_progress` while a blocker is not completed (S5). Only a hook reports
+    /// it, about the change it judges: Claude Code itself lets an agent start such a task.
+    StartedBlocked,
     /// A `.highwatermark` below the highest id, or unreadable (S1).
     Highwatermark,
     /// Two task files holding the same id (S1).
@@ -59,6 +62,7 @@ impl FindingKind {
             FindingKind::Orphan => "orphan",
             FindingKind::HalfEdge => "half-edge",
             FindingKind::CompletedBlocked => "completed-blocked",
+            FindingKind::StartedBlocked => "started-blocked",
             FindingKind::Highwatermark => "highwatermark",
             FindingKind::DuplicateId => "duplicate-id",
             FindingKind::StaleTemp => "stale-temp",
@@ -79,7 +83,7 @@ impl FindingKind {
             FindingKind::Dangling => "S6",
             FindingKind::Orphan => "S10",
             FindingKind::HalfEdge => "S8",
-            FindingKind::CompletedBlocked => "S5",
+            FindingKind::CompletedBlocked | FindingKind::StartedBlocked => "S5",
             FindingKind::Highwatermark | FindingKind::DuplicateId => "S1",
             FindingKind::StaleTemp => "S18",
             FindingKind::InterruptedChange => "S14",
@@ -101,6 +105,7 @@ impl FindingKind {
                 | FindingKind::Cycle
                 | FindingKind::Dangling
                 | FindingKind::CompletedBlocked
+                | FindingKind::StartedBlocked
                 | FindingKind::DuplicateId
         )
     }

@@ -63,10 +63,7 @@ pub fn fix_list(
     layout: Option<Layout>,
 ) -> Result<(Vec<Change>, ListAudit), CheckError> {
     let dir = location.open()?;
-    let io = |source| CheckError::Io {
-        path: location.path.clone(),
-        source,
-    };
+    let io = |source| CheckError::io(location.path.clone(), source);
     let _guard = dir.lock(LOCK_NAME).map_err(io)?;
     let layout = match layout {
         Some(l) => l,

@@ -1,31 +1,41 @@
 //! `taskproof check --stdin`: judging one change as a Claude Code hook.
 //!
-//! Claude Code runs a command hook with a JSON object on stdin: `session_id`, `cwd`,
-//! `hook_event_name` and the event's own fields; for `PreToolUse`/`PostToolUse` these are
-//! `tool_name`, `tool_input` and (after the tool) `tool_response`; for `TaskCompleted` and
-//! `TaskCreated`, `task_id`, `task_subject` and `task_description`. Exit 0 lets the action
-//! go on; exit 2 blocks it and hands stderr to the model. docs/check.md says which of this is
-//! verified and which is assumed.
+//! Claude Code runs a command hook with one JSON object on stdin (`session_id`, `cwd`,
+//! `hook_event_name`, and for a teammate `agent_id` as `name@team`) plus the event's own
+//! fields: `tool_name` and `tool_input` for `PreToolUse`; `task_id`, `task_subject`,
+//! `task_description`, `teammate_name` and `team_name` for `TaskCreated` and
+//! `TaskCompleted`. Exit 0 lets the action go on (a JSON object on stdout may carry a
+//! `systemMessage` the user sees); exit 2 blocks it and hands stderr to the model.
 //!
-//! Accepted input, in order: a JSON array of tasks; an object with a `tasks` array; a hook
-//! event. From an event the hook takes the change it describes (a `TaskUpdate` call's
-//! `taskId`, `status`, `addBlockedBy`, `addBlocks`; a `TaskCompleted` event's `task_id`,
-//! completed) and any task objects it carries (`task`/`tasks` in `tool_input` or
-//! `tool_response`), lays them over the task list on disk when it can find it, and judges
-//! the result. Only findings about the changed tasks block, and only the kinds that make a
-//! list unsafe to work from ([`FindingKind::blocks_hook`]): an agent must not be stopped
-//! for what was wrong before it came.
+//! **The change is judged, not the list.** The hook finds the list the way Claude Code does
+//! ([`locate`]), reads it, applies the change to it as Claude Code's tool would (a
+//! `TaskUpdate` writes a changed subject, description, owner or status, then adds each new
+//! edge to both tasks, and silently drops an edge when either task does not exist; status
+//! `deleted` removes the task and every reference to it), and refuses only what the change
+//! itself brings: a cycle through an edge it adds, an edge to a task that does not exist, a
+//! task made `in_progress` or `completed` while a blocker is unfinished (or a completed task
+//! made to wait on an unfinished one), a status outside the three, a subject outside 1 to
+//! 200 characters. What was wrong with the list before is never held against the change; the
+//! hook says in one line that it is there.
+//!
+//! **A list it cannot find or read is never a reason to refuse, and never passed in
+//! silence**: the verdict then carries a note naming where it looked, which the command
+//! prints as the `systemMessage` of an exit-0 answer.
+//!
+//! Input that is a bare JSON array of tasks (or an object with a `tasks` array) is judged as
+//! a whole list instead: every unsafe finding refuses it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::audit::{self, Locking};
+use super::audit::{self, ListAudit, Locking};
 use super::discover::ListLocation;
 use super::finding::{Finding, FindingKind};
+use crate::graph::Graph;
 use crate::protocol::Layout;
-use crate::task::{ListName, Status, Task, TaskId};
+use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 
 /// Why hook input could not be judged at all.
 #[derive(Debug, thiserror::Error)]
@@ -36,8 +46,6 @@ pub enum HookError {
     Json(#[from] serde_json::Error),
     #[error("parse the hook input: expected an array of tasks or an object, got {0}")]
     Shape(&'static str),
-    #[error("read the task list {path}: {message}")]
-    List { path: PathBuf, message: String },
 }
 
 /// Where the hook looks for the list a change belongs to.
@@ -45,266 +53,720 @@ pub enum HookError {
 pub struct HookContext {
     /// A list folder named on the command line; it wins over everything else.
     pub list_dir: Option<PathBuf>,
-    /// The folder of lists (`$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`).
-    pub root: Option<PathBuf>,
-    /// `CLAUDE_CODE_TASK_LIST_ID`, when set.
+    /// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. Lists
+    /// are in its `tasks/`, teams in its `teams/`.
+    pub config_dir: Option<PathBuf>,
+    /// `CLAUDE_CODE_TASK_LIST_ID`, when set and not empty.
     pub list_id: Option<String>,
     /// The layout of the list on disk; detected when not given.
     pub layout: Option<Layout>,
 }
 
 /// What the hook decided.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Verdict {
-    /// The list judged (`stdin` when none was found on disk).
+    /// The list judged (`stdin` when none was read from disk).
     pub list: String,
-    /// The findings that block the action; empty lets it through.
+    /// What the change brings that makes the list unsafe; empty lets it through.
     pub blocking: Vec<Finding>,
+    /// One-line notes for the user: the list could not be found or read, or it already
+    /// held problems this change did not cause.
+    pub notes: Vec<String>,
+}
+
+/// Claude Code's `TaskUpdate` input, as far as the hook needs it. Ids stay as given: the
+/// tool looks them up as file names, so one that is not a task id names no task.
+#[derive(Debug, Default)]
+struct Update {
+    task: String,
+    subject: Option<String>,
+    status: Option<String>,
+    add_blocks: Vec<String>,
+    add_blocked_by: Vec<String>,
 }
 
 /// The change an event describes.
-#[derive(Debug, Default)]
-struct Change {
-    task: Option<TaskId>,
-    status: Option<Status>,
-    add_blocked_by: BTreeSet<TaskId>,
-    add_blocks: BTreeSet<TaskId>,
+#[derive(Debug)]
+enum Change {
+    /// `PreToolUse` of `TaskCreate`: a new pending task with this subject, no edges.
+    Create { subject: Option<String> },
+    /// `TaskCreated`: the task was just written; the list before did not have it.
+    Created { id: TaskId, subject: Option<String> },
+    /// `PreToolUse` of `TaskUpdate`.
+    Update(Update),
+    /// `TaskCompleted`: the task is about to become completed.
+    Complete { id: TaskId },
 }
 
 /// Judges hook input.
 pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     let value: Value = serde_json::from_slice(input)?;
-    let mut early = Vec::new();
-    let mut carried: Vec<Task> = Vec::new();
-    let mut decode = |v: &Value, where_: &str| decode_task(v, where_, &mut early, &mut carried);
-
-    // Bare tasks: judge them as the whole list, every finding counts.
-    let bare = match &value {
-        Value::Array(items) => Some(items),
-        Value::Object(o) if !o.contains_key("hook_event_name") => match o.get("tasks") {
-            Some(Value::Array(items)) => Some(items),
-            _ => None,
-        },
-        Value::Object(_) => None,
+    let event = match &value {
+        Value::Array(items) => return Ok(judge_bare(items)),
+        Value::Object(o) if !o.contains_key("hook_event_name") => {
+            return match o.get("tasks") {
+                Some(Value::Array(items)) => Ok(judge_bare(items)),
+                _ => Err(HookError::Shape(
+                    "an object with neither hook_event_name nor tasks",
+                )),
+            };
+        }
+        Value::Object(_) => &value,
         Value::Null => return Err(HookError::Shape("null")),
         Value::Bool(_) => return Err(HookError::Shape("a boolean")),
         Value::Number(_) => return Err(HookError::Shape("a number")),
         Value::String(_) => return Err(HookError::Shape("a string")),
     };
-    if let Some(items) = bare {
-        for (i, item) in items.iter().enumerate() {
-            decode(item, &format!("tasks[{i}]"));
+    let name = str_field(event, "hook_event_name").unwrap_or_default();
+    let tool = str_field(event, "tool_name").unwrap_or_default();
+    let input = event.get("tool_input").unwrap_or(&Value::Null);
+    let change = match (name, tool) {
+        ("PreToolUse", "TaskCreate") => Change::Create {
+            subject: str_field(input, "subject").map(str::to_string),
+        },
+        ("PreToolUse", "TaskUpdate") => match str_or_id(input.get("taskId")) {
+            Some(task) => Change::Update(Update {
+                task,
+                subject: str_field(input, "subject").map(str::to_string),
+                status: str_field(input, "status").map(str::to_string),
+                add_blocks: id_list(input.get("addBlocks")),
+                add_blocked_by: id_list(input.get("addBlockedBy")),
+            }),
+            // No task named: the tool refuses the call itself.
+            None => return Ok(Verdict::default()),
+        },
+        ("PostToolUse", "TaskCreate" | "TaskUpdate") => {
+            return Ok(Verdict {
+                notes: vec![format!(
+                    "taskproof check --stdin judges a {tool} before it is written, so as a PostToolUse hook it checks nothing; install it on PreToolUse (see docs/check.md)."
+                )],
+                ..Verdict::default()
+            });
         }
-        let present: BTreeSet<TaskId> = carried.iter().map(|t| t.id).collect();
-        let bound = present.iter().next_back().map_or(0, |i| i.get());
-        let mut all = early;
-        all.extend(audit::judge_tasks(
-            "stdin",
-            Layout::ClaudeCode,
-            &carried,
-            &present,
-            bound,
-        ));
-        all.retain(|f| f.kind.blocks_hook());
-        return Ok(Verdict {
-            list: "stdin".into(),
-            blocking: all,
+        ("TaskCreated", _) => match event.get("task_id").and_then(super::wire::id_of) {
+            Some(id) => Change::Created {
+                id,
+                subject: str_field(event, "task_subject").map(str::to_string),
+            },
+            None => return Ok(Verdict::default()),
+        },
+        ("TaskCompleted", _) => match event.get("task_id").and_then(super::wire::id_of) {
+            Some(id) => Change::Complete { id },
+            None => return Ok(Verdict::default()),
+        },
+        // Not about the task list: not ours to judge.
+        _ => return Ok(Verdict::default()),
+    };
+
+    match locate(event, ctx).and_then(|place| read_list(&place, ctx.layout)) {
+        Ok(list) => Ok(judge_on_list(&change, &list)),
+        Err(why) => {
+            let mut v = Verdict {
+                list: "stdin".into(),
+                blocking: judge_alone(&change),
+                notes: Vec::new(),
+            };
+            v.notes.push(format!(
+                "taskproof could not check this change against its task list: {why}. Only the change itself was checked."
+            ));
+            Ok(v)
+        }
+    }
+}
+
+/// A JSON array of tasks judged as a whole list: every unsafe finding refuses it.
+fn judge_bare(items: &[Value]) -> Verdict {
+    let mut all = Vec::new();
+    let mut tasks = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let id = item.get("id").and_then(super::wire::id_of);
+        let file = id
+            .and_then(|i| Layout::ClaudeCode.file_name(i))
+            .unwrap_or_else(|| format!("tasks[{i}]"));
+        if let Some(t) = audit::judge_task_value(item, Layout::ClaudeCode, |kind, message| {
+            all.push(Finding::new("stdin", file.clone(), kind, message).involving(id));
+        }) {
+            tasks.push(t);
+        }
+    }
+    let present: BTreeSet<TaskId> = tasks.iter().map(|t| t.id).collect();
+    let bound = present.iter().next_back().map_or(0, |i| i.get());
+    all.extend(audit::judge_tasks(
+        "stdin",
+        Layout::ClaudeCode,
+        &tasks,
+        &present,
+        bound,
+    ));
+    all.retain(|f| f.kind.blocks_hook());
+    Verdict {
+        list: "stdin".into(),
+        blocking: all,
+        notes: Vec::new(),
+    }
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// An id as Claude Code's tools take it: a string (a number is taken as its digits).
+fn str_or_id(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// An array of ids, each once, in the order given; anything else reads as none.
+fn id_list(v: Option<&Value>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in v
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|x| str_or_id(Some(x)))
+    {
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+// Finding the list.
+
+/// A list folder the hook decided on, and how it got there (for the user's message).
+#[derive(Debug, Clone)]
+struct Place {
+    location: ListLocation,
+    how: String,
+}
+
+/// Claude Code's list-name sanitising (2.1.17 and later): every UTF-16 unit outside
+/// `[A-Za-z0-9_-]` becomes `-`, so `../x` is `---x` and a character outside the Basic
+/// Multilingual Plane is `--`. The result is always a safe single path component.
+pub fn sanitize_list_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// The list name `TeamCreate` gives a team's lead: every UTF-16 unit outside
+/// `[A-Za-z0-9]` becomes `-`, then lower case.
+fn team_lead_list(team: &str) -> String {
+    let mut out = String::with_capacity(team.len());
+    for c in team.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// The list folder a hook event belongs to, chosen as Claude Code chooses the list its task
+/// tools write to: the folder named on the command line; else, under the configuration
+/// folder's `tasks/`, `CLAUDE_CODE_TASK_LIST_ID`; else the team's list (a teammate's
+/// `team_name`, or the team in its `agent_id` `name@team`; for a team's lead, the team whose
+/// `teams/*/config.json` names this session as `leadSessionId`); else the session's id.
+/// Every name is sanitised as Claude Code does. `Err` says why there is no place to look.
+fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> {
+    if let Some(dir) = &ctx.list_dir {
+        return Ok(Place {
+            location: ListLocation::direct(dir),
+            how: "named on the command line".into(),
         });
     }
-
-    // A hook event.
-    let event = value.get("hook_event_name").and_then(Value::as_str);
-    let tool = value.get("tool_name").and_then(Value::as_str);
-    let mut change = Change::default();
-    let mut mentioned: BTreeSet<TaskId> = BTreeSet::new();
-    for key in ["tool_input", "tool_response"] {
-        let Some(part) = value.get(key) else { continue };
-        // Only whole task objects are judged as tasks; a summary such as TaskCreate's
-        // `{"task": {"id", "subject"}}` only says which task the event is about.
-        let whole = |t: &Value| t.get("status").is_some();
-        if let Some(t) = part.get("task").filter(|t| t.get("id").is_some()) {
-            if whole(t) {
-                decode(t, &format!("{key}.task"));
-            } else {
-                mentioned.extend(t.get("id").and_then(super::wire::id_of));
+    let Some(config) = &ctx.config_dir else {
+        return Err(
+            "neither CLAUDE_CONFIG_DIR nor HOME is set, so the folder of task lists is unknown"
+                .into(),
+        );
+    };
+    let root = config.join("tasks");
+    let place = |name: String, how: String| Place {
+        location: ListLocation::in_root(&root, &name),
+        how,
+    };
+    if let Some(id) = &ctx.list_id {
+        return Ok(place(
+            sanitize_list_id(id),
+            format!("from CLAUDE_CODE_TASK_LIST_ID={id:?}"),
+        ));
+    }
+    let team = str_field(event, "team_name")
+        .filter(|t| !t.is_empty())
+        .map(|t| (t.to_string(), "the event's team_name"))
+        .or_else(|| {
+            str_field(event, "agent_id")
+                .and_then(|a| a.split_once('@'))
+                .map(|(_, t)| t)
+                .filter(|t| !t.is_empty())
+                .map(|t| (t.to_string(), "the team in the event's agent_id"))
+        });
+    if let Some((team, source)) = team {
+        // A teammate's tools use the team name as given; its lead's, the lead's form. Take
+        // whichever exists, the teammate's when neither does.
+        let names = [sanitize_list_id(&team), team_lead_list(&team)];
+        let name = names
+            .iter()
+            .find(|n| root.join(n).is_dir())
+            .unwrap_or(&names[0])
+            .clone();
+        return Ok(place(name, format!("from {source} {team:?}")));
+    }
+    let session = str_field(event, "session_id").filter(|s| !s.is_empty());
+    if let Some(session) = session {
+        if let Some(team) = team_led_by(config, session) {
+            let name = team_lead_list(&team);
+            // Claude Code 2.1.17 keeps a lead on its session's list; later versions move it
+            // to the team's. Only a team list that exists is taken.
+            if root.join(&name).is_dir() {
+                return Ok(place(
+                    name,
+                    format!("from the team {team:?} this session leads"),
+                ));
             }
         }
-        if let Some(Value::Array(items)) = part.get("tasks") {
-            for (i, item) in items.iter().enumerate().filter(|(_, t)| whole(t)) {
-                decode(item, &format!("{key}.tasks[{i}]"));
+        return Ok(place(
+            sanitize_list_id(session),
+            format!("from the event's session_id {session:?}"),
+        ));
+    }
+    Err(format!(
+        "the event has no session_id and CLAUDE_CODE_TASK_LIST_ID is not set, so no list under {} is this session's",
+        root.display()
+    ))
+}
+
+/// The team whose configuration names `session` as its lead's session, if any.
+fn team_led_by(config: &Path, session: &str) -> Option<String> {
+    let teams = std::fs::read_dir(config.join("teams")).ok()?;
+    for entry in teams.flatten() {
+        let Ok(bytes) = std::fs::read(entry.path().join("config.json")) else {
+            continue;
+        };
+        let Ok(team) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if str_field(&team, "leadSessionId") == Some(session)
+            && let Some(name) = str_field(&team, "name")
+        {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+/// A list read from disk.
+struct List {
+    name: String,
+    path: PathBuf,
+    audit: ListAudit,
+    tasks: BTreeMap<TaskId, Task>,
+}
+
+/// Reads the list at `place`; `Err` says, for the user, why it could not be.
+fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, String> {
+    let path = place.location.path.clone();
+    let shown = path.display();
+    let how = &place.how;
+    let dir = match place.location.open() {
+        Ok(d) => d,
+        Err(super::CheckError::Io { error, .. })
+            if error.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Err(format!("there is no task list folder {shown} ({how})"));
+        }
+        Err(e) => return Err(format!("{e} ({how})")),
+    };
+    let layout = match layout {
+        Some(l) => l,
+        None => place
+            .location
+            .detect_layout(&dir)
+            .map_err(|e| format!("{e} ({how})"))?,
+    };
+    let audit = audit::audit_dir(&dir, &place.location.name, layout, Locking::Probe)
+        .map_err(|e| format!("read {shown}: {e} ({how})"))?;
+    let tasks = audit
+        .tasks
+        .iter()
+        .map(|t| (t.task.id, t.task.clone()))
+        .collect();
+    Ok(List {
+        name: place.location.name.clone(),
+        path,
+        audit,
+        tasks,
+    })
+}
+
+// Judging.
+
+/// What a change brings, judged on its own: without the list, only what needs no other
+/// task (a status outside the three, a subject outside 1 to 200 characters, a task made to
+/// block itself).
+fn judge_alone(change: &Change) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let j = Judge {
+        list: "stdin",
+        layout: Layout::ClaudeCode,
+    };
+    match change {
+        Change::Create { subject } | Change::Created { subject, .. } => {
+            let id = match change {
+                Change::Created { id, .. } => Some(*id),
+                _ => None,
+            };
+            if let Some(s) = subject {
+                out.extend(j.subject(id, s));
+            }
+        }
+        Change::Update(u) => {
+            let id = u.task.parse::<TaskId>().ok();
+            if let Some(s) = &u.subject {
+                out.extend(j.subject(id, s));
+            }
+            if let Some(s) = &u.status {
+                out.extend(j.status(id, s));
+            }
+            if let Some(id) = id
+                && (u.add_blocks.contains(&u.task) || u.add_blocked_by.contains(&u.task))
+            {
+                out.push(j.cycle(id, id, &[id]));
+            }
+        }
+        Change::Complete { .. } => {}
+    }
+    out
+}
+
+/// Names findings the way `taskproof check` does: the list, and the task's file.
+struct Judge<'a> {
+    list: &'a str,
+    layout: Layout,
+}
+
+impl Judge<'_> {
+    fn file(&self, id: Option<TaskId>) -> String {
+        id.and_then(|i| self.layout.file_name(i))
+            .unwrap_or_else(|| "the new task".into())
+    }
+
+    fn finding(&self, id: Option<TaskId>, kind: FindingKind, message: String) -> Finding {
+        Finding::new(self.list, self.file(id), kind, message)
+    }
+
+    fn subject(&self, id: Option<TaskId>, subject: &str) -> Option<Finding> {
+        let n = subject.chars().count();
+        (n == 0 || n > MAX_SUBJECT_CHARS).then(|| {
+            self.finding(
+                id,
+                FindingKind::Schema,
+                format!(
+                    "subject: this change makes it {n} characters long; a subject has 1 to {MAX_SUBJECT_CHARS}"
+                ),
+            )
+            .involving(id)
+        })
+    }
+
+    fn status(&self, id: Option<TaskId>, status: &str) -> Option<Finding> {
+        (!Status::parse(status).is_known() && status != "deleted").then(|| {
+            self.finding(
+                id,
+                FindingKind::UnknownStatus,
+                format!(
+                    "this change sets status {status:?}, which is not one of pending, in_progress, completed (or deleted, to delete the task)"
+                ),
+            )
+            .involving(id)
+        })
+    }
+
+    /// The edge `from` blocks `to` that this change adds closes the cycle `to -> ... -> from`
+    /// (`back`, both ends included).
+    fn cycle(&self, from: TaskId, to: TaskId, back: &[TaskId]) -> Finding {
+        let what = if from == to {
+            format!("this change makes task {from} block itself")
+        } else {
+            let mut path: Vec<String> = vec![from.to_string()];
+            path.extend(back.iter().map(|i| i.to_string()));
+            format!(
+                "this change closes the dependency cycle {} (each blocks the next) by making {from} block {to}",
+                path.join(" -> ")
+            )
+        };
+        self.finding(
+            Some(from),
+            FindingKind::Cycle,
+            format!("{what}; no task on it could ever start"),
+        )
+        .involving(std::iter::once(from).chain(back.iter().copied()))
+    }
+}
+
+/// The list after a change, with what the change added.
+struct Applied {
+    after: BTreeMap<TaskId, Task>,
+    /// Edges `(blocker, blocked)` the change adds that no side recorded before.
+    new_edges: Vec<(TaskId, TaskId)>,
+    /// The task whose status the change sets to `in_progress` or `completed`.
+    started: Option<(TaskId, Status)>,
+    refusals: Vec<Finding>,
+    /// A task the change brings into the list (`TaskCreated`): it is not part of "before".
+    created: Option<TaskId>,
+}
+
+fn has_edge(tasks: &BTreeMap<TaskId, Task>, blocker: TaskId, blocked: TaskId) -> bool {
+    tasks
+        .get(&blocker)
+        .is_some_and(|t| t.blocks.contains(&blocked))
+        || tasks
+            .get(&blocked)
+            .is_some_and(|t| t.blocked_by.contains(&blocker))
+}
+
+/// Applies the change to the list as Claude Code's tools would, noting what it refuses on
+/// the way (what the change itself sets).
+fn apply(change: &Change, list: &List, j: &Judge) -> Applied {
+    let mut a = Applied {
+        after: list.tasks.clone(),
+        new_edges: Vec::new(),
+        started: None,
+        refusals: Vec::new(),
+        created: None,
+    };
+    match change {
+        Change::Create { subject } => {
+            let id = TaskId(list.audit.bound + 1);
+            if let Some(s) = subject {
+                a.refusals.extend(j.subject(Some(id), s));
+            }
+        }
+        Change::Created { id, subject } => {
+            a.created = Some(*id);
+            let subject = subject
+                .clone()
+                .or_else(|| a.after.get(id).map(|t| t.subject.clone()));
+            if let Some(s) = subject {
+                a.refusals.extend(j.subject(Some(*id), &s));
+            }
+        }
+        Change::Complete { id } => {
+            // The event says the task is becoming completed, whatever its file says yet.
+            if let Some(t) = a.after.get_mut(id) {
+                t.status = Status::Completed;
+                a.started = Some((*id, Status::Completed));
+            }
+        }
+        Change::Update(u) => apply_update(u, list, j, &mut a),
+    }
+    a
+}
+
+fn apply_update(u: &Update, list: &List, j: &Judge, a: &mut Applied) {
+    // The tool reads the task first and refuses the whole call when it cannot: then
+    // nothing changes, and the tool says so itself.
+    let Ok(id) = u.task.parse::<TaskId>() else {
+        return;
+    };
+    let Some(before) = list.tasks.get(&id) else {
+        return;
+    };
+    if let Some(s) = &u.subject
+        && *s != before.subject
+    {
+        a.refusals.extend(j.subject(Some(id), s));
+    }
+    if let Some(s) = &u.status {
+        if s == "deleted" {
+            // The task goes, and with it every reference to it; the other fields of the call
+            // are not written.
+            a.after.remove(&id);
+            for t in a.after.values_mut() {
+                t.blocks.remove(&id);
+                t.blocked_by.remove(&id);
+            }
+            return;
+        }
+        if s != before.status.as_str() {
+            a.refusals.extend(j.status(Some(id), s));
+            let status = Status::parse(s);
+            if matches!(status, Status::InProgress | Status::Completed) {
+                a.started = Some((id, status.clone()));
+            }
+            if let Some(t) = a.after.get_mut(&id) {
+                t.status = status;
             }
         }
     }
-    if tool == Some("TaskUpdate")
-        && let Some(input) = value.get("tool_input")
-    {
-        change.task = input.get("taskId").and_then(super::wire::id_of);
-        change.status = input
-            .get("status")
-            .and_then(Value::as_str)
-            .map(Status::parse);
-        change.add_blocked_by = ids(input.get("addBlockedBy"));
-        change.add_blocks = ids(input.get("addBlocks"));
-        if let (Some(id), Some(Status::Other(s))) = (change.task, &change.status)
-            && s != "deleted"
-        {
-            let file = Layout::ClaudeCode.file_name(id).expect("file layout");
-            early.push(
-                Finding::new(
-                    "stdin",
-                    file,
-                    FindingKind::UnknownStatus,
-                    format!("status {s:?} is not one of pending, in_progress, completed"),
+    // Edges: `addBlocks` first, then `addBlockedBy`, each id not already on the task's own
+    // side; an id naming no readable task is dropped by the tool without a word.
+    let sides = [
+        (&u.add_blocks, true, "addBlocks"),
+        (&u.add_blocked_by, false, "addBlockedBy"),
+    ];
+    for (adds, blocks, field) in sides {
+        for raw in adds {
+            let other = raw.parse::<TaskId>().ok();
+            let own = if blocks {
+                &before.blocks
+            } else {
+                &before.blocked_by
+            };
+            if other.is_some_and(|o| own.contains(&o)) {
+                continue;
+            }
+            let Some(other) = other.filter(|o| a.after.contains_key(o)) else {
+                let why = match other {
+                    Some(o) if list.audit.present.contains(&o) => format!(
+                        "the file of task {o} cannot be read, so Claude Code would drop the edge without a word"
+                    ),
+                    _ => format!(
+                        "list {} has no task {raw:?}, so Claude Code would drop the edge without a word",
+                        list.name
+                    ),
+                };
+                a.refusals.push(
+                    j.finding(
+                        Some(id),
+                        FindingKind::Dangling,
+                        format!("this change adds {raw:?} to {field} of task {id}, but {why}"),
+                    )
+                    .involving(std::iter::once(id).chain(other)),
+                );
+                continue;
+            };
+            let (blocker, blocked) = if blocks { (id, other) } else { (other, id) };
+            if !has_edge(&a.after, blocker, blocked) {
+                a.new_edges.push((blocker, blocked));
+            }
+            if let Some(t) = a.after.get_mut(&blocker) {
+                t.blocks.insert(blocked);
+            }
+            if let Some(t) = a.after.get_mut(&blocked) {
+                t.blocked_by.insert(blocker);
+            }
+        }
+    }
+}
+
+/// Judges a change against the list it belongs to.
+fn judge_on_list(change: &Change, list: &List) -> Verdict {
+    let j = Judge {
+        list: &list.name,
+        layout: list.audit.layout,
+    };
+    let applied = apply(change, list, &j);
+    let mut blocking = applied.refusals;
+    let graph = Graph::new(&applied.after.values().cloned().collect::<Vec<_>>());
+
+    // A cycle through an edge this change adds is new; one without such an edge was there.
+    let mut cycles_seen = BTreeSet::new();
+    for &(blocker, blocked) in &applied.new_edges {
+        if let Some(back) = graph.path(blocked, blocker) {
+            let members: BTreeSet<TaskId> = back.iter().copied().collect();
+            if cycles_seen.insert(members) {
+                blocking.push(j.cycle(blocker, blocked, &back));
+            }
+        }
+    }
+
+    // S5: a task made in_progress or completed must have no unfinished blocker, and a
+    // completed task must not be made to wait on an unfinished one.
+    let shown = |ids: &[TaskId]| {
+        ids.iter()
+            .map(|b| {
+                let s = graph.get(*b).map_or("?", |t| t.status.as_str());
+                format!("{b} ({s})")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some((id, status)) = &applied.started {
+        let open = graph.unfinished_blockers(*id);
+        if !open.is_empty() {
+            let kind = if *status == Status::Completed {
+                FindingKind::CompletedBlocked
+            } else {
+                FindingKind::StartedBlocked
+            };
+            blocking.push(
+                j.finding(
+                    Some(*id),
+                    kind,
+                    format!(
+                        "this change makes task {id} {status} while {} {} not completed",
+                        if open.len() == 1 {
+                            format!("its blocker {}", shown(&open))
+                        } else {
+                            format!("its blockers {}", shown(&open))
+                        },
+                        if open.len() == 1 { "is" } else { "are" },
+                    ),
                 )
-                .involving([id]),
+                .involving(std::iter::once(*id).chain(open)),
             );
         }
     }
-    if event == Some("TaskCompleted") {
-        change.task = value.get("task_id").and_then(super::wire::id_of);
-        change.status = Some(Status::Completed);
-    } else if event == Some("TaskCreated") {
-        change.task = value.get("task_id").and_then(super::wire::id_of);
-    }
-
-    // The focus: the changed task and every task the event carries.
-    let mut focus: BTreeSet<TaskId> = carried.iter().map(|t| t.id).collect();
-    focus.extend(change.task);
-    focus.extend(mentioned);
-    if focus.is_empty() {
-        // Nothing about tasks in this event: not ours to judge.
-        return Ok(Verdict {
-            list: "stdin".into(),
-            blocking: early,
-        });
-    }
-
-    // The list on disk, when it can be found, with the event laid over it.
-    let (list, layout, mut tasks, mut present, bound) = match locate(&value, ctx) {
-        Some(location) => {
-            let dir = location.open().map_err(|e| HookError::List {
-                path: location.path.clone(),
-                message: e.to_string(),
-            })?;
-            let layout = match ctx.layout {
-                Some(l) => l,
-                None => location.detect_layout(&dir).map_err(|e| HookError::List {
-                    path: location.path.clone(),
-                    message: e.to_string(),
-                })?,
-            };
-            let a =
-                audit::audit_dir(&dir, &location.name, layout, Locking::Probe).map_err(|e| {
-                    HookError::List {
-                        path: location.path.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
-            let tasks: BTreeMap<TaskId, Task> =
-                a.tasks.into_iter().map(|t| (t.task.id, t.task)).collect();
-            (a.name, layout, tasks, a.present, a.bound)
-        }
-        None => (
-            "stdin".to_string(),
-            Layout::ClaudeCode,
-            BTreeMap::new(),
-            BTreeSet::new(),
-            0,
-        ),
-    };
-    for t in carried {
-        present.insert(t.id);
-        tasks.insert(t.id, t);
-    }
-    let mut added = BTreeSet::new();
-    if let Some(id) = change.task
-        && change
-            .status
-            .as_ref()
-            .is_some_and(|s| s.as_str() == "deleted")
-    {
-        // Claude Code's TaskUpdate deletes a task with status "deleted": judge the list
-        // without it. What it leaves behind are orphans, which do not block.
-        tasks.remove(&id);
-    } else if let Some(id) = change.task {
-        present.insert(id);
-        let t = tasks
-            .entry(id)
-            .or_insert_with(|| Task::new(id, format!("task {id}")));
-        if let Some(s) = change.status {
-            t.status = s;
-        }
-        t.blocked_by.extend(change.add_blocked_by.iter().copied());
-        t.blocks.extend(change.add_blocks.iter().copied());
-        added.extend(change.add_blocked_by.iter().copied());
-        added.extend(change.add_blocks.iter().copied());
-    }
-    let bound = bound.max(present.iter().next_back().map_or(0, |i| i.get()));
-    let tasks: Vec<Task> = tasks.into_values().collect();
-    let mut blocking: Vec<Finding> = early.into_iter().filter(|f| f.kind.blocks_hook()).collect();
-    for f in audit::judge_tasks(&list, layout, &tasks, &present, bound) {
-        let about_focus = match f.kind {
-            FindingKind::Cycle => f.tasks.iter().any(|t| focus.contains(t)),
-            // A reference to nothing blocks when this change added it, or the event carries
-            // the task that holds it.
-            FindingKind::Dangling => {
-                f.tasks.first().is_some_and(|t| focus.contains(t))
-                    && (change.task.is_none()
-                        || f.tasks.get(1).is_some_and(|m| added.contains(m))
-                        || f.tasks.first() != change.task.as_ref())
-            }
-            _ => f.tasks.first().is_some_and(|t| focus.contains(t)),
-        };
-        if about_focus && f.kind.blocks_hook() {
-            blocking.push(f);
+    for &(blocker, blocked) in &applied.new_edges {
+        let done = |i| graph.get(i).is_some_and(|t| t.status == Status::Completed);
+        if done(blocked) && !done(blocker) && applied.started.as_ref().map(|s| s.0) != Some(blocked)
+        {
+            blocking.push(
+                j.finding(
+                    Some(blocked),
+                    FindingKind::CompletedBlocked,
+                    format!(
+                        "this change makes completed task {blocked} wait on task {}, which is not completed",
+                        shown(&[blocker])
+                    ),
+                )
+                .involving([blocked, blocker]),
+            );
         }
     }
-    for f in &mut blocking {
-        f.list.clone_from(&list);
-    }
-    Ok(Verdict { list, blocking })
-}
 
-/// Judges one task object the event carries: problems go to `early`, the task (when it can
-/// be read at all) to `carried`. It is named by its file name when it has an id.
-fn decode_task(v: &Value, where_: &str, early: &mut Vec<Finding>, carried: &mut Vec<Task>) {
-    let id = v.get("id").and_then(super::wire::id_of);
-    let file = id
-        .map(|i| Layout::ClaudeCode.file_name(i).expect("file layout"))
-        .unwrap_or_else(|| where_.to_string());
-    if let Some(t) = audit::judge_task_value(v, Layout::ClaudeCode, |kind, message| {
-        early.push(Finding::new("stdin", file.clone(), kind, message).involving(id));
-    }) {
-        carried.push(t);
+    let mut notes = Vec::new();
+    let before: Vec<&Finding> = list
+        .audit
+        .findings
+        .iter()
+        .filter(|f| f.kind.blocks_hook())
+        .filter(|f| applied.created.is_none_or(|c| !f.tasks.contains(&c)))
+        .collect();
+    if let Some(first) = before.first() {
+        notes.push(format!(
+            "taskproof: the task list {} already has {} this change did not cause (first: {} {} {}: {}); they are not held against it. Run `taskproof check {}` to see them.",
+            list.name,
+            if before.len() == 1 {
+                "1 problem".to_string()
+            } else {
+                format!("{} problems", before.len())
+            },
+            first.rule(),
+            first.kind,
+            first.file,
+            first.message,
+            list.path.display(),
+        ));
     }
-}
-
-/// An array of ids, in either form; anything else reads as none.
-fn ids(v: Option<&Value>) -> BTreeSet<TaskId> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(super::wire::id_of).collect())
-        .unwrap_or_default()
-}
-
-/// The list folder a hook event belongs to: the folder named on the command line; else
-/// `CLAUDE_CODE_TASK_LIST_ID`, the event's `task_list_id`, `team_name` or `session_id`,
-/// whichever first names a folder that exists under the root. Names that are not valid list
-/// names are never joined to a path.
-fn locate(event: &Value, ctx: &HookContext) -> Option<ListLocation> {
-    if let Some(dir) = &ctx.list_dir {
-        return Some(ListLocation::direct(dir));
+    Verdict {
+        list: list.name.clone(),
+        blocking,
+        notes,
     }
-    let root: &Path = ctx.root.as_deref()?;
-    let from_event = ["task_list_id", "team_name", "session_id"]
-        .into_iter()
-        .filter_map(|k| event.get(k).and_then(Value::as_str).map(str::to_string));
-    ctx.list_id
-        .clone()
-        .into_iter()
-        .chain(from_event)
-        .filter(|n| n.parse::<ListName>().is_ok())
-        .find(|n| root.join(n).is_dir())
-        .map(|n| ListLocation::in_root(root, &n))
 }
 
 #[cfg(test)]
@@ -315,6 +777,16 @@ mod tests {
     fn kinds(input: Value) -> Vec<FindingKind> {
         let v = judge(input.to_string().as_bytes(), &HookContext::default()).unwrap();
         v.blocking.iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn list_ids_are_sanitised_as_claude_code_does() {
+        assert_eq!(sanitize_list_id("../x"), "---x");
+        assert_eq!(sanitize_list_id("my.project"), "my-project");
+        assert_eq!(sanitize_list_id("a_b-C9"), "a_b-C9");
+        // One UTF-16 unit per `-`: é is one, an emoji two.
+        assert_eq!(sanitize_list_id("é😀"), "---");
+        assert_eq!(team_lead_list("My Team_1"), "my-team-1");
     }
 
     #[test]
@@ -333,45 +805,37 @@ mod tests {
     }
 
     #[test]
-    fn a_self_edge_in_a_task_update_is_refused_without_any_list() {
+    fn without_a_list_only_the_change_itself_is_judged_and_a_note_says_so() {
         let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
                         "tool_input": {"taskId": "4", "addBlockedBy": ["4"]}});
         assert_eq!(kinds(ev), vec![FindingKind::Cycle]);
-    }
-
-    #[test]
-    fn a_task_summary_is_not_judged_as_a_whole_task() {
-        // TaskCreate answers with the new task's id and subject only.
-        let ev = json!({"hook_event_name": "PostToolUse", "tool_name": "TaskCreate",
-                        "tool_input": {"subject": "s", "description": "d"},
-                        "tool_response": {"task": {"id": "3", "subject": "s"}}});
-        assert!(kinds(ev).is_empty());
-        // A whole task in a response is judged.
-        let ev = json!({"hook_event_name": "PostToolUse", "tool_name": "TaskGet",
-                        "tool_response": {"task": {"id": "3", "subject": "s",
-                                          "status": "pending", "blockedBy": ["3"]}}});
-        assert_eq!(kinds(ev), vec![FindingKind::Cycle]);
-    }
-
-    #[test]
-    fn deleting_a_task_through_task_update_is_not_judged_as_an_unknown_status() {
-        let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
-                        "tool_input": {"taskId": "2", "status": "deleted"}});
-        assert!(kinds(ev).is_empty());
-    }
-
-    #[test]
-    fn a_task_update_to_an_unknown_status_is_refused() {
         let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
                         "tool_input": {"taskId": "2", "status": "done"}});
         assert_eq!(kinds(ev), vec![FindingKind::UnknownStatus]);
+        let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskCreate",
+                        "tool_input": {"subject": "", "description": "d"}});
+        assert_eq!(kinds(ev), vec![FindingKind::Schema]);
+        let ev = json!({"hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+                        "tool_input": {"taskId": "2", "status": "deleted", "addBlocks": ["9"]}});
+        let v = judge(ev.to_string().as_bytes(), &HookContext::default()).unwrap();
+        assert!(v.blocking.is_empty());
+        assert_eq!(v.notes.len(), 1);
+        assert!(
+            v.notes[0].contains("neither CLAUDE_CONFIG_DIR nor HOME"),
+            "{v:?}"
+        );
     }
 
     #[test]
-    fn events_without_tasks_pass() {
-        let ev = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
-                        "tool_input": {"command": "ls"}});
-        assert!(kinds(ev).is_empty());
+    fn events_without_tasks_pass_in_silence() {
+        for ev in [
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "ls"}}),
+            json!({"hook_event_name": "Stop"}),
+        ] {
+            let v = judge(ev.to_string().as_bytes(), &HookContext::default()).unwrap();
+            assert!(v.blocking.is_empty() && v.notes.is_empty(), "{v:?}");
+        }
     }
 
     #[test]

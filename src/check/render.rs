@@ -120,8 +120,13 @@ pub fn terminal(report: &Report, color: bool) -> String {
         .count();
     let lists = plural(report.lists.len(), "list", "lists");
     let tasks = plural(report.task_count(), "task", "tasks");
+    // The summary names the folder, so a run that found no list says where it looked.
+    let root = report.root.display();
     if report.is_clean() {
-        out += &format!("{}: {lists}, {tasks}, no findings\n", p.green("clean"));
+        out += &format!(
+            "{}: {lists}, {tasks} in {root}, no findings\n",
+            p.green("clean")
+        );
     } else {
         let hint = match (repairable, report.mode) {
             (0, _) => String::new(),
@@ -129,7 +134,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
             (n, _) => format!(", {n} repairable"),
         };
         out += &format!(
-            "{}: {lists}, {tasks}{hint}\n",
+            "{}: {lists}, {tasks} in {root}{hint}\n",
             p.red(&plural(report.findings.len(), "finding", "findings")),
         );
     }
@@ -167,6 +172,7 @@ pub fn json(report: &Report) -> Value {
     json!({
         "format_version": FORMAT_VERSION,
         "mode": report.mode.as_str(),
+        "root": report.root.display().to_string(),
         "lists": report.lists.iter().map(|l| json!({
             "name": l.name,
             "path": l.path.display().to_string(),
@@ -199,14 +205,19 @@ fn finding_json(f: &Finding) -> Value {
     })
 }
 
-/// What a blocking hook writes on stderr: one line per finding, for the model to act on.
+/// What a blocking hook writes on stderr: one line per thing the change brings, naming
+/// the rule, the kind and the task's file, for the model to act on; then the notes.
 pub fn hook_stderr(v: &Verdict) -> String {
     let mut out = format!(
-        "taskproof: this change leaves the task list {} unsafe:\n",
+        "taskproof: this change would leave the task list {} unsafe:\n",
         v.list
     );
     for f in &v.blocking {
         out += &format!("- [{} {}] {}: {}\n", f.rule(), f.kind, f.file, f.message);
+    }
+    for n in &v.notes {
+        out += n;
+        out.push('\n');
     }
     out
 }
@@ -228,12 +239,13 @@ mod tests {
     fn an_empty_report_is_clean_and_uncoloured_without_colour() {
         let r = Report {
             mode: Mode::Check,
+            root: "/t/tasks".into(),
             lists: Vec::new(),
             findings: Vec::new(),
             changes: Vec::new(),
         };
         let text = terminal(&r, false);
-        assert_eq!(text, "clean: 0 lists, 0 tasks, no findings\n");
+        assert_eq!(text, "clean: 0 lists, 0 tasks in /t/tasks, no findings\n");
         assert!(terminal(&r, true).contains("\x1b[32mclean\x1b[0m"));
         assert_eq!(json(&r)["format_version"], 1);
     }

@@ -47,6 +47,8 @@ pub struct ListSummary {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub mode: Mode,
+    /// The folder the run looked in, as given (a list folder or a folder of lists).
+    pub root: PathBuf,
     pub lists: Vec<ListSummary>,
     /// The findings, after repairs when the mode is [`Mode::Fix`].
     pub findings: Vec<Finding>,
@@ -75,6 +77,7 @@ pub fn run(
     let found = discover::discover(path, is_root)?;
     let mut report = Report {
         mode,
+        root: path.to_path_buf(),
         lists: Vec::new(),
         findings: found.findings,
         changes: Vec::new(),
@@ -108,13 +111,8 @@ fn audit_one(
         Some(l) => l,
         None => location.detect_layout(&dir)?,
     };
-    let mut audit =
-        audit::audit_dir(&dir, &location.name, layout, Locking::Probe).map_err(|source| {
-            CheckError::Io {
-                path: location.path.clone(),
-                source,
-            }
-        })?;
+    let mut audit = audit::audit_dir(&dir, &location.name, layout, Locking::Probe)
+        .map_err(|source| CheckError::io(location.path.clone(), source))?;
     drop(dir);
     let changes = match mode {
         Mode::Check => Vec::new(),

@@ -1,6 +1,7 @@
 //! `taskproof check`: audit task folders on disk, repair them, or judge a change as a
 //! Claude Code hook (`--stdin`).
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     if args.stdin {
-        return Ok(run_hook(args.path, env_root(), layout));
+        return Ok(run_hook(args.path, layout));
     }
     let mode = match (args.fix, args.dry_run) {
         (_, true) => Mode::DryRun,
@@ -102,10 +103,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     })
 }
 
-fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>, layout: Option<Layout>) -> i32 {
+fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>) -> i32 {
     let ctx = HookContext {
         list_dir,
-        root,
+        config_dir: claude_config_dir(
+            std::env::var_os("CLAUDE_CONFIG_DIR"),
+            std::env::var_os("HOME"),
+        ),
         layout,
         list_id: std::env::var("CLAUDE_CODE_TASK_LIST_ID")
             .ok()
@@ -117,7 +121,14 @@ fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>, layout: Option<Lay
         .map_err(hook::HookError::Read)
         .and_then(|_| hook::judge(&input, &ctx));
     match verdict {
-        Ok(v) if v.blocking.is_empty() => exit::OK,
+        Ok(v) if v.blocking.is_empty() && v.notes.is_empty() => exit::OK,
+        // Let it through, and tell the user what they need to know: Claude Code shows the
+        // `systemMessage` of a hook's JSON answer.
+        Ok(v) if v.blocking.is_empty() => {
+            let answer = serde_json::json!({ "systemMessage": v.notes.join(" ") });
+            println!("{answer}");
+            exit::OK
+        }
         Ok(v) => {
             eprint!("{}", render::hook_stderr(&v));
             exit::HOOK_BLOCK
@@ -126,5 +137,17 @@ fn run_hook(list_dir: Option<PathBuf>, root: Option<PathBuf>, layout: Option<Lay
             eprintln!("taskproof check --stdin: failed to {e}");
             exit::HOOK_ERROR
         }
+    }
+}
+
+/// Claude Code's configuration folder as Claude Code finds it: `CLAUDE_CONFIG_DIR` when it
+/// is set at all (even empty: then `tasks/` is taken from the working folder, as Node's
+/// `path.join("", "tasks")` does), else `~/.claude`.
+fn claude_config_dir(config: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    match config {
+        Some(c) => Some(PathBuf::from(c)),
+        None => home
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".claude")),
     }
 }
