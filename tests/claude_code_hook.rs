@@ -28,6 +28,27 @@ fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE_HOOKS").unwrap_or_else(|_| "2.1.112".into())
 }
 
+/// The first version with each hook event the snippet names, per Claude Code's changelog.
+const SINCE: [(&str, (u64, u64, u64)); 3] = [
+    ("PreToolUse", (1, 0, 0)),
+    ("TaskCompleted", (2, 1, 33)),
+    ("TaskCreated", (2, 1, 84)),
+];
+
+fn numbers(version: &str) -> (u64, u64, u64) {
+    let mut p = version.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
+    let mut next = || p.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
+fn has_event(version: &str, event: &str) -> bool {
+    let since = SINCE
+        .iter()
+        .find(|(e, _)| *e == event)
+        .expect("a known event");
+    numbers(version) >= since.1
+}
+
 /// Installs the version (a no-op when the cache has it), failing clearly without npm.
 fn prepared() -> ClaudeCode {
     let npm = std::process::Command::new("npm").arg("--version").output();
@@ -41,6 +62,16 @@ fn prepared() -> ClaudeCode {
     cc
 }
 
+/// The snippet as docs/check.md tells a user of `version` to install it: without the
+/// entries of events the version does not know (a version before 2.1.84 skips the whole
+/// settings file for a `TaskCreated` key; 2.1.17 does, measured).
+fn snippet_for(version: &str) -> Value {
+    let mut v = snippet();
+    let hooks = v["hooks"].as_object_mut().expect("hooks");
+    hooks.retain(|event, _| has_event(version, event));
+    v
+}
+
 /// The whole snippet.
 fn snippet() -> Value {
     let v: Value = serde_json::from_str(SNIPPET).expect("docs/hooks/settings.json is JSON");
@@ -51,6 +82,12 @@ fn snippet() -> Value {
 /// The snippet's entry for one event, alone: what a test of that event installs, so that
 /// no other event's hook refuses first.
 fn only(event: &str) -> Value {
+    assert!(
+        has_event(&version(), event),
+        "Claude Code {} has no {event} hook event; set TASKPROOF_TEST_CLAUDE_CODE_HOOKS to a \
+         version that has it (2.1.112 has all three)",
+        version()
+    );
     let entry = snippet()["hooks"][event].clone();
     assert!(
         entry.is_array(),
@@ -132,10 +169,32 @@ fn task_file(root: &Path, id: &str) -> Value {
 }
 
 #[test]
+fn the_documented_snippet_is_the_file_these_tests_install() {
+    let docs = include_str!("../docs/check.md");
+    assert!(
+        docs.contains(&format!("```json\n{SNIPPET}```")),
+        "docs/check.md must show docs/hooks/settings.json verbatim in a json block"
+    );
+    let hooks = snippet()["hooks"].clone();
+    for (event, _) in SINCE {
+        assert_eq!(
+            hooks[event][0]["hooks"][0]["command"], "taskproof check --stdin",
+            "{hooks}"
+        );
+    }
+    assert_eq!(hooks.as_object().map(|h| h.len()), Some(SINCE.len()));
+    assert!(
+        snippet_for("2.1.17")["hooks"]
+            .as_object()
+            .is_some_and(|h| h.keys().eq(["PreToolUse"])),
+    );
+}
+
+#[test]
 fn claude_code_refuses_a_task_update_that_would_close_a_cycle() {
     let cc = prepared();
     let root = tempfile::tempdir().unwrap();
-    let mut s = open(&cc, root.path(), Some(snippet()));
+    let mut s = open(&cc, root.path(), Some(snippet_for(&version())));
     // 1 blocks 2, written by the CLI's own tools with the hook allowing each step.
     ok(
         &mut s,
@@ -153,8 +212,142 @@ fn claude_code_refuses_a_task_update_that_would_close_a_cycle() {
         "cycle",
         "PreToolUse:TaskUpdate hook",
     );
-    assert!(message.contains("cycle"), "{message}");
+    assert!(message.contains("2 -> 1 -> 2"), "{message}");
     assert_eq!(files(&dir), before, "a refused TaskUpdate changed a file");
-    eprintln!("{message}\n{}", s.transcript());
+
+    // The same snippet refuses an empty subject before TaskCreate writes anything.
+    refused(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": ""}}),
+        "invalid",
+        "PreToolUse:TaskCreate hook",
+    );
+    assert_eq!(files(&dir), before, "a refused TaskCreate changed a file");
+    s.close().unwrap();
+}
+
+/// A task file as Claude Code 2.1.112 writes one.
+fn write_task(dir: &Path, id: &str, subject: &str, blocks: &[&str], blocked_by: &[&str]) {
+    let task = json!({"id": id, "subject": subject, "description": "", "status": "pending",
+                      "blocks": blocks, "blockedBy": blocked_by});
+    std::fs::write(dir.join(format!("{id}.json")), format!("{task:#}")).unwrap();
+}
+
+#[test]
+fn a_harmless_update_on_a_list_that_already_holds_a_cycle_goes_through() {
+    let cc = prepared();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("l");
+    std::fs::create_dir(&dir).unwrap();
+    // The cycle 1 <-> 2, on both sides, written before the session.
+    write_task(&dir, "1", "a", &["2"], &["2"]);
+    write_task(&dir, "2", "b", &["1"], &["1"]);
+    std::fs::write(dir.join(".highwatermark"), "2").unwrap();
+    let mut s = open(&cc, root.path(), Some(snippet_for(&version())));
+
+    let up = ok(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"owner": "me"}}),
+    );
+    assert_eq!(up["task"]["owner"], "me", "{up}");
+    let up = ok(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "2", "patch": {"description": "clarified"}}),
+    );
+    assert_eq!(up["task"]["description"], "clarified", "{up}");
+    assert_eq!(task_file(root.path(), "1")["owner"], "me");
+    assert_eq!(task_file(root.path(), "2")["description"], "clarified");
+
+    // The hook is live in this session: a new cycle (1 -> 3 -> 1) is still refused.
+    ok(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "c", "blocks": ["1"]}}),
+    );
+    let before = files(&dir);
+    refused(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"addBlocks": ["3"]}}),
+        "cycle",
+        "PreToolUse:TaskUpdate hook",
+    );
+    assert_eq!(files(&dir), before, "a refused TaskUpdate changed a file");
+    s.close().unwrap();
+}
+
+#[test]
+fn the_task_completed_hook_leaves_a_task_with_an_open_blocker_not_completed() {
+    let cc = prepared();
+    let root = tempfile::tempdir().unwrap();
+    let mut s = open(&cc, root.path(), Some(only("TaskCompleted")));
+    ok(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    ok(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "b", "blockedBy": ["1"]}}),
+    );
+    let dir = root.path().join("l");
+    let before = files(&dir);
+    refused(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "2", "patch": {"status": "completed"}}),
+        "blocked",
+        "TaskCompleted hook",
+    );
+    assert_eq!(task_file(root.path(), "2")["status"], "pending");
+    assert_eq!(files(&dir), before, "a refused completion changed a file");
+
+    // Once its blocker is completed, the same completion goes through.
+    ok(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}),
+    );
+    let done = ok(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "2", "patch": {"status": "completed"}}),
+    );
+    assert_eq!(done["task"]["status"], "completed", "{done}");
+    s.close().unwrap();
+}
+
+#[test]
+fn the_task_created_hook_rolls_back_a_task_with_an_empty_subject() {
+    let cc = prepared();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("l");
+
+    // Without the hook, the tool itself takes an empty subject.
+    let plain_root = tempfile::tempdir().unwrap();
+    let mut plain = open(&cc, plain_root.path(), None);
+    let made = ok(
+        &mut plain,
+        json!({"op": "create", "list": "l", "task": {"subject": ""}}),
+    );
+    assert_eq!(made["task"]["subject"], "", "{made}");
+    plain.close().unwrap();
+
+    let mut s = open(&cc, root.path(), Some(only("TaskCreated")));
+    ok(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    refused(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": ""}}),
+        "invalid",
+        "TaskCreated hook",
+    );
+    let tasks: Vec<String> = files(&dir)
+        .into_keys()
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(tasks, ["1.json"], "the refused task was not rolled back");
+    // The rolled-back id stays used (measured on 2.1.112: the next task is 3).
+    let next = ok(
+        &mut s,
+        json!({"op": "create", "list": "l", "task": {"subject": "c"}}),
+    );
+    assert_eq!(next["task"]["id"], "3", "{next}");
     s.close().unwrap();
 }
