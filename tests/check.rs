@@ -956,6 +956,35 @@ fn hook_refuses_a_task_update_that_closes_a_new_cycle() {
 }
 
 #[test]
+fn hook_reads_either_layout_and_counts_unreadable_files_as_old_problems() {
+    for l in BOTH {
+        let tmp = tempdir();
+        let list = tmp.path().join("tasks/s1");
+        put(&list, l, 1, "pending", &[2], &[]);
+        put(&list, l, 2, "pending", &[], &[1]);
+        write(&list, &file(l, 3), "{");
+        let a = hook(
+            &update("s1", json!({"taskId": "2", "addBlocks": ["1"]})),
+            config(tmp.path()),
+        );
+        assert_eq!(a.code, 2, "{l:?}: {a:?}");
+        assert!(a.stderr.contains("2 -> 1 -> 2"), "{l:?}: {a:?}");
+        let m = a.stderr.lines().last().unwrap();
+        assert!(m.contains("S15 malformed-json"), "{l:?}: {m}");
+        // An edge to the unreadable task is one Claude Code would drop.
+        let a = hook(
+            &update("s1", json!({"taskId": "2", "addBlocks": ["3"]})),
+            config(tmp.path()),
+        );
+        assert_eq!(a.code, 2, "{l:?}: {a:?}");
+        assert!(
+            a.stderr.contains("the file of task 3 cannot be read"),
+            "{l:?}: {a:?}"
+        );
+    }
+}
+
+#[test]
 fn hook_refuses_a_new_cycle_on_a_list_that_already_holds_another() {
     let tmp = tempdir();
     let list = tmp.path().join("tasks/s1");
@@ -1018,7 +1047,9 @@ fn hook_refuses_what_the_change_sets_and_nothing_it_leaves_alone() {
     // not exist (the tool refuses that itself) pass.
     assert_eq!(run(json!({"taskId": "1", "status": "completed"})).code, 0);
     assert_eq!(run(json!({"taskId": "2", "status": "deleted"})).code, 0);
-    assert_eq!(run(json!({"taskId": "7", "addBlocks": ["9"]})).code, 0);
+    let a = run(json!({"taskId": "7", "addBlocks": ["9"]}));
+    assert_eq!(a.code, 0, "{a:?}");
+    assert!(a.message.unwrap().contains("has no readable task \"7\""));
     assert_eq!(run(json!({"taskId": "1", "addBlocks": ["2"]})).code, 0);
 }
 

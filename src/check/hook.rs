@@ -30,11 +30,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::audit::{self, ListAudit, Locking};
+use super::audit;
 use super::discover::ListLocation;
 use super::finding::{Finding, FindingKind};
 use crate::graph::Graph;
 use crate::protocol::Layout;
+use crate::store::{HIGHWATERMARK_NAME, ReadError};
 use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 
 /// Why hook input could not be judged at all.
@@ -367,12 +368,19 @@ fn team_led_by(config: &Path, session: &str) -> Option<String> {
     None
 }
 
-/// A list read from disk.
+/// A list read from disk, as far as the hook needs it.
 struct List {
     name: String,
     path: PathBuf,
-    audit: ListAudit,
+    layout: Layout,
+    /// The readable tasks, with id, subject, status and edges only.
     tasks: BTreeMap<TaskId, Task>,
+    /// Ids of every task file present, readable or not.
+    present: BTreeSet<TaskId>,
+    /// The highest id the list is known to have assigned.
+    bound: u64,
+    /// The unsafe problems the list already has ([`FindingKind::blocks_hook`]).
+    old: Vec<Finding>,
 }
 
 /// Reads the list at `place`; `Err` says, for the user, why it could not be.
@@ -389,26 +397,146 @@ fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, String> {
         }
         Err(e) => return Err(format!("{e} ({how})")),
     };
-    let layout = match layout {
-        Some(l) => l,
-        None => place
-            .location
-            .detect_layout(&dir)
-            .map_err(|e| format!("{e} ({how})"))?,
-    };
-    let audit = audit::audit_dir(&dir, &place.location.name, layout, Locking::Probe)
-        .map_err(|e| format!("read {shown}: {e} ({how})"))?;
-    let tasks = audit
-        .tasks
-        .iter()
-        .map(|t| (t.task.id, t.task.clone()))
+    let names: Vec<String> = dir
+        .entries()
+        .map_err(|e| format!("read {shown}: {e} ({how})"))?
+        .into_iter()
+        .map(|(n, _)| n)
         .collect();
-    Ok(List {
-        name: place.location.name.clone(),
+    let layout = layout.unwrap_or_else(|| audit::detect_layout(names.iter().map(String::as_str)));
+    let name = place.location.name.clone();
+    let mut list = List {
+        name: name.clone(),
         path,
-        audit,
-        tasks,
-    })
+        layout,
+        tasks: BTreeMap::new(),
+        present: BTreeSet::new(),
+        bound: 0,
+        old: Vec::new(),
+    };
+    for file in &names {
+        let Some(id) = layout.task_id_of(file) else {
+            continue;
+        };
+        let bytes = match dir.read(file) {
+            Ok(b) => b,
+            // Gone since the listing, or a folder: not a task file. A link or a special file
+            // is present but unreadable; `taskproof check` says why.
+            Err(ReadError::Missing | ReadError::Folder) => continue,
+            Err(_) => {
+                list.present.insert(id);
+                continue;
+            }
+        };
+        list.present.insert(id);
+        let old = |kind, message: String| {
+            Finding::new(&name, file.clone(), kind, message).involving([id])
+        };
+        match serde_json::from_slice::<LightTask>(&bytes) {
+            Ok(t) if t.id == Some(id) => {
+                let mut task = Task::new(id, t.subject);
+                task.status = Status::parse(&t.status);
+                task.blocks = t.blocks.into_iter().flatten().collect();
+                task.blocked_by = t.blocked_by.into_iter().flatten().collect();
+                if !task.status.is_known() {
+                    list.old.push(old(
+                        FindingKind::UnknownStatus,
+                        format!(
+                            "status {:?} is not one of pending, in_progress, completed",
+                            t.status
+                        ),
+                    ));
+                }
+                let n = task.subject.chars().count();
+                if n == 0 || n > MAX_SUBJECT_CHARS {
+                    list.old.push(old(
+                        FindingKind::Schema,
+                        format!("subject: {n} characters; a subject has 1 to {MAX_SUBJECT_CHARS}"),
+                    ));
+                }
+                list.tasks.insert(id, task);
+            }
+            Ok(t) => list.old.push(old(
+                FindingKind::IdMismatch,
+                format!(
+                    "holds id {:?}, but its name says {id}",
+                    t.id.map(|i| i.to_string())
+                ),
+            )),
+            Err(e) if e.is_syntax() || e.is_eof() => list.old.push(old(
+                FindingKind::MalformedJson,
+                format!("is not valid JSON: {e}"),
+            )),
+            Err(e) => list.old.push(old(FindingKind::Schema, e.to_string())),
+        }
+    }
+    let highest = list.present.iter().next_back().map_or(0, |i| i.get());
+    let highwatermark = dir
+        .read(HIGHWATERMARK_NAME)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    list.bound = highest.max(highwatermark.unwrap_or(0));
+    let tasks: Vec<Task> = list.tasks.values().cloned().collect();
+    list.old.extend(
+        audit::judge_tasks(&name, layout, &tasks, &list.present, list.bound)
+            .into_iter()
+            .filter(|f| f.kind.blocks_hook()),
+    );
+    audit::sort_findings(&mut list.old, layout);
+    Ok(list)
+}
+
+/// What the hook reads of a task file: the fields that decide a change's verdict. Every
+/// other field is skipped unread, so a long description costs no allocation. Ids may be
+/// strings (claude-code) or integers (s07); an id that is neither is left out.
+#[derive(serde::Deserialize)]
+struct LightTask {
+    #[serde(default, deserialize_with = "light_id")]
+    id: Option<TaskId>,
+    subject: String,
+    status: String,
+    #[serde(default, deserialize_with = "light_ids")]
+    blocks: Vec<Option<TaskId>>,
+    #[serde(default, rename = "blockedBy", deserialize_with = "light_ids")]
+    blocked_by: Vec<Option<TaskId>>,
+}
+
+/// One id, as a string of digits or a non-negative integer.
+struct LightId(Option<TaskId>);
+
+impl<'de> serde::Deserialize<'de> for LightId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = LightId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a task id (a string of digits or an integer)")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<LightId, E> {
+                Ok(LightId(v.parse().ok()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<LightId, E> {
+                Ok(LightId(Some(TaskId(v))))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<LightId, E> {
+                Ok(LightId(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<LightId, E> {
+                Ok(LightId(None))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+fn light_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<TaskId>, D::Error> {
+    <LightId as serde::Deserialize>::deserialize(d).map(|i| i.0)
+}
+
+fn light_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Option<TaskId>>, D::Error> {
+    <Vec<LightId> as serde::Deserialize>::deserialize(d)
+        .map(|v| v.into_iter().map(|i| i.0).collect())
 }
 
 // Judging.
@@ -526,6 +654,8 @@ struct Applied {
     refusals: Vec<Finding>,
     /// A task the change brings into the list (`TaskCreated`): it is not part of "before".
     created: Option<TaskId>,
+    /// The task the change is about, when the list has no readable task by that id.
+    absent: Option<String>,
 }
 
 fn has_edge(tasks: &BTreeMap<TaskId, Task>, blocker: TaskId, blocked: TaskId) -> bool {
@@ -546,16 +676,20 @@ fn apply(change: &Change, list: &List, j: &Judge) -> Applied {
         started: None,
         refusals: Vec::new(),
         created: None,
+        absent: None,
     };
     match change {
         Change::Create { subject } => {
-            let id = TaskId(list.audit.bound + 1);
+            let id = TaskId(list.bound + 1);
             if let Some(s) = subject {
                 a.refusals.extend(j.subject(Some(id), s));
             }
         }
         Change::Created { id, subject } => {
             a.created = Some(*id);
+            if !a.after.contains_key(id) {
+                a.absent = Some(id.to_string());
+            }
             let subject = subject
                 .clone()
                 .or_else(|| a.after.get(id).map(|t| t.subject.clone()));
@@ -565,9 +699,12 @@ fn apply(change: &Change, list: &List, j: &Judge) -> Applied {
         }
         Change::Complete { id } => {
             // The event says the task is becoming completed, whatever its file says yet.
-            if let Some(t) = a.after.get_mut(id) {
-                t.status = Status::Completed;
-                a.started = Some((*id, Status::Completed));
+            match a.after.get_mut(id) {
+                Some(t) => {
+                    t.status = Status::Completed;
+                    a.started = Some((*id, Status::Completed));
+                }
+                None => a.absent = Some(id.to_string()),
             }
         }
         Change::Update(u) => apply_update(u, list, j, &mut a),
@@ -578,10 +715,13 @@ fn apply(change: &Change, list: &List, j: &Judge) -> Applied {
 fn apply_update(u: &Update, list: &List, j: &Judge, a: &mut Applied) {
     // The tool reads the task first and refuses the whole call when it cannot: then
     // nothing changes, and the tool says so itself.
-    let Ok(id) = u.task.parse::<TaskId>() else {
-        return;
-    };
-    let Some(before) = list.tasks.get(&id) else {
+    let Some((id, before)) = u
+        .task
+        .parse::<TaskId>()
+        .ok()
+        .and_then(|id| list.tasks.get(&id).map(|t| (id, t)))
+    else {
+        a.absent = Some(u.task.clone());
         return;
     };
     if let Some(s) = &u.subject
@@ -630,7 +770,7 @@ fn apply_update(u: &Update, list: &List, j: &Judge, a: &mut Applied) {
             }
             let Some(other) = other.filter(|o| a.after.contains_key(o)) else {
                 let why = match other {
-                    Some(o) if list.audit.present.contains(&o) => format!(
+                    Some(o) if list.present.contains(&o) => format!(
                         "the file of task {o} cannot be read, so Claude Code would drop the edge without a word"
                     ),
                     _ => format!(
@@ -666,7 +806,7 @@ fn apply_update(u: &Update, list: &List, j: &Judge, a: &mut Applied) {
 fn judge_on_list(change: &Change, list: &List) -> Verdict {
     let j = Judge {
         list: &list.name,
-        layout: list.audit.layout,
+        layout: list.layout,
     };
     let applied = apply(change, list, &j);
     let mut blocking = applied.refusals;
@@ -739,11 +879,18 @@ fn judge_on_list(change: &Change, list: &List) -> Verdict {
     }
 
     let mut notes = Vec::new();
+    if let Some(id) = &applied.absent {
+        // Claude Code refuses a change to a task it cannot read; but if the hook chose
+        // another list than Claude Code did, this says that nothing was checked.
+        notes.push(format!(
+            "taskproof: the task list {} ({}) has no readable task {id:?}, so this change was not checked against it.",
+            list.name,
+            list.path.display(),
+        ));
+    }
     let before: Vec<&Finding> = list
-        .audit
-        .findings
+        .old
         .iter()
-        .filter(|f| f.kind.blocks_hook())
         .filter(|f| applied.created.is_none_or(|c| !f.tasks.contains(&c)))
         .collect();
     if let Some(first) = before.first() {

@@ -72,6 +72,10 @@ struct Output {
     text: String,
     /// Set once the terminal UI showed its input box.
     ready: bool,
+    /// Bytes read so far, and when the last came: the terminal UI animates a spinner while
+    /// it works, so silence means it is idle.
+    total: u64,
+    last: Option<Instant>,
 }
 
 /// The environment of every CLI: only what it needs, nothing inherited that could point it
@@ -88,6 +92,9 @@ fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, 
         ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
         ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1".into()),
         ("ENABLE_TOOL_SEARCH", "false".into()),
+        // No prompt suggestions after a turn: in 2.1.17 a prompt typed while one is being
+        // fetched can stick, and they are calls to the model an agent does not make.
+        ("CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION", "false".into()),
         // No traffic except to the scripted model.
         ("DISABLE_TELEMETRY", "1".into()),
         ("DISABLE_ERROR_REPORTING", "1".into()),
@@ -191,15 +198,41 @@ impl Cli {
                 stdin.flush()
             }
             Some(Input::Pty(master)) => {
+                let before = self.output.lock().unwrap_or_else(|p| p.into_inner()).total;
                 master.write_all(text.as_bytes())?;
                 master.flush()?;
-                // Typed characters arriving with the Enter key in one read look like a paste,
-                // where Enter is a newline; a person pauses.
-                std::thread::sleep(Duration::from_millis(150));
+                // Characters arriving with the Enter key in one read look like a paste,
+                // where Enter is a newline: a person presses Enter once the text shows.
+                let deadline = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < deadline {
+                    let out = self.output.lock().unwrap_or_else(|p| p.into_inner());
+                    if out.total > before && out.text.ends_with_text(text) {
+                        break;
+                    }
+                    drop(out);
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                let master = match self.input.as_mut() {
+                    Some(Input::Pty(m)) => m,
+                    _ => return Err(std::io::Error::other("the CLI was stopped")),
+                };
                 master.write_all(b"\r")?;
                 master.flush()
             }
             None => Err(std::io::Error::other("the CLI was stopped")),
+        }
+    }
+
+    /// Waits until the terminal UI wrote nothing for `quiet` (it is idle), at most `max`.
+    pub fn wait_quiet(&self, quiet: Duration, max: Duration) {
+        let deadline = Instant::now() + max;
+        while Instant::now() < deadline {
+            let last = self.output.lock().unwrap_or_else(|p| p.into_inner()).last;
+            if last.is_none_or(|t| t.elapsed() >= quiet) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
@@ -294,6 +327,28 @@ fn open_pty() -> Result<(File, File), CliError> {
 
 use std::os::unix::ffi::OsStrExt;
 
+/// Whether the end of a terminal's text shows `typed` (the input line, maybe followed by the
+/// cursor and the box's border).
+trait EndsWithText {
+    fn ends_with_text(&self, typed: &str) -> bool;
+}
+
+impl EndsWithText for String {
+    fn ends_with_text(&self, typed: &str) -> bool {
+        let start = self.len().saturating_sub(4096);
+        let start = (start..=self.len())
+            .find(|&i| self.is_char_boundary(i))
+            .unwrap_or(0);
+        let tail = &self[start..];
+        // The UI draws the cursor over the last character, so look for all but it.
+        let probe: String = typed
+            .chars()
+            .take(typed.chars().count().saturating_sub(1))
+            .collect();
+        tail.contains(&probe)
+    }
+}
+
 /// Reads `from` until it ends, keeping the tail (escape sequences removed) in `into`.
 fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
     std::thread::spawn(move || {
@@ -308,6 +363,8 @@ fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
             let text = strip_escapes(&pending);
             pending.clear();
             let mut out = into.lock().unwrap_or_else(|p| p.into_inner());
+            out.total += n as u64;
+            out.last = Some(Instant::now());
             out.text.push_str(&text);
             if !out.ready && out.text.contains(READY) {
                 out.ready = true;

@@ -72,6 +72,9 @@ struct Expect {
 pub struct Seen {
     pub turns: u64,
     pub side: u64,
+    /// The last few side requests, briefly (model and the end of the last message), for
+    /// the report when a turn never came.
+    pub recent_side: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +193,27 @@ fn handle(
         return;
     }
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG").is_some() {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "[model {:?}] {} {} {} …{}",
+            std::time::SystemTime::now(),
+            request.method(),
+            path,
+            body["model"],
+            last.chars()
+                .rev()
+                .take(120)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<String>()
+        );
+    }
     if path.starts_with("/v1/messages/count_tokens") {
         respond_json(request, &json!({"input_tokens": 1}));
         return;
@@ -214,7 +238,21 @@ fn handle(
             }
         }
         None => {
-            seen.lock().unwrap_or_else(|p| p.into_inner()).side += 1;
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.side += 1;
+            if seen.recent_side.len() >= 8 {
+                seen.recent_side.remove(0);
+            }
+            let last = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default();
+            let cut = last.len().saturating_sub(300);
+            let cut = (cut..=last.len())
+                .find(|&i| last.is_char_boundary(i))
+                .unwrap_or(0);
+            seen.recent_side.push(format!("{model}: …{}", &last[cut..]));
             Reply::EndTurn
         }
     };

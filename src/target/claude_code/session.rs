@@ -204,6 +204,12 @@ impl ClaudeCodeSession {
         // A fresh CLI reads its first prompt only once it has started (in print mode nothing
         // tells when): until the prompt reaches the model, the start-up limit applies.
         let fresh = run.requests == 1;
+        if run.cli.drive == Drive::Terminal {
+            // A prompt typed while the UI still finishes the last turn can stick in its queue
+            // (2.1.17 then shows a spinner and never calls the model): wait until it is idle.
+            run.cli
+                .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+        }
         run.model.expect_prompt(n);
         if let Err(e) = run.cli.submit(&format!("Do {}.", prompt_marker(n))) {
             let status = run.cli.exited().unwrap_or_else(|| e.to_string());
@@ -225,8 +231,9 @@ impl ClaudeCodeSession {
             let now = Instant::now();
             if now >= deadline {
                 let output = run.cli.output();
+                let side = run.model.seen().recent_side.join("\n    ");
                 self.note(format!(
-                    "timeout; the CLI's output ended with: {}",
+                    "timeout; the last side requests:\n    {side}\nthe CLI's output ended with: {}",
                     tail(&output)
                 ));
                 let limit = if fresh && !prompted {
