@@ -51,12 +51,15 @@ fn has_event(version: &str, event: &str) -> bool {
 
 /// Installs the version (a no-op when the cache has it), failing clearly without npm.
 fn prepared() -> ClaudeCode {
-    let npm = std::process::Command::new("npm").arg("--version").output();
-    assert!(
-        npm.is_ok_and(|o| o.status.success()),
-        "these tests run the real Claude Code, installed with npm: install node and npm \
-         (e.g. `apt-get install -y nodejs npm`; .ci/run does)"
-    );
+    for tool in ["node", "npm"] {
+        let found = std::process::Command::new(tool).arg("--version").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "these tests run the real Claude Code, installed with npm and run by node, and \
+             `{tool} --version` failed: install node and npm (e.g. `apt-get install -y nodejs \
+             npm`; .ci/run does)"
+        );
+    }
     let cc = ClaudeCode::parse(&version()).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");
     cc
