@@ -5,6 +5,7 @@ mod util;
 
 mod check;
 mod claude_code;
+mod claude_code_hook;
 mod fuzz;
 mod race;
 mod run;

@@ -42,6 +42,8 @@ pub struct Setup {
     /// The working folder (inside `config`, outside the root).
     pub cwd: PathBuf,
     pub api_key: String,
+    /// Folders searched before the inherited `PATH` (see `session::Extra`).
+    pub path: Vec<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +104,15 @@ fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, 
         ("TERM", "xterm-256color".into()),
         ("LANG", "C.UTF-8".into()),
     ];
-    if let Some(path) = std::env::var_os("PATH") {
+    let inherited = std::env::var_os("PATH");
+    let folders = setup
+        .path
+        .iter()
+        .cloned()
+        .chain(inherited.iter().flat_map(std::env::split_paths));
+    if let Ok(path) = std::env::join_paths(folders)
+        && !path.is_empty()
+    {
         env.push(("PATH", path));
     }
     env

@@ -320,6 +320,39 @@ fn succeeded(tool: &str, text: &str) -> bool {
 
 /// The error kind a tool's error text means. Unknown texts are `io`, never a success.
 pub fn error_kind(text: &str) -> ErrorKind {
+    hook_refusal_kind(text).unwrap_or_else(|| words_kind(text))
+}
+
+/// The error kind of a call a hook refused, or `None` when `text` is no hook's refusal.
+/// Claude Code words them `PreToolUse:TaskUpdate hook error: [COMMAND]: REASON` (the tool did
+/// not run) and `TaskCreated hook feedback:` / `TaskCompleted hook feedback:` then
+/// `[COMMAND]: REASON` (the tool undid or did not write its change). The kind is what the
+/// reason means, never the hook's own wording around it: for `taskproof check --stdin`, the
+/// finding it names first (`- [S7 cycle] …`; the notes after the findings may name older
+/// problems the change did not cause); for another hook, the reason's words.
+fn hook_refusal_kind(text: &str) -> Option<ErrorKind> {
+    let at = [" hook error: ", " hook feedback:"]
+        .iter()
+        .filter_map(|m| text.find(m).map(|i| i + m.len()))
+        .min()?;
+    let reason = &text[at..];
+    let finding = reason.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix("- [")?;
+        let (_rule, kind) = rest.split_once(']')?.0.split_once(' ')?;
+        Some(kind.to_string())
+    });
+    Some(match finding.as_deref() {
+        Some("cycle") => ErrorKind::Cycle,
+        Some("dangling") => ErrorKind::Dangling,
+        Some("completed-blocked" | "started-blocked") => ErrorKind::Blocked,
+        Some("schema" | "unknown-status" | "malformed-json" | "id-mismatch") => ErrorKind::Invalid,
+        Some("duplicate-id") => ErrorKind::Conflict,
+        _ => words_kind(reason),
+    })
+}
+
+/// The error kind the words of an error text mean; `io` when none is recognised.
+fn words_kind(text: &str) -> ErrorKind {
     let t = text.to_ascii_lowercase();
     if t.contains("inputvalidationerror") || t.contains("invalid") {
         ErrorKind::Invalid
@@ -529,6 +562,29 @@ mod tests {
             panic!()
         };
         assert_eq!(v["error"]["kind"], "not_found");
+    }
+
+    #[test]
+    fn a_hook_refusal_is_the_kind_of_its_first_finding() {
+        // As 2.1.112 words them (tests/claude_code_hook.rs shows them in the real CLI). The
+        // note after the finding names an older cycle: it must not decide the kind.
+        let pre = "PreToolUse:TaskUpdate hook error: [taskproof check --stdin]: taskproof: this \
+                   change would leave the task list l unsafe:\n- [S5 completed-blocked] 2.json: \
+                   this change makes task 2 completed while its blocker 1 (pending) is not \
+                   completed\ntaskproof: the task list l already has 1 problem this change did \
+                   not cause (first: S7 cycle 3.json: dependency cycle 3 -> 4 -> 3)";
+        assert_eq!(error_kind(pre), ErrorKind::Blocked);
+        let created = "<tool_use_error>Error: TaskCreated hook feedback:\n[taskproof check \
+                       --stdin]: taskproof: this change would leave the task list l unsafe:\n\
+                       - [S15 schema] 3.json: subject: this change makes it 0 characters long";
+        assert_eq!(error_kind(created), ErrorKind::Invalid);
+        let cycle = "PreToolUse:TaskUpdate hook error: [x]: taskproof: …\n- [S7 cycle] 2.json: …";
+        assert_eq!(error_kind(cycle), ErrorKind::Cycle);
+        // Another hook's refusal is what its reason says, else io: never a success.
+        let other = "TaskCompleted hook feedback:\n[./lint.sh]: task 4 was not found";
+        assert_eq!(error_kind(other), ErrorKind::NotFound);
+        let vague = "PreToolUse:TaskUpdate hook error: [./policy.sh]: no";
+        assert_eq!(error_kind(vague), ErrorKind::Io);
     }
 
     #[test]

@@ -10,5 +10,5 @@ mod spec;
 
 pub use cli::Drive;
 pub use install::{CACHE_ENV, Executable, Installation, cache_dir};
-pub use session::{ClaudeCodeSession, RESTART_EVERY};
+pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
 pub use spec::{ClaudeCode, DRIVE_ENV, drive, features};

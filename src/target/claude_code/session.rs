@@ -48,6 +48,18 @@ struct Running {
     requests: u64,
 }
 
+/// What a caller adds to every CLI of a session; the default adds nothing, and `open` uses
+/// it. This is how a session runs Claude Code with hooks installed (tests/claude_code_hook.rs).
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// Written as `$CLAUDE_CONFIG_DIR/settings.json`, the user settings every CLI of the
+    /// session reads (Claude Code's `hooks`, for instance), before any CLI starts.
+    pub settings: Option<Value>,
+    /// Folders put before the inherited `PATH` of every CLI (and so of the commands its
+    /// hooks run), so that a command the settings name by its bare name is found there.
+    pub path: Vec<PathBuf>,
+}
+
 pub struct ClaudeCodeSession {
     hello: Hello,
     root: PathBuf,
@@ -77,13 +89,23 @@ impl ClaudeCodeSession {
         root: &Path,
         options: SessionOptions,
     ) -> Result<ClaudeCodeSession, (TargetError, String)> {
+        Self::open_with(spec, root, options, &Extra::default())
+    }
+
+    /// [`open`](Self::open), with `extra` added to every CLI of the session.
+    pub fn open_with(
+        spec: &ClaudeCode,
+        root: &Path,
+        options: SessionOptions,
+        extra: &Extra,
+    ) -> Result<ClaudeCodeSession, (TargetError, String)> {
         let install = spec.prepare().map_err(spawn_error)?;
         let root = std::path::absolute(root).map_err(spawn_error)?;
         let config = tempfile::Builder::new()
             .prefix("taskproof-claude-code-")
             .tempdir()
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
-        let setup = prepare_config(config.path(), &root, &install).map_err(spawn_error)?;
+        let setup = prepare_config(config.path(), &root, &install, extra).map_err(spawn_error)?;
         let features = spec::features(&install.version);
         let mut announced = vec![Feature::Claim, Feature::Edges];
         if features.delete {
@@ -343,7 +365,14 @@ fn tail(output: &str) -> String {
 /// The private config folder: `tasks` links to the root, a working folder, and the answers
 /// of the first-run dialogs the terminal UI would otherwise ask (onboarding done, the API key
 /// approved, the working folder trusted).
-fn prepare_config(config: &Path, root: &Path, install: &Installation) -> Result<Setup, String> {
+fn prepare_config(
+    config: &Path,
+    root: &Path,
+    install: &Installation,
+    extra: &Extra,
+) -> Result<Setup, String> {
+    std::env::join_paths(&extra.path)
+        .map_err(|e| format!("failed to put the extra folders on PATH: {e}"))?;
     let cwd = config.join("work");
     std::fs::create_dir_all(&cwd)
         .map_err(|e| format!("failed to create {}: {e}", cwd.display()))?;
@@ -361,12 +390,18 @@ fn prepare_config(config: &Path, root: &Path, install: &Installation) -> Result<
     let path = config.join(".claude.json");
     std::fs::write(&path, format!("{state:#}\n"))
         .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    if let Some(settings) = &extra.settings {
+        let path = config.join("settings.json");
+        std::fs::write(&path, format!("{settings:#}\n"))
+            .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    }
     Ok(Setup {
         install: install.clone(),
         drive: spec::drive(&install.version),
         config: config.to_path_buf(),
         cwd,
         api_key: API_KEY.into(),
+        path: extra.path.clone(),
     })
 }
 
