@@ -120,6 +120,7 @@ fn a_small_race_runs_against_the_real_cli() {
         fsync: false,
         readers: 1,
         timeout: Duration::from_secs(60),
+        profile: taskproof::profile::Profile::Strict,
     };
     let report = race::run_all(
         &cfg,

@@ -51,8 +51,13 @@ fn in_parallel<T: Send + 'static>(
 /// really race (workers that only start together drift apart and then rarely overlap, above
 /// all on a busy machine). An update refused as `corrupt` or `io` (the naive store read a
 /// file another process had just truncated) is sent again, up to 10 times.
-/// Returns the acknowledged keys and the keys task 1 holds afterwards.
-fn metadata_round(args: &str, per_worker: usize) -> (BTreeSet<String>, BTreeSet<String>) {
+/// Returns the acknowledged keys and the keys task 1 holds afterwards, or the answer to the
+/// final `get` when task 1 cannot be read (a store that writes in place can leave a file torn
+/// by two writers, each writing from offset 0 after the other's truncate).
+fn metadata_round(
+    args: &str,
+    per_worker: usize,
+) -> (BTreeSet<String>, Result<BTreeSet<String>, Response>) {
     let dir = tempdir();
     let root = dir.path().to_path_buf();
     let mut s = serve(&root, args);
@@ -83,16 +88,17 @@ fn metadata_round(args: &str, per_worker: usize) -> (BTreeSet<String>, BTreeSet<
         acked
     });
     let acked: BTreeSet<String> = acked.into_iter().flatten().collect();
-    let Response::Task(t) = call(&mut s, json!({"op": "get", "list": "l", "id": "1"})) else {
-        panic!("task 1 cannot be read after the round");
+    let held = match call(&mut s, json!({"op": "get", "list": "l", "id": "1"})) {
+        Response::Task(t) => Ok(t.metadata.unwrap_or_default().keys().cloned().collect()),
+        other => Err(other),
     };
-    let held = t.metadata.unwrap_or_default().keys().cloned().collect();
     (acked, held)
 }
 
 #[test]
 fn s19_concurrent_metadata_updates_of_one_task_lose_nothing() {
     let (acked, held) = metadata_round("--no-fsync", 30);
+    let held = held.expect("task 1 can be read after the round");
     assert_eq!(
         acked.len(),
         WORKERS * 30,
@@ -109,7 +115,14 @@ fn naive_profile_loses_concurrent_metadata_updates() {
     // machine could run 12 rounds without one loss; the rounds stay as a margin.
     for round in 0..12 {
         let (acked, held) = metadata_round("--profile cc-2.1.17", 30);
-        let lost = acked.difference(&held).count();
+        // A task file torn by two in-place writers loses every key it held: that is a loss too.
+        let lost = match &held {
+            Ok(held) => acked.difference(held).count(),
+            Err(answer) => {
+                eprintln!("round {round}: task 1 is unreadable after the round: {answer:?}");
+                acked.len()
+            }
+        };
         if lost > 0 {
             eprintln!(
                 "round {round}: {lost} of {} acknowledged keys lost",

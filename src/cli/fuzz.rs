@@ -34,7 +34,8 @@ Exit status: 0 when no case diverged but for known or unconfirmed findings, 1 wh
 finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the target could
 not be started.")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
+    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, default_value = "reference")]
     pub target: TargetSpec,
     /// The profile whose model the target is compared with (default: the target's own;
@@ -71,6 +72,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    if let Some(code) = super::prepare_target(&args.target) {
+        return Ok(code);
+    }
     let profile = args
         .profile
         .unwrap_or_else(|| args.target.default_profile());

@@ -82,3 +82,16 @@ pub fn print_stdout(text: &str) -> i32 {
         }
     }
 }
+
+/// Makes the target ready before any session opens (for `claude-code@VERSION`, the npm
+/// install into the cache), so that a download is never charged to a session's start-up or
+/// request limit. A target that cannot be made ready is the target's failure: exit 3.
+pub(crate) fn prepare_target(target: &crate::target::TargetSpec) -> Option<i32> {
+    match target.prepare() {
+        Ok(()) => None,
+        Err(e) => {
+            eprintln!("taskproof: failed to prepare the target {target}: {e}");
+            Some(exit::TARGET)
+        }
+    }
+}

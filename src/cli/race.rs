@@ -36,7 +36,8 @@ Examples:
   taskproof race --target naive --workload metadata --runs 100 --seed 1
   taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
+    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, default_value = "reference")]
     pub target: TargetSpec,
     /// What the target promises (strict, cc-2.1.17, s07); anomalies outside it are
@@ -117,6 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let profile = args
         .profile
         .unwrap_or_else(|| args.target.default_profile());
+    if let Some(code) = super::prepare_target(&args.target) {
+        return Ok(code);
+    }
     let cfg = Config {
         profile,
         target: args.target,

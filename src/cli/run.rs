@@ -41,7 +41,8 @@ pub struct Args {
     /// Scenario files or folders (searched recursively for *.json) [default: the built-in
     /// suite].
     pub paths: Vec<PathBuf>,
-    /// The store under test: reference, naive, mutant:NAME or cmd:COMMAND.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
+    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, short, default_value = "reference")]
     pub target: TargetSpec,
     /// The profile the target is held to [default: strict; cc-2.1.17 for naive].
@@ -216,6 +217,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     if let Some(p) = args.partition {
         selected = p.apply(selected);
+    }
+    if let Some(code) = super::prepare_target(&args.target) {
+        return Ok(code);
     }
     let config = RunConfig {
         profile: args
