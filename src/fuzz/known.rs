@@ -55,20 +55,11 @@ impl KnownFindings {
     /// line is good.
     pub fn add_text(&mut self, text: &str, file: &Path) -> Result<(), KnownError> {
         let mut added = self.entries.clone();
-        for (n, raw) in text.lines().enumerate() {
-            let line = n + 1;
-            let content = raw.split('#').next().unwrap_or("").trim();
-            if content.is_empty() {
-                continue;
-            }
+        for (line, word, reason) in crate::scenario::skip::entry_lines(text) {
             let err = |message: String| KnownError::Line {
                 file: file.to_path_buf(),
                 line,
                 message,
-            };
-            let (word, reason) = match content.split_once(char::is_whitespace) {
-                Some((w, r)) => (w, r.trim()),
-                None => (content, ""),
             };
             let fingerprint = parse_fingerprint(word).ok_or_else(|| {
                 err(format!(

@@ -31,6 +31,23 @@ pub struct SkipList {
     racy: std::collections::BTreeSet<String>,
 }
 
+/// The lines of a list file in the form skip files and known-findings files share: one entry
+/// a line, `WORD REASON…`, with `#` starting a comment and blank lines ignored. Yields the
+/// 1-based line number, the word, and the reason (trimmed; empty when none was given).
+pub fn entry_lines(text: &str) -> impl Iterator<Item = (usize, &str, &str)> {
+    text.lines().enumerate().filter_map(|(n, raw)| {
+        let content = raw.split('#').next().unwrap_or("").trim();
+        if content.is_empty() {
+            return None;
+        }
+        let (word, reason) = match content.split_once(char::is_whitespace) {
+            Some((w, r)) => (w, r.trim()),
+            None => (content, ""),
+        };
+        Some((n + 1, word, reason))
+    })
+}
+
 impl SkipList {
     /// Reads a skip file; entries from several files add up.
     pub fn add_file(&mut self, file: &Path) -> Result<(), SkipError> {
@@ -43,20 +60,11 @@ impl SkipList {
 
     /// Reads skip-file text; `file` names it in errors.
     pub fn add_text(&mut self, text: &str, file: &Path) -> Result<(), SkipError> {
-        for (n, raw) in text.lines().enumerate() {
-            let line = n + 1;
-            let content = raw.split('#').next().unwrap_or("").trim();
-            if content.is_empty() {
-                continue;
-            }
+        for (line, id, reason) in entry_lines(text) {
             let err = |message: String| SkipError::Line {
                 file: file.to_path_buf(),
                 line,
                 message,
-            };
-            let (id, reason) = match content.split_once(char::is_whitespace) {
-                Some((id, reason)) => (id, reason.trim()),
-                None => (content, ""),
             };
             let (id, racy) = match id.strip_suffix('?') {
                 Some(id) => (id, true),
