@@ -644,6 +644,26 @@ impl From<Result<Task, Failure>> for Response {
     }
 }
 
+/// Checks that `answer` is a protocol-valid answer to `request` (SPEC §2). A request whose
+/// op is not one of the protocol's can only be judged as a failure or a plain success.
+pub fn valid_answer(request: &Value, answer: &Value) -> Result<(), String> {
+    let op = request
+        .get("op")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<Op>().ok());
+    let checked = match op {
+        Some(op) => Response::from_json(answer, op).map(|_| ()),
+        None => match answer.get("ok") {
+            Some(Value::Bool(true)) => Ok(()),
+            _ => Response::from_json(answer, Op::Delete).map(|_| ()),
+        },
+    };
+    checked.map_err(|reason| {
+        let op = op.map_or("malformed", Op::as_str);
+        format!("the adapter answered a {op} request with a malformed response: {reason}: {answer}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,5 +761,21 @@ mod tests {
         }
         assert_eq!(Layout::S07.task_id_of("task_12.json"), Some(TaskId(12)));
         assert_eq!(Layout::S07.task_id_of("12.json"), None);
+    }
+
+    #[test]
+    fn answers_are_checked_against_their_request() {
+        let get = json!({"op": "get", "list": "l", "id": "1"});
+        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
+        assert!(valid_answer(&get, &json!({"ok": true})).is_err());
+        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "nope"}})).is_err());
+        let malformed = json!({"op": "fly"});
+        assert!(
+            valid_answer(
+                &malformed,
+                &json!({"ok": false, "error": {"kind": "invalid"}})
+            )
+            .is_ok()
+        );
     }
 }

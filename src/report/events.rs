@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use super::result::{ScenarioResult, SuiteResult, TargetInfo};
 use crate::profile::Profile;
-use crate::scenario::{ScenarioResult, SuiteResult, TargetInfo};
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::events::{Event, ReportError, Reporter, write_report};
-use crate::scenario::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
+use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
 
 /// The version of the report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;

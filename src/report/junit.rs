@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::events::{Event, ReportError, Reporter, write_report};
+use super::result::{OutcomeKind, SuiteResult};
 use super::terminal::failure_text;
-use crate::scenario::{OutcomeKind, SuiteResult};
 
 /// Writes the JUnit report when the run finishes.
 pub struct JunitReporter {

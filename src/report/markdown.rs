@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::events::{Event, ReportError, Reporter, write_report};
-use crate::scenario::{OutcomeKind, SuiteResult};
+use super::result::{OutcomeKind, SuiteResult};
 
 /// Writes the Markdown summary when the run finishes.
 pub struct MarkdownReporter {
@@ -103,7 +103,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
 mod tests {
     use super::*;
     use crate::profile::Profile;
-    use crate::scenario::{Outcome, ScenarioResult, StepSkip, TargetInfo};
+    use crate::report::result::{Outcome, ScenarioResult, StepSkip, TargetInfo};
 
     #[test]
     fn notes_and_skipped_steps_are_in_the_summary() {

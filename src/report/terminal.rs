@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
 use super::events::{Event, ReportError, Reporter};
-use crate::scenario::{OutcomeKind, ScenarioResult};
+use super::result::{OutcomeKind, ScenarioResult};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -7,20 +7,24 @@
 
 pub mod builtin;
 pub mod expect;
+pub mod gate;
+pub mod lanes;
 pub mod load;
 pub mod model;
 pub mod runner;
 pub mod sandbox;
 pub mod skip;
+pub mod suite;
 pub mod vars;
 
+pub use crate::report::result::{
+    Outcome, OutcomeKind, ScenarioResult, StepFailure, StepSkip, SuiteResult, Summary,
+    TargetFailure, TargetInfo,
+};
 pub use builtin::load_builtin;
 pub use expect::Expect;
+pub use gate::{opaque_skips, skip_reason};
 pub use load::{LoadError, load_dir, load_file, load_paths, load_text};
 pub use model::{Action, Scenario, Step};
-pub use runner::{
-    DEFAULT_START_AHEAD, Outcome, OutcomeKind, RunConfig, ScenarioResult, StepFailure, StepSkip,
-    SuiteResult, Summary, TargetFailure, TargetInfo, early_sessions, opaque_skips, run_scenario,
-    run_suite,
-};
 pub use skip::{SkipError, SkipList};
+pub use suite::{DEFAULT_START_AHEAD, RunConfig, early_sessions, probe, run_scenario, run_suite};
