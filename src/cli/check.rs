@@ -2,7 +2,7 @@
 //! Claude Code hook (`--stdin`).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -10,9 +10,10 @@ use anyhow::Context;
 use super::exit;
 use crate::check::discover::default_root;
 use crate::check::hook::{self, HookContext};
-use crate::check::render::{self, ColorChoice};
+use crate::check::render;
 use crate::check::run::{self, Mode};
 use crate::protocol::Layout;
+use crate::report::output::{ColorChoice, Output};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -89,11 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         s.push('\n');
         s
     } else {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        render::terminal(
-            &report,
-            args.color.should_color(stdout.is_terminal(), no_color),
-        )
+        render::terminal(&report, Output::from_env().color(args.color))
     };
     let mut out = stdout.lock();
     // A closed pipe (`| head`) is not a failure of the check.

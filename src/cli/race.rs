@@ -1,6 +1,5 @@
 //! `taskproof race`: concurrent writers against one root, and the anomalies they leave.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +8,7 @@ use anyhow::Context;
 use super::exit;
 use crate::profile::Profile;
 use crate::race::{self, Config, DriverError, Workload};
+use crate::report::output::{Output, progress_bar};
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
@@ -133,18 +133,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         readers: args.readers,
         timeout: seconds(args.timeout, "--timeout")?,
     };
-    let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let bar = interactive.then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix:>12} [{bar:40}] {pos}/{len} requests {elapsed}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
-        bar
-    });
+    let bar = progress_bar(
+        &Output::from_env(),
+        0,
+        "{prefix:>12} [{bar:40}] {pos}/{len} requests {elapsed}",
+    );
     let progress = |done: usize, planned: usize| {
         if let Some(b) = &bar {
             b.set_length(planned as u64);

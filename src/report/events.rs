@@ -2,10 +2,26 @@
 //! order, and every reporter is a view of these events (after nextest's reporter events).
 //! Events are delivered on one thread, in the order results arrive; `RunFinished` carries
 //! the whole suite sorted by scenario id, for reports that are written at the end.
+//!
+//! The events of a run, in order:
+//!
+//! - [`Event::RunStarted`] once, with the target's `hello` (or why it failed);
+//! - per scenario, as it ends: a [`Event::StepFinished`] for each judged request (each
+//!   `send` step whose answer came back), in step order, then [`Event::ScenarioFinished`];
+//!   scenarios running at once do not interleave their steps;
+//! - [`Event::RunFinished`] once, with every result.
+//!
+//! A step event's shape is deliberately plain, for consumers that record or compare
+//! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
+//! the step index, the session, the request as sent, the answer as received, the
+//! expectation as judged (both as JSON, as the scenario file writes them) and the verdict
+//! ([`StepVerdict::Pass`], or [`StepVerdict::Fail`] with what differs).
 
 use std::path::PathBuf;
 
-use super::result::{ScenarioResult, SuiteResult, TargetInfo};
+#[cfg(doc)]
+use super::result::StepVerdict;
+use super::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
 use crate::profile::Profile;
 
 /// Something that happened during a run.
@@ -16,6 +32,11 @@ pub enum Event<'a> {
         target: &'a TargetInfo,
         profile: Profile,
         total: usize,
+    },
+    /// A judged request of scenario `scenario` (sent before its `ScenarioFinished`).
+    StepFinished {
+        scenario: &'a str,
+        step: &'a StepRecord,
     },
     /// One scenario is done; `done` of `total` so far.
     ScenarioFinished {

@@ -120,6 +120,7 @@ mod tests {
                 step: 5,
                 reason: "touches files, but the target's layout is opaque".into(),
             }],
+            steps: Vec::new(),
             elapsed: std::time::Duration::ZERO,
         };
         let suite = SuiteResult {

@@ -6,6 +6,7 @@ pub mod events;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod output;
 pub mod result;
 pub mod terminal;
 

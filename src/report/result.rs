@@ -61,6 +61,32 @@ pub struct TargetFailure {
     pub message: String,
 }
 
+/// One judged request of a scenario (a `send` step): what was sent, what came back, what
+/// the scenario expected, and the verdict. Every `send` step whose answer arrived and was
+/// protocol-valid gets one, in step order, whether it passed or not; a step whose request
+/// never got a valid answer is the scenario's [`TargetFailure`] instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// Index in the file's `steps`.
+    pub step: usize,
+    pub session: String,
+    /// The request as sent (placeholders filled).
+    pub request: Value,
+    /// The answer as received.
+    pub answer: Value,
+    /// The expectation as judged (placeholders filled), in the scenario file's form.
+    pub expected: Value,
+    pub verdict: StepVerdict,
+}
+
+/// Whether an answer met its expectation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepVerdict {
+    Pass,
+    /// It did not; what differs, in words.
+    Fail(String),
+}
+
 /// The result of one scenario.
 #[derive(Debug, Clone)]
 pub struct ScenarioResult {
@@ -77,6 +103,8 @@ pub struct ScenarioResult {
     pub notes: Vec<String>,
     /// Steps that did not run while the rest of the scenario did.
     pub skipped_steps: Vec<StepSkip>,
+    /// Every judged request, in order (reported as [`super::events::Event::StepFinished`]).
+    pub steps: Vec<StepRecord>,
     pub elapsed: Duration,
 }
 

@@ -18,8 +18,8 @@ pub mod suite;
 pub mod vars;
 
 pub use crate::report::result::{
-    Outcome, OutcomeKind, ScenarioResult, StepFailure, StepSkip, SuiteResult, Summary,
-    TargetFailure, TargetInfo,
+    Outcome, OutcomeKind, ScenarioResult, StepFailure, StepRecord, StepSkip, StepVerdict,
+    SuiteResult, Summary, TargetFailure, TargetInfo,
 };
 pub use builtin::load_builtin;
 pub use expect::Expect;

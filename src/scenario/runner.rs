@@ -19,15 +19,20 @@ use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
 use crate::graph::Graph;
 use crate::protocol::{Op, Response, valid_answer};
-use crate::report::result::{Outcome, StepFailure, StepSkip, TargetFailure, TargetInfo};
+use crate::report::result::{
+    Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
+};
 use crate::target::{Session, TargetError};
 use crate::task::{Task, TaskId};
 
+/// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
+/// the record of each judged request.
 pub(super) type Judged = (
     Result<Outcome, TargetFailure>,
     String,
     Vec<String>,
     Vec<StepSkip>,
+    Vec<StepRecord>,
 );
 
 pub(super) fn judge(
@@ -36,7 +41,7 @@ pub(super) fn judge(
     target: &TargetInfo,
     prepared: Option<Prepared>,
 ) -> Judged {
-    let nothing = |result| (result, String::new(), Vec::new(), Vec::new());
+    let nothing = |result| (result, String::new(), Vec::new(), Vec::new(), Vec::new());
     let hello = match &target.hello {
         Ok(h) => h,
         Err(e) => {
@@ -47,6 +52,7 @@ pub(super) fn judge(
                     message: format!("the target failed its hello: {e}"),
                 }),
                 target.stderr.clone(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
             );
@@ -96,6 +102,7 @@ pub(super) fn judge(
         ended: Vec::new(),
         vars: Vars::new(),
         notes: Vec::new(),
+        steps: Vec::new(),
     };
     for (name, opened) in prepared.sessions {
         match opened {
@@ -163,7 +170,7 @@ pub(super) fn judge(
             }
         }
     };
-    (result, run.stderr(), run.notes, skipped)
+    (result, run.stderr(), run.notes, skipped, run.steps)
 }
 
 /// Why a scenario stopped early.
@@ -186,6 +193,8 @@ pub(super) struct Run<'a> {
     pub(super) ended: Vec<(String, String)>,
     pub(super) vars: Vars,
     pub(super) notes: Vec<String>,
+    /// Every judged request so far.
+    pub(super) steps: Vec<StepRecord>,
 }
 
 /// The most stderr kept per session for the report, from the end.
@@ -405,17 +414,30 @@ impl Run<'_> {
                 let expect = expect
                     .get(self.config.profile)
                     .expect("the loader checked that every profile is covered");
-                let expect = expect.substitute(&self.vars).map_err(|e| {
-                    self.fail(
-                        step,
-                        Some(request.clone()),
-                        expect.to_json(),
-                        answer.clone(),
-                        e.to_string(),
-                    )
-                })?;
-                if let Err(reason) = expect.judge(&answer) {
-                    return Err(self.fail(step, Some(request), expect.to_json(), answer, reason));
+                let judged = expect
+                    .substitute(&self.vars)
+                    .map_err(|e| (expect.to_json(), e.to_string()))
+                    .and_then(|e| {
+                        let json = e.to_json();
+                        e.judge(&answer)
+                            .map(|()| json.clone())
+                            .map_err(|r| (json, r))
+                    });
+                self.steps.push(StepRecord {
+                    step: step.index,
+                    session: step.session.clone(),
+                    request: request.clone(),
+                    answer: answer.clone(),
+                    expected: match &judged {
+                        Ok(e) | Err((e, _)) => e.clone(),
+                    },
+                    verdict: match &judged {
+                        Ok(_) => StepVerdict::Pass,
+                        Err((_, reason)) => StepVerdict::Fail(reason.clone()),
+                    },
+                });
+                if let Err((expected, reason)) = judged {
+                    return Err(self.fail(step, Some(request), expected, answer, reason));
                 }
                 if answer.get("ok") == Some(&Value::Bool(true)) {
                     for (name, path) in bind {

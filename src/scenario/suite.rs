@@ -231,6 +231,13 @@ pub fn run_suite(
         drop(ready_tx);
         for r in rx {
             results.push(r);
+            let r = results.last().expect("just pushed");
+            for step in &r.steps {
+                on_event(&Event::StepFinished {
+                    scenario: &r.id,
+                    step,
+                });
+            }
             on_event(&Event::ScenarioFinished {
                 result: results.last().expect("just pushed"),
                 done: results.len(),
@@ -306,6 +313,7 @@ fn not_run(s: &Scenario, message: String) -> ScenarioResult {
         stderr: String::new(),
         notes: Vec::new(),
         skipped_steps: Vec::new(),
+        steps: Vec::new(),
         elapsed: Duration::ZERO,
     }
 }
@@ -395,7 +403,7 @@ fn run_prepared(
 ) -> ScenarioResult {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target, prepared)));
-    let (result, stderr, notes, skipped_steps) = match ran {
+    let (result, stderr, notes, skipped_steps, steps) = match ran {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -410,6 +418,7 @@ fn run_prepared(
                     message: format!("internal error: the harness panicked: {msg}"),
                 }),
                 String::new(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
             )
@@ -454,6 +463,7 @@ fn run_prepared(
         stderr,
         notes,
         skipped_steps,
+        steps,
         elapsed: started.elapsed(),
     }
 }
