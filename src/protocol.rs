@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value, json};
 
+pub use crate::layout::Layout;
 use crate::task::{FieldError, ListName, NewTask, Patch, Strictness, Task, TaskId, type_name};
 
 /// The protocol version this crate speaks.
@@ -193,67 +194,6 @@ impl FromStr for Feature {
             .into_iter()
             .find(|o| o.as_str() == s)
             .ok_or_else(|| format!("unknown feature {s:?}; expected delete, claim or edges"))
-    }
-}
-
-/// Where a target keeps its files, so that the harness knows whether it may look at them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// `ROOT/{list}/{id}.json`
-    ClaudeCode,
-    /// `ROOT/{list}/task_{id}.json`
-    S07,
-    /// The harness must not look at files.
-    Opaque,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::ClaudeCode => "claude-code",
-            Layout::S07 => "s07",
-            Layout::Opaque => "opaque",
-        }
-    }
-
-    /// The file name of task `id` in this layout; `None` for `opaque`.
-    pub fn file_name(self, id: TaskId) -> Option<String> {
-        match self {
-            Layout::ClaudeCode => Some(format!("{id}.json")),
-            Layout::S07 => Some(format!("task_{id}.json")),
-            Layout::Opaque => None,
-        }
-    }
-
-    /// The id a file name stands for, if it is a task file of this layout (S15): `7.json`
-    /// is, `07.json`, `7.json.bak` and `.7.json` are not.
-    pub fn task_id_of(self, name: &str) -> Option<TaskId> {
-        let stem = match self {
-            Layout::ClaudeCode => name.strip_suffix(".json")?,
-            Layout::S07 => name.strip_prefix("task_")?.strip_suffix(".json")?,
-            Layout::Opaque => return None,
-        };
-        stem.parse().ok()
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Layout {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude-code" => Ok(Layout::ClaudeCode),
-            "s07" => Ok(Layout::S07),
-            "opaque" => Ok(Layout::Opaque),
-            other => Err(format!(
-                "unknown layout {other:?}; expected claude-code, s07 or opaque"
-            )),
-        }
     }
 }
 
@@ -742,25 +682,6 @@ mod tests {
         ] {
             assert!(Response::from_json(&v, op).is_err(), "{v} accepted");
         }
-    }
-
-    #[test]
-    fn layouts_name_only_canonical_task_files() {
-        let cc = Layout::ClaudeCode;
-        assert_eq!(cc.task_id_of("7.json"), Some(TaskId(7)));
-        for stray in [
-            "07.json",
-            "7.json.bak",
-            "abc.json",
-            ".7.json",
-            "7",
-            ".lock",
-            ".highwatermark",
-        ] {
-            assert_eq!(cc.task_id_of(stray), None, "{stray}");
-        }
-        assert_eq!(Layout::S07.task_id_of("task_12.json"), Some(TaskId(12)));
-        assert_eq!(Layout::S07.task_id_of("12.json"), None);
     }
 
     #[test]

@@ -527,7 +527,11 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     );
     let r = &suite.scenarios[0];
     assert_eq!(r.kind(), OutcomeKind::Fail);
-    assert!(r.failed_rules().contains("S14"), "{:?}", r.failed_rules());
+    assert!(
+        r.failed_rules().contains(&taskproof::rule::Rule::S14),
+        "{:?}",
+        r.failed_rules()
+    );
     assert!(suite.target.hello.as_ref().unwrap().has(Feature::Delete));
 }
 

@@ -21,7 +21,7 @@ use super::CheckError;
 use super::audit::{self, ListAudit, Locking};
 use super::discover::ListLocation;
 use super::finding::{EdgeField, Repair};
-use super::wire;
+use crate::layout;
 use crate::protocol::Layout;
 use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, replay_journal};
 use crate::task::TaskId;
@@ -217,11 +217,11 @@ fn edit_edges(task: &mut Value, layout: Layout, field: EdgeField, id: TaskId, ad
         return;
     };
     if add {
-        if !items.iter().any(|v| wire::id_of(v) == Some(id)) {
-            items.push(wire::id_value(layout, id));
+        if !items.iter().any(|v| layout::id_of(v) == Some(id)) {
+            items.push(layout::id_value(layout, id));
         }
     } else {
-        items.retain(|v| wire::id_of(v) != Some(id));
+        items.retain(|v| layout::id_of(v) != Some(id));
     }
 }
 

@@ -163,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             ));
             say(format!(
                 "rules: {} (op {}, fingerprint {})",
-                f.finding.rules.join(", "),
+                crate::rule::join(&f.finding.rules, ", "),
                 f.finding.op,
                 f.finding.fingerprint
             ));

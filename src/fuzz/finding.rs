@@ -15,6 +15,7 @@ use super::oracle::difference_fields;
 use super::strategy::SESSIONS;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Response};
+use crate::rule::Rule;
 use crate::task::{Task, TaskId};
 
 /// A written-up divergence.
@@ -23,7 +24,7 @@ pub struct Finding {
     pub fingerprint: String,
     /// The op of the diverging step (`restart` for a session that would not reopen).
     pub op: String,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     pub scenario: Value,
     pub summary: String,
 }
@@ -97,10 +98,10 @@ fn task_file(vars: &Vars, list: &str, id: TaskId) -> String {
 
 /// The rules a divergence involves: from the error the oracle expected, or else from what
 /// the request did and which fields differ, with the history for context.
-pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
-    let mut out: BTreeSet<&str> = BTreeSet::new();
+pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
+    let mut out: BTreeSet<Rule> = BTreeSet::new();
     let Action::Send { request, .. } = &history.records[d.at].action else {
-        return vec!["S14".into()];
+        return vec![Rule::S14];
     };
     let op = request.get("op").and_then(Value::as_str).unwrap_or("");
     let patch = request.get("patch").and_then(Value::as_object);
@@ -134,41 +135,41 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
                 .and_then(Value::as_str)
                 .is_some_and(|l| l.parse::<crate::task::ListName>().is_ok());
             if !valid_list {
-                out.insert("S13");
+                out.insert(Rule::S13);
             } else if patch.and_then(|p| p.get("status")).is_some() {
-                out.insert("S3");
+                out.insert(Rule::S3);
             } else if op == "update" {
-                out.insert("S11");
+                out.insert(Rule::S11);
             } else {
-                out.insert("S2");
+                out.insert(Rule::S2);
             }
         }
         Some(ErrorKind::Cycle) => {
-            out.insert("S7");
+            out.insert(Rule::S7);
         }
         Some(ErrorKind::Dangling) => {
-            out.insert("S6");
+            out.insert(Rule::S6);
         }
         Some(ErrorKind::Blocked) => {
-            out.insert("S5");
+            out.insert(Rule::S5);
         }
         Some(ErrorKind::Transition) => {
-            out.insert("S4");
+            out.insert(Rule::S4);
         }
         Some(ErrorKind::Conflict) => {
-            out.insert("S20");
+            out.insert(Rule::S20);
         }
         Some(ErrorKind::Corrupt) => {
-            out.insert(if symlink { "S17" } else { "S15" });
+            out.insert(if symlink { Rule::S17 } else { Rule::S15 });
         }
         Some(ErrorKind::NotFound) if restarted => {
-            out.insert("S14");
+            out.insert(Rule::S14);
         }
         Some(ErrorKind::NotFound) if lists.len() > 1 => {
-            out.insert("S13");
+            out.insert(Rule::S13);
         }
         Some(ErrorKind::NotFound) if deleted => {
-            out.insert("S10");
+            out.insert(Rule::S10);
         }
         _ => {}
     }
@@ -178,37 +179,37 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
             match f.as_str() {
                 // An id that another list's creates pushed up is isolation, not S1.
                 "id" if op == "create" && lists.len() > 1 => {
-                    out.insert("S13");
+                    out.insert(Rule::S13);
                 }
                 "id" if op == "create" => {
-                    out.insert("S1");
+                    out.insert(Rule::S1);
                 }
                 "blocks" | "blockedBy" => {
-                    out.insert(if deleted { "S10" } else { "S8" });
+                    out.insert(if deleted { Rule::S10 } else { Rule::S8 });
                 }
                 "metadata" => {
-                    out.insert("S12");
+                    out.insert(Rule::S12);
                 }
                 "status" => {
-                    out.insert(if edges { "S5" } else { "S4" });
+                    out.insert(if edges { Rule::S5 } else { Rule::S4 });
                 }
                 "corrupt" => {
-                    out.insert(if symlink { "S17" } else { "S15" });
+                    out.insert(if symlink { Rule::S17 } else { Rule::S15 });
                 }
                 "ids" if restarted => {
-                    out.insert("S14");
+                    out.insert(Rule::S14);
                 }
                 "ids" if lists.len() > 1 => {
-                    out.insert("S13");
+                    out.insert(Rule::S13);
                 }
                 "ids" if symlink => {
-                    out.insert("S17");
+                    out.insert(Rule::S17);
                 }
                 "ids" => {
-                    out.insert("S1");
+                    out.insert(Rule::S1);
                 }
                 _ if foreign_task => {
-                    out.insert("S16");
+                    out.insert(Rule::S16);
                 }
                 _ => {}
             }
@@ -216,16 +217,20 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
     }
     if out.is_empty() {
         out.insert(match op {
-            "create" => "S2",
-            "update" if edges => "S8",
-            "update" => "S11",
-            "delete" => "S10",
-            "claim" => "S20",
-            _ if restarted => "S14",
-            _ => "S15",
+            "create" => Rule::S2,
+            "update" if edges => Rule::S8,
+            "update" => Rule::S11,
+            "delete" => Rule::S10,
+            "claim" => Rule::S20,
+            _ if restarted => Rule::S14,
+            _ => Rule::S15,
         });
     }
-    out.into_iter().map(str::to_string).collect()
+    // In the order of their ids as text (S10 before S2), as fingerprints were first
+    // written: a fingerprint hashes this list, and known findings keep theirs.
+    let mut out: Vec<Rule> = out.into_iter().collect();
+    out.sort_by_key(|r| r.as_str());
+    out
 }
 
 /// A stable 64-bit FNV-1a hash, so fingerprints do not change between builds or platforms.
@@ -242,7 +247,7 @@ fn fnv1a(text: &str) -> u64 {
 /// incidental taken out (ids, subjects, messages): the op, the expected and actual kind of
 /// answer, the differing fields and the rules. The same bug reached by another sequence
 /// usually normalizes to the same text.
-pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> String {
+pub fn fingerprint(history: &History, d: &Divergence, rules: &[Rule]) -> String {
     let op = match &history.records[d.at].action {
         Action::Send { request, .. } => request
             .get("op")
@@ -264,7 +269,7 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> Strin
         "{op}|{}|{actual}|{}|{}",
         kind(&d.expected),
         fields.join(","),
-        rules.join(",")
+        crate::rule::join(rules, ",")
     );
     format!("{:012x}", fnv1a(&text) >> 16)
 }
@@ -370,7 +375,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     };
     let scenario = json!({
         "id": format!("fuzz-{fingerprint}"),
-        "title": format!("{op} answers as the {profile} model does ({})", rules.join(", ")),
+        "title": format!("{op} answers as the {profile} model does ({})", crate::rule::join(&rules, ", ")),
         "source": format!("taskproof fuzz --seed {seed}"),
         "rules": rules,
         "profiles": [profile.as_str()],
@@ -425,7 +430,7 @@ mod tests {
         // Task 2 is created blocked by task 1; no-mirror leaves task 1's `blocks` empty,
         // which only the final listing shows.
         let f = found(&[create(1, vec![]), create(2, vec![Ref::Created(0)])]);
-        assert_eq!(f.rules, ["S8"]);
+        assert_eq!(f.rules, [Rule::S8]);
         let scenario =
             crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
                 .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));

@@ -53,7 +53,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
                 "| `{}` | {} | {} | {} |",
                 r.id,
                 r.kind().as_str(),
-                r.rules.join(", "),
+                crate::rule::join(&r.rules, ", "),
                 cell(&r.reason().unwrap_or_default())
             );
         }
@@ -112,7 +112,7 @@ mod tests {
             title: "t".into(),
             file: "scenarios/concurrent-claims.json".into(),
             source: None,
-            rules: vec!["S20".into()],
+            rules: vec![crate::rule::Rule::S20],
             result: Ok(Outcome::Pass),
             stderr: String::new(),
             notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::profile::Profile;
 use crate::protocol::Hello;
+use crate::rule::Rule;
 
 /// The judged outcome of a scenario that the target did not break.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +40,7 @@ pub struct StepFailure {
     pub actual: Value,
     /// What differs, in words.
     pub reason: String,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     pub note: Option<String>,
     /// The step as written in the file.
     pub step_json: Option<Value>,
@@ -94,7 +95,7 @@ pub struct ScenarioResult {
     pub title: String,
     pub file: std::path::PathBuf,
     pub source: Option<String>,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     pub result: Result<Outcome, TargetFailure>,
     /// What the target's sessions wrote to stderr (the tail, labelled by session).
     pub stderr: String,
@@ -163,10 +164,10 @@ impl ScenarioResult {
 
     /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
     /// scenario failed.
-    pub fn failed_rules(&self) -> BTreeSet<String> {
+    pub fn failed_rules(&self) -> BTreeSet<Rule> {
         self.failures()
             .iter()
-            .flat_map(|f| f.rules.iter().cloned())
+            .flat_map(|f| f.rules.iter().copied())
             .collect()
     }
 }

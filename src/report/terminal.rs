@@ -202,7 +202,10 @@ fn shown(v: &Value) -> String {
 pub fn failure_text(r: &ScenarioResult) -> String {
     let mut out = format!("{}: {}\n", r.id, r.title);
     out.push_str(&format!("  file:     {}\n", r.file.display()));
-    out.push_str(&format!("  rules:    {}\n", r.rules.join(", ")));
+    out.push_str(&format!(
+        "  rules:    {}\n",
+        crate::rule::join(&r.rules, ", ")
+    ));
     match &r.result {
         Err(e) => {
             if let Some(i) = e.step {
@@ -232,7 +235,10 @@ pub fn failure_text(r: &ScenarioResult) -> String {
                 out.push_str(&format!("    actual:   {}\n", shown(&f.actual)));
                 out.push_str(&format!("    why:      {}\n", f.reason));
                 if f.rules != r.rules {
-                    out.push_str(&format!("    rules:    {}\n", f.rules.join(", ")));
+                    out.push_str(&format!(
+                        "    rules:    {}\n",
+                        crate::rule::join(&f.rules, ", ")
+                    ));
                 }
                 if let Some(n) = &f.note {
                     out.push_str(&format!("    note:     {n}\n"));

@@ -14,6 +14,7 @@ use super::model::*;
 use super::vars;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Feature};
+use crate::rule::Rule;
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -304,21 +305,12 @@ fn str_array(v: &Value, path: &str) -> Result<Vec<String>, Bad> {
 }
 
 /// Rule ids: `S1` to `S20` (SPEC §3).
-fn parse_rules(v: &Value, path: &str) -> Result<Vec<String>, Bad> {
-    let rules = str_array(v, path)?;
-    for (i, r) in rules.iter().enumerate() {
-        let ok = r
-            .strip_prefix('S')
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|n| (1..=20).contains(&n) && !r[1..].starts_with('0'));
-        if !ok {
-            return Err(bad(
-                format!("{path}[{i}]"),
-                format!("unknown rule id {r:?}; expected S1 to S20"),
-            ));
-        }
-    }
-    Ok(rules)
+fn parse_rules(v: &Value, path: &str) -> Result<Vec<Rule>, Bad> {
+    str_array(v, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.parse().map_err(|m| bad(format!("{path}[{i}]"), m)))
+        .collect()
 }
 
 fn parse_profiles(v: &Value, path: &str) -> Result<Vec<Profile>, Bad> {

@@ -17,11 +17,12 @@ use super::model::*;
 use super::sandbox::{self, Sandbox};
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
-use crate::graph::Graph;
+use crate::graph::{Graph, completed_words, cycle_words, task_name};
 use crate::protocol::{Op, Response, valid_answer};
 use crate::report::result::{
     Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
 };
+use crate::rule::Rule;
 use crate::target::{Session, TargetError};
 use crate::task::{Task, TaskId};
 
@@ -201,7 +202,7 @@ pub(super) struct Run<'a> {
 const STDERR_TAIL: usize = 4096;
 
 impl Run<'_> {
-    fn rules(&self, step: &Step) -> Vec<String> {
+    fn rules(&self, step: &Step) -> Vec<Rule> {
         step.rules
             .clone()
             .unwrap_or_else(|| self.scenario.rules.clone())
@@ -320,7 +321,7 @@ impl Run<'_> {
             expected: json!("nothing outside the root appears or changes"),
             actual: json!(found),
             reason: format!("the sandbox outside the root changed: {}", found.join(", ")),
-            rules: vec!["S13".into()],
+            rules: vec![Rule::S13],
             note: None,
             step_json: None,
         })
@@ -477,7 +478,7 @@ impl Run<'_> {
                 let task = self.fill(step, task)?;
                 let path = self.root_path(step, &format!("{list}/{{task:{id}}}"))?;
                 let bytes =
-                    serde_json::to_vec_pretty(&sandbox::encode_task(self.layout, &id, &task))
+                    serde_json::to_vec_pretty(&crate::layout::to_disk(self.layout, &id, &task))
                         .expect("JSON values serialize");
                 write_creating(&path, &bytes).map_err(|e| io_fail(self, "write the task file", e))
             }
@@ -628,7 +629,7 @@ impl Run<'_> {
                         format!("{shown} is not JSON: {e}"),
                     )
                 })?;
-                let decoded = sandbox::decode_task(self.layout, &parsed);
+                let decoded = crate::layout::to_wire(self.layout, &parsed);
                 match_task(&want, &decoded)
                     .map_err(|m| fail(want.clone(), parsed.clone(), format!("{shown}: {m}")))
             }
@@ -711,60 +712,21 @@ fn write_creating(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// What breaks `inv` in the graph, in words.
 pub(super) fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
-    match inv {
-        Invariant::Acyclic => g
-            .cycles()
-            .into_iter()
-            .map(|c| {
-                let path: Vec<String> = c.iter().map(TaskId::to_string).collect();
-                format!("acyclic: cycle {}", path.join(" -> "))
-            })
-            .collect(),
-        Invariant::Mirrored => g
-            .half_edges()
-            .into_iter()
-            .map(|h| match h.missing {
-                crate::graph::MissingSide::BlockedBy => format!(
-                    "mirrored: {} blocks {} but {}'s blockedBy lacks {}",
-                    h.blocker, h.blocked, h.blocked, h.blocker
-                ),
-                crate::graph::MissingSide::Blocks => format!(
-                    "mirrored: {} is blockedBy {} but {}'s blocks lacks {}",
-                    h.blocked, h.blocker, h.blocker, h.blocked
-                ),
-            })
-            .collect(),
-        Invariant::NoDangling => g
-            .dangling()
-            .into_iter()
-            .map(|d| {
-                format!(
-                    "no_dangling: task {}'s {} names missing task {}",
-                    d.task,
-                    if d.in_blocked_by {
-                        "blockedBy"
-                    } else {
-                        "blocks"
-                    },
-                    d.missing
-                )
-            })
-            .collect(),
+    let label = inv.as_str();
+    let words: Vec<String> = match inv {
+        Invariant::Acyclic => g.cycles().iter().map(|c| cycle_words(c)).collect(),
+        Invariant::Mirrored => g.half_edges().iter().map(|h| h.words(task_name)).collect(),
+        Invariant::NoDangling => g.dangling().iter().map(|d| d.words()).collect(),
         Invariant::CompletedBlockers => g
             .completed_with_unfinished_blockers()
-            .into_iter()
-            .map(|(t, bs)| {
-                let bs: Vec<String> = bs.iter().map(TaskId::to_string).collect();
-                format!(
-                    "completed_blockers: task {t} is completed but its blockers {} are not",
-                    bs.join(", ")
-                )
-            })
+            .iter()
+            .map(|(t, bs)| completed_words(*t, bs))
             .collect(),
         Invariant::UniqueIds => g
             .duplicate_ids()
             .iter()
-            .map(|id| format!("unique_ids: id {id} is listed more than once"))
+            .map(|id| format!("id {id} is listed more than once"))
             .collect(),
-    }
+    };
+    words.into_iter().map(|w| format!("{label}: {w}")).collect()
 }
