@@ -646,29 +646,18 @@ fn contents(b: &Obj<'_>) -> Result<Contents, Bad> {
 
 /// Standard base64 (RFC 4648, `=` padding optional, whitespace ignored).
 fn decode_base64(s: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return Err(format!("not base64: {:?} at offset {i}", c as char)),
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let compact: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    LENIENT
+        .decode(compact)
+        .map_err(|e| format!("not base64: {e}"))
 }
 
 /// Reads a value given either once or per profile (`{"strict": E, "*": E}`), and checks that
@@ -1092,6 +1081,7 @@ mod tests {
         assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
         assert_eq!(decode_base64("AP8=").unwrap(), vec![0, 255]);
         assert!(decode_base64("a*").is_err());
+        assert_eq!(decode_base64("aGVs\nbG8").unwrap(), b"hello");
     }
 
     #[test]
