@@ -584,24 +584,49 @@ impl From<Result<Task, Failure>> for Response {
     }
 }
 
-/// Checks that `answer` is a protocol-valid answer to `request` (SPEC §2). A request whose
-/// op is not one of the protocol's can only be judged as a failure or a plain success.
-pub fn valid_answer(request: &Value, answer: &Value) -> Result<(), String> {
-    let op = request
-        .get("op")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse::<Op>().ok());
-    let checked = match op {
-        Some(op) => Response::from_json(answer, op).map(|_| ()),
-        None => match answer.get("ok") {
-            Some(Value::Bool(true)) => Ok(()),
-            _ => Response::from_json(answer, Op::Delete).map(|_| ()),
-        },
-    };
-    checked.map_err(|reason| {
-        let op = op.map_or("malformed", Op::as_str);
-        format!("the adapter answered a {op} request with a malformed response: {reason}: {answer}")
-    })
+/// An adapter's answer, decoded once: the JSON as the adapter wrote it (what a scenario's
+/// expectations judge field for field, and what reports show) beside its decoded
+/// [`Response`] (what listings, the race history and the recorder read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub json: Value,
+    /// `None` only for an acknowledgement (`{"ok": true, ...}`) of a request whose op is not
+    /// one of the protocol's.
+    pub response: Option<Response>,
+}
+
+impl Answer {
+    /// Decodes `json` as the answer to `request`, checking that it is a protocol-valid answer
+    /// for the request's op (SPEC §2); the error says why not, and is an error of the
+    /// target. A request whose op is not one of the protocol's can only be answered with a
+    /// failure or a plain success.
+    pub fn decode(request: &Value, json: Value) -> Result<Answer, String> {
+        let op = request
+            .get("op")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<Op>().ok());
+        let decoded = match op {
+            Some(op) => Response::from_json(&json, op).map(Some),
+            None => match json.get("ok") {
+                Some(Value::Bool(true)) => Ok(None),
+                _ => Response::from_json(&json, Op::Delete).map(Some),
+            },
+        };
+        match decoded {
+            Ok(response) => Ok(Answer { json, response }),
+            Err(reason) => {
+                let op = op.map_or("malformed", Op::as_str);
+                Err(format!(
+                    "the adapter answered a {op} request with a malformed response: {reason}: {json}"
+                ))
+            }
+        }
+    }
+
+    /// Whether the target acknowledged the request (`"ok": true`).
+    pub fn is_ok(&self) -> bool {
+        self.json.get("ok") == Some(&Value::Bool(true))
+    }
 }
 
 #[cfg(test)]
@@ -687,14 +712,14 @@ mod tests {
     #[test]
     fn answers_are_checked_against_their_request() {
         let get = json!({"op": "get", "list": "l", "id": "1"});
-        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
-        assert!(valid_answer(&get, &json!({"ok": true})).is_err());
-        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "nope"}})).is_err());
+        assert!(Answer::decode(&get, json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
+        assert!(Answer::decode(&get, json!({"ok": true})).is_err());
+        assert!(Answer::decode(&get, json!({"ok": false, "error": {"kind": "nope"}})).is_err());
         let malformed = json!({"op": "fly"});
         assert!(
-            valid_answer(
+            Answer::decode(
                 &malformed,
-                &json!({"ok": false, "error": {"kind": "invalid"}})
+                json!({"ok": false, "error": {"kind": "invalid"}})
             )
             .is_ok()
         );

@@ -573,7 +573,12 @@ fn every_judged_request_is_a_step_event_before_its_scenario_ends() {
         .expect("the failing scenario's step");
     assert_eq!(wrong.step, 0);
     assert_eq!(wrong.request["op"], "create");
-    assert_eq!(wrong.answer["ok"], false, "{:?}", wrong.answer);
+    assert_eq!(wrong.answer.json["ok"], false, "{:?}", wrong.answer);
+    assert!(
+        matches!(&wrong.answer.response, Some(r) if !r.is_ok()),
+        "{:?}",
+        wrong.answer
+    );
     assert_eq!(wrong.expected["ok"], true, "{:?}", wrong.expected);
     assert!(
         matches!(&wrong.verdict, StepVerdict::Fail(why) if !why.is_empty()),

@@ -13,8 +13,10 @@
 //!
 //! A step event's shape is deliberately plain, for consumers that record or compare
 //! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
-//! the step index, the session, the request as sent, the answer as received, the
-//! expectation as judged (both as JSON, as the scenario file writes them) and the verdict
+//! the step index, the session, the request as sent, the answer (a
+//! [`crate::protocol::Answer`]: the JSON as received and the decoded
+//! [`crate::protocol::Response`]), the expectation as judged (as JSON, as the scenario file
+//! writes it) and the verdict
 //! ([`StepVerdict::Pass`], or [`StepVerdict::Fail`] with what differs).
 
 use std::path::PathBuf;

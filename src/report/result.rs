@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::profile::Profile;
-use crate::protocol::Hello;
+use crate::protocol::{Answer, Hello};
 use crate::rule::Rule;
 
 /// The judged outcome of a scenario that the target did not break.
@@ -73,8 +73,8 @@ pub struct StepRecord {
     pub session: String,
     /// The request as sent (placeholders filled).
     pub request: Value,
-    /// The answer as received.
-    pub answer: Value,
+    /// The answer as received, and decoded.
+    pub answer: Answer,
     /// The expectation as judged (placeholders filled), in the scenario file's form.
     pub expected: Value,
     pub verdict: StepVerdict,

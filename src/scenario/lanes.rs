@@ -11,7 +11,7 @@ use super::model::*;
 use super::runner::{Run, Stop, violations};
 use super::vars;
 use crate::graph::Graph;
-use crate::protocol::{Request, Response, valid_answer};
+use crate::protocol::{Answer, Request};
 use crate::race::check;
 use crate::race::history::History;
 use crate::target::{Session, TargetError};
@@ -122,33 +122,27 @@ impl Run<'_> {
         let mut acked = 0usize;
         let mut sent = 0usize;
         let mut first_error = None;
-        let mut lanes: Vec<(String, LaneLog)> = Vec::new();
+        let mut lanes: Vec<(String, Vec<Sent>)> = Vec::new();
         for (name, s, log) in finished {
             self.sessions.insert(name.clone(), s);
-            for (req, _, _, answer) in &log {
+            let mut sent_here = Vec::with_capacity(log.len());
+            for (req, invoke, at, answer) in log {
                 sent += 1;
-                match answer {
-                    Err(e) => {
-                        first_error.get_or_insert_with(|| {
-                            Self::target_error(
-                                step,
-                                Some(req.clone()),
-                                format!("session {name}: {e}"),
-                            )
-                        });
+                let decoded = answer
+                    .map_err(|e| format!("session {name}: {e}"))
+                    .and_then(|a| Answer::decode(&req, a));
+                match decoded {
+                    Err(m) => {
+                        first_error
+                            .get_or_insert_with(|| Self::target_error(step, Some(req.clone()), m));
                     }
                     Ok(a) => {
-                        if let Err(m) = valid_answer(req, a) {
-                            first_error.get_or_insert_with(|| {
-                                Self::target_error(step, Some(req.clone()), m)
-                            });
-                        } else if a.get("ok") == Some(&Value::Bool(true)) {
-                            acked += 1;
-                        }
+                        acked += usize::from(a.is_ok());
+                        sent_here.push((req, invoke, at, a));
                     }
                 }
             }
-            lanes.push((name, log));
+            lanes.push((name, sent_here));
         }
         if let Some(e) = first_error {
             return Err(e);
@@ -204,11 +198,14 @@ impl Run<'_> {
 /// block started), and the answer.
 type LaneEntry = (Value, Duration, Duration, Result<Value, TargetError>);
 
+/// A request of a concurrent lane that was answered validly, with its decoded answer.
+type Sent = (Value, Duration, Duration, Answer);
+
 /// The lanes' requests as a race-harness history, so that a concurrent block is judged by the
 /// same checker as `taskproof race` (and its witnesses explain what was lost, by whom). Lane
 /// `w` is session and writer `w`. Requests that are not well-formed requests cannot change
-/// anything and are left out; an answer that is not a valid response counts as unanswered.
-fn lane_history(lanes: &[(String, Vec<LaneEntry>)]) -> History {
+/// anything and are left out.
+fn lane_history(lanes: &[(String, Vec<Sent>)]) -> History {
     let typed = |req: &Value| Request::from_json(req).ok();
     let mut h = History::default();
     // Every request's values are interned before any answer is turned into a view.
@@ -222,11 +219,11 @@ fn lane_history(lanes: &[(String, Vec<LaneEntry>)]) -> History {
     for (w, (_, log)) in lanes.iter().enumerate() {
         for (req, invoke, at, answer) in log {
             let Some(r) = typed(req) else { continue };
-            let answer = match answer {
-                Ok(v) => Response::from_json(v, r.op()),
-                Err(e) => Err(e.to_string()),
-            };
-            h.record(w as u32, Some(w as u32), r, *invoke, *at, answer);
+            let response = answer
+                .response
+                .clone()
+                .ok_or_else(|| "no response to a well-formed request".to_string());
+            h.record(w as u32, Some(w as u32), r, *invoke, *at, response);
         }
     }
     h
@@ -264,7 +261,7 @@ mod tests {
 
     /// A history of one lane per entry list, answered in order, 1 ms apart.
     fn history(lanes: Vec<Vec<(Value, Value)>>) -> History {
-        let lanes: Vec<(String, Vec<LaneEntry>)> = lanes
+        let lanes: Vec<(String, Vec<Sent>)> = lanes
             .into_iter()
             .enumerate()
             .map(|(w, entries)| {
@@ -273,7 +270,8 @@ mod tests {
                     .enumerate()
                     .map(|(k, (req, answer))| {
                         let t = Duration::from_millis((10 * k + w) as u64);
-                        (req, t, t + Duration::from_millis(1), Ok(answer))
+                        let answer = Answer::decode(&req, answer).expect("a valid answer");
+                        (req, t, t + Duration::from_millis(1), answer)
                     })
                     .collect();
                 (format!("lane{w}"), log)

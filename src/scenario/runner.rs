@@ -18,7 +18,7 @@ use super::sandbox::{self, Sandbox};
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
 use crate::graph::{Graph, completed_words, cycle_words, task_name};
-use crate::protocol::{Op, Response, valid_answer};
+use crate::protocol::{Answer, Response};
 use crate::report::result::{
     Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
 };
@@ -374,13 +374,13 @@ impl Run<'_> {
             .map_err(|m| self.fail(step, None, json!(p), json!(text), m))
     }
 
-    /// Sends a request and checks that the answer is protocol-valid for its op.
+    /// Sends a request and decodes the answer, which must be protocol-valid for its op.
     pub(super) fn call(
         &mut self,
         step: &Step,
         session: &str,
         request: &Value,
-    ) -> Result<Value, Stop> {
+    ) -> Result<Answer, Stop> {
         let s = self.session(step, session)?;
         let answer = s.call(request).map_err(|e| {
             Self::target_error(
@@ -389,9 +389,8 @@ impl Run<'_> {
                 format!("session {session}: {e}"),
             )
         })?;
-        valid_answer(request, &answer)
-            .map_err(|m| Self::target_error(step, Some(request.clone()), m))?;
-        Ok(answer)
+        Answer::decode(request, answer)
+            .map_err(|m| Self::target_error(step, Some(request.clone()), m))
     }
 
     fn step(&mut self, step: &Step) -> Result<(), Stop> {
@@ -420,7 +419,7 @@ impl Run<'_> {
                     .map_err(|e| (expect.to_json(), e.to_string()))
                     .and_then(|e| {
                         let json = e.to_json();
-                        e.judge(&answer)
+                        e.judge(&answer.json)
                             .map(|()| json.clone())
                             .map_err(|r| (json, r))
                     });
@@ -438,11 +437,11 @@ impl Run<'_> {
                     },
                 });
                 if let Err((expected, reason)) = judged {
-                    return Err(self.fail(step, Some(request), expected, answer, reason));
+                    return Err(self.fail(step, Some(request), expected, answer.json, reason));
                 }
-                if answer.get("ok") == Some(&Value::Bool(true)) {
+                if answer.is_ok() {
                     for (name, path) in bind {
-                        match vars::lookup(&answer, path) {
+                        match vars::lookup(&answer.json, path) {
                             Some(v) => {
                                 self.vars.insert(name.clone(), v.clone());
                             }
@@ -451,7 +450,7 @@ impl Run<'_> {
                                     step,
                                     Some(request),
                                     json!({ "bind": { name.clone(): path } }),
-                                    answer,
+                                    answer.json,
                                     format!("cannot bind `{name}`: the answer has no {path}"),
                                 ));
                             }
@@ -644,17 +643,18 @@ impl Run<'_> {
         list: &str,
     ) -> Result<Vec<Task>, Stop> {
         let request = json!({"op": "list", "list": list});
-        let answer = self.call(step, session, &request)?;
-        match Response::from_json(&answer, Op::List) {
-            Ok(Response::Tasks { tasks, .. }) => Ok(tasks),
-            Ok(_) => Err(self.fail(
+        match self.call(step, session, &request)? {
+            Answer {
+                response: Some(Response::Tasks { tasks, .. }),
+                ..
+            } => Ok(tasks),
+            answer => Err(self.fail(
                 step,
                 Some(request),
                 json!({"ok": true}),
-                answer.clone(),
+                answer.json,
                 format!("cannot check list {list}: listing it failed"),
             )),
-            Err(m) => Err(Self::target_error(step, Some(request), m)),
         }
     }
 
