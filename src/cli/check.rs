@@ -14,6 +14,8 @@ use crate::check::render;
 use crate::check::run::{self, Mode};
 use crate::protocol::Layout;
 use crate::report::output::{ColorChoice, Output};
+use crate::report::terminal::TerminalReporter;
+use crate::report::{Event, Reporter};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -85,16 +87,19 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     let stdout = std::io::stdout();
-    let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&render::json(&report)).expect("json");
-        s.push('\n');
-        s
+    if args.json {
+        let mut text = serde_json::to_string_pretty(&render::json(&report)).expect("json");
+        text.push('\n');
+        let mut out = stdout.lock();
+        // A closed pipe (`| head`) is not a failure of the check.
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     } else {
-        render::terminal(&report, Output::from_env().color(args.color))
-    };
-    let mut out = stdout.lock();
-    // A closed pipe (`| head`) is not a failure of the check.
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        let mut terminal = TerminalReporter::new(stdout.lock(), Output::from_env(), args.color);
+        if let Err(e) = terminal.report(&Event::CheckFinished { report: &report }) {
+            eprintln!("taskproof check: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
     Ok(if report.is_clean() {
         exit::OK
     } else {

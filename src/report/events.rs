@@ -11,6 +11,12 @@
 //!   scenarios running at once do not interleave their steps;
 //! - [`Event::RunFinished`] once, with every result.
 //!
+//! The other commands are producers of the same stream: `taskproof race` emits one
+//! [`Event::RaceFinished`] with its report, `taskproof check` one [`Event::CheckFinished`]
+//! (colour and terminal decided once, in [`super::output`], for all of them). The terminal
+//! reporter shows each; the JSON reporter writes the race report to its file. (`fuzz` still
+//! prints its findings from its own loop's events, `crate::fuzz::run::Event`.)
+//!
 //! A step event's shape is deliberately plain, for consumers that record or compare
 //! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
 //! the step index, the session, the request as sent, the answer (a
@@ -48,6 +54,12 @@ pub enum Event<'a> {
     },
     /// Every scenario is done.
     RunFinished { suite: &'a SuiteResult },
+    /// `taskproof race` ran every workload.
+    RaceFinished { report: &'a crate::race::RaceReport },
+    /// `taskproof check` audited (and, when asked, repaired) its folders.
+    CheckFinished {
+        report: &'a crate::check::run::Report,
+    },
 }
 
 /// A report that could not be written.

@@ -166,6 +166,11 @@ impl<W: Write> Reporter for TerminalReporter<W> {
             }
             // The failure block of the scenario says what a step needs to say.
             Event::StepFinished { .. } => {}
+            Event::RaceFinished { report } => self.emit(&report.render())?,
+            Event::CheckFinished { report } => {
+                let text = crate::check::render::terminal(report, self.color);
+                self.emit(&text)?;
+            }
             Event::RunFinished { suite } => {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
