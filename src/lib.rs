@@ -1,9 +1,23 @@
 //! taskproof: a conformance test harness, race harness and fuzzer for agent task stores.
 //!
-//! The flow: a scenario ([`scenario`]) is a list of steps; a [`target`] is the store under
-//! test, in-process or an adapter process speaking the protocol of [`protocol`]; the runner
-//! sends each step to the target and judges the answer against the [`profile`] the run holds
-//! the target to; the result goes out as events to the reporters ([`report`]).
+//! The flow (docs/architecture.md draws it):
+//!
+//! ```text
+//! scenario ──► target ──► events ──► report
+//! (load, suite,  (sessions     (report::events:   (terminal, JSON,
+//!  runner)        speaking      one stream)         JUnit, Markdown)
+//!                 protocol)        ▲
+//!                   race, check ───┘   further producers of the same events
+//! ```
+//!
+//! A scenario ([`scenario`]) is a list of steps; a [`target`] is the store under test,
+//! in-process or an adapter process speaking the protocol of [`protocol`]; the runner sends
+//! each step to the target, decodes the answer once ([`protocol::Answer`]) and judges it
+//! against the [`profile`] the run holds the target to; results go out as
+//! [`report::Event`]s to the reporters ([`report`]), with terminal, colour and CI decided
+//! once ([`report::output`]). [`race`] and [`check`] emit their results into the same
+//! stream; [`fuzz`] writes what it finds as scenarios. Shared vocabulary: the rules
+//! ([`rule`]), the layouts ([`layout`]), the dependency graph and its wording ([`graph`]).
 //! The reference behaviour is the strict [`store`], built on the wire types of [`task`].
 
 pub mod check;
