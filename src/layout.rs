@@ -10,33 +10,26 @@
 //! a task the way such a program would, and [`id_value`] gives an id back in the form a
 //! layout writes, so a repair keeps the file's own style.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde_json::Value;
 
 use crate::task::TaskId;
 
-/// Where a target keeps its files, so that the harness knows whether it may look at them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// `ROOT/{list}/{id}.json`
-    ClaudeCode,
-    /// `ROOT/{list}/task_{id}.json`
-    S07,
-    /// The harness must not look at files.
-    Opaque,
+word_enum! {
+    /// Where a target keeps its files, so that the harness knows whether it may look at them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Layout, unknown: |s| format!(
+        "unknown layout {s:?}; expected claude-code, s07 or opaque"
+    ), {
+        /// `ROOT/{list}/{id}.json`
+        ClaudeCode => "claude-code",
+        /// `ROOT/{list}/task_{id}.json`
+        S07 => "s07",
+        /// The harness must not look at files.
+        Opaque => "opaque",
+    }
 }
 
 impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::ClaudeCode => "claude-code",
-            Layout::S07 => "s07",
-            Layout::Opaque => "opaque",
-        }
-    }
-
     /// The file name of task `id` in this layout; `None` for `opaque`.
     pub fn file_name(self, id: TaskId) -> Option<String> {
         self.file_name_of(&id.to_string())
@@ -61,26 +54,6 @@ impl Layout {
             Layout::Opaque => return None,
         };
         stem.parse().ok()
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Layout {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude-code" => Ok(Layout::ClaudeCode),
-            "s07" => Ok(Layout::S07),
-            "opaque" => Ok(Layout::Opaque),
-            other => Err(format!(
-                "unknown layout {other:?}; expected claude-code, s07 or opaque"
-            )),
-        }
     }
 }
 

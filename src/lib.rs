@@ -20,6 +20,52 @@
 //! ([`rule`]), the layouts ([`layout`]), the dependency graph and its wording ([`graph`]).
 //! The reference behaviour is the strict [`store`], built on the wire types of [`task`].
 
+/// An enum whose values are written as fixed words (`not_found`, `claude-code`): the enum,
+/// `ALL` in declaration order, `as_str`, `Display`, and `FromStr` whose error is `unknown`
+/// (given the text that matched nothing).
+macro_rules! word_enum {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident, unknown: $unknown:expr, {
+            $( $(#[$vattr:meta])* $variant:ident => $word:literal, )+
+        }
+    ) => {
+        $(#[$attr])*
+        pub enum $name {
+            $( $(#[$vattr])* $variant, )+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: [$name; [$($word),+].len()] = [$($name::$variant),+];
+
+            /// The word the value is written as.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $word, )+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                let unknown: fn(&str) -> String = $unknown;
+                $name::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| unknown(s))
+            }
+        }
+    };
+}
+
 pub mod check;
 pub mod cli;
 pub mod fuzz;

@@ -3,8 +3,6 @@
 //! the harness encodes requests and decodes (and judges) what a target answers.
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::str::FromStr;
 
 use serde_json::{Map, Value, json};
 
@@ -14,64 +12,20 @@ use crate::task::{FieldError, ListName, NewTask, Patch, Strictness, Task, TaskId
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// The kinds of failure a target may answer (SPEC §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
-    NotFound,
-    Invalid,
-    Cycle,
-    Dangling,
-    Blocked,
-    Transition,
-    Conflict,
-    Corrupt,
-    Unsupported,
-    Io,
-}
-
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 10] = [
-        ErrorKind::NotFound,
-        ErrorKind::Invalid,
-        ErrorKind::Cycle,
-        ErrorKind::Dangling,
-        ErrorKind::Blocked,
-        ErrorKind::Transition,
-        ErrorKind::Conflict,
-        ErrorKind::Corrupt,
-        ErrorKind::Unsupported,
-        ErrorKind::Io,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::Invalid => "invalid",
-            ErrorKind::Cycle => "cycle",
-            ErrorKind::Dangling => "dangling",
-            ErrorKind::Blocked => "blocked",
-            ErrorKind::Transition => "transition",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::Corrupt => "corrupt",
-            ErrorKind::Unsupported => "unsupported",
-            ErrorKind::Io => "io",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ErrorKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ErrorKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("unknown error kind {s:?}"))
+word_enum! {
+    /// The kinds of failure a target may answer (SPEC §2).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum ErrorKind, unknown: |s| format!("unknown error kind {s:?}"), {
+        NotFound => "not_found",
+        Invalid => "invalid",
+        Cycle => "cycle",
+        Dangling => "dangling",
+        Blocked => "blocked",
+        Transition => "transition",
+        Conflict => "conflict",
+        Corrupt => "corrupt",
+        Unsupported => "unsupported",
+        Io => "io",
     }
 }
 
@@ -98,41 +52,23 @@ impl From<FieldError> for Failure {
     }
 }
 
-/// The operations of SPEC §2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Hello,
-    Create,
-    Get,
-    Update,
-    Delete,
-    List,
-    Claim,
+word_enum! {
+    /// The operations of SPEC §2.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Op, unknown: |s| format!(
+        "unknown op {s:?}; expected one of hello, create, get, update, delete, list, claim"
+    ), {
+        Hello => "hello",
+        Create => "create",
+        Get => "get",
+        Update => "update",
+        Delete => "delete",
+        List => "list",
+        Claim => "claim",
+    }
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
-        Op::Hello,
-        Op::Create,
-        Op::Get,
-        Op::Update,
-        Op::Delete,
-        Op::List,
-        Op::Claim,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Hello => "hello",
-            Op::Create => "create",
-            Op::Get => "get",
-            Op::Update => "update",
-            Op::Delete => "delete",
-            Op::List => "list",
-            Op::Claim => "claim",
-        }
-    }
-
     /// The optional feature an operation needs, if any (`edges` is decided per request).
     pub fn feature(self) -> Option<Feature> {
         match self {
@@ -143,57 +79,15 @@ impl Op {
     }
 }
 
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Op {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Op::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown op {s:?}; expected one of hello, create, get, update, delete, list, claim")
-            })
-    }
-}
-
-/// Optional capabilities a target announces in `hello`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Feature {
-    Delete,
-    Claim,
-    Edges,
-}
-
-impl Feature {
-    pub const ALL: [Feature; 3] = [Feature::Delete, Feature::Claim, Feature::Edges];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Feature::Delete => "delete",
-            Feature::Claim => "claim",
-            Feature::Edges => "edges",
-        }
-    }
-}
-
-impl fmt::Display for Feature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Feature {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Feature::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| format!("unknown feature {s:?}; expected delete, claim or edges"))
+word_enum! {
+    /// Optional capabilities a target announces in `hello`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Feature, unknown: |s| format!(
+        "unknown feature {s:?}; expected delete, claim or edges"
+    ), {
+        Delete => "delete",
+        Claim => "claim",
+        Edges => "edges",
     }
 }
 

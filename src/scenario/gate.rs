@@ -147,10 +147,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn scenario(steps: Value) -> Scenario {
-        let v = json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
-        crate::scenario::load::parse_scenario(&v, std::path::Path::new("s.json")).unwrap()
-    }
+    use crate::scenario::load::test_scenario as scenario;
+
     #[test]
     fn opaque_skips_follow_lists_and_variables() {
         let s = scenario(json!([

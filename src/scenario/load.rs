@@ -975,6 +975,13 @@ fn check_variables(s: &Scenario) -> Result<(), Bad> {
     Ok(())
 }
 
+/// A scenario of `steps` under profile strict, for unit tests of what reads scenarios.
+#[cfg(test)]
+pub(crate) fn test_scenario(steps: Value) -> Scenario {
+    let v = serde_json::json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
+    parse_scenario(&v, Path::new("s.json")).expect("a valid test scenario")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

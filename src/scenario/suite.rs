@@ -146,14 +146,7 @@ pub fn run_suite(
                 .iter()
                 .map(|s| not_run(s, format!("not run: the target failed its hello: {e}")))
                 .collect();
-            let suite = SuiteResult {
-                target,
-                profile: config.profile,
-                scenarios: results,
-                elapsed: started.elapsed(),
-            };
-            on_event(&Event::RunFinished { suite: &suite });
-            return suite;
+            return finish(target, config, results, started, on_event);
         }
     };
     let jobs = match config.jobs {
@@ -246,10 +239,21 @@ pub fn run_suite(
         }
     });
     results.sort_by(|a, b| a.id.cmp(&b.id));
+    finish(target, config, results, started, on_event)
+}
+
+/// The suite's result, reported as the run's last event.
+fn finish(
+    target: TargetInfo,
+    config: &RunConfig,
+    scenarios: Vec<ScenarioResult>,
+    started: Instant,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> SuiteResult {
     let suite = SuiteResult {
         target,
         profile: config.profile,
-        scenarios: results,
+        scenarios,
         elapsed: started.elapsed(),
     };
     on_event(&Event::RunFinished { suite: &suite });
@@ -471,12 +475,9 @@ fn run_prepared(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
-    fn scenario(steps: Value) -> Scenario {
-        let v = json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
-        crate::scenario::load::parse_scenario(&v, std::path::Path::new("s.json")).unwrap()
-    }
+    use crate::scenario::load::test_scenario as scenario;
 
     #[test]
     fn only_sessions_opened_before_anything_changes_are_opened_ahead() {
