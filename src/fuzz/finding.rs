@@ -128,91 +128,53 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
         .filter(|l| !l.is_empty())
         .collect();
     let actual_kind = d.actual.as_ref().ok().and_then(Response::error_kind);
-    match d.expected.error_kind().or(actual_kind) {
+    let by_kind = match d.expected.error_kind().or(actual_kind) {
         Some(ErrorKind::Invalid) => {
             let valid_list = request
                 .get("list")
                 .and_then(Value::as_str)
                 .is_some_and(|l| l.parse::<crate::task::ListName>().is_ok());
-            if !valid_list {
-                out.insert(Rule::S13);
+            Some(if !valid_list {
+                Rule::S13
             } else if patch.and_then(|p| p.get("status")).is_some() {
-                out.insert(Rule::S3);
+                Rule::S3
             } else if op == "update" {
-                out.insert(Rule::S11);
+                Rule::S11
             } else {
-                out.insert(Rule::S2);
-            }
+                Rule::S2
+            })
         }
-        Some(ErrorKind::Cycle) => {
-            out.insert(Rule::S7);
-        }
-        Some(ErrorKind::Dangling) => {
-            out.insert(Rule::S6);
-        }
-        Some(ErrorKind::Blocked) => {
-            out.insert(Rule::S5);
-        }
-        Some(ErrorKind::Transition) => {
-            out.insert(Rule::S4);
-        }
-        Some(ErrorKind::Conflict) => {
-            out.insert(Rule::S20);
-        }
-        Some(ErrorKind::Corrupt) => {
-            out.insert(if symlink { Rule::S17 } else { Rule::S15 });
-        }
-        Some(ErrorKind::NotFound) if restarted => {
-            out.insert(Rule::S14);
-        }
-        Some(ErrorKind::NotFound) if lists.len() > 1 => {
-            out.insert(Rule::S13);
-        }
-        Some(ErrorKind::NotFound) if deleted => {
-            out.insert(Rule::S10);
-        }
-        _ => {}
-    }
+        Some(ErrorKind::Cycle) => Some(Rule::S7),
+        Some(ErrorKind::Dangling) => Some(Rule::S6),
+        Some(ErrorKind::Blocked) => Some(Rule::S5),
+        Some(ErrorKind::Transition) => Some(Rule::S4),
+        Some(ErrorKind::Conflict) => Some(Rule::S20),
+        Some(ErrorKind::Corrupt) => Some(if symlink { Rule::S17 } else { Rule::S15 }),
+        Some(ErrorKind::NotFound) if restarted => Some(Rule::S14),
+        Some(ErrorKind::NotFound) if lists.len() > 1 => Some(Rule::S13),
+        Some(ErrorKind::NotFound) if deleted => Some(Rule::S10),
+        _ => None,
+    };
+    out.extend(by_kind);
     if out.is_empty() {
         let fields = difference_fields(&d.differences);
         for f in &fields {
-            match f.as_str() {
+            let by_field = match f.as_str() {
                 // An id that another list's creates pushed up is isolation, not S1.
-                "id" if op == "create" && lists.len() > 1 => {
-                    out.insert(Rule::S13);
-                }
-                "id" if op == "create" => {
-                    out.insert(Rule::S1);
-                }
-                "blocks" | "blockedBy" => {
-                    out.insert(if deleted { Rule::S10 } else { Rule::S8 });
-                }
-                "metadata" => {
-                    out.insert(Rule::S12);
-                }
-                "status" => {
-                    out.insert(if edges { Rule::S5 } else { Rule::S4 });
-                }
-                "corrupt" => {
-                    out.insert(if symlink { Rule::S17 } else { Rule::S15 });
-                }
-                "ids" if restarted => {
-                    out.insert(Rule::S14);
-                }
-                "ids" if lists.len() > 1 => {
-                    out.insert(Rule::S13);
-                }
-                "ids" if symlink => {
-                    out.insert(Rule::S17);
-                }
-                "ids" => {
-                    out.insert(Rule::S1);
-                }
-                _ if foreign_task => {
-                    out.insert(Rule::S16);
-                }
-                _ => {}
-            }
+                "id" if op == "create" && lists.len() > 1 => Some(Rule::S13),
+                "id" if op == "create" => Some(Rule::S1),
+                "blocks" | "blockedBy" => Some(if deleted { Rule::S10 } else { Rule::S8 }),
+                "metadata" => Some(Rule::S12),
+                "status" => Some(if edges { Rule::S5 } else { Rule::S4 }),
+                "corrupt" => Some(if symlink { Rule::S17 } else { Rule::S15 }),
+                "ids" if restarted => Some(Rule::S14),
+                "ids" if lists.len() > 1 => Some(Rule::S13),
+                "ids" if symlink => Some(Rule::S17),
+                "ids" => Some(Rule::S1),
+                _ if foreign_task => Some(Rule::S16),
+                _ => None,
+            };
+            out.extend(by_field);
         }
     }
     if out.is_empty() {
@@ -340,27 +302,18 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
             Action::WriteTask { list, id, task } => {
                 let mut t = task.clone();
                 t["id"] = vars.id(list, *id);
-                if let Some(Value::Array(b)) = task.get("blocks") {
-                    t["blocks"] = Value::Array(
-                        b.iter()
-                            .map(|x| {
-                                x.as_str()
-                                    .and_then(|s| s.parse().ok())
-                                    .map_or(x.clone(), |i| vars.id(list, i))
-                            })
-                            .collect(),
-                    );
-                }
-                if let Some(Value::Array(b)) = task.get("blockedBy") {
-                    t["blockedBy"] = Value::Array(
-                        b.iter()
-                            .map(|x| {
-                                x.as_str()
-                                    .and_then(|s| s.parse().ok())
-                                    .map_or(x.clone(), |i| vars.id(list, i))
-                            })
-                            .collect(),
-                    );
+                for key in ["blocks", "blockedBy"] {
+                    if let Some(Value::Array(b)) = task.get(key) {
+                        t[key] = Value::Array(
+                            b.iter()
+                                .map(|x| {
+                                    x.as_str()
+                                        .and_then(|s| s.parse().ok())
+                                        .map_or(x.clone(), |i| vars.id(list, i))
+                                })
+                                .collect(),
+                        );
+                    }
                 }
                 steps.push(json!({
                     "write_task": {"list": list, "id": vars.id(list, *id), "task": t},

@@ -303,17 +303,25 @@ pub fn late_starts(s: &Scenario, profile: Profile) -> usize {
 
 /// The result of a scenario that was not run because the target could not start.
 fn not_run(s: &Scenario, message: String) -> ScenarioResult {
+    result_of(
+        s,
+        Err(TargetFailure {
+            step: None,
+            request: Some(json!({"op": "hello"})),
+            message,
+        }),
+    )
+}
+
+/// The result of scenario `s` with outcome `result` and nothing else to say yet.
+fn result_of(s: &Scenario, result: Result<Outcome, TargetFailure>) -> ScenarioResult {
     ScenarioResult {
         id: s.id.clone(),
         title: s.title.clone(),
         file: s.file.clone(),
         source: s.source.clone(),
         rules: s.rules.clone(),
-        result: Err(TargetFailure {
-            step: None,
-            request: Some(json!({"op": "hello"})),
-            message,
-        }),
+        result,
         stderr: String::new(),
         notes: Vec::new(),
         skipped_steps: Vec::new(),
@@ -458,17 +466,12 @@ fn run_prepared(
         },
     };
     ScenarioResult {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        file: s.file.clone(),
-        source: s.source.clone(),
-        rules: s.rules.clone(),
-        result,
         stderr,
         notes,
         skipped_steps,
         steps,
         elapsed: started.elapsed(),
+        ..result_of(s, result)
     }
 }
 
