@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::finding::Finding;
-use super::fix::{Change, Outcome};
+use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
 use crate::report::output::{paint, style};
@@ -131,11 +131,11 @@ fn finding_line(p: &Paint, f: &Finding) -> String {
 
 fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
     match (&c.outcome, mode) {
-        (Outcome::Done, Mode::DryRun) => {
+        (RepairOutcome::Done, Mode::DryRun) => {
             format!("{} {}: {}\n", p.yellow("would fix"), c.list, c.repair)
         }
-        (Outcome::Done, _) => format!("{} {}: {}\n", p.green("fixed"), c.list, c.repair),
-        (Outcome::Skipped(why), _) => {
+        (RepairOutcome::Done, _) => format!("{} {}: {}\n", p.green("fixed"), c.list, c.repair),
+        (RepairOutcome::Skipped(why), _) => {
             format!("{} {}: {} ({why})\n", p.red("not fixed"), c.list, c.repair)
         }
     }
@@ -159,10 +159,10 @@ pub fn json(report: &Report) -> Value {
         "changes": report.changes.iter().map(|c| json!({
             "list": c.list,
             "change": c.repair.to_string(),
-            "done": c.outcome == Outcome::Done,
+            "done": c.outcome == RepairOutcome::Done,
             "skipped": match &c.outcome {
-                Outcome::Done => Value::Null,
-                Outcome::Skipped(why) => Value::String(why.clone()),
+                RepairOutcome::Done => Value::Null,
+                RepairOutcome::Skipped(why) => Value::String(why.clone()),
             },
         })).collect::<Vec<_>>(),
     })

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::driver::{Action, Divergence, History};
+use super::driver::{Divergence, History, ResolvedStep};
 use super::oracle::difference_fields;
 use super::strategy::SESSIONS;
 use crate::profile::Profile;
@@ -100,7 +100,7 @@ fn task_file(vars: &Vars, list: &str, id: TaskId) -> String {
 /// the request did and which fields differ, with the history for context.
 pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
     let mut out: BTreeSet<Rule> = BTreeSet::new();
-    let Action::Send { request, .. } = &history.records[d.at].action else {
+    let ResolvedStep::Send { request, .. } = &history.records[d.at].action else {
         return vec![Rule::S14];
     };
     let op = request.get("op").and_then(Value::as_str).unwrap_or("");
@@ -111,18 +111,18 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
         || request["task"].get("blockedBy").is_some()
         || request["task"].get("blocks").is_some();
     let actions = || history.records[..d.at].iter().map(|r| &r.action);
-    let restarted = actions().any(|a| matches!(a, Action::Restart { .. }))
-        || actions().any(|a| matches!(a, Action::Send { session, .. } if *session != 0))
-        || matches!(&history.records[d.at].action, Action::Send { session, .. } if *session != 0);
-    let symlink = actions().any(|a| matches!(a, Action::Symlink { .. }));
-    let foreign_task = actions().any(|a| matches!(a, Action::WriteTask { .. }));
-    let deleted =
-        actions().any(|a| matches!(a, Action::Send { request, .. } if request["op"] == "delete"));
+    let restarted = actions().any(|a| matches!(a, ResolvedStep::Restart { .. }))
+        || actions().any(|a| matches!(a, ResolvedStep::Send { session, .. } if *session != 0))
+        || matches!(&history.records[d.at].action, ResolvedStep::Send { session, .. } if *session != 0);
+    let symlink = actions().any(|a| matches!(a, ResolvedStep::Symlink { .. }));
+    let foreign_task = actions().any(|a| matches!(a, ResolvedStep::WriteTask { .. }));
+    let deleted = actions()
+        .any(|a| matches!(a, ResolvedStep::Send { request, .. } if request["op"] == "delete"));
     let lists: BTreeSet<String> = history.records[..=d.at]
         .iter()
         .map(|r| &r.action)
         .filter_map(|a| match a {
-            Action::Send { request, .. } => Some(list_of(request)),
+            ResolvedStep::Send { request, .. } => Some(list_of(request)),
             _ => None,
         })
         .filter(|l| !l.is_empty())
@@ -211,7 +211,7 @@ fn fnv1a(text: &str) -> u64 {
 /// usually normalizes to the same text.
 pub fn fingerprint(history: &History, d: &Divergence, rules: &[Rule]) -> String {
     let op = match &history.records[d.at].action {
-        Action::Send { request, .. } => request
+        ResolvedStep::Send { request, .. } => request
             .get("op")
             .and_then(Value::as_str)
             .unwrap_or("?")
@@ -253,7 +253,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     for (i, rec) in history.records[..=d.at].iter().enumerate() {
         let diverging = i == d.at;
         match &rec.action {
-            Action::Send {
+            ResolvedStep::Send {
                 session,
                 shown,
                 bind,
@@ -282,12 +282,14 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                 }
                 steps.push(Value::Object(step));
             }
-            Action::Restart { session } => steps.push(json!({ "restart": SESSIONS[*session] })),
-            Action::Garbage { list, id } => steps.push(json!({
+            ResolvedStep::Restart { session } => {
+                steps.push(json!({ "restart": SESSIONS[*session] }))
+            }
+            ResolvedStep::Garbage { list, id } => steps.push(json!({
                 "write_file": {"path": task_file(&vars, list, *id), "text": "{\"id\": \""},
                 "note": "another program leaves a half-written file where a deleted task was",
             })),
-            Action::Symlink {
+            ResolvedStep::Symlink {
                 list,
                 id,
                 outside,
@@ -299,7 +301,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                     "note": "a symbolic link where a deleted task's file was",
                 }));
             }
-            Action::WriteTask { list, id, task } => {
+            ResolvedStep::WriteTask { list, id, task } => {
                 let mut t = task.clone();
                 t["id"] = vars.id(list, *id);
                 for key in ["blocks", "blockedBy"] {
@@ -323,7 +325,9 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
         }
     }
     let op = match &history.records[d.at].action {
-        Action::Send { request, .. } => request["op"].as_str().unwrap_or("request").to_string(),
+        ResolvedStep::Send { request, .. } => {
+            request["op"].as_str().unwrap_or("request").to_string()
+        }
         _ => "restart".into(),
     };
     let scenario = json!({

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::model::*;
+use super::format::*;
 use super::vars;
 use crate::profile::Profile;
 use crate::protocol::Hello;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::model::*;
+use super::format::*;
 use super::runner::{Run, Stop, violations};
 use super::vars;
 use crate::graph::Graph;

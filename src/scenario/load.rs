@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::expect::Expect;
-use super::model::*;
+use super::format::*;
 use super::vars;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Feature};

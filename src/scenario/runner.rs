@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::expect::match_task;
+use super::format::*;
 use super::gate::{opaque_skips, skip_reason};
-use super::model::*;
 use super::sandbox::{self, Sandbox};
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::format::*;
 use super::gate::skip_reason;
-use super::model::*;
 use super::runner::judge;
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
