@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod expect;
+pub mod files;
 pub mod format;
 pub mod gate;
 pub mod lanes;

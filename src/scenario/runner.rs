@@ -5,16 +5,17 @@
 //! did not mean to reach) unless the run keeps going ([`RunConfig::keep_going`]), and a
 //! failing step marked as a precondition skips the scenario instead. Against a target whose
 //! layout is opaque, the steps [`opaque_skips`] names are skipped and the rest runs.
-//! Concurrent blocks are run by [`super::lanes`].
+//! Concurrent blocks are run by [`super::lanes`], file steps' paths and checks by
+//! [`super::files`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::expect::match_task;
+use super::files::write_creating;
 use super::format::*;
 use super::gate::{opaque_skips, skip_reason};
-use super::sandbox::{self, Sandbox};
+use super::sandbox::Sandbox;
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
 use crate::graph::{Graph, completed_words, cycle_words, task_name};
@@ -366,14 +367,6 @@ impl Run<'_> {
         vars::substitute_text(s, &self.vars).map_err(|e| self.unbound(step, e))
     }
 
-    /// A path inside the root: placeholders, then `{task:ID}`, then the containment check.
-    fn root_path(&self, step: &Step, p: &str) -> Result<std::path::PathBuf, Stop> {
-        let text = self.fill_text(step, p)?;
-        sandbox::task_paths(&text, self.layout)
-            .and_then(|t| self.sandbox.in_root(&t))
-            .map_err(|m| self.fail(step, None, json!(p), json!(text), m))
-    }
-
     /// Sends a request and decodes the answer, which must be protocol-valid for its op.
     pub(super) fn call(
         &mut self,
@@ -558,83 +551,6 @@ impl Run<'_> {
         }
     }
 
-    fn contents(&self, step: &Step, c: &Contents) -> Result<Vec<u8>, Stop> {
-        Ok(match c {
-            Contents::Text(t) => self.fill_text(step, t)?.into_bytes(),
-            Contents::Bytes(b) => b.clone(),
-        })
-    }
-
-    fn assert_file(
-        &self,
-        step: &Step,
-        written: &str,
-        p: &std::path::Path,
-        check: &FileCheck,
-    ) -> Result<(), Stop> {
-        let shown = p
-            .strip_prefix(self.sandbox.root())
-            .unwrap_or(p)
-            .display()
-            .to_string();
-        let fail = |expected: Value, actual: Value, reason: String| {
-            self.fail(step, None, expected, actual, reason)
-        };
-        match check {
-            FileCheck::Exists(want) => {
-                let exists = std::fs::symlink_metadata(p).is_ok();
-                if exists == *want {
-                    Ok(())
-                } else {
-                    Err(fail(
-                        json!({"path": written, "exists": want}),
-                        json!({"path": shown, "exists": exists}),
-                        format!(
-                            "{shown} {}",
-                            if exists { "exists" } else { "does not exist" }
-                        ),
-                    ))
-                }
-            }
-            FileCheck::Text(text) => {
-                let want = self.fill_text(step, text)?;
-                match std::fs::read(p) {
-                    Ok(b) if b == want.as_bytes() => Ok(()),
-                    Ok(b) => Err(fail(
-                        json!(want),
-                        json!(String::from_utf8_lossy(&b)),
-                        format!("{shown} holds other text"),
-                    )),
-                    Err(e) => Err(fail(
-                        json!(want),
-                        json!(e.to_string()),
-                        format!("{shown} cannot be read: {e}"),
-                    )),
-                }
-            }
-            FileCheck::Task(t) => {
-                let want = self.fill(step, t)?;
-                let bytes = std::fs::read(p).map_err(|e| {
-                    fail(
-                        want.clone(),
-                        json!(e.to_string()),
-                        format!("{shown} cannot be read: {e}"),
-                    )
-                })?;
-                let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                    fail(
-                        want.clone(),
-                        json!(String::from_utf8_lossy(&bytes)),
-                        format!("{shown} is not JSON: {e}"),
-                    )
-                })?;
-                let decoded = crate::layout::to_wire(self.layout, &parsed);
-                match_task(&want, &decoded)
-                    .map_err(|m| fail(want.clone(), parsed.clone(), format!("{shown}: {m}")))
-            }
-        }
-    }
-
     /// Lists `list` through the step's session and decodes the tasks.
     pub(super) fn listing(
         &mut self,
@@ -700,14 +616,6 @@ impl Run<'_> {
             broken.join("; "),
         ))
     }
-}
-
-/// Writes a file, creating its folders.
-fn write_creating(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, bytes)
 }
 
 /// What breaks `inv` in the graph, in words.
