@@ -39,6 +39,75 @@ pub struct Dangling {
     pub in_blocked_by: bool,
 }
 
+impl HalfEdge {
+    /// The task that lists the edge, the task that lacks it, and the field each keeps it in
+    /// (`holder` lists `lacking` in `listed_in`; `lacking`'s `missing_from` lacks `holder`).
+    pub fn sides(&self) -> (TaskId, TaskId, &'static str, &'static str) {
+        match self.missing {
+            MissingSide::BlockedBy => (self.blocker, self.blocked, "blocks", "blockedBy"),
+            MissingSide::Blocks => (self.blocked, self.blocker, "blockedBy", "blocks"),
+        }
+    }
+
+    /// The half edge in words, each task named by `name` (`task 4`, or its file `4.json`):
+    /// `task 4 names 3 in blockedBy, but blocks of task 3 lacks 4`. The one wording of a
+    /// half edge, for the runner, the race checker and `check`.
+    pub fn words(&self, name: impl Fn(TaskId) -> String) -> String {
+        let (holder, lacking, listed_in, missing_from) = self.sides();
+        format!(
+            "{} names {lacking} in {listed_in}, but {missing_from} of {} lacks {holder}",
+            name(holder),
+            name(lacking)
+        )
+    }
+}
+
+impl Dangling {
+    /// The reference in words: `task 2's blockedBy names missing task 9`.
+    pub fn words(&self) -> String {
+        let field = if self.in_blocked_by {
+            "blockedBy"
+        } else {
+            "blocks"
+        };
+        format!(
+            "task {}'s {field} names missing task {}",
+            self.task, self.missing
+        )
+    }
+}
+
+/// A task named by its id, as the wordings below name tasks when there is no file to name.
+pub fn task_name(id: TaskId) -> String {
+    format!("task {id}")
+}
+
+/// A cycle from [`Graph::cycles`] (its first task repeated at the end) in words: `task 3
+/// blocks itself`, or `dependency cycle 3 -> 4 -> 3 (each blocks the next)`. The one
+/// wording of a cycle, for the runner, the race checker and `check`.
+pub fn cycle_words(path: &[TaskId]) -> String {
+    if path.len() == 2 {
+        return format!("task {} blocks itself", path[0]);
+    }
+    let shown: Vec<String> = path.iter().map(TaskId::to_string).collect();
+    format!(
+        "dependency cycle {} (each blocks the next)",
+        shown.join(" -> ")
+    )
+}
+
+/// A completed task whose blockers are not all completed, in words: `task 2 is completed,
+/// but its blockers 1, 3 are not`.
+pub fn completed_words(id: TaskId, open: &[TaskId]) -> String {
+    let shown: Vec<String> = open.iter().map(TaskId::to_string).collect();
+    format!(
+        "task {id} is completed, but its blocker{} {} {} not",
+        if open.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if open.len() == 1 { "is" } else { "are" },
+    )
+}
+
 /// A list's tasks indexed by id, with the union of both sides' edges.
 #[derive(Debug, Clone)]
 pub struct Graph {
@@ -475,5 +544,41 @@ mod tests {
         let g = Graph::new(&tasks);
         assert!(g.is_acyclic());
         assert_eq!(g.ready(), ids(&[1]).into_iter().collect());
+    }
+
+    #[test]
+    fn violations_have_one_wording() {
+        let h = HalfEdge {
+            blocker: TaskId(3),
+            blocked: TaskId(4),
+            missing: MissingSide::Blocks,
+        };
+        assert_eq!(
+            h.words(task_name),
+            "task 4 names 3 in blockedBy, but blocks of task 3 lacks 4"
+        );
+        let h = HalfEdge {
+            missing: MissingSide::BlockedBy,
+            ..h
+        };
+        assert_eq!(
+            h.words(|id| format!("{id}.json")),
+            "3.json names 4 in blocks, but blockedBy of 4.json lacks 3"
+        );
+        assert_eq!(cycle_words(&[TaskId(2), TaskId(2)]), "task 2 blocks itself");
+        assert_eq!(
+            cycle_words(&[TaskId(3), TaskId(4), TaskId(3)]),
+            "dependency cycle 3 -> 4 -> 3 (each blocks the next)"
+        );
+        assert_eq!(
+            completed_words(TaskId(2), &[TaskId(1), TaskId(3)]),
+            "task 2 is completed, but its blockers 1, 3 are not"
+        );
+        let d = Dangling {
+            task: TaskId(2),
+            missing: TaskId(9),
+            in_blocked_by: true,
+        };
+        assert_eq!(d.words(), "task 2's blockedBy names missing task 9");
     }
 }

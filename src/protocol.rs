@@ -3,74 +3,29 @@
 //! the harness encodes requests and decodes (and judges) what a target answers.
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::str::FromStr;
 
 use serde_json::{Map, Value, json};
 
+pub use crate::layout::Layout;
 use crate::task::{FieldError, ListName, NewTask, Patch, Strictness, Task, TaskId, type_name};
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// The kinds of failure a target may answer (SPEC §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
-    NotFound,
-    Invalid,
-    Cycle,
-    Dangling,
-    Blocked,
-    Transition,
-    Conflict,
-    Corrupt,
-    Unsupported,
-    Io,
-}
-
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 10] = [
-        ErrorKind::NotFound,
-        ErrorKind::Invalid,
-        ErrorKind::Cycle,
-        ErrorKind::Dangling,
-        ErrorKind::Blocked,
-        ErrorKind::Transition,
-        ErrorKind::Conflict,
-        ErrorKind::Corrupt,
-        ErrorKind::Unsupported,
-        ErrorKind::Io,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::Invalid => "invalid",
-            ErrorKind::Cycle => "cycle",
-            ErrorKind::Dangling => "dangling",
-            ErrorKind::Blocked => "blocked",
-            ErrorKind::Transition => "transition",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::Corrupt => "corrupt",
-            ErrorKind::Unsupported => "unsupported",
-            ErrorKind::Io => "io",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ErrorKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ErrorKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("unknown error kind {s:?}"))
+word_enum! {
+    /// The kinds of failure a target may answer (SPEC §2).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum ErrorKind, unknown: |s| format!("unknown error kind {s:?}"), {
+        NotFound => "not_found",
+        Invalid => "invalid",
+        Cycle => "cycle",
+        Dangling => "dangling",
+        Blocked => "blocked",
+        Transition => "transition",
+        Conflict => "conflict",
+        Corrupt => "corrupt",
+        Unsupported => "unsupported",
+        Io => "io",
     }
 }
 
@@ -97,41 +52,23 @@ impl From<FieldError> for Failure {
     }
 }
 
-/// The operations of SPEC §2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Hello,
-    Create,
-    Get,
-    Update,
-    Delete,
-    List,
-    Claim,
+word_enum! {
+    /// The operations of SPEC §2.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Op, unknown: |s| format!(
+        "unknown op {s:?}; expected one of hello, create, get, update, delete, list, claim"
+    ), {
+        Hello => "hello",
+        Create => "create",
+        Get => "get",
+        Update => "update",
+        Delete => "delete",
+        List => "list",
+        Claim => "claim",
+    }
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
-        Op::Hello,
-        Op::Create,
-        Op::Get,
-        Op::Update,
-        Op::Delete,
-        Op::List,
-        Op::Claim,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Hello => "hello",
-            Op::Create => "create",
-            Op::Get => "get",
-            Op::Update => "update",
-            Op::Delete => "delete",
-            Op::List => "list",
-            Op::Claim => "claim",
-        }
-    }
-
     /// The optional feature an operation needs, if any (`edges` is decided per request).
     pub fn feature(self) -> Option<Feature> {
         match self {
@@ -142,118 +79,15 @@ impl Op {
     }
 }
 
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Op {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Op::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown op {s:?}; expected one of hello, create, get, update, delete, list, claim")
-            })
-    }
-}
-
-/// Optional capabilities a target announces in `hello`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Feature {
-    Delete,
-    Claim,
-    Edges,
-}
-
-impl Feature {
-    pub const ALL: [Feature; 3] = [Feature::Delete, Feature::Claim, Feature::Edges];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Feature::Delete => "delete",
-            Feature::Claim => "claim",
-            Feature::Edges => "edges",
-        }
-    }
-}
-
-impl fmt::Display for Feature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Feature {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Feature::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| format!("unknown feature {s:?}; expected delete, claim or edges"))
-    }
-}
-
-/// Where a target keeps its files, so that the harness knows whether it may look at them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// `ROOT/{list}/{id}.json`
-    ClaudeCode,
-    /// `ROOT/{list}/task_{id}.json`
-    S07,
-    /// The harness must not look at files.
-    Opaque,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::ClaudeCode => "claude-code",
-            Layout::S07 => "s07",
-            Layout::Opaque => "opaque",
-        }
-    }
-
-    /// The file name of task `id` in this layout; `None` for `opaque`.
-    pub fn file_name(self, id: TaskId) -> Option<String> {
-        match self {
-            Layout::ClaudeCode => Some(format!("{id}.json")),
-            Layout::S07 => Some(format!("task_{id}.json")),
-            Layout::Opaque => None,
-        }
-    }
-
-    /// The id a file name stands for, if it is a task file of this layout (S15): `7.json`
-    /// is, `07.json`, `7.json.bak` and `.7.json` are not.
-    pub fn task_id_of(self, name: &str) -> Option<TaskId> {
-        let stem = match self {
-            Layout::ClaudeCode => name.strip_suffix(".json")?,
-            Layout::S07 => name.strip_prefix("task_")?.strip_suffix(".json")?,
-            Layout::Opaque => return None,
-        };
-        stem.parse().ok()
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Layout {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude-code" => Ok(Layout::ClaudeCode),
-            "s07" => Ok(Layout::S07),
-            "opaque" => Ok(Layout::Opaque),
-            other => Err(format!(
-                "unknown layout {other:?}; expected claude-code, s07 or opaque"
-            )),
-        }
+word_enum! {
+    /// Optional capabilities a target announces in `hello`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Feature, unknown: |s| format!(
+        "unknown feature {s:?}; expected delete, claim or edges"
+    ), {
+        Delete => "delete",
+        Claim => "claim",
+        Edges => "edges",
     }
 }
 
@@ -644,6 +478,51 @@ impl From<Result<Task, Failure>> for Response {
     }
 }
 
+/// An adapter's answer, decoded once: the JSON as the adapter wrote it (what a scenario's
+/// expectations judge field for field, and what reports show) beside its decoded
+/// [`Response`] (what listings, the race history and the recorder read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub json: Value,
+    /// `None` only for an acknowledgement (`{"ok": true, ...}`) of a request whose op is not
+    /// one of the protocol's.
+    pub response: Option<Response>,
+}
+
+impl Answer {
+    /// Decodes `json` as the answer to `request`, checking that it is a protocol-valid answer
+    /// for the request's op (SPEC §2); the error says why not, and is an error of the
+    /// target. A request whose op is not one of the protocol's can only be answered with a
+    /// failure or a plain success.
+    pub fn decode(request: &Value, json: Value) -> Result<Answer, String> {
+        let op = request
+            .get("op")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<Op>().ok());
+        let decoded = match op {
+            Some(op) => Response::from_json(&json, op).map(Some),
+            None => match json.get("ok") {
+                Some(Value::Bool(true)) => Ok(None),
+                _ => Response::from_json(&json, Op::Delete).map(Some),
+            },
+        };
+        match decoded {
+            Ok(response) => Ok(Answer { json, response }),
+            Err(reason) => {
+                let op = op.map_or("malformed", Op::as_str);
+                Err(format!(
+                    "the adapter answered a {op} request with a malformed response: {reason}: {json}"
+                ))
+            }
+        }
+    }
+
+    /// Whether the target acknowledged the request (`"ok": true`).
+    pub fn is_ok(&self) -> bool {
+        self.json.get("ok") == Some(&Value::Bool(true))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,21 +604,18 @@ mod tests {
     }
 
     #[test]
-    fn layouts_name_only_canonical_task_files() {
-        let cc = Layout::ClaudeCode;
-        assert_eq!(cc.task_id_of("7.json"), Some(TaskId(7)));
-        for stray in [
-            "07.json",
-            "7.json.bak",
-            "abc.json",
-            ".7.json",
-            "7",
-            ".lock",
-            ".highwatermark",
-        ] {
-            assert_eq!(cc.task_id_of(stray), None, "{stray}");
-        }
-        assert_eq!(Layout::S07.task_id_of("task_12.json"), Some(TaskId(12)));
-        assert_eq!(Layout::S07.task_id_of("12.json"), None);
+    fn answers_are_checked_against_their_request() {
+        let get = json!({"op": "get", "list": "l", "id": "1"});
+        assert!(Answer::decode(&get, json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
+        assert!(Answer::decode(&get, json!({"ok": true})).is_err());
+        assert!(Answer::decode(&get, json!({"ok": false, "error": {"kind": "nope"}})).is_err());
+        let malformed = json!({"op": "fly"});
+        assert!(
+            Answer::decode(
+                &malformed,
+                json!({"ok": false, "error": {"kind": "invalid"}})
+            )
+            .is_ok()
+        );
     }
 }

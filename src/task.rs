@@ -252,29 +252,11 @@ impl Task {
             Some(v) => TaskId::from_json(v, "id")?,
             None => return Err(FieldError::new("id", "missing")),
         };
-        let subject = match obj.get("subject") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(FieldError::new(
-                    "subject",
-                    format!("expected a string, got {}", type_name(other)),
-                ));
-            }
-            None => return Err(FieldError::new("subject", "missing")),
-        };
+        let subject = req_string(obj, "subject", "subject")?;
         if strictness == Strictness::Strict {
             check_subject(&subject, "subject")?;
         }
-        let status = match obj.get("status") {
-            Some(Value::String(s)) => Status::parse(s),
-            Some(other) => {
-                return Err(FieldError::new(
-                    "status",
-                    format!("expected a string, got {}", type_name(other)),
-                ));
-            }
-            None => return Err(FieldError::new("status", "missing")),
-        };
+        let status = Status::parse(&req_string(obj, "status", "status")?);
         if strictness == Strictness::Strict && !status.is_known() {
             return Err(FieldError::new(
                 "status",
@@ -357,6 +339,18 @@ fn check_subject(s: &str, field: &str) -> Result<(), FieldError> {
         ));
     }
     Ok(())
+}
+
+/// A required string field; `field` is its path in errors.
+fn req_string(obj: &Map<String, Value>, key: &str, field: &str) -> Result<String, FieldError> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(FieldError::new(
+            field,
+            format!("expected a string, got {}", type_name(other)),
+        )),
+        None => Err(FieldError::new(field, "missing")),
+    }
 }
 
 /// An optional string field: absent, `null` and `""` are all unset.
@@ -467,16 +461,7 @@ impl NewTask {
             FieldError::new("task", format!("expected an object, got {}", type_name(v)))
         })?;
         deny_unknown(obj, &NEW_FIELDS, "task")?;
-        let subject = match obj.get("subject") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(FieldError::new(
-                    "task.subject",
-                    format!("expected a string, got {}", type_name(other)),
-                ));
-            }
-            None => return Err(FieldError::new("task.subject", "missing")),
-        };
+        let subject = req_string(obj, "subject", "task.subject")?;
         if strictness == Strictness::Strict {
             check_subject(&subject, "task.subject")?;
         }

@@ -174,7 +174,7 @@ fn what_a_profile_does_not_promise_is_an_observation() {
     let text = report.render();
     assert!(
         text.contains("edges: no anomalies; observed, not promised by cc-2.1.17: ")
-            && text.contains("observed half edges: task 1 lists"),
+            && text.contains("observed half edges: task 1 names"),
         "{text}"
     );
     cfg.profile = Profile::Strict;

@@ -7,7 +7,8 @@ use std::process::Output;
 
 use serde_json::Value;
 use taskproof::protocol::Feature;
-use taskproof::scenario::{OutcomeKind, RunConfig, load_dir, run_suite};
+use taskproof::report::Event;
+use taskproof::scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
 use taskproof::target::TargetSpec;
 
 use crate::util::{bin, repo, taskproof_in, tempdir};
@@ -514,7 +515,11 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     let mut config = RunConfig::new(TargetSpec::Mutant("memory-only".parse().unwrap()));
     config.jobs = 1;
     let mut events = 0;
-    let suite = run_suite(&scenarios, &config, &mut |_| events += 1);
+    let suite = run_suite(&scenarios, &config, &mut |e| {
+        if !matches!(e, Event::StepFinished { .. }) {
+            events += 1;
+        }
+    });
     assert_eq!(
         events,
         1 + scenarios.len() + 1,
@@ -522,8 +527,79 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     );
     let r = &suite.scenarios[0];
     assert_eq!(r.kind(), OutcomeKind::Fail);
-    assert!(r.failed_rules().contains("S14"), "{:?}", r.failed_rules());
+    assert!(
+        r.failed_rules().contains(&taskproof::rule::Rule::S14),
+        "{:?}",
+        r.failed_rules()
+    );
     assert!(suite.target.hello.as_ref().unwrap().has(Feature::Delete));
+}
+
+#[test]
+fn every_judged_request_is_a_step_event_before_its_scenario_ends() {
+    // What recorded profiles and the matrix consume: per `send` step, the index, request,
+    // answer, expectation and verdict, delivered before the scenario's own event.
+    let mut scenarios = load_dir(&fixtures("fail")).expect("fixtures load");
+    scenarios.extend(load_dir(&fixtures("pass")).expect("fixtures load"));
+    let mut config = RunConfig::new(TargetSpec::Reference);
+    config.jobs = 2;
+    let mut seen: Vec<String> = Vec::new();
+    let mut steps = Vec::new();
+    run_suite(&scenarios, &config, &mut |e| match e {
+        Event::StepFinished { scenario, step } => {
+            assert!(
+                !seen.iter().any(|s| s == scenario),
+                "{scenario} already ended"
+            );
+            steps.push((scenario.to_string(), (*step).clone()));
+        }
+        Event::ScenarioFinished { result, .. } => {
+            let mine: Vec<usize> = steps
+                .iter()
+                .filter(|(s, _)| *s == result.id)
+                .map(|(_, r)| r.step)
+                .collect();
+            assert_eq!(
+                mine,
+                result.steps.iter().map(|r| r.step).collect::<Vec<_>>()
+            );
+            seen.push(result.id.clone());
+        }
+        _ => {}
+    });
+    let (_, wrong) = steps
+        .iter()
+        .find(|(s, _)| s == "fixture-wrong-expectation")
+        .expect("the failing scenario's step");
+    assert_eq!(wrong.step, 0);
+    assert_eq!(wrong.request["op"], "create");
+    assert_eq!(wrong.answer.json["ok"], false, "{:?}", wrong.answer);
+    assert!(
+        matches!(&wrong.answer.response, Some(r) if !r.is_ok()),
+        "{:?}",
+        wrong.answer
+    );
+    assert_eq!(wrong.expected["ok"], true, "{:?}", wrong.expected);
+    assert!(
+        matches!(&wrong.verdict, StepVerdict::Fail(why) if !why.is_empty()),
+        "{:?}",
+        wrong.verdict
+    );
+    let passed = steps
+        .iter()
+        .filter(|(s, _)| s != "fixture-wrong-expectation")
+        .collect::<Vec<_>>();
+    assert!(!passed.is_empty());
+    assert!(passed.iter().all(|(_, r)| r.verdict == StepVerdict::Pass));
+    // In order within a scenario.
+    for id in &seen {
+        let idx: Vec<usize> = steps
+            .iter()
+            .filter(|(s, _)| s == id)
+            .map(|(_, r)| r.step)
+            .collect();
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "{id}: {idx:?}");
+    }
 }
 
 /// A store whose processes each keep their own id counter, read from the disk at their first

@@ -127,7 +127,7 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
         // Only the scenarios citing the mutant's rule: one of them must catch it.
         let citing: Vec<Scenario> = all
             .iter()
-            .filter(|s| s.rules.iter().any(|r| r == m.rule()))
+            .filter(|s| s.rules.contains(&m.rule()))
             .cloned()
             .collect();
         let config = RunConfig::new(TargetSpec::Mutant(m));

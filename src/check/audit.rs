@@ -24,8 +24,8 @@ use rustix::io::Errno;
 use serde_json::Value;
 
 use super::finding::{EdgeField, Finding, FindingKind, Repair};
-use super::wire;
 use crate::graph::{Graph, MissingSide};
+use crate::layout;
 use crate::protocol::Layout;
 use crate::store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError, TMP_NAME};
 use crate::task::{Status, Strictness, Task, TaskId};
@@ -377,7 +377,7 @@ pub fn judge_task_value(
     layout: Layout,
     mut report: impl FnMut(FindingKind, String),
 ) -> Option<Task> {
-    let wire = wire::to_wire(layout, value);
+    let wire = layout::to_wire(layout, value);
     let task = match Task::from_json(&wire, Strictness::Lenient) {
         Ok(t) => t,
         Err(e) => {
@@ -416,7 +416,6 @@ pub fn judge_tasks(
     let mut on_cycle = BTreeSet::new();
     for path in &cycles {
         on_cycle.extend(path.iter().copied());
-        let shown: Vec<String> = path.iter().map(|i| i.to_string()).collect();
         let (a, b) = (path[path.len() - 2], path[path.len() - 1]);
         let mut sides = Vec::new();
         if g.get(b).is_some_and(|t| t.blocked_by.contains(&a)) {
@@ -425,14 +424,7 @@ pub fn judge_tasks(
         if g.get(a).is_some_and(|t| t.blocks.contains(&b)) {
             sides.push(format!("{b} from blocks of {}", file(a)));
         }
-        let what = if path.len() == 2 {
-            format!("task {a} blocks itself")
-        } else {
-            format!(
-                "dependency cycle {} (each blocks the next)",
-                shown.join(" -> ")
-            )
-        };
+        let what = crate::graph::cycle_words(path);
         out.push(
             Finding::new(
                 list,
@@ -465,39 +457,22 @@ pub fn judge_tasks(
     }
 
     for (id, open) in g.completed_with_unfinished_blockers() {
-        let shown: Vec<String> = open.iter().map(|i| i.to_string()).collect();
         out.push(
             Finding::new(
                 list,
                 file(id),
                 FindingKind::CompletedBlocked,
-                format!(
-                    "task {id} is completed, but its blocker{} {} {} not",
-                    if open.len() == 1 { "" } else { "s" },
-                    shown.join(", "),
-                    if open.len() == 1 { "is" } else { "are" },
-                ),
+                crate::graph::completed_words(id, &open),
             )
             .involving(std::iter::once(id).chain(open)),
         );
     }
 
     for h in g.half_edges() {
-        let (holder, lacking, field, id, other) = match h.missing {
-            MissingSide::BlockedBy => (
-                h.blocker,
-                h.blocked,
-                EdgeField::BlockedBy,
-                h.blocker,
-                "blocks",
-            ),
-            MissingSide::Blocks => (
-                h.blocked,
-                h.blocker,
-                EdgeField::Blocks,
-                h.blocked,
-                "blockedBy",
-            ),
+        let (holder, lacking, _, _) = h.sides();
+        let field = match h.missing {
+            MissingSide::BlockedBy => EdgeField::BlockedBy,
+            MissingSide::Blocks => EdgeField::Blocks,
         };
         let lacking_file = file(lacking);
         out.push(
@@ -505,18 +480,13 @@ pub fn judge_tasks(
                 list,
                 lacking_file.clone(),
                 FindingKind::HalfEdge,
-                format!(
-                    "{} names {} in {other}, but {} of {lacking_file} lacks {holder}",
-                    file(holder),
-                    lacking,
-                    field.key(),
-                ),
+                h.words(file),
             )
             .involving([lacking, holder])
             .repair(Repair::AddEdge {
                 file: lacking_file,
                 field,
-                id,
+                id: holder,
             }),
         );
     }

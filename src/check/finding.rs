@@ -4,6 +4,7 @@
 //! Findings are results, not errors: an audit that finds a cycle ran fine. Only a folder that
 //! cannot be read at all is an error ([`super::CheckError`]).
 
+use crate::rule::Rule;
 use crate::task::TaskId;
 
 /// What kind of problem a finding is. The kebab-case names are part of the JSON output
@@ -71,22 +72,22 @@ impl FindingKind {
     }
 
     /// The SPEC rule the finding breaks.
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> Rule {
         match self {
             FindingKind::MalformedJson
             | FindingKind::Schema
             | FindingKind::UnknownStatus
             | FindingKind::IdMismatch
-            | FindingKind::NotAFile => "S15",
-            FindingKind::Symlink => "S17",
-            FindingKind::Cycle | FindingKind::Deadlocked => "S7",
-            FindingKind::Dangling => "S6",
-            FindingKind::Orphan => "S10",
-            FindingKind::HalfEdge => "S8",
-            FindingKind::CompletedBlocked | FindingKind::StartedBlocked => "S5",
-            FindingKind::Highwatermark | FindingKind::DuplicateId => "S1",
-            FindingKind::StaleTemp => "S18",
-            FindingKind::InterruptedChange => "S14",
+            | FindingKind::NotAFile => Rule::S15,
+            FindingKind::Symlink => Rule::S17,
+            FindingKind::Cycle | FindingKind::Deadlocked => Rule::S7,
+            FindingKind::Dangling => Rule::S6,
+            FindingKind::Orphan => Rule::S10,
+            FindingKind::HalfEdge => Rule::S8,
+            FindingKind::CompletedBlocked | FindingKind::StartedBlocked => Rule::S5,
+            FindingKind::Highwatermark | FindingKind::DuplicateId => Rule::S1,
+            FindingKind::StaleTemp => Rule::S18,
+            FindingKind::InterruptedChange => Rule::S14,
         }
     }
 
@@ -211,7 +212,7 @@ impl Finding {
         self
     }
 
-    pub fn rule(&self) -> &'static str {
+    pub fn rule(&self) -> Rule {
         self.kind.rule()
     }
 }

@@ -21,14 +21,14 @@ use super::CheckError;
 use super::audit::{self, ListAudit, Locking};
 use super::discover::ListLocation;
 use super::finding::{EdgeField, Repair};
-use super::wire;
+use crate::layout;
 use crate::protocol::Layout;
 use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, replay_journal};
 use crate::task::TaskId;
 
 /// What became of one repair.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum RepairOutcome {
     /// Made (or, in a dry run, would be made).
     Done,
     /// Not made, and why.
@@ -40,7 +40,7 @@ pub enum Outcome {
 pub struct Change {
     pub list: String,
     pub repair: Repair,
-    pub outcome: Outcome,
+    pub outcome: RepairOutcome,
 }
 
 /// The repairs an audit calls for, each once, in a stable order.
@@ -70,7 +70,7 @@ pub fn fix_list(
         None => location.detect_layout(&dir)?,
     };
     let mut changes = Vec::new();
-    let mut change = |repair: Repair, outcome: Outcome| {
+    let mut change = |repair: Repair, outcome: RepairOutcome| {
         changes.push(Change {
             list: location.name.clone(),
             repair,
@@ -84,8 +84,8 @@ pub fn fix_list(
     for repair in plan(&first) {
         match &repair {
             Repair::ReplayJournal => match replay_journal(&dir, true) {
-                Ok(()) => change(repair, Outcome::Done),
-                Err(e) => change(repair, Outcome::Skipped(e.to_string())),
+                Ok(()) => change(repair, RepairOutcome::Done),
+                Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
             },
             Repair::RemoveTemp { name } => {
                 let live = name
@@ -96,13 +96,13 @@ pub fn fix_list(
                 if live {
                     change(
                         repair,
-                        Outcome::Skipped("its writer is running again".into()),
+                        RepairOutcome::Skipped("its writer is running again".into()),
                     );
                     continue;
                 }
                 match dir.remove(name) {
-                    Ok(_) => change(repair, Outcome::Done),
-                    Err(e) => change(repair, Outcome::Skipped(e.to_string())),
+                    Ok(_) => change(repair, RepairOutcome::Done),
+                    Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
                 }
             }
             _ => {}
@@ -142,25 +142,25 @@ pub fn dry_run(audit: &ListAudit) -> Vec<Change> {
         .map(|repair| Change {
             list: audit.name.clone(),
             repair,
-            outcome: Outcome::Done,
+            outcome: RepairOutcome::Done,
         })
         .collect()
 }
 
-fn raise_highwatermark(dir: &Dir, to: u64) -> Outcome {
+fn raise_highwatermark(dir: &Dir, to: u64) -> RepairOutcome {
     let current = match dir.read(HIGHWATERMARK_NAME) {
         Ok(b) => std::str::from_utf8(&b)
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok()),
         Err(ReadError::Missing) => None,
-        Err(e) => return Outcome::Skipped(e.to_string()),
+        Err(e) => return RepairOutcome::Skipped(e.to_string()),
     };
     if current.is_some_and(|c| c >= to) {
-        return Outcome::Skipped(format!("it is already {}", current.unwrap_or(0)));
+        return RepairOutcome::Skipped(format!("it is already {}", current.unwrap_or(0)));
     }
     match dir.write_atomic(HIGHWATERMARK_NAME, format!("{to}\n").as_bytes(), true) {
-        Ok(()) => Outcome::Done,
-        Err(e) => Outcome::Skipped(e.to_string()),
+        Ok(()) => RepairOutcome::Done,
+        Err(e) => RepairOutcome::Skipped(e.to_string()),
     }
 }
 
@@ -171,19 +171,21 @@ fn edit_task_file(
     layout: Layout,
     file: &str,
     repairs: &[Repair],
-) -> Outcome {
+) -> RepairOutcome {
     let Some(seen) = audit.tasks.iter().find(|t| t.name == file) else {
-        return Outcome::Skipped("the file is no longer a readable task".into());
+        return RepairOutcome::Skipped("the file is no longer a readable task".into());
     };
     let bytes = match dir.read(file) {
         Ok(b) => b,
-        Err(e) => return Outcome::Skipped(format!("cannot be read again: {e}")),
+        Err(e) => return RepairOutcome::Skipped(format!("cannot be read again: {e}")),
     };
     if bytes != seen.bytes {
-        return Outcome::Skipped("the file changed since it was read; run check again".into());
+        return RepairOutcome::Skipped(
+            "the file changed since it was read; run check again".into(),
+        );
     }
     let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
-        return Outcome::Skipped("the file is no longer valid JSON".into());
+        return RepairOutcome::Skipped("the file is no longer valid JSON".into());
     };
     for r in repairs {
         match r {
@@ -197,8 +199,8 @@ fn edit_task_file(
     let mut out = serde_json::to_vec_pretty(&value).expect("json values serialize");
     out.push(b'\n');
     match dir.write_atomic(file, &out, true) {
-        Ok(()) => Outcome::Done,
-        Err(e) => Outcome::Skipped(e.to_string()),
+        Ok(()) => RepairOutcome::Done,
+        Err(e) => RepairOutcome::Skipped(e.to_string()),
     }
 }
 
@@ -217,11 +219,11 @@ fn edit_edges(task: &mut Value, layout: Layout, field: EdgeField, id: TaskId, ad
         return;
     };
     if add {
-        if !items.iter().any(|v| wire::id_of(v) == Some(id)) {
-            items.push(wire::id_value(layout, id));
+        if !items.iter().any(|v| layout::id_of(v) == Some(id)) {
+            items.push(layout::id_value(layout, id));
         }
     } else {
-        items.retain(|v| wire::id_of(v) != Some(id));
+        items.retain(|v| layout::id_of(v) != Some(id));
     }
 }
 
@@ -253,7 +255,7 @@ mod tests {
         std::fs::write(p.join("2.json"), theirs).unwrap();
         let repairs = plan(&a);
         let outcome = edit_task_file(&dir, &a, Layout::ClaudeCode, "2.json", &repairs);
-        assert!(matches!(outcome, Outcome::Skipped(_)), "{outcome:?}");
+        assert!(matches!(outcome, RepairOutcome::Skipped(_)), "{outcome:?}");
         assert_eq!(std::fs::read_to_string(p.join("2.json")).unwrap(), theirs);
     }
 

@@ -141,14 +141,14 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
                 ..Verdict::default()
             });
         }
-        ("TaskCreated", _) => match event.get("task_id").and_then(super::wire::id_of) {
+        ("TaskCreated", _) => match event.get("task_id").and_then(crate::layout::id_of) {
             Some(id) => Change::Created {
                 id,
                 subject: str_field(event, "task_subject").map(str::to_string),
             },
             None => return Ok(Verdict::default()),
         },
-        ("TaskCompleted", _) => match event.get("task_id").and_then(super::wire::id_of) {
+        ("TaskCompleted", _) => match event.get("task_id").and_then(crate::layout::id_of) {
             Some(id) => Change::Complete { id },
             None => return Ok(Verdict::default()),
         },
@@ -177,7 +177,7 @@ fn judge_bare(items: &[Value]) -> Verdict {
     let mut all = Vec::new();
     let mut tasks = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let id = item.get("id").and_then(super::wire::id_of);
+        let id = item.get("id").and_then(crate::layout::id_of);
         let file = id
             .and_then(|i| Layout::ClaudeCode.file_name(i))
             .unwrap_or_else(|| format!("tasks[{i}]"));

@@ -14,7 +14,6 @@ pub mod fix;
 pub mod hook;
 pub mod render;
 pub mod run;
-pub mod wire;
 
 pub use error::CheckError;
 pub use finding::{EdgeField, Finding, FindingKind, Repair};

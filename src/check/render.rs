@@ -5,60 +5,34 @@
 use serde_json::{Value, json};
 
 use super::finding::Finding;
-use super::fix::{Change, Outcome};
+use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
+use crate::report::output::{paint, style};
 
 /// The version of the JSON output; it changes when a field changes meaning or goes away.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// When to colour the terminal report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless `NO_COLOR` is set.
-    Auto,
-    Always,
-    Never,
-}
-
-impl ColorChoice {
-    /// Whether to colour, given whether stdout is a terminal and whether `NO_COLOR` is set
-    /// (to anything but the empty string, as no-color.org says).
-    pub fn should_color(self, is_terminal: bool, no_color: bool) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => is_terminal && !no_color,
-        }
-    }
-}
-
+/// Paints when colour is on, with the shared styles of [`crate::report::output`].
 struct Paint {
     on: bool,
 }
 
 impl Paint {
-    fn wrap(&self, code: &str, s: &str) -> String {
-        if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
     fn bold(&self, s: &str) -> String {
-        self.wrap("1", s)
+        paint(self.on, style::BOLD, s)
     }
     fn red(&self, s: &str) -> String {
-        self.wrap("31", s)
+        paint(self.on, style::RED, s)
     }
     fn yellow(&self, s: &str) -> String {
-        self.wrap("33", s)
+        paint(self.on, style::YELLOW, s)
     }
     fn green(&self, s: &str) -> String {
-        self.wrap("32", s)
+        paint(self.on, style::GREEN, s)
     }
     fn dim(&self, s: &str) -> String {
-        self.wrap("2", s)
+        paint(self.on, style::DIM, s)
     }
 }
 
@@ -157,11 +131,11 @@ fn finding_line(p: &Paint, f: &Finding) -> String {
 
 fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
     match (&c.outcome, mode) {
-        (Outcome::Done, Mode::DryRun) => {
+        (RepairOutcome::Done, Mode::DryRun) => {
             format!("{} {}: {}\n", p.yellow("would fix"), c.list, c.repair)
         }
-        (Outcome::Done, _) => format!("{} {}: {}\n", p.green("fixed"), c.list, c.repair),
-        (Outcome::Skipped(why), _) => {
+        (RepairOutcome::Done, _) => format!("{} {}: {}\n", p.green("fixed"), c.list, c.repair),
+        (RepairOutcome::Skipped(why), _) => {
             format!("{} {}: {} ({why})\n", p.red("not fixed"), c.list, c.repair)
         }
     }
@@ -185,10 +159,10 @@ pub fn json(report: &Report) -> Value {
         "changes": report.changes.iter().map(|c| json!({
             "list": c.list,
             "change": c.repair.to_string(),
-            "done": c.outcome == Outcome::Done,
+            "done": c.outcome == RepairOutcome::Done,
             "skipped": match &c.outcome {
-                Outcome::Done => Value::Null,
-                Outcome::Skipped(why) => Value::String(why.clone()),
+                RepairOutcome::Done => Value::Null,
+                RepairOutcome::Skipped(why) => Value::String(why.clone()),
             },
         })).collect::<Vec<_>>(),
     })
@@ -225,15 +199,6 @@ pub fn hook_stderr(v: &Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn colour_follows_the_choice_the_terminal_and_no_color() {
-        assert!(ColorChoice::Auto.should_color(true, false));
-        assert!(!ColorChoice::Auto.should_color(true, true));
-        assert!(!ColorChoice::Auto.should_color(false, false));
-        assert!(ColorChoice::Always.should_color(false, true));
-        assert!(!ColorChoice::Never.should_color(true, false));
-    }
 
     #[test]
     fn an_empty_report_is_clean_and_uncoloured_without_colour() {

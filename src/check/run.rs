@@ -132,7 +132,7 @@ fn audit_one(
                 .map(|repair| Change {
                     list: location.name.clone(),
                     repair,
-                    outcome: fix::Outcome::Skipped(e.to_string()),
+                    outcome: fix::RepairOutcome::Skipped(e.to_string()),
                 })
                 .collect(),
         },

@@ -2,7 +2,7 @@
 //! Claude Code hook (`--stdin`).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -10,9 +10,12 @@ use anyhow::Context;
 use super::exit;
 use crate::check::discover::default_root;
 use crate::check::hook::{self, HookContext};
-use crate::check::render::{self, ColorChoice};
+use crate::check::render;
 use crate::check::run::{self, Mode};
 use crate::protocol::Layout;
+use crate::report::output::{ColorChoice, Output};
+use crate::report::terminal::TerminalReporter;
+use crate::report::{Event, Reporter};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -84,20 +87,19 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     let stdout = std::io::stdout();
-    let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&render::json(&report)).expect("json");
-        s.push('\n');
-        s
+    if args.json {
+        let mut text = serde_json::to_string_pretty(&render::json(&report)).expect("json");
+        text.push('\n');
+        let mut out = stdout.lock();
+        // A closed pipe (`| head`) is not a failure of the check.
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     } else {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        render::terminal(
-            &report,
-            args.color.should_color(stdout.is_terminal(), no_color),
-        )
-    };
-    let mut out = stdout.lock();
-    // A closed pipe (`| head`) is not a failure of the check.
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        let mut terminal = TerminalReporter::new(stdout.lock(), Output::from_env(), args.color);
+        if let Err(e) = terminal.report(&Event::CheckFinished { report: &report }) {
+            eprintln!("taskproof check: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
     Ok(if report.is_clean() {
         exit::OK
     } else {

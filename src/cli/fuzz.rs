@@ -1,6 +1,5 @@
 //! `taskproof fuzz`: the generative differential fuzzer (see `docs/fuzzing.md`).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use crate::fuzz::driver::Setup;
 use crate::fuzz::known::KnownFindings;
 use crate::fuzz::run::{Event, Plan, Report, RunError, ShrinkLimit, ShrinkStop, Written, fuzz};
 use crate::profile::Profile;
+use crate::report::output::{Output, progress_bar};
 use crate::target::{SessionOptions, TargetSpec};
 
 #[derive(Debug, clap::Args)]
@@ -120,7 +120,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         max_findings: args.max_findings,
         out: args.out.clone(),
     };
-    let show_bar = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     eprintln!(
         "fuzzing {} against the {profile} model: {} cases of up to {} steps, seed {seed}",
         args.target, args.cases, plan.steps
@@ -128,16 +127,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if !plan.known.is_empty() {
         eprintln!("leaving out {} known findings", plan.known.len());
     }
-    let bar = show_bar.then(|| {
-        let b = indicatif::ProgressBar::new(u64::from(args.cases));
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
-            )
-            .expect("a valid template"),
-        );
-        b
-    });
+    let bar = progress_bar(
+        &Output::from_env(),
+        u64::from(args.cases),
+        "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
+    );
     let replay_tail = format!(
         "--target {} --profile {profile}",
         shell_word(&args.target.to_string())
@@ -169,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             ));
             say(format!(
                 "rules: {} (op {}, fingerprint {})",
-                f.finding.rules.join(", "),
+                crate::rule::join(&f.finding.rules, ", "),
                 f.finding.op,
                 f.finding.fingerprint
             ));

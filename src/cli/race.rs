@@ -1,6 +1,5 @@
 //! `taskproof race`: concurrent writers against one root, and the anomalies they leave.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +8,10 @@ use anyhow::Context;
 use super::exit;
 use crate::profile::Profile;
 use crate::race::{self, Config, DriverError, Workload};
+use crate::report::json::JsonReporter;
+use crate::report::output::{ColorChoice, Output, progress_bar};
+use crate::report::terminal::TerminalReporter;
+use crate::report::{Event, Reporter};
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
@@ -133,18 +136,12 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         readers: args.readers,
         timeout: seconds(args.timeout, "--timeout")?,
     };
-    let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let bar = interactive.then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix:>12} [{bar:40}] {pos}/{len} requests {elapsed}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
-        bar
-    });
+    let output = Output::from_env();
+    let bar = progress_bar(
+        &output,
+        0,
+        "{prefix:>12} [{bar:40}] {pos}/{len} requests {elapsed}",
+    );
     let progress = |done: usize, planned: usize| {
         if let Some(b) = &bar {
             b.set_length(planned as u64);
@@ -181,12 +178,23 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             return Ok(exit::TARGET);
         }
     };
-    print!("{}", report.render());
+    // The file report first, so that the terminal's summary stays the last thing printed.
+    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     if let Some(path) = report_path {
-        let mut text = serde_json::to_string_pretty(&report.to_json()).expect("reports serialize");
-        text.push('\n');
-        std::fs::write(&path, text)
-            .with_context(|| format!("failed to write the report to {}", path.display()))?;
+        reporters.push(Box::new(JsonReporter { path }));
+    }
+    let stdout = std::io::stdout();
+    reporters.push(Box::new(TerminalReporter::new(
+        stdout.lock(),
+        output,
+        ColorChoice::Never,
+    )));
+    let event = Event::RaceFinished { report: &report };
+    for r in &mut reporters {
+        if let Err(e) = r.report(&event) {
+            eprintln!("taskproof race: {e}");
+            return Ok(exit::USAGE);
+        }
     }
     Ok(if !report.found_nothing() {
         exit::FOUND

@@ -4,7 +4,6 @@
 //! broke the protocol with no failure found, 2 when the command could not run as asked (a
 //! bad flag, a malformed scenario or skip file, a report that cannot be written).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -16,7 +15,8 @@ use crate::profile::Profile;
 use crate::report::json::JsonReporter;
 use crate::report::junit::JunitReporter;
 use crate::report::markdown::MarkdownReporter;
-use crate::report::terminal::{ColorChoice, TerminalConfig, TerminalReporter};
+use crate::report::output::{ColorChoice, Output};
+use crate::report::terminal::TerminalReporter;
 use crate::report::{Event, ReportError, Reporter};
 use crate::scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
 use crate::target::TargetSpec;
@@ -235,13 +235,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         skips,
     };
     let stdout = std::io::stdout();
-    let terminal = TerminalConfig {
-        color: args.color,
-        is_terminal: stdout.is_terminal(),
-        stderr_is_terminal: std::io::stderr().is_terminal(),
-        is_ci: std::env::var_os("CI").is_some_and(|v| !v.is_empty()),
-        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-    };
+    let output = Output::from_env();
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     for r in &args.report {
         reporters.push(match r {
@@ -251,7 +245,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         });
     }
     // The file reports first, so that the terminal's summary stays the last line printed.
-    reporters.push(Box::new(TerminalReporter::new(stdout.lock(), terminal)));
+    reporters.push(Box::new(TerminalReporter::new(
+        stdout.lock(),
+        output,
+        args.color,
+    )));
     let mut report_error: Option<ReportError> = None;
     let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| {
         for r in reporters.iter_mut() {

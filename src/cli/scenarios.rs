@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 text.push_str(&format!(
                     "{}\t{}\t{}\n",
                     s.file.display(),
-                    s.rules.join(","),
+                    crate::rule::join(&s.rules, ","),
                     s.title
                 ));
             }

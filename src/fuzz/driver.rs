@@ -23,7 +23,7 @@ use crate::task::{ListName, TaskId};
 
 /// A resolved step.
 #[derive(Debug, Clone)]
-pub enum Action {
+pub enum ResolvedStep {
     /// A request through a session: as sent, and as the scenario shows it (with variables).
     Send {
         session: usize,
@@ -58,7 +58,7 @@ pub enum Action {
 /// One step of a history and what the oracle expected of it.
 #[derive(Debug, Clone)]
 pub struct Record {
-    pub action: Action,
+    pub action: ResolvedStep,
     pub expected: Option<Response>,
     /// True for the listings added after the last generated step.
     pub final_check: bool,
@@ -190,11 +190,11 @@ fn both(
     (literal, shown)
 }
 
-fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
+fn resolve(step: &Step, r: &Resolver) -> Option<ResolvedStep> {
     let ids = |list: &str, refs: &[Ref], f: &dyn Fn(TaskId) -> Value| -> Value {
         Value::Array(refs.iter().map(|x| f(r.id(list, *x))).collect())
     };
-    let send = |s: u8, (request, shown): (Value, Value)| Action::Send {
+    let send = |s: u8, (request, shown): (Value, Value)| ResolvedStep::Send {
         session: usize::from(s) % SESSIONS.len(),
         request,
         shown,
@@ -309,7 +309,7 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
             };
             send(*s, (v.clone(), v))
         }
-        Step::Restart { s } => Action::Restart {
+        Step::Restart { s } => ResolvedStep::Restart {
             session: usize::from(*s) % SESSIONS.len(),
         },
         Step::Foreign { list, task, what } => {
@@ -332,9 +332,9 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
                     }
                     let id = gone[n % gone.len()];
                     if *what == Foreign::Garbage {
-                        Action::Garbage { list: l.into(), id }
+                        ResolvedStep::Garbage { list: l.into(), id }
                     } else {
-                        Action::Symlink {
+                        ResolvedStep::Symlink {
                             list: l.into(),
                             id,
                             outside: format!("task-{l}-{id}.json"),
@@ -351,7 +351,7 @@ fn resolve(step: &Step, r: &Resolver) -> Option<Action> {
                     let id = live[n % live.len()];
                     let mut t = r.oracle.task(&name, id).expect("live task").to_json();
                     t["x-foreign"] = json!({"written by": "another program", "n": n});
-                    Action::WriteTask {
+                    ResolvedStep::WriteTask {
                         list: l.into(),
                         id,
                         task: t,
@@ -488,7 +488,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
     let mut records: Vec<Record> = Vec::new();
     let mut touched: BTreeSet<&'static str> = BTreeSet::new();
 
-    let mut actions: Vec<(Action, bool)> = Vec::new();
+    let mut actions: Vec<(ResolvedStep, bool)> = Vec::new();
     let mut step_iter = steps.iter();
     let mut finals_added = false;
     loop {
@@ -520,7 +520,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
             for l in touched.iter().rev() {
                 let v = json!({"op": "list", "list": l});
                 actions.push((
-                    Action::Send {
+                    ResolvedStep::Send {
                         session: 0,
                         request: v.clone(),
                         shown: v,
@@ -535,7 +535,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
         };
         let mut action = action;
         match &mut action {
-            Action::Send {
+            ResolvedStep::Send {
                 session,
                 request,
                 bind,
@@ -586,7 +586,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     });
                 }
             }
-            Action::Restart { session } => {
+            ResolvedStep::Restart { session } => {
                 let session = *session;
                 // Only a session that is open can be restarted; otherwise nothing happens.
                 let Some(mut s) = sessions.open.remove(&session) else {
@@ -611,7 +611,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     });
                 }
             }
-            Action::Garbage { list, id } => {
+            ResolvedStep::Garbage { list, id } => {
                 if hello.layout != Layout::ClaudeCode {
                     continue;
                 }
@@ -626,7 +626,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     final_check,
                 });
             }
-            Action::Symlink {
+            ResolvedStep::Symlink {
                 list,
                 id,
                 outside: name,
@@ -658,7 +658,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     final_check,
                 });
             }
-            Action::WriteTask { list, id, task } => {
+            ResolvedStep::WriteTask { list, id, task } => {
                 if hello.layout != Layout::ClaudeCode {
                     continue;
                 }

@@ -35,7 +35,7 @@ pub enum Protocol {
 
 /// The steps of one write, in program order for its protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub enum WriteStep {
     Lock,
     Read,
     Modify,
@@ -49,22 +49,22 @@ pub enum Action {
 
 impl Protocol {
     /// The program of one write; the last step is the acknowledgement.
-    pub fn program(self) -> &'static [Action] {
+    pub fn program(self) -> &'static [WriteStep] {
         match self {
             Protocol::Strict => &[
-                Action::Lock,
-                Action::Read,
-                Action::Modify,
-                Action::WriteTemp,
-                Action::Rename,
-                Action::Unlock,
+                WriteStep::Lock,
+                WriteStep::Read,
+                WriteStep::Modify,
+                WriteStep::WriteTemp,
+                WriteStep::Rename,
+                WriteStep::Unlock,
             ],
             Protocol::Naive => &[
-                Action::Read,
-                Action::Modify,
-                Action::Truncate,
-                Action::WriteFirstHalf,
-                Action::WriteSecondHalf,
+                WriteStep::Read,
+                WriteStep::Modify,
+                WriteStep::Truncate,
+                WriteStep::WriteFirstHalf,
+                WriteStep::WriteSecondHalf,
             ],
         }
     }
@@ -246,7 +246,7 @@ impl Sim {
             return false;
         }
         let action = self.protocol.program()[wr.pc];
-        !(action == Action::Lock && self.lock.is_some_and(|h| h != w))
+        !(action == WriteStep::Lock && self.lock.is_some_and(|h| h != w))
     }
 
     /// A reader looks at the task file.
@@ -266,12 +266,12 @@ impl Sim {
         let action = program[self.writers[w].pc];
         let key = format!("w{w}-{}", self.writers[w].round);
         match action {
-            Action::Lock => self.lock = Some(w),
-            Action::Unlock => {
+            WriteStep::Lock => self.lock = Some(w),
+            WriteStep::Unlock => {
                 debug_assert_eq!(self.lock, Some(w));
                 self.lock = None;
             }
-            Action::Read => {
+            WriteStep::Read => {
                 let read = self.files.get(TASK).and_then(|b| decode(b));
                 self.history.push(Event::Read {
                     w,
@@ -279,28 +279,28 @@ impl Sim {
                 });
                 self.writers[w].read = read;
             }
-            Action::Modify => {
+            WriteStep::Modify => {
                 // An unreadable file is taken as empty, as a naive writer would.
                 let mut m = self.writers[w].read.clone().unwrap_or_default();
                 m.insert(key.clone(), u64::from(self.writers[w].round));
                 self.writers[w].pending = encode(&m);
             }
-            Action::WriteTemp => {
+            WriteStep::WriteTemp => {
                 self.files.insert(TMP, self.writers[w].pending.clone());
             }
-            Action::Rename => {
+            WriteStep::Rename => {
                 let tmp = self.files.remove(TMP).expect("the temp file was written");
                 self.files.insert(TASK, tmp);
             }
-            Action::Truncate => {
+            WriteStep::Truncate => {
                 self.files.insert(TASK, Vec::new());
             }
-            Action::WriteFirstHalf => {
+            WriteStep::WriteFirstHalf => {
                 let p = &self.writers[w].pending;
                 let half = p[..p.len() / 2].to_vec();
                 self.files.get_mut(TASK).expect("task file").extend(half);
             }
-            Action::WriteSecondHalf => {
+            WriteStep::WriteSecondHalf => {
                 let p = &self.writers[w].pending;
                 let rest = p[p.len() / 2..].to_vec();
                 self.files.get_mut(TASK).expect("task file").extend(rest);

@@ -10,11 +10,12 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::driver::{Action, Divergence, History};
+use super::driver::{Divergence, History, ResolvedStep};
 use super::oracle::difference_fields;
 use super::strategy::SESSIONS;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Response};
+use crate::rule::Rule;
 use crate::task::{Task, TaskId};
 
 /// A written-up divergence.
@@ -23,7 +24,7 @@ pub struct Finding {
     pub fingerprint: String,
     /// The op of the diverging step (`restart` for a session that would not reopen).
     pub op: String,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     pub scenario: Value,
     pub summary: String,
 }
@@ -97,10 +98,10 @@ fn task_file(vars: &Vars, list: &str, id: TaskId) -> String {
 
 /// The rules a divergence involves: from the error the oracle expected, or else from what
 /// the request did and which fields differ, with the history for context.
-pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
-    let mut out: BTreeSet<&str> = BTreeSet::new();
-    let Action::Send { request, .. } = &history.records[d.at].action else {
-        return vec!["S14".into()];
+pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
+    let mut out: BTreeSet<Rule> = BTreeSet::new();
+    let ResolvedStep::Send { request, .. } = &history.records[d.at].action else {
+        return vec![Rule::S14];
     };
     let op = request.get("op").and_then(Value::as_str).unwrap_or("");
     let patch = request.get("patch").and_then(Value::as_object);
@@ -110,122 +111,88 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<String> {
         || request["task"].get("blockedBy").is_some()
         || request["task"].get("blocks").is_some();
     let actions = || history.records[..d.at].iter().map(|r| &r.action);
-    let restarted = actions().any(|a| matches!(a, Action::Restart { .. }))
-        || actions().any(|a| matches!(a, Action::Send { session, .. } if *session != 0))
-        || matches!(&history.records[d.at].action, Action::Send { session, .. } if *session != 0);
-    let symlink = actions().any(|a| matches!(a, Action::Symlink { .. }));
-    let foreign_task = actions().any(|a| matches!(a, Action::WriteTask { .. }));
-    let deleted =
-        actions().any(|a| matches!(a, Action::Send { request, .. } if request["op"] == "delete"));
+    let restarted = actions().any(|a| matches!(a, ResolvedStep::Restart { .. }))
+        || actions().any(|a| matches!(a, ResolvedStep::Send { session, .. } if *session != 0))
+        || matches!(&history.records[d.at].action, ResolvedStep::Send { session, .. } if *session != 0);
+    let symlink = actions().any(|a| matches!(a, ResolvedStep::Symlink { .. }));
+    let foreign_task = actions().any(|a| matches!(a, ResolvedStep::WriteTask { .. }));
+    let deleted = actions()
+        .any(|a| matches!(a, ResolvedStep::Send { request, .. } if request["op"] == "delete"));
     let lists: BTreeSet<String> = history.records[..=d.at]
         .iter()
         .map(|r| &r.action)
         .filter_map(|a| match a {
-            Action::Send { request, .. } => Some(list_of(request)),
+            ResolvedStep::Send { request, .. } => Some(list_of(request)),
             _ => None,
         })
         .filter(|l| !l.is_empty())
         .collect();
     let actual_kind = d.actual.as_ref().ok().and_then(Response::error_kind);
-    match d.expected.error_kind().or(actual_kind) {
+    let by_kind = match d.expected.error_kind().or(actual_kind) {
         Some(ErrorKind::Invalid) => {
             let valid_list = request
                 .get("list")
                 .and_then(Value::as_str)
                 .is_some_and(|l| l.parse::<crate::task::ListName>().is_ok());
-            if !valid_list {
-                out.insert("S13");
+            Some(if !valid_list {
+                Rule::S13
             } else if patch.and_then(|p| p.get("status")).is_some() {
-                out.insert("S3");
+                Rule::S3
             } else if op == "update" {
-                out.insert("S11");
+                Rule::S11
             } else {
-                out.insert("S2");
-            }
+                Rule::S2
+            })
         }
-        Some(ErrorKind::Cycle) => {
-            out.insert("S7");
-        }
-        Some(ErrorKind::Dangling) => {
-            out.insert("S6");
-        }
-        Some(ErrorKind::Blocked) => {
-            out.insert("S5");
-        }
-        Some(ErrorKind::Transition) => {
-            out.insert("S4");
-        }
-        Some(ErrorKind::Conflict) => {
-            out.insert("S20");
-        }
-        Some(ErrorKind::Corrupt) => {
-            out.insert(if symlink { "S17" } else { "S15" });
-        }
-        Some(ErrorKind::NotFound) if restarted => {
-            out.insert("S14");
-        }
-        Some(ErrorKind::NotFound) if lists.len() > 1 => {
-            out.insert("S13");
-        }
-        Some(ErrorKind::NotFound) if deleted => {
-            out.insert("S10");
-        }
-        _ => {}
-    }
+        Some(ErrorKind::Cycle) => Some(Rule::S7),
+        Some(ErrorKind::Dangling) => Some(Rule::S6),
+        Some(ErrorKind::Blocked) => Some(Rule::S5),
+        Some(ErrorKind::Transition) => Some(Rule::S4),
+        Some(ErrorKind::Conflict) => Some(Rule::S20),
+        Some(ErrorKind::Corrupt) => Some(if symlink { Rule::S17 } else { Rule::S15 }),
+        Some(ErrorKind::NotFound) if restarted => Some(Rule::S14),
+        Some(ErrorKind::NotFound) if lists.len() > 1 => Some(Rule::S13),
+        Some(ErrorKind::NotFound) if deleted => Some(Rule::S10),
+        _ => None,
+    };
+    out.extend(by_kind);
     if out.is_empty() {
         let fields = difference_fields(&d.differences);
         for f in &fields {
-            match f.as_str() {
+            let by_field = match f.as_str() {
                 // An id that another list's creates pushed up is isolation, not S1.
-                "id" if op == "create" && lists.len() > 1 => {
-                    out.insert("S13");
-                }
-                "id" if op == "create" => {
-                    out.insert("S1");
-                }
-                "blocks" | "blockedBy" => {
-                    out.insert(if deleted { "S10" } else { "S8" });
-                }
-                "metadata" => {
-                    out.insert("S12");
-                }
-                "status" => {
-                    out.insert(if edges { "S5" } else { "S4" });
-                }
-                "corrupt" => {
-                    out.insert(if symlink { "S17" } else { "S15" });
-                }
-                "ids" if restarted => {
-                    out.insert("S14");
-                }
-                "ids" if lists.len() > 1 => {
-                    out.insert("S13");
-                }
-                "ids" if symlink => {
-                    out.insert("S17");
-                }
-                "ids" => {
-                    out.insert("S1");
-                }
-                _ if foreign_task => {
-                    out.insert("S16");
-                }
-                _ => {}
-            }
+                "id" if op == "create" && lists.len() > 1 => Some(Rule::S13),
+                "id" if op == "create" => Some(Rule::S1),
+                "blocks" | "blockedBy" => Some(if deleted { Rule::S10 } else { Rule::S8 }),
+                "metadata" => Some(Rule::S12),
+                "status" => Some(if edges { Rule::S5 } else { Rule::S4 }),
+                "corrupt" => Some(if symlink { Rule::S17 } else { Rule::S15 }),
+                "ids" if restarted => Some(Rule::S14),
+                "ids" if lists.len() > 1 => Some(Rule::S13),
+                "ids" if symlink => Some(Rule::S17),
+                "ids" => Some(Rule::S1),
+                _ if foreign_task => Some(Rule::S16),
+                _ => None,
+            };
+            out.extend(by_field);
         }
     }
     if out.is_empty() {
         out.insert(match op {
-            "create" => "S2",
-            "update" if edges => "S8",
-            "update" => "S11",
-            "delete" => "S10",
-            "claim" => "S20",
-            _ if restarted => "S14",
-            _ => "S15",
+            "create" => Rule::S2,
+            "update" if edges => Rule::S8,
+            "update" => Rule::S11,
+            "delete" => Rule::S10,
+            "claim" => Rule::S20,
+            _ if restarted => Rule::S14,
+            _ => Rule::S15,
         });
     }
-    out.into_iter().map(str::to_string).collect()
+    // In the order of their ids as text (S10 before S2), as fingerprints were first
+    // written: a fingerprint hashes this list, and known findings keep theirs.
+    let mut out: Vec<Rule> = out.into_iter().collect();
+    out.sort_by_key(|r| r.as_str());
+    out
 }
 
 /// A stable 64-bit FNV-1a hash, so fingerprints do not change between builds or platforms.
@@ -242,9 +209,9 @@ fn fnv1a(text: &str) -> u64 {
 /// incidental taken out (ids, subjects, messages): the op, the expected and actual kind of
 /// answer, the differing fields and the rules. The same bug reached by another sequence
 /// usually normalizes to the same text.
-pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> String {
+pub fn fingerprint(history: &History, d: &Divergence, rules: &[Rule]) -> String {
     let op = match &history.records[d.at].action {
-        Action::Send { request, .. } => request
+        ResolvedStep::Send { request, .. } => request
             .get("op")
             .and_then(Value::as_str)
             .unwrap_or("?")
@@ -264,7 +231,7 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[String]) -> Strin
         "{op}|{}|{actual}|{}|{}",
         kind(&d.expected),
         fields.join(","),
-        rules.join(",")
+        crate::rule::join(rules, ",")
     );
     format!("{:012x}", fnv1a(&text) >> 16)
 }
@@ -286,7 +253,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     for (i, rec) in history.records[..=d.at].iter().enumerate() {
         let diverging = i == d.at;
         match &rec.action {
-            Action::Send {
+            ResolvedStep::Send {
                 session,
                 shown,
                 bind,
@@ -315,12 +282,14 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                 }
                 steps.push(Value::Object(step));
             }
-            Action::Restart { session } => steps.push(json!({ "restart": SESSIONS[*session] })),
-            Action::Garbage { list, id } => steps.push(json!({
+            ResolvedStep::Restart { session } => {
+                steps.push(json!({ "restart": SESSIONS[*session] }))
+            }
+            ResolvedStep::Garbage { list, id } => steps.push(json!({
                 "write_file": {"path": task_file(&vars, list, *id), "text": "{\"id\": \""},
                 "note": "another program leaves a half-written file where a deleted task was",
             })),
-            Action::Symlink {
+            ResolvedStep::Symlink {
                 list,
                 id,
                 outside,
@@ -332,30 +301,21 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
                     "note": "a symbolic link where a deleted task's file was",
                 }));
             }
-            Action::WriteTask { list, id, task } => {
+            ResolvedStep::WriteTask { list, id, task } => {
                 let mut t = task.clone();
                 t["id"] = vars.id(list, *id);
-                if let Some(Value::Array(b)) = task.get("blocks") {
-                    t["blocks"] = Value::Array(
-                        b.iter()
-                            .map(|x| {
-                                x.as_str()
-                                    .and_then(|s| s.parse().ok())
-                                    .map_or(x.clone(), |i| vars.id(list, i))
-                            })
-                            .collect(),
-                    );
-                }
-                if let Some(Value::Array(b)) = task.get("blockedBy") {
-                    t["blockedBy"] = Value::Array(
-                        b.iter()
-                            .map(|x| {
-                                x.as_str()
-                                    .and_then(|s| s.parse().ok())
-                                    .map_or(x.clone(), |i| vars.id(list, i))
-                            })
-                            .collect(),
-                    );
+                for key in ["blocks", "blockedBy"] {
+                    if let Some(Value::Array(b)) = task.get(key) {
+                        t[key] = Value::Array(
+                            b.iter()
+                                .map(|x| {
+                                    x.as_str()
+                                        .and_then(|s| s.parse().ok())
+                                        .map_or(x.clone(), |i| vars.id(list, i))
+                                })
+                                .collect(),
+                        );
+                    }
                 }
                 steps.push(json!({
                     "write_task": {"list": list, "id": vars.id(list, *id), "task": t},
@@ -365,12 +325,14 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
         }
     }
     let op = match &history.records[d.at].action {
-        Action::Send { request, .. } => request["op"].as_str().unwrap_or("request").to_string(),
+        ResolvedStep::Send { request, .. } => {
+            request["op"].as_str().unwrap_or("request").to_string()
+        }
         _ => "restart".into(),
     };
     let scenario = json!({
         "id": format!("fuzz-{fingerprint}"),
-        "title": format!("{op} answers as the {profile} model does ({})", rules.join(", ")),
+        "title": format!("{op} answers as the {profile} model does ({})", crate::rule::join(&rules, ", ")),
         "source": format!("taskproof fuzz --seed {seed}"),
         "rules": rules,
         "profiles": [profile.as_str()],
@@ -425,7 +387,7 @@ mod tests {
         // Task 2 is created blocked by task 1; no-mirror leaves task 1's `blocks` empty,
         // which only the final listing shows.
         let f = found(&[create(1, vec![]), create(2, vec![Ref::Created(0)])]);
-        assert_eq!(f.rules, ["S8"]);
+        assert_eq!(f.rules, [Rule::S8]);
         let scenario =
             crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
                 .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));

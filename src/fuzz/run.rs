@@ -29,7 +29,8 @@ use super::driver::{CaseError, History, Setup, run_case};
 use super::finding::{Finding, finding, fingerprint_of};
 use super::known::{KnownEntry, KnownFindings};
 use super::strategy::{Step, steps};
-use crate::scenario::runner::{Outcome, RunConfig, TargetInfo, probe, run_scenario};
+use crate::report::result::{Outcome, TargetInfo};
+use crate::scenario::{RunConfig, probe, run_scenario};
 
 /// How far a finding is shrunk: at most `runs` shrinking runs and `time` of wall time,
 /// whichever ends first. Either at 0 turns shrinking off.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::history::{Completion, History, Operation, TaskView, secs};
 use super::linear::{self, Verdict};
 use super::model::{TaskModel, partition};
-use crate::graph::{Graph, MissingSide};
+use crate::graph::Graph;
 use crate::profile::Profile;
 use crate::protocol::Request;
 use crate::task::{Change, Task, TaskId};
@@ -857,25 +857,15 @@ pub fn graph_anomalies(final_tasks: &[Task]) -> Vec<Witness> {
     let g = Graph::new(final_tasks);
     let mut out = Vec::new();
     for c in g.cycles() {
-        let path: Vec<String> = c.iter().map(|i| i.to_string()).collect();
         out.push(Witness::new(
             AnomalyKind::Cycles,
             c.first().copied(),
-            format!("the final state has the cycle {}", path.join(" blocks ")),
+            format!("in the final state, {}", crate::graph::cycle_words(&c)),
             Vec::new(),
         ));
     }
     for h in g.half_edges() {
-        let text = match h.missing {
-            MissingSide::BlockedBy => format!(
-                "task {} lists {} in blocks, but task {} lacks {} in blockedBy",
-                h.blocker, h.blocked, h.blocked, h.blocker
-            ),
-            MissingSide::Blocks => format!(
-                "task {} lists {} in blockedBy, but task {} lacks {} in blocks",
-                h.blocked, h.blocker, h.blocker, h.blocked
-            ),
-        };
+        let text = h.words(crate::graph::task_name);
         out.push(Witness::new(
             AnomalyKind::HalfEdges,
             Some(h.blocked),

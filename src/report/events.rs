@@ -2,11 +2,35 @@
 //! order, and every reporter is a view of these events (after nextest's reporter events).
 //! Events are delivered on one thread, in the order results arrive; `RunFinished` carries
 //! the whole suite sorted by scenario id, for reports that are written at the end.
+//!
+//! The events of a run, in order:
+//!
+//! - [`Event::RunStarted`] once, with the target's `hello` (or why it failed);
+//! - per scenario, as it ends: a [`Event::StepFinished`] for each judged request (each
+//!   `send` step whose answer came back), in step order, then [`Event::ScenarioFinished`];
+//!   scenarios running at once do not interleave their steps;
+//! - [`Event::RunFinished`] once, with every result.
+//!
+//! The other commands are producers of the same stream: `taskproof race` emits one
+//! [`Event::RaceFinished`] with its report, `taskproof check` one [`Event::CheckFinished`]
+//! (colour and terminal decided once, in [`super::output`], for all of them). The terminal
+//! reporter shows each; the JSON reporter writes the race report to its file. (`fuzz` still
+//! prints its findings from its own loop's events, `crate::fuzz::run::Event`.)
+//!
+//! A step event's shape is deliberately plain, for consumers that record or compare
+//! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
+//! the step index, the session, the request as sent, the answer (a
+//! [`crate::protocol::Answer`]: the JSON as received and the decoded
+//! [`crate::protocol::Response`]), the expectation as judged (as JSON, as the scenario file
+//! writes it) and the verdict
+//! ([`StepVerdict::Pass`], or [`StepVerdict::Fail`] with what differs).
 
 use std::path::PathBuf;
 
+#[cfg(doc)]
+use super::result::StepVerdict;
+use super::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
 use crate::profile::Profile;
-use crate::scenario::{ScenarioResult, SuiteResult, TargetInfo};
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, Copy)]
@@ -17,6 +41,11 @@ pub enum Event<'a> {
         profile: Profile,
         total: usize,
     },
+    /// A judged request of scenario `scenario` (sent before its `ScenarioFinished`).
+    StepFinished {
+        scenario: &'a str,
+        step: &'a StepRecord,
+    },
     /// One scenario is done; `done` of `total` so far.
     ScenarioFinished {
         result: &'a ScenarioResult,
@@ -25,6 +54,12 @@ pub enum Event<'a> {
     },
     /// Every scenario is done.
     RunFinished { suite: &'a SuiteResult },
+    /// `taskproof race` ran every workload.
+    RaceFinished { report: &'a crate::race::RaceReport },
+    /// `taskproof check` audited (and, when asked, repaired) its folders.
+    CheckFinished {
+        report: &'a crate::check::run::Report,
+    },
 }
 
 /// A report that could not be written.

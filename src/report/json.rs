@@ -6,24 +6,27 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::events::{Event, ReportError, Reporter, write_report};
-use crate::scenario::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
+use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
 
 /// The version of the report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Writes the JSON report when the run finishes.
+/// Writes the JSON report when the run finishes (`run`'s, format version 1 below, or the
+/// race report of `race --report json:PATH`, docs/race.md).
 pub struct JsonReporter {
     pub path: PathBuf,
 }
 
 impl Reporter for JsonReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
-        if let Event::RunFinished { suite } = event {
-            let mut text = serde_json::to_string_pretty(&to_json(suite)).expect("JSON serializes");
-            text.push('\n');
-            write_report(&self.path, text.as_bytes())?;
-        }
-        Ok(())
+        let value = match event {
+            Event::RunFinished { suite } => to_json(suite),
+            Event::RaceFinished { report } => report.to_json(),
+            _ => return Ok(()),
+        };
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        write_report(&self.path, text.as_bytes())
     }
 }
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::events::{Event, ReportError, Reporter, write_report};
+use super::result::{OutcomeKind, SuiteResult};
 use super::terminal::failure_text;
-use crate::scenario::{OutcomeKind, SuiteResult};
 
 /// Writes the JUnit report when the run finishes.
 pub struct JunitReporter {
@@ -57,7 +57,7 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         let mut tc = TestCase::new(r.id.clone(), status);
         tc.set_classname(r.file.display().to_string());
         tc.set_time(r.elapsed);
-        tc.add_property(("rules", r.rules.join(",").as_str()));
+        tc.add_property(("rules", crate::rule::join(&r.rules, ",").as_str()));
         if !r.skipped_steps.is_empty() {
             // Steps that did not run while the rest did (file steps against an opaque
             // layout): `steps[N]: reason`, one per line.

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::events::{Event, ReportError, Reporter, write_report};
-use crate::scenario::{OutcomeKind, SuiteResult};
+use super::result::{OutcomeKind, SuiteResult};
 
 /// Writes the Markdown summary when the run finishes.
 pub struct MarkdownReporter {
@@ -53,7 +53,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
                 "| `{}` | {} | {} | {} |",
                 r.id,
                 r.kind().as_str(),
-                r.rules.join(", "),
+                crate::rule::join(&r.rules, ", "),
                 cell(&r.reason().unwrap_or_default())
             );
         }
@@ -103,7 +103,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
 mod tests {
     use super::*;
     use crate::profile::Profile;
-    use crate::scenario::{Outcome, ScenarioResult, StepSkip, TargetInfo};
+    use crate::report::result::{Outcome, ScenarioResult, StepSkip, TargetInfo};
 
     #[test]
     fn notes_and_skipped_steps_are_in_the_summary() {
@@ -112,7 +112,7 @@ mod tests {
             title: "t".into(),
             file: "scenarios/concurrent-claims.json".into(),
             source: None,
-            rules: vec!["S20".into()],
+            rules: vec![crate::rule::Rule::S20],
             result: Ok(Outcome::Pass),
             stderr: String::new(),
             notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],
@@ -120,6 +120,7 @@ mod tests {
                 step: 5,
                 reason: "touches files, but the target's layout is opaque".into(),
             }],
+            steps: Vec::new(),
             elapsed: std::time::Duration::ZERO,
         };
         let suite = SuiteResult {

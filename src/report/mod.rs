@@ -6,6 +6,8 @@ pub mod events;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod output;
+pub mod result;
 pub mod terminal;
 
 pub use events::{Event, ReportError, Reporter};

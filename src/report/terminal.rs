@@ -6,51 +6,18 @@
 //! file reports are written, and nothing more is printed.
 //!
 //! Whether stdout is a terminal, whether this is CI and what the color setting is are passed
-//! in ([`TerminalConfig`]), never asked here, so every output choice can be tested.
+//! in (an [`Output`] and a [`ColorChoice`]), never asked here, so every output choice can be
+//! tested; styles and the progress bar are the shared ones of [`super::output`].
 
 use std::io::Write;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use anstyle::Style;
+use indicatif::ProgressBar;
 use serde_json::Value;
 
 use super::events::{Event, ReportError, Reporter};
-use crate::scenario::{OutcomeKind, ScenarioResult};
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-/// What the terminal reporter knows about where it writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TerminalConfig {
-    pub color: ColorChoice,
-    /// Stdout is a terminal.
-    pub is_terminal: bool,
-    /// Stderr is a terminal (where the progress bar goes).
-    pub stderr_is_terminal: bool,
-    /// The `CI` environment variable is set.
-    pub is_ci: bool,
-    /// The `NO_COLOR` environment variable is set and not empty.
-    pub no_color: bool,
-}
-
-impl TerminalConfig {
-    pub fn use_color(&self) -> bool {
-        match self.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => self.is_terminal && !self.no_color,
-        }
-    }
-
-    pub fn show_progress(&self) -> bool {
-        self.stderr_is_terminal && !self.is_ci
-    }
-}
+use super::output::{ColorChoice, Output, paint, progress_bar, style};
+use super::result::{OutcomeKind, ScenarioResult};
 
 /// The longest JSON value shown in full; longer ones are cut with a note.
 const MAX_SHOWN: usize = 2000;
@@ -61,28 +28,24 @@ pub struct TerminalReporter<W: Write> {
     out: W,
     color: bool,
     progress: Option<ProgressBar>,
-    show_progress: bool,
+    output: Output,
     /// Set once stdout's reader went away: nothing more is written.
     closed: bool,
 }
 
 impl<W: Write> TerminalReporter<W> {
-    pub fn new(out: W, config: TerminalConfig) -> TerminalReporter<W> {
+    pub fn new(out: W, output: Output, color: ColorChoice) -> TerminalReporter<W> {
         TerminalReporter {
             out,
-            color: config.use_color(),
+            color: output.color(color),
             progress: None,
-            show_progress: config.show_progress(),
+            output,
             closed: false,
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+    fn paint(&self, style: Style, text: &str) -> String {
+        paint(self.color, style, text)
     }
 
     /// Writes text, keeping it clear of the progress bar.
@@ -138,23 +101,18 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     // Said once here; the scenarios are not run.
                     text.push_str(&format!(
                         "{} the target could not start, so no scenario was run\n  target:   {}\n  error:    {e}\n",
-                        self.paint("1;35", "ERROR"),
+                        self.paint(style::ERROR, "ERROR"),
                         target.spec
                     ));
                     text.push_str(&stderr_block(&target.stderr));
                 }
                 self.emit(&text)?;
-                if self.show_progress && *total > 0 {
-                    let pb = ProgressBar::with_draw_target(
-                        Some(*total as u64),
-                        ProgressDrawTarget::stderr(),
+                if *total > 0 {
+                    self.progress = progress_bar(
+                        &self.output,
+                        *total as u64,
+                        "{bar:30} {pos}/{len} {wide_msg}",
                     );
-                    if let Ok(style) =
-                        ProgressStyle::with_template("{bar:30} {pos}/{len} {wide_msg}")
-                    {
-                        pb.set_style(style);
-                    }
-                    self.progress = Some(pb);
                 }
             }
             Event::ScenarioFinished { result, .. } => {
@@ -162,22 +120,30 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     OutcomeKind::Pass => String::new(),
                     OutcomeKind::Skip => format!(
                         "{} {}: {}\n",
-                        self.paint("33", "SKIP"),
+                        self.paint(style::YELLOW, "SKIP"),
                         result.id,
                         result.reason().unwrap_or_default()
                     ),
                     OutcomeKind::Fail => {
-                        format!("{} {}\n", self.paint("1;31", "FAIL"), failure_text(result))
+                        format!(
+                            "{} {}\n",
+                            self.paint(style::FAIL, "FAIL"),
+                            failure_text(result)
+                        )
                     }
                     OutcomeKind::Error => {
-                        format!("{} {}\n", self.paint("1;35", "ERROR"), failure_text(result))
+                        format!(
+                            "{} {}\n",
+                            self.paint(style::ERROR, "ERROR"),
+                            failure_text(result)
+                        )
                     }
                 };
                 let mut text = text;
                 for skip in &result.skipped_steps {
                     text.push_str(&format!(
                         "{} {} steps[{}]: {}\n",
-                        self.paint("33", "SKIP"),
+                        self.paint(style::YELLOW, "SKIP"),
                         result.id,
                         skip.step,
                         skip.reason
@@ -186,7 +152,7 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 for n in &result.notes {
                     text.push_str(&format!(
                         "{} {}: {n}\n",
-                        self.paint("36", "NOTE"),
+                        self.paint(style::CYAN, "NOTE"),
                         result.id
                     ));
                 }
@@ -198,6 +164,13 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     pb.inc(1);
                 }
             }
+            // The failure block of the scenario says what a step needs to say.
+            Event::StepFinished { .. } => {}
+            Event::RaceFinished { report } => self.emit(&report.render())?,
+            Event::CheckFinished { report } => {
+                let text = crate::check::render::terminal(report, self.color);
+                self.emit(&text)?;
+            }
             Event::RunFinished { suite } => {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
@@ -205,9 +178,9 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 let s = suite.summary();
                 let line = s.line();
                 let line = if s.ok() {
-                    self.paint("32", &line)
+                    self.paint(style::GREEN, &line)
                 } else {
-                    self.paint("1;31", &line)
+                    self.paint(style::FAIL, &line)
                 };
                 self.emit(&format!("{line}\n"))?;
             }
@@ -234,7 +207,10 @@ fn shown(v: &Value) -> String {
 pub fn failure_text(r: &ScenarioResult) -> String {
     let mut out = format!("{}: {}\n", r.id, r.title);
     out.push_str(&format!("  file:     {}\n", r.file.display()));
-    out.push_str(&format!("  rules:    {}\n", r.rules.join(", ")));
+    out.push_str(&format!(
+        "  rules:    {}\n",
+        crate::rule::join(&r.rules, ", ")
+    ));
     match &r.result {
         Err(e) => {
             if let Some(i) = e.step {
@@ -264,7 +240,10 @@ pub fn failure_text(r: &ScenarioResult) -> String {
                 out.push_str(&format!("    actual:   {}\n", shown(&f.actual)));
                 out.push_str(&format!("    why:      {}\n", f.reason));
                 if f.rules != r.rules {
-                    out.push_str(&format!("    rules:    {}\n", f.rules.join(", ")));
+                    out.push_str(&format!(
+                        "    rules:    {}\n",
+                        crate::rule::join(&f.rules, ", ")
+                    ));
                 }
                 if let Some(n) = &f.note {
                     out.push_str(&format!("    note:     {n}\n"));
@@ -299,28 +278,13 @@ fn stderr_block(stderr: &str) -> String {
 mod tests {
     use super::*;
 
-    fn config(
-        color: ColorChoice,
-        is_terminal: bool,
-        is_ci: bool,
-        no_color: bool,
-    ) -> TerminalConfig {
-        TerminalConfig {
-            color,
+    fn output(is_terminal: bool, is_ci: bool) -> Output {
+        Output {
             is_terminal,
             stderr_is_terminal: is_terminal,
             is_ci,
-            no_color,
+            no_color: false,
         }
-    }
-
-    #[test]
-    fn color_follows_the_flag_the_terminal_and_no_color() {
-        assert!(config(ColorChoice::Auto, true, false, false).use_color());
-        assert!(!config(ColorChoice::Auto, false, false, false).use_color());
-        assert!(!config(ColorChoice::Auto, true, false, true).use_color());
-        assert!(config(ColorChoice::Always, false, false, true).use_color());
-        assert!(!config(ColorChoice::Never, true, false, false).use_color());
     }
 
     /// A writer whose reader went away after `room` bytes.
@@ -348,17 +312,10 @@ mod tests {
             room: 3,
             written: Vec::new(),
         };
-        let mut r = TerminalReporter::new(out, config(ColorChoice::Never, false, true, false));
+        let mut r = TerminalReporter::new(out, output(false, true), ColorChoice::Never);
         assert!(r.emit("first line\n").is_ok());
         assert!(r.emit("second line\n").is_ok());
         assert!(r.closed);
         assert!(r.out.written.is_empty());
-    }
-
-    #[test]
-    fn the_progress_bar_needs_a_terminal_outside_ci() {
-        assert!(config(ColorChoice::Auto, true, false, false).show_progress());
-        assert!(!config(ColorChoice::Auto, true, true, false).show_progress());
-        assert!(!config(ColorChoice::Auto, false, false, false).show_progress());
     }
 }

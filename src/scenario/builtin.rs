@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::format::Scenario;
 use super::load::{LoadError, finish, load_text};
-use super::model::Scenario;
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));

@@ -10,10 +10,11 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::expect::Expect;
-use super::model::*;
+use super::format::*;
 use super::vars;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Feature};
+use crate::rule::Rule;
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -304,21 +305,12 @@ fn str_array(v: &Value, path: &str) -> Result<Vec<String>, Bad> {
 }
 
 /// Rule ids: `S1` to `S20` (SPEC §3).
-fn parse_rules(v: &Value, path: &str) -> Result<Vec<String>, Bad> {
-    let rules = str_array(v, path)?;
-    for (i, r) in rules.iter().enumerate() {
-        let ok = r
-            .strip_prefix('S')
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|n| (1..=20).contains(&n) && !r[1..].starts_with('0'));
-        if !ok {
-            return Err(bad(
-                format!("{path}[{i}]"),
-                format!("unknown rule id {r:?}; expected S1 to S20"),
-            ));
-        }
-    }
-    Ok(rules)
+fn parse_rules(v: &Value, path: &str) -> Result<Vec<Rule>, Bad> {
+    str_array(v, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.parse().map_err(|m| bad(format!("{path}[{i}]"), m)))
+        .collect()
 }
 
 fn parse_profiles(v: &Value, path: &str) -> Result<Vec<Profile>, Bad> {
@@ -654,29 +646,18 @@ fn contents(b: &Obj<'_>) -> Result<Contents, Bad> {
 
 /// Standard base64 (RFC 4648, `=` padding optional, whitespace ignored).
 fn decode_base64(s: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return Err(format!("not base64: {:?} at offset {i}", c as char)),
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let compact: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    LENIENT
+        .decode(compact)
+        .map_err(|e| format!("not base64: {e}"))
 }
 
 /// Reads a value given either once or per profile (`{"strict": E, "*": E}`), and checks that
@@ -994,6 +975,13 @@ fn check_variables(s: &Scenario) -> Result<(), Bad> {
     Ok(())
 }
 
+/// A scenario of `steps` under profile strict, for unit tests of what reads scenarios.
+#[cfg(test)]
+pub(crate) fn test_scenario(steps: Value) -> Scenario {
+    let v = serde_json::json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
+    parse_scenario(&v, Path::new("s.json")).expect("a valid test scenario")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1100,6 +1088,7 @@ mod tests {
         assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
         assert_eq!(decode_base64("AP8=").unwrap(), vec![0, 255]);
         assert!(decode_base64("a*").is_err());
+        assert_eq!(decode_base64("aGVs\nbG8").unwrap(), b"hello");
     }
 
     #[test]

@@ -1,677 +1,49 @@
-//! The runner: replays scenarios against a target and judges every answer.
+//! The step interpreter: replays one scenario's steps against a target and judges every
+//! answer.
 //!
-//! A scenario ends in one of three outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
-//! broke an expectation: a conformance result) or [`Outcome::Skip`] (the target lacks what the
-//! scenario needs), or in a [`TargetFailure`]: the target crashed, hung, or broke the
-//! protocol, so nothing could be judged. The two are kept apart as proptest keeps a rejected
-//! case apart from a failed one. A scenario stops at its first failing step (later steps
-//! would judge a state the scenario did not mean to reach) unless the run keeps going
-//! ([`RunConfig::keep_going`]), and a failing step marked as a precondition skips the
-//! scenario instead. Against a target whose layout is opaque, only the file steps and the
-//! steps that depend on them are skipped ([`opaque_skips`]); the rest of the scenario runs.
-//!
-//! [`run_suite`] runs scenarios in parallel, each in its own [`Sandbox`], and hands each
-//! result as an event to the caller (the reporters) as soon as it is done. Against a target
-//! that takes seconds to start, start-up dominates a suite, so scenarios are prepared ahead
-//! (a fresh sandbox with the sessions the scenario opens first already started on it) by
-//! more threads than there are cores, while earlier scenarios run; see [`early_sessions`]
-//! for why that is invisible to the target.
+//! A scenario stops at its first failing step (later steps would judge a state the scenario
+//! did not mean to reach) unless the run keeps going ([`RunConfig::keep_going`]), and a
+//! failing step marked as a precondition skips the scenario instead. Against a target whose
+//! layout is opaque, the steps [`opaque_skips`] names are skipped and the rest runs.
+//! Concurrent blocks are run by [`super::lanes`], file steps' paths and checks by
+//! [`super::files`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex, mpsc};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::expect::match_task;
-use super::model::*;
-use super::sandbox::{self, Sandbox};
-use super::skip::SkipList;
+use super::files::write_creating;
+use super::format::*;
+use super::gate::{opaque_skips, skip_reason};
+use super::sandbox::Sandbox;
+use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
-use crate::graph::Graph;
-use crate::profile::Profile;
-use crate::protocol::{Hello, Op, Request, Response};
-use crate::race::check;
-use crate::race::history::History;
-use crate::report::events::Event;
-use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
+use crate::graph::{Graph, completed_words, cycle_words, task_name};
+use crate::protocol::{Answer, Response};
+use crate::report::result::{
+    Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
+};
+use crate::rule::Rule;
+use crate::target::{Session, TargetError};
 use crate::task::{Task, TaskId};
 
-/// Scenarios prepared ahead by default: enough that sessions of a target that takes
-/// seconds to start are ready when a runner frees up, few enough that the processes
-/// waiting stay cheap.
-pub const DEFAULT_START_AHEAD: usize = 8;
-
-/// How a suite is run.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    pub target: TargetSpec,
-    pub profile: Profile,
-    /// Per-request timeout.
-    pub timeout: Duration,
-    /// How long starting a session and its `hello` may take.
-    pub start_timeout: Duration,
-    /// Run every step of a scenario and report every difference, instead of stopping at
-    /// the first failing step. A target error still ends the scenario.
-    pub keep_going: bool,
-    /// How many scenarios are prepared ahead of the running ones, each in its own fresh
-    /// sandbox with the sessions it opens first already started; also how many threads
-    /// start them. 0 opens every session where the scenario first uses it.
-    pub start_ahead: usize,
-    /// Scenarios run at once; 0 for the number of CPUs.
-    pub jobs: usize,
-    /// fsync in in-process stores. Scenarios never cut the power, so runs leave it off:
-    /// a write survives the kill of a session either way.
-    pub durable: bool,
-    /// Scenarios expected to fail, with reasons.
-    pub skips: SkipList,
-}
-
-impl RunConfig {
-    /// A run against `target` under its default profile, with default settings.
-    pub fn new(target: TargetSpec) -> RunConfig {
-        RunConfig {
-            profile: target.default_profile(),
-            target,
-            timeout: crate::target::DEFAULT_TIMEOUT,
-            start_timeout: crate::target::DEFAULT_START_TIMEOUT,
-            keep_going: false,
-            start_ahead: DEFAULT_START_AHEAD,
-            jobs: 0,
-            durable: false,
-            skips: SkipList::default(),
-        }
-    }
-
-    fn session_options(&self) -> SessionOptions {
-        SessionOptions {
-            timeout: self.timeout,
-            start_timeout: self.start_timeout,
-            durable: self.durable,
-        }
-    }
-}
-
-/// The judged outcome of a scenario that the target did not break.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    Pass,
-    Fail(Vec<StepFailure>),
-    Skip(String),
-}
-
-/// One broken expectation, with everything a person needs to act on it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepFailure {
-    /// Index in the file's `steps` (`None` for checks after the last step).
-    pub step: Option<usize>,
-    pub session: Option<String>,
-    /// The request as sent (placeholders filled), when the step sent one.
-    pub request: Option<Value>,
-    pub expected: Value,
-    pub actual: Value,
-    /// What differs, in words.
-    pub reason: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
-    /// The step as written in the file.
-    pub step_json: Option<Value>,
-}
-
-/// A step that did not run, and why (its file steps, against a target whose layout is
-/// opaque, and the steps that depend on them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepSkip {
-    pub step: usize,
-    pub reason: String,
-}
-
-/// The target crashed, hung or broke the protocol: nothing could be judged.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TargetFailure {
-    pub step: Option<usize>,
-    pub request: Option<Value>,
-    pub message: String,
-}
-
-/// The result of one scenario.
-#[derive(Debug, Clone)]
-pub struct ScenarioResult {
-    pub id: String,
-    pub title: String,
-    pub file: std::path::PathBuf,
-    pub source: Option<String>,
-    pub rules: Vec<String>,
-    pub result: Result<Outcome, TargetFailure>,
-    /// What the target's sessions wrote to stderr (the tail, labelled by session).
-    pub stderr: String,
-    /// Observations that do not fail the scenario (a concurrent block the profile does not
-    /// promise, say).
-    pub notes: Vec<String>,
-    /// Steps that did not run while the rest of the scenario did.
-    pub skipped_steps: Vec<StepSkip>,
-    pub elapsed: Duration,
-}
-
-/// The four ways a scenario can end, flattened for reports and counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum OutcomeKind {
-    Pass,
-    Fail,
-    Skip,
-    Error,
-}
-
-impl OutcomeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Pass => "pass",
-            OutcomeKind::Fail => "fail",
-            OutcomeKind::Skip => "skip",
-            OutcomeKind::Error => "error",
-        }
-    }
-}
-
-impl ScenarioResult {
-    pub fn kind(&self) -> OutcomeKind {
-        match &self.result {
-            Ok(Outcome::Pass) => OutcomeKind::Pass,
-            Ok(Outcome::Fail(_)) => OutcomeKind::Fail,
-            Ok(Outcome::Skip(_)) => OutcomeKind::Skip,
-            Err(_) => OutcomeKind::Error,
-        }
-    }
-
-    pub fn failures(&self) -> &[StepFailure] {
-        match &self.result {
-            Ok(Outcome::Fail(f)) => f,
-            _ => &[],
-        }
-    }
-
-    /// Why it was skipped or errored, or a one-line summary of the first failure.
-    pub fn reason(&self) -> Option<String> {
-        match &self.result {
-            Ok(Outcome::Pass) => None,
-            Ok(Outcome::Skip(r)) => Some(r.clone()),
-            Ok(Outcome::Fail(f)) => f.first().map(|f| match f.step {
-                Some(i) => format!("steps[{i}]: {}", f.reason),
-                None => f.reason.clone(),
-            }),
-            Err(e) => Some(match e.step {
-                Some(i) => format!("steps[{i}]: {}", e.message),
-                None => e.message.clone(),
-            }),
-        }
-    }
-
-    /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
-    /// scenario failed.
-    pub fn failed_rules(&self) -> BTreeSet<String> {
-        self.failures()
-            .iter()
-            .flat_map(|f| f.rules.iter().cloned())
-            .collect()
-    }
-}
-
-/// What is known about the target before any scenario runs: its `hello`, asked once on a
-/// scratch root.
-#[derive(Debug, Clone)]
-pub struct TargetInfo {
-    pub spec: String,
-    pub hello: Result<Hello, String>,
-    /// The adapter's stderr when the hello failed.
-    pub stderr: String,
-}
-
-/// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
-/// summary line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub passed: usize,
-    pub failed: usize,
-    pub skipped: usize,
-    pub errors: usize,
-}
-
-impl Summary {
-    pub fn add(&mut self, kind: OutcomeKind) {
-        match kind {
-            OutcomeKind::Pass => self.passed += 1,
-            OutcomeKind::Fail => self.failed += 1,
-            OutcomeKind::Skip => self.skipped += 1,
-            OutcomeKind::Error => self.errors += 1,
-        }
-    }
-
-    /// Whether the run is a success: nothing failed or errored.
-    pub fn ok(&self) -> bool {
-        self.failed == 0 && self.errors == 0
-    }
-
-    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
-    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
-    /// starts `N passed, N failed` as before, for CI scripts that read it.
-    pub fn line(&self) -> String {
-        format!(
-            "{} passed, {} failed, {} errors, {} skipped",
-            self.passed, self.failed, self.errors, self.skipped
-        )
-    }
-}
-
-/// The results of a suite, sorted by scenario id.
-#[derive(Debug, Clone)]
-pub struct SuiteResult {
-    pub target: TargetInfo,
-    pub profile: Profile,
-    pub scenarios: Vec<ScenarioResult>,
-    pub elapsed: Duration,
-}
-
-impl SuiteResult {
-    pub fn summary(&self) -> Summary {
-        let mut s = Summary::default();
-        for r in &self.scenarios {
-            s.add(r.kind());
-        }
-        s
-    }
-}
-
-/// Asks the target's `hello` on a scratch root.
-pub fn probe(config: &RunConfig) -> TargetInfo {
-    let spec = config.target.to_string();
-    let scratch = match tempfile::Builder::new()
-        .prefix("taskproof-hello-")
-        .tempdir()
-    {
-        Ok(d) => d,
-        Err(e) => {
-            return TargetInfo {
-                spec,
-                hello: Err(format!("failed to create a scratch root: {e}")),
-                stderr: String::new(),
-            };
-        }
-    };
-    match config
-        .target
-        .open_with_stderr(scratch.path(), config.session_options())
-    {
-        Ok(mut s) => {
-            let hello = s.hello().clone();
-            let closed = s.close();
-            let stderr = s.stderr();
-            TargetInfo {
-                spec,
-                hello: closed
-                    .map(|()| hello)
-                    .map_err(|e| format!("answered, but then at end of input: {e}")),
-                stderr,
-            }
-        }
-        Err((e, stderr)) => TargetInfo {
-            spec,
-            hello: Err(e.to_string()),
-            stderr,
-        },
-    }
-}
-
-/// Runs `scenarios` and reports each result through `on_event` as it finishes (on the
-/// calling thread). The returned results are sorted by id.
-pub fn run_suite(
-    scenarios: &[Scenario],
-    config: &RunConfig,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> SuiteResult {
-    let started = Instant::now();
-    let target = probe(config);
-    on_event(&Event::RunStarted {
-        target: &target,
-        profile: config.profile,
-        total: scenarios.len(),
-    });
-    let hello = match &target.hello {
-        Ok(h) => h.clone(),
-        Err(e) => {
-            // The target cannot start: every scenario would fail the same way, so none is
-            // run and the reporters say it once (the start event carries the reason).
-            let results = scenarios
-                .iter()
-                .map(|s| not_run(s, format!("not run: the target failed its hello: {e}")))
-                .collect();
-            let suite = SuiteResult {
-                target,
-                profile: config.profile,
-                scenarios: results,
-                elapsed: started.elapsed(),
-            };
-            on_event(&Event::RunFinished { suite: &suite });
-            return suite;
-        }
-    };
-    let jobs = match config.jobs {
-        0 => auto_jobs(&config.target),
-        n => n,
-    };
-    // Scenarios that start the most sessions mid-run (restarts, concurrent blocks) take the
-    // longest against a slow target: they go first, so that one of them is not the tail.
-    let mut order: Vec<usize> = (0..scenarios.len()).collect();
-    if config.start_ahead > 0 {
-        order.sort_by_key(|&i| std::cmp::Reverse(late_starts(&scenarios[i], config.profile)));
-    }
-    let order = &order;
-    let mut results = Vec::with_capacity(scenarios.len());
-    let (tx, rx) = mpsc::channel::<ScenarioResult>();
-    let next = AtomicUsize::new(0);
-    let (ready_tx, ready_rx) =
-        mpsc::sync_channel::<(usize, Option<Prepared>)>(config.start_ahead.max(1));
-    let ready_rx = Mutex::new(ready_rx);
-    std::thread::scope(|scope| {
-        let target = &target;
-        let hello = &hello;
-        let next = &next;
-        if config.start_ahead == 0 {
-            // Every session opens when the scenario first uses it.
-            for _ in 0..jobs {
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let s = &scenarios[i];
-                        if tx.send(run_prepared(s, config, target, None)).is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        } else {
-            // Starters prepare scenarios in order (a fresh sandbox, and the sessions the
-            // scenario opens before it changes anything, started on its empty root) while
-            // earlier scenarios run; at most `start_ahead` wait prepared. Starting is mostly
-            // waiting for the target, so there may be more starters than cores.
-            for _ in 0..config.start_ahead {
-                let ready_tx = ready_tx.clone();
-                scope.spawn(move || {
-                    loop {
-                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                            return;
-                        };
-                        let s = &scenarios[i];
-                        let prepared = prepare(s, config, hello);
-                        if ready_tx.send((i, prepared)).is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-            let ready_rx = &ready_rx;
-            for _ in 0..jobs {
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    loop {
-                        let got = ready_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                        let Ok((i, prepared)) = got else { return };
-                        if tx
-                            .send(run_prepared(&scenarios[i], config, target, prepared))
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
-            }
-        }
-        drop(tx);
-        drop(ready_tx);
-        for r in rx {
-            results.push(r);
-            on_event(&Event::ScenarioFinished {
-                result: results.last().expect("just pushed"),
-                done: results.len(),
-                total: scenarios.len(),
-            });
-        }
-    });
-    results.sort_by(|a, b| a.id.cmp(&b.id));
-    let suite = SuiteResult {
-        target,
-        profile: config.profile,
-        scenarios: results,
-        elapsed: started.elapsed(),
-    };
-    on_event(&Event::RunFinished { suite: &suite });
-    suite
-}
-
-/// Scenarios run at once when `--jobs` is not given: one per core for in-process targets;
-/// for targets whose sessions are processes, twice as many (at least 4), because a scenario
-/// against such a target mostly waits for sessions to start.
-fn auto_jobs(target: &TargetSpec) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if target.is_process() {
-        (2 * cores).max(4)
-    } else {
-        cores
-    }
-}
-
-/// How many sessions a scenario starts after it began changing its root (so they cannot be
-/// started ahead): restarts, later opens and first uses, and each concurrent block's lanes
-/// and verification session. An estimate of how long it takes against a slow target.
-pub fn late_starts(s: &Scenario, profile: Profile) -> usize {
-    fn first(name: &str, open: &mut BTreeSet<String>) -> usize {
-        usize::from(open.insert(name.to_string()))
-    }
-    let mut open: BTreeSet<String> = early_sessions(s, profile).into_iter().collect();
-    let mut count = 0;
-    for step in s.steps_for(profile) {
-        count += match &step.action {
-            Action::Open(n) => first(n, &mut open),
-            Action::Restart(_) => 1,
-            Action::Kill(n) | Action::Close(n) => {
-                open.remove(n);
-                0
-            }
-            Action::Send { .. } | Action::Check { .. } => first(&step.session, &mut open),
-            Action::Concurrent(c) => {
-                let lanes: usize = c.lanes.iter().map(|l| first(&l.session, &mut open)).sum();
-                // Lanes start together; the verification session starts after them.
-                usize::from(lanes > 0) + 1
-            }
-            _ => 0,
-        };
-    }
-    count
-}
-
-/// The result of a scenario that was not run because the target could not start.
-fn not_run(s: &Scenario, message: String) -> ScenarioResult {
-    ScenarioResult {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        file: s.file.clone(),
-        source: s.source.clone(),
-        rules: s.rules.clone(),
-        result: Err(TargetFailure {
-            step: None,
-            request: Some(json!({"op": "hello"})),
-            message,
-        }),
-        stderr: String::new(),
-        notes: Vec::new(),
-        skipped_steps: Vec::new(),
-        elapsed: Duration::ZERO,
-    }
-}
-
-/// A scenario's fresh sandbox with the sessions it opens before it changes anything, each
-/// already started on the empty root (or the error it failed with, and its stderr).
-pub struct Prepared {
-    sandbox: Sandbox,
-    sessions: Vec<(String, Opened)>,
-}
-
-/// A session opened ahead, or why it failed to open and what it wrote to stderr.
-type Opened = Result<Box<dyn Session>, (TargetError, String)>;
-
-/// The sessions a scenario opens before any step changes its root, in order. Opening them
-/// ahead is invisible to the target: each starts on the same empty root it would have
-/// started on, and nothing happens on that root until the first of these steps runs.
-/// Sessions opened later (after a request, a file step or a restart) may see state, so they
-/// still open where the scenario opens them.
-pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let add = |name: &str, out: &mut Vec<String>| {
-        if !out.iter().any(|n| n == name) {
-            out.push(name.to_string());
-        }
-    };
-    for step in s.steps_for(profile) {
-        match &step.action {
-            Action::Open(name) => add(name, &mut out),
-            Action::OutsideFile { .. } | Action::AssertOutside { .. } => {}
-            Action::Send { .. } | Action::Check { .. } => {
-                add(&step.session, &mut out);
-                break;
-            }
-            Action::Concurrent(c) => {
-                for lane in &c.lanes {
-                    add(&lane.session, &mut out);
-                }
-                break;
-            }
-            _ => break,
-        }
-    }
-    out
-}
-
-/// Prepares a scenario that will run (`None` for one that will be skipped whole, or when
-/// no sandbox can be made: the run then reports why).
-fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> {
-    if skip_reason(s, config.profile, hello).is_some() {
-        return None;
-    }
-    let sandbox = Sandbox::new().ok()?;
-    let names = early_sessions(s, config.profile);
-    let root = sandbox.root();
-    let options = config.session_options();
-    let sessions = std::thread::scope(|scope| {
-        let handles: Vec<_> = names
-            .into_iter()
-            .map(|name| {
-                scope.spawn(move || {
-                    let opened = config.target.open_with_stderr(root, options);
-                    (name, opened)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("opening a session does not panic"))
-            .collect()
-    });
-    Some(Prepared { sandbox, sessions })
-}
-
-/// Runs one scenario, applying the skip list. Never panics: a bug of the harness itself
-/// becomes an error result naming it.
-pub fn run_scenario(s: &Scenario, config: &RunConfig, target: &TargetInfo) -> ScenarioResult {
-    run_prepared(s, config, target, None)
-}
-
-/// [`run_scenario`], with the sandbox and early sessions opened ahead when given.
-fn run_prepared(
-    s: &Scenario,
-    config: &RunConfig,
-    target: &TargetInfo,
-    prepared: Option<Prepared>,
-) -> ScenarioResult {
-    let started = Instant::now();
-    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target, prepared)));
-    let (result, stderr, notes, skipped_steps) = match ran {
-        Ok(r) => r,
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            (
-                Err(TargetFailure {
-                    step: None,
-                    request: None,
-                    message: format!("internal error: the harness panicked: {msg}"),
-                }),
-                String::new(),
-                Vec::new(),
-                Vec::new(),
-            )
-        }
-    };
-    let mut notes = notes;
-    let result = match config.skips.reason(&s.id) {
-        None => result,
-        Some(reason) => match result {
-            Ok(Outcome::Pass) if config.skips.is_racy(&s.id) => {
-                notes.push(format!(
-                    "listed as a racy expected failure ({reason}), and passed this time"
-                ));
-                Ok(Outcome::Pass)
-            }
-            Ok(Outcome::Pass) => Ok(Outcome::Fail(vec![StepFailure {
-                step: None,
-                session: None,
-                request: None,
-                expected: json!({"outcome": "fail", "skip_reason": reason}),
-                actual: json!({"outcome": "pass"}),
-                reason: format!(
-                    "unexpected pass: the skip file expects this scenario to fail ({reason}); remove it from the skip file"
-                ),
-                rules: s.rules.clone(),
-                note: None,
-                step_json: None,
-            }])),
-            Ok(Outcome::Skip(r)) => Ok(Outcome::Skip(r)),
-            Ok(Outcome::Fail(_)) | Err(_) => {
-                Ok(Outcome::Skip(format!("expected failure: {reason}")))
-            }
-        },
-    };
-    ScenarioResult {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        file: s.file.clone(),
-        source: s.source.clone(),
-        rules: s.rules.clone(),
-        result,
-        stderr,
-        notes,
-        skipped_steps,
-        elapsed: started.elapsed(),
-    }
-}
-
-type Judged = (
+/// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
+/// the record of each judged request.
+pub(super) type Judged = (
     Result<Outcome, TargetFailure>,
     String,
     Vec<String>,
     Vec<StepSkip>,
+    Vec<StepRecord>,
 );
 
-fn judge(
+pub(super) fn judge(
     s: &Scenario,
     config: &RunConfig,
     target: &TargetInfo,
     prepared: Option<Prepared>,
 ) -> Judged {
-    let nothing = |result| (result, String::new(), Vec::new(), Vec::new());
+    let nothing = |result| (result, String::new(), Vec::new(), Vec::new(), Vec::new());
     let hello = match &target.hello {
         Ok(h) => h,
         Err(e) => {
@@ -682,6 +54,7 @@ fn judge(
                     message: format!("the target failed its hello: {e}"),
                 }),
                 target.stderr.clone(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
             );
@@ -731,6 +104,7 @@ fn judge(
         ended: Vec::new(),
         vars: Vars::new(),
         notes: Vec::new(),
+        steps: Vec::new(),
     };
     for (name, opened) in prepared.sessions {
         match opened {
@@ -798,176 +172,44 @@ fn judge(
             }
         }
     };
-    (result, run.stderr(), run.notes, skipped)
-}
-
-/// Against a target whose layout is opaque: the steps that cannot run, each with why. A
-/// file step cannot run; a step that writes files changes its list (the first folder of its
-/// path) behind the store's back, so every later step on that list depends on it, and so
-/// does every step using a variable bound by a skipped step. A skipped step that would have
-/// changed a list taints that list in turn. Steps on other lists, and session steps, run.
-pub fn opaque_skips(s: &Scenario, profile: Profile) -> BTreeMap<usize, String> {
-    let mut out = BTreeMap::new();
-    // List name as written -> the step that first left it in an unknown state.
-    let mut lists: BTreeMap<String, usize> = BTreeMap::new();
-    // Variable -> the skipped step that would have bound it.
-    let mut unbound: BTreeMap<String, usize> = BTreeMap::new();
-    // A file step whose list cannot be told (a path built from a variable) taints all.
-    let mut everything: Option<usize> = None;
-    for step in s.steps_for(profile) {
-        let i = step.index;
-        if step.action.is_file_step() {
-            out.insert(
-                i,
-                "touches files, but the target's layout is opaque".to_string(),
-            );
-            if step.action.writes_files() {
-                match written_list(&step.action) {
-                    Some(l) => {
-                        lists.entry(l).or_insert(i);
-                    }
-                    None => {
-                        everything.get_or_insert(i);
-                    }
-                }
-            }
-            continue;
-        }
-        let touched = step_lists(step);
-        let used: Vec<String> = super::load::templated(step)
-            .iter()
-            .filter_map(|(v, p)| vars::uses(v, p).ok())
-            .flatten()
-            .map(|(name, _)| name)
-            .collect();
-        let why = if let Some(j) = everything {
-            Some(format!(
-                "depends on steps[{j}], which changed the root's files (the target's layout is opaque)"
-            ))
-        } else if let Some((l, j)) = touched
-            .iter()
-            .find_map(|l| lists.get(l).map(|j| (l.clone(), *j)))
-        {
-            Some(format!(
-                "uses list {l}, which steps[{j}] changed through its files (the target's layout is opaque)"
-            ))
-        } else {
-            used.iter().find_map(|v| {
-                unbound
-                    .get(v)
-                    .map(|j| format!("uses ${{{v}}}, which skipped steps[{j}] would have bound"))
-            })
-        };
-        let Some(why) = why else { continue };
-        out.insert(i, why);
-        if let Action::Send { bind, .. } = &step.action {
-            for (name, _) in bind {
-                unbound.entry(name.clone()).or_insert(i);
-            }
-        }
-        for l in touched {
-            lists.entry(l).or_insert(i);
-        }
-    }
-    out
-}
-
-/// The list a file-writing step writes in: the first folder of its path, when it is plain.
-fn written_list(a: &Action) -> Option<String> {
-    let path = match a {
-        Action::WriteTask { list, .. } => return plain(list),
-        Action::WriteFile { path, .. } | Action::Symlink { path, .. } => path,
-        Action::Mkdir(path) | Action::RemoveFile(path) => path,
-        _ => return None,
-    };
-    let first = path.split('/').next()?;
-    // A folder at the top of the root is a list itself.
-    plain(first)
-}
-
-fn plain(s: &str) -> Option<String> {
-    (!s.contains("${") && !s.contains('{')).then(|| s.to_string())
-}
-
-/// The lists a step reads or changes through the store, as written.
-fn step_lists(step: &Step) -> Vec<String> {
-    let of = |r: &Value| r.get("list").and_then(Value::as_str).map(str::to_string);
-    match &step.action {
-        Action::Send { request, .. } => of(request).into_iter().collect(),
-        Action::Check { list, .. } => vec![list.clone()],
-        Action::Concurrent(c) => {
-            let mut out: Vec<String> = c.lanes.iter().filter_map(|l| of(&l.send)).collect();
-            out.push(c.list.clone());
-            out
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// Why a scenario cannot run against this target under this profile, if it cannot.
-pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<String> {
-    if !s.profiles.contains(&profile) {
-        let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
-        return Some(format!(
-            "no expectations for profile {profile} (the scenario covers {})",
-            covered.join(", ")
-        ));
-    }
-    let missing: Vec<String> = s
-        .needs_for(profile)
-        .into_iter()
-        .filter(|(f, _)| !hello.has(*f))
-        .map(|(f, at)| match at {
-            Some(i) => format!("{f} (used by steps[{i}])"),
-            None => format!("{f} (named in needs)"),
-        })
-        .collect();
-    if !missing.is_empty() {
-        return Some(format!(
-            "the target lacks the feature {}",
-            missing.join(" and ")
-        ));
-    }
-    None
+    (result, run.stderr(), run.notes, skipped, run.steps)
 }
 
 /// Why a scenario stopped early.
-enum Stop {
+pub(super) enum Stop {
     Fail(Box<StepFailure>),
     Error(TargetFailure),
 }
 
 /// One running scenario.
-struct Run<'a> {
-    scenario: &'a Scenario,
-    config: &'a RunConfig,
-    layout: crate::protocol::Layout,
-    sandbox: Sandbox,
-    sessions: BTreeMap<String, Box<dyn Session>>,
+pub(super) struct Run<'a> {
+    pub(super) scenario: &'a Scenario,
+    pub(super) config: &'a RunConfig,
+    pub(super) layout: crate::protocol::Layout,
+    pub(super) sandbox: Sandbox,
+    pub(super) sessions: BTreeMap<String, Box<dyn Session>>,
     /// Sessions opened ahead that failed to start: the error is reported where the
     /// scenario first uses the session, as if it had been opened there.
-    failed_opens: BTreeMap<String, (TargetError, String)>,
+    pub(super) failed_opens: BTreeMap<String, (TargetError, String)>,
     /// Stderr of sessions that already ended, labelled.
-    ended: Vec<(String, String)>,
-    vars: Vars,
-    notes: Vec<String>,
+    pub(super) ended: Vec<(String, String)>,
+    pub(super) vars: Vars,
+    pub(super) notes: Vec<String>,
+    /// Every judged request so far.
+    pub(super) steps: Vec<StepRecord>,
 }
 
 /// The most stderr kept per session for the report, from the end.
 const STDERR_TAIL: usize = 4096;
 
-/// The name of the session a concurrent block's verification reads through; scenario
-/// session names cannot contain `#`.
-const VERIFY_SESSION: &str = "#verify";
-
 impl Run<'_> {
-    fn rules(&self, step: &Step) -> Vec<String> {
+    fn rules(&self, step: &Step) -> Vec<Rule> {
         step.rules
             .clone()
             .unwrap_or_else(|| self.scenario.rules.clone())
     }
 
-    fn fail(
+    pub(super) fn fail(
         &self,
         step: &Step,
         request: Option<Value>,
@@ -988,7 +230,7 @@ impl Run<'_> {
         }))
     }
 
-    fn target_error(step: &Step, request: Option<Value>, message: String) -> Stop {
+    pub(super) fn target_error(step: &Step, request: Option<Value>, message: String) -> Stop {
         Stop::Error(TargetFailure {
             step: Some(step.index),
             request,
@@ -997,7 +239,11 @@ impl Run<'_> {
     }
 
     /// The named session, opened on first use.
-    fn session(&mut self, step: &Step, name: &str) -> Result<&mut Box<dyn Session>, Stop> {
+    pub(super) fn session(
+        &mut self,
+        step: &Step,
+        name: &str,
+    ) -> Result<&mut Box<dyn Session>, Stop> {
         if !self.sessions.contains_key(name) {
             let opened = match self.failed_opens.remove(name) {
                 Some(failed) => Err(failed),
@@ -1024,7 +270,7 @@ impl Run<'_> {
     }
 
     /// Ends a session: killed, or closed normally (a bad exit is an error of the target).
-    fn end(&mut self, name: &str, kill: bool) -> Result<(), TargetError> {
+    pub(super) fn end(&mut self, name: &str, kill: bool) -> Result<(), TargetError> {
         let Some(mut s) = self.sessions.remove(name) else {
             return Ok(());
         };
@@ -1076,7 +322,7 @@ impl Run<'_> {
             expected: json!("nothing outside the root appears or changes"),
             actual: json!(found),
             reason: format!("the sandbox outside the root changed: {}", found.join(", ")),
-            rules: vec!["S13".into()],
+            rules: vec![Rule::S13],
             note: None,
             step_json: None,
         })
@@ -1103,7 +349,7 @@ impl Run<'_> {
     }
 
     /// The failure of a step that uses a variable no earlier step bound.
-    fn unbound(&self, step: &Step, e: impl std::fmt::Display) -> Stop {
+    pub(super) fn unbound(&self, step: &Step, e: impl std::fmt::Display) -> Stop {
         self.fail(
             step,
             None,
@@ -1113,24 +359,21 @@ impl Run<'_> {
         )
     }
 
-    fn fill(&self, step: &Step, v: &Value) -> Result<Value, Stop> {
+    pub(super) fn fill(&self, step: &Step, v: &Value) -> Result<Value, Stop> {
         vars::substitute(v, &self.vars).map_err(|e| self.unbound(step, e))
     }
 
-    fn fill_text(&self, step: &Step, s: &str) -> Result<String, Stop> {
+    pub(super) fn fill_text(&self, step: &Step, s: &str) -> Result<String, Stop> {
         vars::substitute_text(s, &self.vars).map_err(|e| self.unbound(step, e))
     }
 
-    /// A path inside the root: placeholders, then `{task:ID}`, then the containment check.
-    fn root_path(&self, step: &Step, p: &str) -> Result<std::path::PathBuf, Stop> {
-        let text = self.fill_text(step, p)?;
-        sandbox::task_paths(&text, self.layout)
-            .and_then(|t| self.sandbox.in_root(&t))
-            .map_err(|m| self.fail(step, None, json!(p), json!(text), m))
-    }
-
-    /// Sends a request and checks that the answer is protocol-valid for its op.
-    fn call(&mut self, step: &Step, session: &str, request: &Value) -> Result<Value, Stop> {
+    /// Sends a request and decodes the answer, which must be protocol-valid for its op.
+    pub(super) fn call(
+        &mut self,
+        step: &Step,
+        session: &str,
+        request: &Value,
+    ) -> Result<Answer, Stop> {
         let s = self.session(step, session)?;
         let answer = s.call(request).map_err(|e| {
             Self::target_error(
@@ -1139,9 +382,8 @@ impl Run<'_> {
                 format!("session {session}: {e}"),
             )
         })?;
-        valid_answer(request, &answer)
-            .map_err(|m| Self::target_error(step, Some(request.clone()), m))?;
-        Ok(answer)
+        Answer::decode(request, answer)
+            .map_err(|m| Self::target_error(step, Some(request.clone()), m))
     }
 
     fn step(&mut self, step: &Step) -> Result<(), Stop> {
@@ -1165,21 +407,34 @@ impl Run<'_> {
                 let expect = expect
                     .get(self.config.profile)
                     .expect("the loader checked that every profile is covered");
-                let expect = expect.substitute(&self.vars).map_err(|e| {
-                    self.fail(
-                        step,
-                        Some(request.clone()),
-                        expect.to_json(),
-                        answer.clone(),
-                        e.to_string(),
-                    )
-                })?;
-                if let Err(reason) = expect.judge(&answer) {
-                    return Err(self.fail(step, Some(request), expect.to_json(), answer, reason));
+                let judged = expect
+                    .substitute(&self.vars)
+                    .map_err(|e| (expect.to_json(), e.to_string()))
+                    .and_then(|e| {
+                        let json = e.to_json();
+                        e.judge(&answer.json)
+                            .map(|()| json.clone())
+                            .map_err(|r| (json, r))
+                    });
+                self.steps.push(StepRecord {
+                    step: step.index,
+                    session: step.session.clone(),
+                    request: request.clone(),
+                    answer: answer.clone(),
+                    expected: match &judged {
+                        Ok(e) | Err((e, _)) => e.clone(),
+                    },
+                    verdict: match &judged {
+                        Ok(_) => StepVerdict::Pass,
+                        Err((_, reason)) => StepVerdict::Fail(reason.clone()),
+                    },
+                });
+                if let Err((expected, reason)) = judged {
+                    return Err(self.fail(step, Some(request), expected, answer.json, reason));
                 }
-                if answer.get("ok") == Some(&Value::Bool(true)) {
+                if answer.is_ok() {
                     for (name, path) in bind {
-                        match vars::lookup(&answer, path) {
+                        match vars::lookup(&answer.json, path) {
                             Some(v) => {
                                 self.vars.insert(name.clone(), v.clone());
                             }
@@ -1188,7 +443,7 @@ impl Run<'_> {
                                     step,
                                     Some(request),
                                     json!({ "bind": { name.clone(): path } }),
-                                    answer,
+                                    answer.json,
                                     format!("cannot bind `{name}`: the answer has no {path}"),
                                 ));
                             }
@@ -1215,7 +470,7 @@ impl Run<'_> {
                 let task = self.fill(step, task)?;
                 let path = self.root_path(step, &format!("{list}/{{task:{id}}}"))?;
                 let bytes =
-                    serde_json::to_vec_pretty(&sandbox::encode_task(self.layout, &id, &task))
+                    serde_json::to_vec_pretty(&crate::layout::to_disk(self.layout, &id, &task))
                         .expect("JSON values serialize");
                 write_creating(&path, &bytes).map_err(|e| io_fail(self, "write the task file", e))
             }
@@ -1296,97 +551,26 @@ impl Run<'_> {
         }
     }
 
-    fn contents(&self, step: &Step, c: &Contents) -> Result<Vec<u8>, Stop> {
-        Ok(match c {
-            Contents::Text(t) => self.fill_text(step, t)?.into_bytes(),
-            Contents::Bytes(b) => b.clone(),
-        })
-    }
-
-    fn assert_file(
-        &self,
-        step: &Step,
-        written: &str,
-        p: &std::path::Path,
-        check: &FileCheck,
-    ) -> Result<(), Stop> {
-        let shown = p
-            .strip_prefix(self.sandbox.root())
-            .unwrap_or(p)
-            .display()
-            .to_string();
-        let fail = |expected: Value, actual: Value, reason: String| {
-            self.fail(step, None, expected, actual, reason)
-        };
-        match check {
-            FileCheck::Exists(want) => {
-                let exists = std::fs::symlink_metadata(p).is_ok();
-                if exists == *want {
-                    Ok(())
-                } else {
-                    Err(fail(
-                        json!({"path": written, "exists": want}),
-                        json!({"path": shown, "exists": exists}),
-                        format!(
-                            "{shown} {}",
-                            if exists { "exists" } else { "does not exist" }
-                        ),
-                    ))
-                }
-            }
-            FileCheck::Text(text) => {
-                let want = self.fill_text(step, text)?;
-                match std::fs::read(p) {
-                    Ok(b) if b == want.as_bytes() => Ok(()),
-                    Ok(b) => Err(fail(
-                        json!(want),
-                        json!(String::from_utf8_lossy(&b)),
-                        format!("{shown} holds other text"),
-                    )),
-                    Err(e) => Err(fail(
-                        json!(want),
-                        json!(e.to_string()),
-                        format!("{shown} cannot be read: {e}"),
-                    )),
-                }
-            }
-            FileCheck::Task(t) => {
-                let want = self.fill(step, t)?;
-                let bytes = std::fs::read(p).map_err(|e| {
-                    fail(
-                        want.clone(),
-                        json!(e.to_string()),
-                        format!("{shown} cannot be read: {e}"),
-                    )
-                })?;
-                let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                    fail(
-                        want.clone(),
-                        json!(String::from_utf8_lossy(&bytes)),
-                        format!("{shown} is not JSON: {e}"),
-                    )
-                })?;
-                let decoded = sandbox::decode_task(self.layout, &parsed);
-                match_task(&want, &decoded)
-                    .map_err(|m| fail(want.clone(), parsed.clone(), format!("{shown}: {m}")))
-            }
-        }
-    }
-
     /// Lists `list` through the step's session and decodes the tasks.
-    fn listing(&mut self, step: &Step, session: &str, list: &str) -> Result<Vec<Task>, Stop> {
+    pub(super) fn listing(
+        &mut self,
+        step: &Step,
+        session: &str,
+        list: &str,
+    ) -> Result<Vec<Task>, Stop> {
         let request = json!({"op": "list", "list": list});
-        let answer = self.call(step, session, &request)?;
-        match Response::from_json(&answer, Op::List) {
-            Ok(Response::Tasks { tasks, .. }) => Ok(tasks),
-            Ok(_) => Err(self.fail(
+        match self.call(step, session, &request)? {
+            Answer {
+                response: Some(Response::Tasks { tasks, .. }),
+                ..
+            } => Ok(tasks),
+            answer => Err(self.fail(
                 step,
                 Some(request),
                 json!({"ok": true}),
-                answer.clone(),
+                answer.json,
                 format!("cannot check list {list}: listing it failed"),
             )),
-            Err(m) => Err(Self::target_error(step, Some(request), m)),
         }
     }
 
@@ -1432,492 +616,25 @@ impl Run<'_> {
             broken.join("; "),
         ))
     }
-
-    fn concurrent(&mut self, step: &Step, c: &Concurrent) -> Result<(), Stop> {
-        // Every request is filled in before the lanes start, so that a lane only sends.
-        let mut plans: Vec<(String, Vec<Value>)> = Vec::new();
-        for lane in &c.lanes {
-            let mut reqs = Vec::with_capacity(lane.repeat);
-            for i in 0..lane.repeat {
-                let mut vars = self.vars.clone();
-                vars.insert("i".into(), json!(i));
-                let r = vars::substitute(&lane.send, &vars).map_err(|e| self.unbound(step, e))?;
-                reqs.push(r);
-            }
-            plans.push((lane.session.clone(), reqs));
-        }
-        // Lanes not yet open start together: each would start on the same root with nothing
-        // happening between, so starting them at once changes nothing but the wait. With
-        // `start_ahead` 0 every session opens alone, where it is first used.
-        let missing: Vec<String> = plans
-            .iter()
-            .map(|(name, _)| name.clone())
-            .filter(|n| !self.sessions.contains_key(n) && !self.failed_opens.contains_key(n))
-            .collect();
-        if missing.len() > 1 && self.config.start_ahead > 0 {
-            let root = self.sandbox.root().to_path_buf();
-            let options = self.config.session_options();
-            let target = &self.config.target;
-            let opened: Vec<_> = std::thread::scope(|scope| {
-                let handles: Vec<_> = missing
-                    .into_iter()
-                    .map(|name| {
-                        let root = &root;
-                        scope.spawn(move || (name, target.open_with_stderr(root, options)))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("opening a session does not panic"))
-                    .collect()
-            });
-            for (name, o) in opened {
-                match o {
-                    Ok(session) => {
-                        self.sessions.insert(name, session);
-                    }
-                    Err(failed) => {
-                        self.failed_opens.insert(name, failed);
-                    }
-                }
-            }
-        }
-        let mut taken: Vec<(String, Box<dyn Session>, Vec<Value>)> = Vec::new();
-        for (name, reqs) in plans {
-            self.session(step, &name)?;
-            let s = self.sessions.remove(&name).expect("opened above");
-            taken.push((name, s, reqs));
-        }
-        let barrier = Barrier::new(taken.len());
-        let t0 = Instant::now();
-        type LaneLog = Vec<LaneEntry>;
-        let finished: Vec<(String, Box<dyn Session>, LaneLog)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = taken
-                .into_iter()
-                .map(|(name, mut s, reqs)| {
-                    let barrier = &barrier;
-                    let lockstep = c.lockstep;
-                    scope.spawn(move || {
-                        let mut log = Vec::with_capacity(reqs.len());
-                        let mut broke = false;
-                        barrier.wait();
-                        for (k, r) in reqs.into_iter().enumerate() {
-                            if lockstep && k > 0 {
-                                barrier.wait();
-                            }
-                            // A broken session sends nothing more, but in lockstep it keeps
-                            // meeting the barrier, so no other lane waits for it forever.
-                            if broke {
-                                if lockstep {
-                                    continue;
-                                }
-                                break;
-                            }
-                            let invoke = t0.elapsed();
-                            let answer = s.call(&r);
-                            broke = answer.is_err();
-                            log.push((r, invoke, t0.elapsed(), answer));
-                        }
-                        (name, s, log)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .expect("a lane only sends requests and never panics")
-                })
-                .collect()
-        });
-        let mut acked = 0usize;
-        let mut sent = 0usize;
-        let mut first_error = None;
-        let mut lanes: Vec<(String, LaneLog)> = Vec::new();
-        for (name, s, log) in finished {
-            self.sessions.insert(name.clone(), s);
-            for (req, _, _, answer) in &log {
-                sent += 1;
-                match answer {
-                    Err(e) => {
-                        first_error.get_or_insert_with(|| {
-                            Self::target_error(
-                                step,
-                                Some(req.clone()),
-                                format!("session {name}: {e}"),
-                            )
-                        });
-                    }
-                    Ok(a) => {
-                        if let Err(m) = valid_answer(req, a) {
-                            first_error.get_or_insert_with(|| {
-                                Self::target_error(step, Some(req.clone()), m)
-                            });
-                        } else if a.get("ok") == Some(&Value::Bool(true)) {
-                            acked += 1;
-                        }
-                    }
-                }
-            }
-            lanes.push((name, log));
-        }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        let list = self.fill_text(step, &c.list)?;
-        let tasks = self.listing(step, VERIFY_SESSION, &list)?;
-        self.end(VERIFY_SESSION, false)
-            .map_err(|e| Self::target_error(step, None, format!("verification session: {e}")))?;
-        let history = lane_history(&lanes);
-        let broken = verify(c.verify, &history, &tasks);
-        if broken.is_empty() {
-            return Ok(());
-        }
-        let names: Vec<String> = lanes
-            .iter()
-            .enumerate()
-            .map(|(w, (name, _))| format!("writer {w} is lane {name}"))
-            .collect();
-        let summary = format!(
-            "{}: {} of {} acknowledged ({}); {} violation(s): {}",
-            c.verify.as_str(),
-            acked,
-            sent,
-            names.join(", "),
-            broken.len(),
-            broken
-                .iter()
-                .take(10)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-        match c.expect.get(self.config.profile) {
-            Some(VerifyExpect::Any) | None => {
-                self.notes.push(format!(
-                    "steps[{}] (not promised under {}): {summary}",
-                    step.index, self.config.profile
-                ));
-                Ok(())
-            }
-            Some(VerifyExpect::Holds) => Err(self.fail(
-                step,
-                None,
-                json!({"verify": c.verify.as_str(), "expect": "holds"}),
-                json!({"acknowledged": acked, "sent": sent, "violations": broken}),
-                summary,
-            )),
-        }
-    }
-}
-
-/// Writes a file, creating its folders.
-fn write_creating(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, bytes)
-}
-
-/// Checks that `answer` is a protocol-valid answer to `request` (SPEC §2). A request whose
-/// op is not one of the protocol's can only be judged as a failure or a plain success.
-fn valid_answer(request: &Value, answer: &Value) -> Result<(), String> {
-    let op = request
-        .get("op")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse::<Op>().ok());
-    let checked = match op {
-        Some(op) => Response::from_json(answer, op).map(|_| ()),
-        None => match answer.get("ok") {
-            Some(Value::Bool(true)) => Ok(()),
-            _ => Response::from_json(answer, Op::Delete).map(|_| ()),
-        },
-    };
-    checked.map_err(|reason| {
-        let op = op.map_or("malformed", Op::as_str);
-        format!("the adapter answered a {op} request with a malformed response: {reason}: {answer}")
-    })
 }
 
 /// What breaks `inv` in the graph, in words.
-fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
-    match inv {
-        Invariant::Acyclic => g
-            .cycles()
-            .into_iter()
-            .map(|c| {
-                let path: Vec<String> = c.iter().map(TaskId::to_string).collect();
-                format!("acyclic: cycle {}", path.join(" -> "))
-            })
-            .collect(),
-        Invariant::Mirrored => g
-            .half_edges()
-            .into_iter()
-            .map(|h| match h.missing {
-                crate::graph::MissingSide::BlockedBy => format!(
-                    "mirrored: {} blocks {} but {}'s blockedBy lacks {}",
-                    h.blocker, h.blocked, h.blocked, h.blocker
-                ),
-                crate::graph::MissingSide::Blocks => format!(
-                    "mirrored: {} is blockedBy {} but {}'s blocks lacks {}",
-                    h.blocked, h.blocker, h.blocker, h.blocked
-                ),
-            })
-            .collect(),
-        Invariant::NoDangling => g
-            .dangling()
-            .into_iter()
-            .map(|d| {
-                format!(
-                    "no_dangling: task {}'s {} names missing task {}",
-                    d.task,
-                    if d.in_blocked_by {
-                        "blockedBy"
-                    } else {
-                        "blocks"
-                    },
-                    d.missing
-                )
-            })
-            .collect(),
+pub(super) fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
+    let label = inv.as_str();
+    let words: Vec<String> = match inv {
+        Invariant::Acyclic => g.cycles().iter().map(|c| cycle_words(c)).collect(),
+        Invariant::Mirrored => g.half_edges().iter().map(|h| h.words(task_name)).collect(),
+        Invariant::NoDangling => g.dangling().iter().map(|d| d.words()).collect(),
         Invariant::CompletedBlockers => g
             .completed_with_unfinished_blockers()
-            .into_iter()
-            .map(|(t, bs)| {
-                let bs: Vec<String> = bs.iter().map(TaskId::to_string).collect();
-                format!(
-                    "completed_blockers: task {t} is completed but its blockers {} are not",
-                    bs.join(", ")
-                )
-            })
+            .iter()
+            .map(|(t, bs)| completed_words(*t, bs))
             .collect(),
         Invariant::UniqueIds => g
             .duplicate_ids()
             .iter()
-            .map(|id| format!("unique_ids: id {id} is listed more than once"))
+            .map(|id| format!("id {id} is listed more than once"))
             .collect(),
-    }
-}
-
-/// One request of a concurrent lane: the request, when it was sent and answered (since the
-/// block started), and the answer.
-type LaneEntry = (Value, Duration, Duration, Result<Value, TargetError>);
-
-/// The lanes' requests as a race-harness history, so that a concurrent block is judged by the
-/// same checker as `taskproof race` (and its witnesses explain what was lost, by whom). Lane
-/// `w` is session and writer `w`. Requests that are not well-formed requests cannot change
-/// anything and are left out; an answer that is not a valid response counts as unanswered.
-fn lane_history(lanes: &[(String, Vec<LaneEntry>)]) -> History {
-    let typed = |req: &Value| Request::from_json(req).ok();
-    let mut h = History::default();
-    // Every request's values are interned before any answer is turned into a view.
-    for (_, log) in lanes {
-        for (req, ..) in log {
-            if let Some(r) = typed(req) {
-                h.intern_request(&r);
-            }
-        }
-    }
-    for (w, (_, log)) in lanes.iter().enumerate() {
-        for (req, invoke, at, answer) in log {
-            let Some(r) = typed(req) else { continue };
-            let answer = match answer {
-                Ok(v) => Response::from_json(v, r.op()),
-                Err(e) => Err(e.to_string()),
-            };
-            h.record(w as u32, Some(w as u32), r, *invoke, *at, answer);
-        }
-    }
-    h
-}
-
-/// Judges a concurrent block's history against the listing afterwards, with the race
-/// harness's checker; each violation is a witness in plain words.
-fn verify(v: Verify, history: &History, tasks: &[Task]) -> Vec<String> {
-    let witnesses = match v {
-        Verify::MetadataKept => check::lost_metadata(history, tasks),
-        Verify::UniqueIds => {
-            let mut w = check::duplicate_ids(history, tasks);
-            w.extend(check::lost_creates(history, tasks));
-            w
-        }
-        Verify::OneClaim => check::claims(history, tasks),
-        Verify::Acyclic => {
-            return violations(&Graph::new(tasks), Invariant::Acyclic);
-        }
     };
-    witnesses.into_iter().map(|w| w.text).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn task(id: u64, owner: Option<&str>, metadata: Value) -> Task {
-        let mut t = Task::new(TaskId(id), format!("t{id}"));
-        t.owner = owner.map(str::to_string);
-        t.metadata = metadata.as_object().cloned().filter(|m| !m.is_empty());
-        t
-    }
-
-    /// A history of one lane per entry list, answered in order, 1 ms apart.
-    fn history(lanes: Vec<Vec<(Value, Value)>>) -> History {
-        let lanes: Vec<(String, Vec<LaneEntry>)> = lanes
-            .into_iter()
-            .enumerate()
-            .map(|(w, entries)| {
-                let log = entries
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, (req, answer))| {
-                        let t = Duration::from_millis((10 * k + w) as u64);
-                        (req, t, t + Duration::from_millis(1), Ok(answer))
-                    })
-                    .collect();
-                (format!("lane{w}"), log)
-            })
-            .collect();
-        lane_history(&lanes)
-    }
-
-    fn update(id: &str, md: Value, after: Value) -> (Value, Value) {
-        (
-            json!({"op": "update", "list": "l", "id": id, "patch": {"metadata": md}}),
-            json!({"ok": true, "task": {"id": id, "subject": "t1", "status": "pending", "metadata": after}}),
-        )
-    }
-
-    #[test]
-    fn metadata_kept_finds_a_lost_acknowledged_key() {
-        let h = history(vec![
-            vec![update("1", json!({"a0": 0}), json!({"a0": 0}))],
-            vec![update("1", json!({"b0": 0}), json!({"b0": 0}))],
-        ]);
-        let kept = [task(1, None, json!({"a0": 0, "b0": 0}))];
-        assert!(verify(Verify::MetadataKept, &h, &kept).is_empty());
-        let lost = [task(1, None, json!({"b0": 0}))];
-        let found = verify(Verify::MetadataKept, &h, &lost);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("a0"), "{found:?}");
-    }
-
-    #[test]
-    fn unique_ids_finds_an_id_handed_out_twice() {
-        let create = |s: &str, id: &str| {
-            (
-                json!({"op": "create", "list": "l", "task": {"subject": s}}),
-                json!({"ok": true, "task": {"id": id, "subject": s, "status": "pending"}}),
-            )
-        };
-        let h = history(vec![vec![create("t1", "1")], vec![create("t2", "1")]]);
-        let listed = [task(1, None, json!({}))];
-        let found = verify(Verify::UniqueIds, &h, &listed);
-        assert!(found.iter().any(|f| f.contains("t2")), "{found:?}");
-        assert!(
-            found.len() >= 2,
-            "a duplicate id and a lost create: {found:?}"
-        );
-        let fine = history(vec![vec![create("t1", "1")]]);
-        assert!(verify(Verify::UniqueIds, &fine, &listed).is_empty());
-    }
-
-    #[test]
-    fn one_claim_finds_a_double_claim() {
-        let claim = |id: &str, owner: &str| {
-            (
-                json!({"op": "claim", "list": "l", "id": id, "owner": owner}),
-                json!({"ok": true, "task": {"id": id, "subject": "t", "status": "in_progress", "owner": owner}}),
-            )
-        };
-        let listed = [task(1, Some("b"), json!({})), task(2, Some("c"), json!({}))];
-        let found = verify(
-            Verify::OneClaim,
-            &history(vec![
-                vec![claim("1", "a"), claim("2", "c")],
-                vec![claim("1", "b")],
-            ]),
-            &listed,
-        );
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("task 1"), "{found:?}");
-        let single = history(vec![vec![claim("1", "b"), claim("2", "c")]]);
-        assert!(verify(Verify::OneClaim, &single, &listed).is_empty());
-    }
-
-    #[test]
-    fn answers_are_checked_against_their_request() {
-        let get = json!({"op": "get", "list": "l", "id": "1"});
-        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "not_found"}})).is_ok());
-        assert!(valid_answer(&get, &json!({"ok": true})).is_err());
-        assert!(valid_answer(&get, &json!({"ok": false, "error": {"kind": "nope"}})).is_err());
-        let malformed = json!({"op": "fly"});
-        assert!(
-            valid_answer(
-                &malformed,
-                &json!({"ok": false, "error": {"kind": "invalid"}})
-            )
-            .is_ok()
-        );
-    }
-
-    fn scenario(steps: Value) -> Scenario {
-        let v = json!({"id": "s", "title": "t", "rules": ["S1"], "profiles": ["strict"], "steps": steps});
-        crate::scenario::load::parse_scenario(&v, std::path::Path::new("s.json")).unwrap()
-    }
-
-    #[test]
-    fn only_sessions_opened_before_anything_changes_are_opened_ahead() {
-        let s = scenario(json!([
-            {"open": "a"},
-            {"outside_file": {"name": "x", "text": "1"}},
-            {"open": "b"},
-            {"send": {"op": "list", "list": "l"}, "session": "c"},
-            {"open": "d"},
-        ]));
-        assert_eq!(early_sessions(&s, Profile::Strict), ["a", "b", "c"]);
-        let s = scenario(json!([
-            {"write_file": {"path": "l/1.json", "text": "{}"}},
-            {"send": {"op": "list", "list": "l"}},
-        ]));
-        assert!(early_sessions(&s, Profile::Strict).is_empty());
-        let s = scenario(json!([
-            {"concurrent": {"lanes": [{"send": {"op": "list", "list": "l"}}, {"session": "z", "send": {"op": "list", "list": "l"}}],
-                            "verify": "acyclic", "list": "l"}},
-        ]));
-        assert_eq!(early_sessions(&s, Profile::Strict), ["lane0", "z"]);
-    }
-
-    #[test]
-    fn opaque_skips_follow_lists_and_variables() {
-        let s = scenario(json!([
-            {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "bind": {"a": "task.id"}},
-            {"write_file": {"path": "l/9.json", "text": "{"}},
-            {"send": {"op": "list", "list": "l"}, "bind": {"n": "tasks.0.id"}},
-            {"send": {"op": "create", "list": "m", "task": {"subject": "${n}"}}},
-            {"send": {"op": "get", "list": "k", "id": "${a}"}, "expect": "anything"},
-            {"assert_file": {"path": "k/1.json", "exists": false}},
-            {"send": {"op": "list", "list": "k"}},
-        ]));
-        let skips = opaque_skips(&s, Profile::Strict);
-        let steps: Vec<usize> = skips.keys().copied().collect();
-        // 1 writes list l; 2 lists l; 3 uses ${n} bound by 2 (and so list m is unknown);
-        // 4 and 6 use list k, which only an assert_file (5, a read) touched.
-        assert_eq!(steps, [1, 2, 3, 5]);
-        assert_eq!(
-            skips[&3],
-            "uses ${n}, which skipped steps[2] would have bound"
-        );
-    }
-
-    #[test]
-    fn the_summary_line_counts_errors_apart_from_failures() {
-        let s = Summary {
-            passed: 3,
-            failed: 1,
-            skipped: 2,
-            errors: 1,
-        };
-        assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
-        assert!(!s.ok());
-    }
+    words.into_iter().map(|w| format!("{label}: {w}")).collect()
 }

@@ -10,10 +10,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::load::check_relative;
-use super::model::task_file_name;
 use crate::protocol::Layout;
 
 /// The most entries an escape report names; more are summarised by count.
@@ -150,7 +147,8 @@ pub fn task_paths(path: &str, layout: Layout) -> Result<String, String> {
         let end = after
             .find('}')
             .ok_or_else(|| format!("`{{task:` without a closing `}}` in {path:?}"))?;
-        let name = task_file_name(layout, &after[..end])
+        let name = layout
+            .file_name_of(&after[..end])
             .ok_or_else(|| "the target's layout is opaque".to_string())?;
         out.push_str(&name);
         rest = &after[end + 1..];
@@ -159,61 +157,9 @@ pub fn task_paths(path: &str, layout: Layout) -> Result<String, String> {
     Ok(out)
 }
 
-/// Encodes a task object as another program would store it in `layout`: the `id` field is
-/// added when missing, and in `s07` ids (`id`, `blocks`, `blockedBy`) are integers on disk.
-pub fn encode_task(layout: Layout, id: &str, task: &Value) -> Value {
-    let mut t = task.clone();
-    if let Value::Object(m) = &mut t {
-        m.entry("id")
-            .or_insert_with(|| Value::String(id.to_string()));
-        if layout == Layout::S07 {
-            for key in ["id", "blocks", "blockedBy"] {
-                if let Some(v) = m.get_mut(key) {
-                    map_ids(v, |s| s.parse::<u64>().ok().map(Value::from));
-                }
-            }
-        }
-    }
-    t
-}
-
-/// Decodes a task file of `layout` into the wire form (ids as strings).
-pub fn decode_task(layout: Layout, file: &Value) -> Value {
-    let mut t = file.clone();
-    if let (Value::Object(m), Layout::S07) = (&mut t, layout) {
-        for key in ["id", "blocks", "blockedBy"] {
-            if let Some(v) = m.get_mut(key) {
-                map_ids_back(v);
-            }
-        }
-    }
-    t
-}
-
-fn map_ids(v: &mut Value, f: impl Fn(&str) -> Option<Value> + Copy) {
-    match v {
-        Value::String(s) => {
-            if let Some(n) = f(s) {
-                *v = n;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| map_ids(i, f)),
-        _ => {}
-    }
-}
-
-fn map_ids_back(v: &mut Value) {
-    match v {
-        Value::Number(n) if n.is_u64() => *v = Value::String(n.to_string()),
-        Value::Array(items) => items.iter_mut().for_each(map_ids_back),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn task_paths_follow_the_layout() {
@@ -227,21 +173,6 @@ mod tests {
         );
         assert!(task_paths("l/{task:3}", Layout::Opaque).is_err());
         assert_eq!(task_paths("l/x.json", Layout::Opaque).unwrap(), "l/x.json");
-    }
-
-    #[test]
-    fn s07_stores_integer_ids() {
-        let t = json!({"subject": "a", "blocks": ["2"], "blockedBy": ["1", "x"]});
-        let on_disk = encode_task(Layout::S07, "3", &t);
-        assert_eq!(
-            on_disk,
-            json!({"subject": "a", "blocks": [2], "blockedBy": [1, "x"], "id": 3})
-        );
-        assert_eq!(
-            decode_task(Layout::S07, &on_disk),
-            json!({"subject": "a", "blocks": ["2"], "blockedBy": ["1", "x"], "id": "3"})
-        );
-        assert_eq!(encode_task(Layout::ClaudeCode, "3", &t)["id"], json!("3"));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::rule::Rule;
+
 /// One broken rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mutant {
@@ -92,26 +94,26 @@ impl Mutant {
     }
 
     /// The rule this mutant breaks.
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> Rule {
         match self {
-            Mutant::NoCycleCheck => "S7",
-            Mutant::NoReferenceCheck => "S6",
-            Mutant::NoMirror => "S8",
-            Mutant::OrphansOnDelete => "S10",
-            Mutant::AnyStatus => "S3",
-            Mutant::FinalNotFinal => "S4",
-            Mutant::NoAndBlocking => "S5",
-            Mutant::ReusedIds => "S1",
-            Mutant::ListsNotIsolated => "S13",
-            Mutant::FollowsSymlinks => "S17",
-            Mutant::EscapesRoot => "S13",
-            Mutant::UnknownFieldsDropped => "S16",
-            Mutant::CorruptHidden => "S15",
-            Mutant::MetadataReplaced => "S12",
-            Mutant::MemoryOnly => "S14",
-            Mutant::NoLock => "S19",
-            Mutant::TruncateWrite => "S18",
-            Mutant::ClaimWithoutLock => "S20",
+            Mutant::NoCycleCheck => Rule::S7,
+            Mutant::NoReferenceCheck => Rule::S6,
+            Mutant::NoMirror => Rule::S8,
+            Mutant::OrphansOnDelete => Rule::S10,
+            Mutant::AnyStatus => Rule::S3,
+            Mutant::FinalNotFinal => Rule::S4,
+            Mutant::NoAndBlocking => Rule::S5,
+            Mutant::ReusedIds => Rule::S1,
+            Mutant::ListsNotIsolated => Rule::S13,
+            Mutant::FollowsSymlinks => Rule::S17,
+            Mutant::EscapesRoot => Rule::S13,
+            Mutant::UnknownFieldsDropped => Rule::S16,
+            Mutant::CorruptHidden => Rule::S15,
+            Mutant::MetadataReplaced => Rule::S12,
+            Mutant::MemoryOnly => Rule::S14,
+            Mutant::NoLock => Rule::S19,
+            Mutant::TruncateWrite => Rule::S18,
+            Mutant::ClaimWithoutLock => Rule::S20,
         }
     }
 

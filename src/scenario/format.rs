@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::expect::Expect;
 use crate::profile::Profile;
-use crate::protocol::{Feature, Layout};
+use crate::protocol::Feature;
+use crate::rule::Rule;
 
 /// One scenario file.
 #[derive(Debug, Clone)]
@@ -18,7 +19,7 @@ pub struct Scenario {
     pub title: String,
     pub source: Option<String>,
     /// The SPEC rule ids the scenario checks.
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     /// Features named in the file; [`Scenario::needs_for`] adds what the steps use.
     pub needs: BTreeSet<Feature>,
     /// The profiles the scenario has expectations for.
@@ -66,7 +67,7 @@ pub struct Step {
     /// The profiles it runs under; `None` for all.
     pub only: Option<Vec<Profile>>,
     /// Rule ids for this step's failures; `None` for the scenario's.
-    pub rules: Option<Vec<String>>,
+    pub rules: Option<Vec<Rule>>,
     pub note: Option<String>,
     /// Set on a setup step that assumes something of the target (that it keeps a file of
     /// its own, say): what it assumes. When the step fails, the target does not meet the
@@ -365,13 +366,4 @@ pub enum VerifyExpect {
     Holds,
     /// Not promised: the result is reported, never failed.
     Any,
-}
-
-/// The layout-dependent name of a task file, for `{task:ID}` and `write_task`.
-pub fn task_file_name(layout: Layout, id: &str) -> Option<String> {
-    match layout {
-        Layout::ClaudeCode => Some(format!("{id}.json")),
-        Layout::S07 => Some(format!("task_{id}.json")),
-        Layout::Opaque => None,
-    }
 }

@@ -1,0 +1,255 @@
+//! The results of a run, as the events carry them to the reporters: a scenario's judged
+//! [`Outcome`] or the [`TargetFailure`] that kept it from being judged, each broken
+//! expectation ([`StepFailure`]), the suite's [`SuiteResult`] and its [`Summary`].
+//!
+//! A scenario ends in one of three outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
+//! broke an expectation: a conformance result) or [`Outcome::Skip`] (the target lacks what the
+//! scenario needs), or in a [`TargetFailure`]: the target crashed, hung, or broke the
+//! protocol, so nothing could be judged. The two are kept apart as proptest keeps a rejected
+//! case apart from a failed one.
+//!
+//! These types are the reporters' vocabulary; the scenario runner produces them, so its
+//! imports point here and never the other way.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::profile::Profile;
+use crate::protocol::{Answer, Hello};
+use crate::rule::Rule;
+
+/// The judged outcome of a scenario that the target did not break.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Pass,
+    Fail(Vec<StepFailure>),
+    Skip(String),
+}
+
+/// One broken expectation, with everything a person needs to act on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepFailure {
+    /// Index in the file's `steps` (`None` for checks after the last step).
+    pub step: Option<usize>,
+    pub session: Option<String>,
+    /// The request as sent (placeholders filled), when the step sent one.
+    pub request: Option<Value>,
+    pub expected: Value,
+    pub actual: Value,
+    /// What differs, in words.
+    pub reason: String,
+    pub rules: Vec<Rule>,
+    pub note: Option<String>,
+    /// The step as written in the file.
+    pub step_json: Option<Value>,
+}
+
+/// A step that did not run, and why (its file steps, against a target whose layout is
+/// opaque, and the steps that depend on them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepSkip {
+    pub step: usize,
+    pub reason: String,
+}
+
+/// The target crashed, hung or broke the protocol: nothing could be judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetFailure {
+    pub step: Option<usize>,
+    pub request: Option<Value>,
+    pub message: String,
+}
+
+/// One judged request of a scenario (a `send` step): what was sent, what came back, what
+/// the scenario expected, and the verdict. Every `send` step whose answer arrived and was
+/// protocol-valid gets one, in step order, whether it passed or not; a step whose request
+/// never got a valid answer is the scenario's [`TargetFailure`] instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// Index in the file's `steps`.
+    pub step: usize,
+    pub session: String,
+    /// The request as sent (placeholders filled).
+    pub request: Value,
+    /// The answer as received, and decoded.
+    pub answer: Answer,
+    /// The expectation as judged (placeholders filled), in the scenario file's form.
+    pub expected: Value,
+    pub verdict: StepVerdict,
+}
+
+/// Whether an answer met its expectation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepVerdict {
+    Pass,
+    /// It did not; what differs, in words.
+    Fail(String),
+}
+
+/// The result of one scenario.
+#[derive(Debug, Clone)]
+pub struct ScenarioResult {
+    pub id: String,
+    pub title: String,
+    pub file: std::path::PathBuf,
+    pub source: Option<String>,
+    pub rules: Vec<Rule>,
+    pub result: Result<Outcome, TargetFailure>,
+    /// What the target's sessions wrote to stderr (the tail, labelled by session).
+    pub stderr: String,
+    /// Observations that do not fail the scenario (a concurrent block the profile does not
+    /// promise, say).
+    pub notes: Vec<String>,
+    /// Steps that did not run while the rest of the scenario did.
+    pub skipped_steps: Vec<StepSkip>,
+    /// Every judged request, in order (reported as [`super::events::Event::StepFinished`]).
+    pub steps: Vec<StepRecord>,
+    pub elapsed: Duration,
+}
+
+/// The four ways a scenario can end, flattened for reports and counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OutcomeKind {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+impl OutcomeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Pass => "pass",
+            OutcomeKind::Fail => "fail",
+            OutcomeKind::Skip => "skip",
+            OutcomeKind::Error => "error",
+        }
+    }
+}
+
+impl ScenarioResult {
+    pub fn kind(&self) -> OutcomeKind {
+        match &self.result {
+            Ok(Outcome::Pass) => OutcomeKind::Pass,
+            Ok(Outcome::Fail(_)) => OutcomeKind::Fail,
+            Ok(Outcome::Skip(_)) => OutcomeKind::Skip,
+            Err(_) => OutcomeKind::Error,
+        }
+    }
+
+    pub fn failures(&self) -> &[StepFailure] {
+        match &self.result {
+            Ok(Outcome::Fail(f)) => f,
+            _ => &[],
+        }
+    }
+
+    /// Why it was skipped or errored, or a one-line summary of the first failure.
+    pub fn reason(&self) -> Option<String> {
+        match &self.result {
+            Ok(Outcome::Pass) => None,
+            Ok(Outcome::Skip(r)) => Some(r.clone()),
+            Ok(Outcome::Fail(f)) => f.first().map(|f| match f.step {
+                Some(i) => format!("steps[{i}]: {}", f.reason),
+                None => f.reason.clone(),
+            }),
+            Err(e) => Some(match e.step {
+                Some(i) => format!("steps[{i}]: {}", e.message),
+                None => e.message.clone(),
+            }),
+        }
+    }
+
+    /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
+    /// scenario failed.
+    pub fn failed_rules(&self) -> BTreeSet<Rule> {
+        self.failures()
+            .iter()
+            .flat_map(|f| f.rules.iter().copied())
+            .collect()
+    }
+}
+
+/// What is known about the target before any scenario runs: its `hello`, asked once on a
+/// scratch root.
+#[derive(Debug, Clone)]
+pub struct TargetInfo {
+    pub spec: String,
+    pub hello: Result<Hello, String>,
+    /// The adapter's stderr when the hello failed.
+    pub stderr: String,
+}
+
+/// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
+/// summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn add(&mut self, kind: OutcomeKind) {
+        match kind {
+            OutcomeKind::Pass => self.passed += 1,
+            OutcomeKind::Fail => self.failed += 1,
+            OutcomeKind::Skip => self.skipped += 1,
+            OutcomeKind::Error => self.errors += 1,
+        }
+    }
+
+    /// Whether the run is a success: nothing failed or errored.
+    pub fn ok(&self) -> bool {
+        self.failed == 0 && self.errors == 0
+    }
+
+    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
+    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
+    /// starts `N passed, N failed` as before, for CI scripts that read it.
+    pub fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} errors, {} skipped",
+            self.passed, self.failed, self.errors, self.skipped
+        )
+    }
+}
+
+/// The results of a suite, sorted by scenario id.
+#[derive(Debug, Clone)]
+pub struct SuiteResult {
+    pub target: TargetInfo,
+    pub profile: Profile,
+    pub scenarios: Vec<ScenarioResult>,
+    pub elapsed: Duration,
+}
+
+impl SuiteResult {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for r in &self.scenarios {
+            s.add(r.kind());
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_counts_errors_apart_from_failures() {
+        let s = Summary {
+            passed: 3,
+            failed: 1,
+            skipped: 2,
+            errors: 1,
+        };
+        assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
+        assert!(!s.ok());
+    }
+}
