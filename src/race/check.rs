@@ -898,10 +898,7 @@ pub fn linearizability(
     let verdicts: Vec<(TaskId, Verdict, Option<usize>)> = parts
         .par_iter()
         .map(|(id, entries)| {
-            let model = TaskModel {
-                id: *id,
-                keys: &history.keys,
-            };
+            let model = TaskModel::new(*id, &history.keys, entries);
             let v = linear::check(&model, entries, budget);
             let stuck = match &v {
                 Verdict::NotLinearizable { stuck, .. } => entries[*stuck].op.history_index,
