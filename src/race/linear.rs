@@ -121,14 +121,31 @@ impl Events {
     fn new<O>(entries: &[Entry<O>]) -> Events {
         // (time, call-before-return at equal times, op): an operation that completes at
         // the very moment another is invoked is treated as concurrent with it.
-        let mut items: Vec<(Duration, u8, usize)> = Vec::new();
+        // Calls and returns are sorted apart and merged: a history comes in invoke order,
+        // and its answers nearly in order, so each sort is close to a pass over a run.
+        let mut calls: Vec<(Duration, u8, usize)> = Vec::with_capacity(entries.len());
+        let mut returns: Vec<(Duration, u8, usize)> = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
-            items.push((e.invoke, 0, i));
+            calls.push((e.invoke, 0, i));
             if let Some(c) = e.complete {
-                items.push((c.max(e.invoke), 1, i));
+                returns.push((c.max(e.invoke), 1, i));
             }
         }
-        items.sort();
+        // Unstable sorts give the same order: no two items are equal (each op has one
+        // call and at most one return).
+        calls.sort_unstable();
+        returns.sort_unstable();
+        let mut items = Vec::with_capacity(calls.len() + returns.len());
+        let (mut c, mut r) = (calls.into_iter().peekable(), returns.into_iter().peekable());
+        loop {
+            let next = match (c.peek(), r.peek()) {
+                (Some(a), Some(b)) if a <= b => c.next(),
+                (_, Some(_)) => r.next(),
+                (Some(_), None) => c.next(),
+                (None, None) => break,
+            };
+            items.extend(next);
+        }
         let n = items.len() + 1;
         let mut ev = Events {
             kind: vec![Kind::Call; n],

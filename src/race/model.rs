@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use std::collections::{HashMap, HashSet};
 
-use super::history::{Completion, History, KeyTable, Operation, TaskView};
+use super::history::{Completion, History, KeyTable, TaskView};
 use super::linear::{Entry, Model};
 use crate::protocol::{ErrorKind, Request};
-use crate::task::{Change, NewTask, Status, Task, TaskId};
+use crate::task::{Change, NewTask, Patch, Status, Task, TaskId};
 
 /// The model's state of one task. `exists: false` is a task that was never created.
 ///
@@ -186,29 +186,21 @@ fn ids(set: &BTreeSet<TaskId>) -> String {
     format!("[{}]", v.join(", "))
 }
 
-/// What one operation does to one task. Its values are borrowed from the history's
-/// request: the partition builds one action per operation and copies no text.
+/// What one operation does to one task. It borrows the history's request: the partition
+/// builds one action per operation and copies nothing (an entry that held its own copy of
+/// the patch was four times the size, and building a million of them cost more than
+/// searching them).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action<'h> {
     Create {
-        subject: &'h str,
-        owner: Option<&'h str>,
-        active_form: Option<&'h str>,
-        blocks: BTreeSet<TaskId>,
-        blocked_by: BTreeSet<TaskId>,
+        task: &'h NewTask,
+        /// The interned metadata pairs it sets.
         metadata: Cow<'h, [u32]>,
     },
     Update {
-        subject: Option<&'h str>,
-        status: Option<Status>,
-        owner: Change<&'h str>,
-        active_form: Change<&'h str>,
+        patch: &'h Patch,
+        /// The interned metadata pairs it sets (null values are not pairs).
         metadata_set: Cow<'h, [u32]>,
-        metadata_clear: bool,
-        add_blocks: &'h [TaskId],
-        add_blocked_by: &'h [TaskId],
-        remove_blocks: &'h [TaskId],
-        remove_blocked_by: &'h [TaskId],
     },
     Claim {
         owner: &'h str,
@@ -227,9 +219,9 @@ pub enum Action<'h> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expect<'h> {
     /// Acknowledged; the answer showed this task (`None`: not observed on this task). The
-    /// view is borrowed from the history: copying every answer would cost as much as the
-    /// search itself.
-    Ok(Option<Cow<'h, TaskView>>),
+    /// view is borrowed from the history (or from the final listing's views): copying
+    /// every answer would cost as much as the search itself.
+    Ok(Option<&'h TaskView>),
     /// The final listing did not hold the task.
     Absent,
     /// Refused with this kind; nothing changed.
@@ -301,9 +293,13 @@ impl<'a> TaskModel<'a> {
             {
                 return Err(ErrorKind::NotFound);
             }
-            Action::Update {
-                status: Some(st), ..
-            } if s.status == Status::Completed && *st != Status::Completed => {
+            Action::Update { patch, .. }
+                if s.status == Status::Completed
+                    && patch
+                        .status
+                        .as_ref()
+                        .is_some_and(|st| *st != Status::Completed) =>
+            {
                 return Err(ErrorKind::Transition);
             }
             Action::Claim { .. } if s.owner.is_some() || s.status != Status::Pending => {
@@ -313,61 +309,46 @@ impl<'a> TaskModel<'a> {
         }
         let mut n = s.clone();
         match a {
-            Action::Create {
-                subject,
-                owner,
-                active_form,
-                blocks,
-                blocked_by,
-                metadata,
-            } => {
+            Action::Create { task, metadata } => {
                 n.exists = true;
-                n.subject = subject;
+                n.subject = &task.subject;
                 n.status = Status::Pending;
-                n.owner = *owner;
-                n.active_form = *active_form;
-                n.blocks = blocks.clone();
-                n.blocked_by = blocked_by.clone();
+                n.owner = task.owner.as_deref();
+                n.active_form = task.active_form.as_deref();
+                n.blocks = task.blocks.iter().copied().collect();
+                n.blocked_by = task.blocked_by.iter().copied().collect();
                 n.metadata.clear();
                 for &p in metadata.iter() {
                     self.set(&mut n.metadata, p);
                 }
             }
             Action::Update {
-                subject,
-                status,
-                owner,
-                active_form,
+                patch,
                 metadata_set,
-                metadata_clear,
-                add_blocks,
-                add_blocked_by,
-                remove_blocks,
-                remove_blocked_by,
             } => {
-                if let Some(x) = subject {
+                if let Some(x) = &patch.subject {
                     n.subject = x;
                 }
-                change(&mut n.owner, owner);
-                change(&mut n.active_form, active_form);
-                if *metadata_clear {
+                change(&mut n.owner, &patch.owner);
+                change(&mut n.active_form, &patch.active_form);
+                if matches!(patch.metadata, Change::Remove) {
                     n.metadata.clear();
                 }
                 for &p in metadata_set.iter() {
                     // A key holds one value: setting it replaces whatever it held.
                     self.set(&mut n.metadata, p);
                 }
-                for x in remove_blocked_by.iter() {
+                for x in &patch.remove_blocked_by {
                     n.blocked_by.remove(x);
                 }
-                for x in remove_blocks.iter() {
+                for x in &patch.remove_blocks {
                     n.blocks.remove(x);
                 }
-                if let Some(st) = status {
+                if let Some(st) = &patch.status {
                     n.status = st.clone();
                 }
-                n.blocked_by.extend(add_blocked_by.iter().copied());
-                n.blocks.extend(add_blocks.iter().copied());
+                n.blocked_by.extend(patch.add_blocked_by.iter().copied());
+                n.blocks.extend(patch.add_blocks.iter().copied());
                 if n.on_local_cycle(self.id) {
                     return Err(ErrorKind::Cycle);
                 }
@@ -401,7 +382,7 @@ impl<'a> TaskModel<'a> {
     }
 }
 
-fn change<'h>(slot: &mut Option<&'h str>, c: &Change<&'h str>) {
+fn change<'h>(slot: &mut Option<&'h str>, c: &'h Change<String>) {
     match c {
         Change::Keep => {}
         Change::Remove => *slot = None,
@@ -524,36 +505,39 @@ fn judged(kind: ErrorKind) -> bool {
     )
 }
 
-/// Splits the history into one sub-history per task, adding the final listing as a read of
-/// every task at `end` (after every answered operation).
+/// The final listing as views, one per listed task, for [`partition`] to borrow.
+pub fn final_views(history: &History, final_tasks: &[Task]) -> Vec<TaskView> {
+    final_tasks
+        .iter()
+        .map(|t| TaskView::new(t, &history.keys))
+        .collect()
+}
+
+/// Splits the history into one sub-history per task, adding the final listing (`listed`,
+/// from [`final_views`]) as a read of every task at `end` (after every answered
+/// operation). Each sub-history is then to be pruned ([`prune_unobserved`]), which is left
+/// to the caller so that it runs task by task beside the searches.
 pub fn partition<'h>(
     history: &'h History,
-    final_tasks: &[Task],
+    listed: &'h [TaskView],
     end: Duration,
 ) -> BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> {
     let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> = BTreeMap::new();
-    let keys = &history.keys;
     // Each task's list is given its room at once (at most one entry per task an operation
     // names): grown entry by entry, the lists were copied over and over.
     let mut room: BTreeMap<TaskId, usize> = BTreeMap::new();
     for op in &history.ops {
-        let (edges, other): (&[TaskId], &[TaskId]) = match &op.request {
-            Request::Create { task, .. } => (&task.blocked_by, &task.blocks),
-            Request::Update { patch, .. } => (&patch.add_blocked_by, &patch.add_blocks),
-            _ => (&[], &[]),
+        let named: [&[TaskId]; 4] = match &op.request {
+            Request::Create { task, .. } => [&task.blocked_by, &task.blocks, &[], &[]],
+            Request::Update { patch, .. } => [
+                &patch.add_blocked_by,
+                &patch.add_blocks,
+                &patch.remove_blocked_by,
+                &patch.remove_blocks,
+            ],
+            _ => [&[]; 4],
         };
-        let removed: (&[TaskId], &[TaskId]) = match &op.request {
-            Request::Update { patch, .. } => (&patch.remove_blocked_by, &patch.remove_blocks),
-            _ => (&[], &[]),
-        };
-        for id in op
-            .task_id()
-            .iter()
-            .chain(edges)
-            .chain(other)
-            .chain(removed.0)
-            .chain(removed.1)
-        {
+        for id in op.task_id().iter().chain(named.into_iter().flatten()) {
             *room.entry(*id).or_default() += 1;
         }
     }
@@ -562,7 +546,7 @@ pub fn partition<'h>(
     }
     for op in &history.ops {
         let (expect, complete) = match &op.completion {
-            Completion::Ok { at, .. } => (Expect::Ok(op.answer().map(Cow::Borrowed)), Some(*at)),
+            Completion::Ok { at, .. } => (Expect::Ok(op.answer()), Some(*at)),
             Completion::Fail { at, kind, .. } if judged(*kind) => (Expect::Fail(*kind), Some(*at)),
             Completion::Fail { .. } => continue,
             Completion::Info { at, .. } => (Expect::Unknown, history.info_bounded.then_some(*at)),
@@ -599,7 +583,8 @@ pub fn partition<'h>(
                         push(b, edge(true, false, id), side(&expect));
                     }
                 }
-                push(id, create(history, op, task), expect);
+                let metadata = history.pair_slice(op);
+                push(id, Action::Create { task, metadata }, expect);
             }
             Request::Update { id, patch, .. } => {
                 if effects {
@@ -616,24 +601,15 @@ pub fn partition<'h>(
                         push(x, edge(false, false, *id), side(&expect));
                     }
                 }
-                let (metadata_set, metadata_clear) = match &patch.metadata {
-                    Change::Set(_) => (history.pair_slice(op), false),
-                    Change::Remove => (Cow::Borrowed(&[][..]), true),
-                    Change::Keep => (Cow::Borrowed(&[][..]), false),
+                let metadata_set = match &patch.metadata {
+                    Change::Set(_) => history.pair_slice(op),
+                    Change::Remove | Change::Keep => Cow::Borrowed(&[][..]),
                 };
                 push(
                     *id,
                     Action::Update {
-                        subject: patch.subject.as_deref(),
-                        status: patch.status.clone(),
-                        owner: borrow(&patch.owner),
-                        active_form: borrow(&patch.active_form),
+                        patch,
                         metadata_set,
-                        metadata_clear,
-                        add_blocks: &patch.add_blocks,
-                        add_blocked_by: &patch.add_blocked_by,
-                        remove_blocks: &patch.remove_blocks,
-                        remove_blocked_by: &patch.remove_blocked_by,
                     },
                     expect,
                 );
@@ -650,7 +626,8 @@ pub fn partition<'h>(
     }
     // Tasks that were only named by operations that left no entry.
     parts.retain(|_, entries| !entries.is_empty());
-    let listed: BTreeMap<TaskId, &Task> = final_tasks.iter().map(|t| (t.id, t)).collect();
+    // The last view of an id listed twice, as a map from id keeps it.
+    let listed: BTreeMap<TaskId, &TaskView> = listed.iter().map(|t| (t.id, t)).collect();
     // An unanswered create has no known id: it may be any listed task that no answered
     // create accounts for and that has its subject.
     // Indexed by subject, in history order: looking them up per listed task costs what they
@@ -680,7 +657,10 @@ pub fn partition<'h>(
             entries.push(Entry {
                 op: TaskOp {
                     history_index: Some(o.index),
-                    action: create(history, o, new),
+                    action: Action::Create {
+                        task: new,
+                        metadata: history.pair_slice(o),
+                    },
                     expect: Expect::Unknown,
                 },
                 invoke: o.invoke,
@@ -691,7 +671,7 @@ pub fn partition<'h>(
     }
     for (id, entries) in parts.iter_mut() {
         let expect = match listed.get(id) {
-            Some(t) => Expect::Ok(Some(Cow::Owned(TaskView::new(t, keys)))),
+            Some(t) => Expect::Ok(Some(*t)),
             None => Expect::Absent,
         };
         entries.push(Entry {
@@ -704,28 +684,8 @@ pub fn partition<'h>(
             complete: Some(end),
             optional: false,
         });
-        prune_unobserved(entries);
     }
     parts
-}
-
-fn create<'h>(history: &'h History, op: &'h Operation, task: &'h NewTask) -> Action<'h> {
-    Action::Create {
-        subject: &task.subject,
-        owner: task.owner.as_deref(),
-        active_form: task.active_form.as_deref(),
-        blocks: task.blocks.iter().copied().collect(),
-        blocked_by: task.blocked_by.iter().copied().collect(),
-        metadata: history.pair_slice(op),
-    }
-}
-
-fn borrow(c: &Change<String>) -> Change<&str> {
-    match c {
-        Change::Keep => Change::Keep,
-        Change::Set(v) => Change::Set(v),
-        Change::Remove => Change::Remove,
-    }
 }
 
 /// Drops unanswered updates whose effect no answer ever shows: each sets only metadata
@@ -734,7 +694,7 @@ fn borrow(c: &Change<String>) -> Change<&str> {
 /// helps explain the history, so leaving it out changes no verdict, and it spares the
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
-fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
+pub fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
     // Only pairs that unanswered updates set need looking for in the answers: a bit per
     // pair up to the highest of those, marked from each answer's sorted pairs until it
     // passes that (every answer holds the task's whole metadata; collecting all of it into
@@ -751,61 +711,53 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
     let mut pairs = vec![0u64; top.map_or(0, |t| t / 64 + 1)];
     let mut subjects: HashSet<&str, FastHash> = HashSet::default();
     let mut forms: HashSet<&str, FastHash> = HashSet::default();
-    // The final listing's view is owned by its entry, which `retain` below may move:
-    // its texts are copied (the other views are the history's).
-    let (mut own_subjects, mut own_forms) = (Vec::new(), Vec::new());
     for e in entries.iter() {
-        if let Expect::Ok(Some(v)) = &e.op.expect {
+        if let Expect::Ok(Some(v)) = e.op.expect {
             if let Some(top) = top {
-                for p in v.metadata.iter().take_while(|&p| p <= top) {
-                    pairs[p / 64] |= 1 << (p % 64);
+                // Every answer holds the task's whole metadata: this loop runs over every
+                // pair of every answer, so it is kept to a shift and an or.
+                let held = v.metadata.as_slice();
+                let upto = held.partition_point(|&p| p as usize <= top);
+                for &p in &held[..upto] {
+                    pairs[p as usize / 64] |= 1 << (p % 64);
                 }
             }
-            match v {
-                Cow::Borrowed(v) => {
-                    subjects.insert(v.subject.as_str());
-                    forms.extend(v.active_form.as_deref());
-                }
-                Cow::Owned(v) => {
-                    own_subjects.push(v.subject.clone());
-                    own_forms.extend(v.active_form.clone());
-                }
-            }
+            subjects.insert(v.subject.as_str());
+            forms.extend(v.active_form.as_deref());
         }
     }
-    subjects.extend(own_subjects.iter().map(String::as_str));
-    forms.extend(own_forms.iter().map(String::as_str));
     entries.retain(|e| {
         let Expect::Unknown = e.op.expect else {
             return true;
         };
         let Action::Update {
-            subject,
-            status: None,
-            owner: Change::Keep,
-            active_form,
+            patch,
             metadata_set,
-            metadata_clear: false,
-            add_blocks,
-            add_blocked_by,
-            remove_blocks,
-            remove_blocked_by,
         } = &e.op.action
         else {
             return true;
         };
-        let edges = !(add_blocks.is_empty()
-            && add_blocked_by.is_empty()
-            && remove_blocks.is_empty()
-            && remove_blocked_by.is_empty());
+        if patch.status.is_some()
+            || patch.owner != Change::Keep
+            || matches!(patch.metadata, Change::Remove)
+        {
+            return true;
+        }
+        let edges = !(patch.add_blocks.is_empty()
+            && patch.add_blocked_by.is_empty()
+            && patch.remove_blocks.is_empty()
+            && patch.remove_blocked_by.is_empty());
         let seen = metadata_set
             .iter()
             .map(|&p| p as usize)
             .any(|p| pairs.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0))
-            || subject.is_some_and(|x| subjects.contains(x))
-            || match active_form {
+            || patch
+                .subject
+                .as_deref()
+                .is_some_and(|x| subjects.contains(x))
+            || match &patch.active_form {
                 Change::Keep => false,
-                Change::Set(a) => forms.contains(a),
+                Change::Set(a) => forms.contains(a.as_str()),
                 Change::Remove => true,
             };
         edges || seen
@@ -826,17 +778,17 @@ mod tests {
     use crate::race::history::PairSet;
 
     fn update(metadata_set: Vec<u32>, owner: Change<&'static str>) -> Action<'static> {
+        let patch = Patch {
+            owner: match owner {
+                Change::Keep => Change::Keep,
+                Change::Set(o) => Change::Set(o.to_string()),
+                Change::Remove => Change::Remove,
+            },
+            ..Patch::default()
+        };
         Action::Update {
-            subject: None,
-            status: None,
-            owner,
-            active_form: Change::Keep,
+            patch: Box::leak(Box::new(patch)),
             metadata_set: Cow::Owned(metadata_set),
-            metadata_clear: false,
-            add_blocks: &[],
-            add_blocked_by: &[],
-            remove_blocks: &[],
-            remove_blocked_by: &[],
         }
     }
 
@@ -874,7 +826,7 @@ mod tests {
             entry(update(vec![1], Change::Keep), Expect::Unknown),
             // An owner decides later claims, so it is kept even when never read back.
             entry(update(vec![], Change::Set("x")), Expect::Unknown),
-            entry(Action::Read, Expect::Ok(Some(Cow::Owned(view)))),
+            entry(Action::Read, Expect::Ok(Some(Box::leak(Box::new(view))))),
         ];
         prune_unobserved(&mut entries);
         let kept: Vec<&Action> = entries.iter().map(|e| &e.op.action).collect();
