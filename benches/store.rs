@@ -81,11 +81,25 @@ struct Row {
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let plan = if full { FULL } else { SMOKE };
+    let mut plan = if full { FULL } else { SMOKE };
     let base = std::env::var_os("TASKPROOF_BENCH_DIR").map(PathBuf::from);
+    // For profiling one part by hand: `TASKPROOF_BENCH_SIZES=10000` and
+    // `TASKPROOF_BENCH_FSYNC=off` (or `on`) measure only that; no report is written then.
+    let sizes: Option<Vec<usize>> = std::env::var("TASKPROOF_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect());
+    let fsyncs: Vec<bool> = match std::env::var("TASKPROOF_BENCH_FSYNC").as_deref() {
+        Ok("off") => vec![false],
+        Ok("on") => vec![true],
+        _ => vec![false, true],
+    };
+    let partial = sizes.is_some() || fsyncs.len() == 1;
+    if let Some(sizes) = sizes {
+        plan.sizes = sizes.leak();
+    }
     let mut rows = Vec::new();
     for &size in plan.sizes {
-        for fsync in [false, true] {
+        for &fsync in &fsyncs {
             let samples = if fsync {
                 plan.samples.1
             } else {
@@ -125,7 +139,7 @@ fn main() {
             }
         }
     }
-    if full {
+    if full && !partial {
         let dir = bench_dir(&base);
         write_reports(&rows, &plan, dir.path());
     }

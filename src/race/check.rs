@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::history::{Completion, History, Operation, TaskView, secs};
 use super::linear::{self, Verdict};
-use super::model::{TaskModel, partition};
+use super::model::{TaskModel, final_views, partition, prune_unobserved};
 use crate::graph::Graph;
 use crate::profile::Profile;
 use crate::protocol::Request;
@@ -231,16 +231,27 @@ pub fn check_all(history: &History, fin: &FinalState<'_>, lin_budget: u64) -> Fi
     for k in AnomalyKind::ALL {
         f.counts.insert(k, 0);
     }
-    f.add(lost_metadata(history, fin.tasks));
-    f.add(lost_fields(history, fin.tasks));
-    f.add(lost_creates(history, fin.tasks));
-    f.add(duplicate_ids(history, fin.tasks));
-    f.add(claims(history, fin.tasks));
-    f.add(lost_edges(history, fin.tasks));
-    f.add(torn_writes(fin.torn));
-    f.add(corrupt_files(fin.corrupt));
-    f.add(graph_anomalies(fin.tasks));
-    let (lin, ws) = linearizability(history, fin.tasks, fin.end, lin_budget);
+    // The linearizability search runs beside the other checks (it is most of the work, and
+    // spreads over the cores itself); the witnesses keep their order.
+    let (others, (lin, ws)) = rayon::join(
+        || {
+            [
+                lost_metadata(history, fin.tasks),
+                lost_fields(history, fin.tasks),
+                lost_creates(history, fin.tasks),
+                duplicate_ids(history, fin.tasks),
+                claims(history, fin.tasks),
+                lost_edges(history, fin.tasks),
+                torn_writes(fin.torn),
+                corrupt_files(fin.corrupt),
+                graph_anomalies(fin.tasks),
+            ]
+        },
+        || linearizability(history, fin.tasks, fin.end, lin_budget),
+    );
+    for ws in others {
+        f.add(ws);
+    }
     f.lin = lin;
     f.add(ws);
     f
@@ -377,7 +388,7 @@ pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     // have come after it, that is, when some other write ends after it was invoked, and
     // the latest end among the others is one of these two.
     type Last = [Option<(Duration, usize)>; 2];
-    let mut writes: HashMap<(TaskId, usize), Last> = HashMap::new();
+    let mut writes: HashMap<(TaskId, usize), Last, foldhash::fast::FixedState> = HashMap::default();
     for op in history.ops.iter().filter(|o| o.is_ok() || o.is_info()) {
         let Some(task) = op.task_id() else { continue };
         let end = if op.is_info() {
@@ -884,20 +895,19 @@ pub fn linearizability(
     budget: u64,
 ) -> (LinSummary, Vec<Witness>) {
     use rayon::prelude::*;
-    let parts: Vec<_> = partition(history, final_tasks, end).into_iter().collect();
+    let listed = final_views(history, final_tasks);
+    let parts: Vec<_> = partition(history, &listed, end).into_iter().collect();
     let verdicts: Vec<(TaskId, Verdict, Option<usize>)> = parts
-        .par_iter()
-        .map(|(id, entries)| {
-            let model = TaskModel {
-                id: *id,
-                keys: &history.keys,
-            };
-            let v = linear::check(&model, entries, budget);
+        .into_par_iter()
+        .map(|(id, mut entries)| {
+            prune_unobserved(&mut entries);
+            let model = TaskModel::new(id, &history.keys, &entries);
+            let v = linear::check(&model, &entries, budget);
             let stuck = match &v {
                 Verdict::NotLinearizable { stuck, .. } => entries[*stuck].op.history_index,
                 _ => None,
             };
-            (*id, v, stuck)
+            (id, v, stuck)
         })
         .collect();
     let mut sum = LinSummary {

@@ -59,6 +59,11 @@ impl PairSet {
         self.0.is_empty()
     }
 
+    /// The members' numbers, smallest first.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.0
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -392,6 +397,21 @@ impl History {
             None => (None, Some(op.metadata_pairs(&self.keys))),
         };
         hit.into_iter().flatten().chain(miss.into_iter().flatten())
+    }
+
+    /// The interned metadata pairs `op` sets, as a slice: borrowed when they were
+    /// remembered at [`History::push`], else looked up.
+    pub fn pair_slice<'a>(&'a self, op: &'a Operation) -> std::borrow::Cow<'a, [u32]> {
+        match self
+            .op_pairs
+            .get(op.index)
+            .filter(|_| self.ops.get(op.index).is_some_and(|o| std::ptr::eq(o, op)))
+        {
+            Some(p) => std::borrow::Cow::Borrowed(p),
+            None => {
+                std::borrow::Cow::Owned(op.metadata_pairs(&self.keys).map(|p| p as u32).collect())
+            }
+        }
     }
 
     /// Number of requests by completion: (acknowledged, failed, unknown).

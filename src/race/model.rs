@@ -13,52 +13,141 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use std::collections::{HashMap, HashSet};
 
-use super::history::{Completion, History, KeyTable, PairSet, TaskView};
+use super::history::{Completion, History, KeyTable, TaskView};
 use super::linear::{Entry, Model};
 use crate::protocol::{ErrorKind, Request};
-use crate::task::{Change, Status, Task, TaskId};
+use crate::task::{Change, NewTask, Patch, Status, Task, TaskId};
 
 /// The model's state of one task. `exists: false` is a task that was never created.
+///
+/// The strings are borrowed from the history's requests (every value the model can give a
+/// field comes from one), so that a step, which builds a new state, copies no text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TaskState {
+pub struct TaskState<'h> {
     pub exists: bool,
-    pub subject: String,
+    pub subject: &'h str,
     pub status: Status,
-    pub owner: Option<String>,
-    pub active_form: Option<String>,
+    pub owner: Option<&'h str>,
+    pub active_form: Option<&'h str>,
     pub blocks: BTreeSet<TaskId>,
     pub blocked_by: BTreeSet<TaskId>,
-    pub metadata: PairSet,
+    pub metadata: Meta,
 }
 
-impl TaskState {
-    fn absent() -> TaskState {
+/// The metadata pairs a model state holds, with an index from each of the task's keys to
+/// the pair it holds, in one allocation. The pairs are kept as a view's [`PairSet`] keeps
+/// them (sorted numbers), so comparing the state with an answer compares two slices; the
+/// index makes setting a key cost a lookup and two binary searches, where finding the old
+/// value of the key in the sorted pairs cost a pass over all of them (and a lookup of each
+/// one's key) at every step of the search.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    /// `buf[..slots]`: the pair each key of the task holds, [`Meta::NONE`] for none, at the
+    /// key's slot ([`TaskModel::slot`]); `buf[slots..]`: the pairs held, smallest first.
+    buf: Vec<u32>,
+    slots: usize,
+}
+
+impl Meta {
+    const NONE: u32 = u32::MAX;
+
+    fn empty(slots: usize) -> Meta {
+        Meta {
+            buf: vec![Meta::NONE; slots],
+            slots,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.buf.truncate(self.slots);
+        self.buf.fill(Meta::NONE);
+    }
+
+    /// Gives the key at `slot` the pair `p`, dropping the pair it held.
+    fn set(&mut self, slot: usize, p: u32) {
+        let old = std::mem::replace(&mut self.buf[slot], p);
+        let pairs = self.slots;
+        if old == p {
+            return;
+        }
+        if old != Meta::NONE
+            && let Ok(i) = self.buf[pairs..].binary_search(&old)
+        {
+            self.buf.remove(pairs + i);
+        }
+        if let Err(i) = self.buf[pairs..].binary_search(&p) {
+            self.buf.insert(pairs + i, p);
+        }
+    }
+
+    /// The pairs held, smallest first.
+    pub fn pairs(&self) -> &[u32] {
+        &self.buf[self.slots..]
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len() - self.slots
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, p: usize) -> bool {
+        u32::try_from(p).is_ok_and(|p| self.pairs().binary_search(&p).is_ok())
+    }
+
+    /// The pairs held, smallest first.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pairs().iter().map(|&p| p as usize)
+    }
+}
+
+/// Two states' metadata are equal when they hold the same pairs: the index follows from
+/// them.
+impl PartialEq for Meta {
+    fn eq(&self, other: &Meta) -> bool {
+        self.pairs() == other.pairs()
+    }
+}
+
+impl Eq for Meta {}
+
+impl Hash for Meta {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.pairs().hash(h);
+    }
+}
+
+impl<'h> TaskState<'h> {
+    fn absent(slots: usize) -> TaskState<'h> {
         TaskState {
             exists: false,
-            subject: String::new(),
+            subject: "",
             status: Status::Pending,
             owner: None,
             active_form: None,
             blocks: BTreeSet::new(),
             blocked_by: BTreeSet::new(),
-            metadata: PairSet::default(),
+            metadata: Meta::empty(slots),
         }
     }
 
     fn matches(&self, v: &TaskView) -> bool {
         self.exists
             && !v.foreign
+            && self.metadata.pairs() == v.metadata.as_slice()
             && self.subject == v.subject
             && self.status == v.status
-            && self.owner == v.owner
-            && self.active_form == v.active_form
+            && self.owner == v.owner.as_deref()
+            && self.active_form == v.active_form.as_deref()
             && self.blocks == v.blocks
             && self.blocked_by == v.blocked_by
-            && self.metadata == v.metadata
     }
 
     /// A task that lists another both as blocker and as blocked, or itself, is on a cycle:
@@ -69,7 +158,7 @@ impl TaskState {
             || self.blocks.intersection(&self.blocked_by).next().is_some()
     }
 
-    fn describe(&self, keys: &KeyTable) -> String {
+    fn describe(&self) -> String {
         if !self.exists {
             return "absent".into();
         }
@@ -88,7 +177,6 @@ impl TaskState {
             s += &format!(", blocks {}", ids(&self.blocks));
         }
         s += &format!(", {} metadata keys", self.metadata.len());
-        let _ = keys;
         s
     }
 }
@@ -98,31 +186,24 @@ fn ids(set: &BTreeSet<TaskId>) -> String {
     format!("[{}]", v.join(", "))
 }
 
-/// What one operation does to one task.
+/// What one operation does to one task. It borrows the history's request: the partition
+/// builds one action per operation and copies nothing (an entry that held its own copy of
+/// the patch was four times the size, and building a million of them cost more than
+/// searching them).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum Action<'h> {
     Create {
-        subject: String,
-        owner: Option<String>,
-        active_form: Option<String>,
-        blocks: BTreeSet<TaskId>,
-        blocked_by: BTreeSet<TaskId>,
-        metadata: Vec<usize>,
+        task: &'h NewTask,
+        /// The interned metadata pairs it sets.
+        metadata: Cow<'h, [u32]>,
     },
     Update {
-        subject: Option<String>,
-        status: Option<Status>,
-        owner: Change<String>,
-        active_form: Change<String>,
-        metadata_set: Vec<usize>,
-        metadata_clear: bool,
-        add_blocks: Vec<TaskId>,
-        add_blocked_by: Vec<TaskId>,
-        remove_blocks: Vec<TaskId>,
-        remove_blocked_by: Vec<TaskId>,
+        patch: &'h Patch,
+        /// The interned metadata pairs it sets (null values are not pairs).
+        metadata_set: Cow<'h, [u32]>,
     },
     Claim {
-        owner: String,
+        owner: &'h str,
     },
     Read,
     /// The other side of an edge change addressed to another task (S8).
@@ -138,9 +219,9 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expect<'h> {
     /// Acknowledged; the answer showed this task (`None`: not observed on this task). The
-    /// view is borrowed from the history: copying every answer would cost as much as the
-    /// search itself.
-    Ok(Option<Cow<'h, TaskView>>),
+    /// view is borrowed from the history (or from the final listing's views): copying
+    /// every answer would cost as much as the search itself.
+    Ok(Option<&'h TaskView>),
     /// The final listing did not hold the task.
     Absent,
     /// Refused with this kind; nothing changed.
@@ -154,116 +235,134 @@ pub enum Expect<'h> {
 pub struct TaskOp<'h> {
     /// Index in the history; `None` for the final listing.
     pub history_index: Option<usize>,
-    pub action: Action,
+    pub action: Action<'h>,
     pub expect: Expect<'h>,
 }
+
+/// A hasher for the key index: quality enough for interned numbers, and the same in every
+/// run.
+type FastHash = foldhash::fast::FixedState;
 
 /// The model of one task.
 pub struct TaskModel<'a> {
     pub id: TaskId,
     pub keys: &'a KeyTable,
+    /// Key number -> its slot in a state's [`Meta`] index: every key the task's operations
+    /// set, numbered from 0.
+    slots: HashMap<u32, u32, FastHash>,
 }
 
-impl TaskModel<'_> {
+impl<'a> TaskModel<'a> {
+    /// The model of task `id`, able to hold every metadata key `entries` set.
+    pub fn new(id: TaskId, keys: &'a KeyTable, entries: &[Entry<TaskOp<'_>>]) -> TaskModel<'a> {
+        let mut slots: HashMap<u32, u32, FastHash> = HashMap::default();
+        for e in entries {
+            let pairs = match &e.op.action {
+                Action::Create { metadata, .. } => metadata,
+                Action::Update { metadata_set, .. } => metadata_set,
+                _ => continue,
+            };
+            for &p in pairs.iter() {
+                let next = slots.len() as u32;
+                slots
+                    .entry(keys.key_number(p as usize) as u32)
+                    .or_insert(next);
+            }
+        }
+        TaskModel { id, keys, slots }
+    }
+
+    /// Gives pair `p`'s key the value `p` in `m`.
+    fn set(&self, m: &mut Meta, p: u32) {
+        let key = self.keys.key_number(p as usize) as u32;
+        let slot = self.slots[&key];
+        m.set(slot as usize, p);
+    }
+
     /// Applies the action as the strict store would; `Err` carries the error it would give.
-    fn apply(&self, s: &TaskState, a: &Action) -> Result<TaskState, ErrorKind> {
+    fn apply<'h>(&self, s: &TaskState<'h>, a: &Action<'h>) -> Result<TaskState<'h>, ErrorKind> {
+        // Refusals are found before the state is copied.
+        match a {
+            Action::Create { .. } if s.exists => {
+                // Ids are assigned by the store: a create answered with the id of a task
+                // that exists is a duplicate id; nothing explains it.
+                return Err(ErrorKind::Invalid);
+            }
+            Action::Update { .. } | Action::Claim { .. } | Action::Read | Action::Edge { .. }
+                if !s.exists =>
+            {
+                return Err(ErrorKind::NotFound);
+            }
+            Action::Update { patch, .. }
+                if s.status == Status::Completed
+                    && patch
+                        .status
+                        .as_ref()
+                        .is_some_and(|st| *st != Status::Completed) =>
+            {
+                return Err(ErrorKind::Transition);
+            }
+            Action::Claim { .. } if s.owner.is_some() || s.status != Status::Pending => {
+                return Err(ErrorKind::Conflict);
+            }
+            _ => {}
+        }
         let mut n = s.clone();
         match a {
-            Action::Create {
-                subject,
-                owner,
-                active_form,
-                blocks,
-                blocked_by,
-                metadata,
-            } => {
-                if s.exists {
-                    // Ids are assigned by the store: a create answered with the id of a
-                    // task that exists is a duplicate id; nothing explains it.
-                    return Err(ErrorKind::Invalid);
-                }
-                n = TaskState {
-                    exists: true,
-                    subject: subject.clone(),
-                    status: Status::Pending,
-                    owner: owner.clone(),
-                    active_form: active_form.clone(),
-                    blocks: blocks.clone(),
-                    blocked_by: blocked_by.clone(),
-                    metadata: PairSet::default(),
-                };
-                for &k in metadata {
-                    n.metadata.insert(k);
+            Action::Create { task, metadata } => {
+                n.exists = true;
+                n.subject = &task.subject;
+                n.status = Status::Pending;
+                n.owner = task.owner.as_deref();
+                n.active_form = task.active_form.as_deref();
+                n.blocks = task.blocks.iter().copied().collect();
+                n.blocked_by = task.blocked_by.iter().copied().collect();
+                n.metadata.clear();
+                for &p in metadata.iter() {
+                    self.set(&mut n.metadata, p);
                 }
             }
             Action::Update {
-                subject,
-                status,
-                owner,
-                active_form,
+                patch,
                 metadata_set,
-                metadata_clear,
-                add_blocks,
-                add_blocked_by,
-                remove_blocks,
-                remove_blocked_by,
             } => {
-                if !s.exists {
-                    return Err(ErrorKind::NotFound);
+                if let Some(x) = &patch.subject {
+                    n.subject = x;
                 }
-                if let Some(x) = subject {
-                    n.subject = x.clone();
+                change(&mut n.owner, &patch.owner);
+                change(&mut n.active_form, &patch.active_form);
+                if matches!(patch.metadata, Change::Remove) {
+                    n.metadata.clear();
                 }
-                change(&mut n.owner, owner);
-                change(&mut n.active_form, active_form);
-                if *metadata_clear {
-                    n.metadata = PairSet::default();
-                }
-                for &p in metadata_set {
+                for &p in metadata_set.iter() {
                     // A key holds one value: setting it replaces whatever it held.
-                    n.metadata.set(self.keys, p);
+                    self.set(&mut n.metadata, p);
                 }
-                for x in remove_blocked_by {
+                for x in &patch.remove_blocked_by {
                     n.blocked_by.remove(x);
                 }
-                for x in remove_blocks {
+                for x in &patch.remove_blocks {
                     n.blocks.remove(x);
                 }
-                if let Some(st) = status {
-                    if s.status == Status::Completed && *st != Status::Completed {
-                        return Err(ErrorKind::Transition);
-                    }
+                if let Some(st) = &patch.status {
                     n.status = st.clone();
                 }
-                n.blocked_by.extend(add_blocked_by.iter().copied());
-                n.blocks.extend(add_blocks.iter().copied());
+                n.blocked_by.extend(patch.add_blocked_by.iter().copied());
+                n.blocks.extend(patch.add_blocks.iter().copied());
                 if n.on_local_cycle(self.id) {
                     return Err(ErrorKind::Cycle);
                 }
             }
             Action::Claim { owner } => {
-                if !s.exists {
-                    return Err(ErrorKind::NotFound);
-                }
-                if s.owner.is_some() || s.status != Status::Pending {
-                    return Err(ErrorKind::Conflict);
-                }
                 n.status = Status::InProgress;
-                n.owner = Some(owner.clone());
+                n.owner = Some(owner);
             }
-            Action::Read => {
-                if !s.exists {
-                    return Err(ErrorKind::NotFound);
-                }
-            }
+            Action::Read => {}
             Action::Edge {
                 add,
                 in_blocks,
                 other,
             } => {
-                if !s.exists {
-                    return Err(ErrorKind::NotFound);
-                }
                 let set = if *in_blocks {
                     &mut n.blocks
                 } else {
@@ -283,27 +382,31 @@ impl TaskModel<'_> {
     }
 }
 
-fn change(slot: &mut Option<String>, c: &Change<String>) {
+fn change<'h>(slot: &mut Option<&'h str>, c: &'h Change<String>) {
     match c {
         Change::Keep => {}
         Change::Remove => *slot = None,
-        Change::Set(v) => *slot = Some(v.clone()),
+        Change::Set(v) => *slot = Some(v),
     }
 }
 
+/// `key=value` of the first three of `pairs`, for witnesses.
+fn show_pairs(keys: &KeyTable, pairs: impl Iterator<Item = usize>) -> Vec<String> {
+    pairs.take(3).map(|k| keys.show(k)).collect()
+}
+
 impl<'a> Model for TaskModel<'a> {
-    type State = TaskState;
+    type State = TaskState<'a>;
     type Op = TaskOp<'a>;
 
-    fn init(&self) -> TaskState {
-        TaskState::absent()
+    fn init(&self) -> TaskState<'a> {
+        TaskState::absent(self.slots.len())
     }
 
-    fn step(&self, s: &TaskState, op: &TaskOp<'a>) -> Option<TaskState> {
-        let applied = self.apply(s, &op.action);
+    fn step(&self, s: &TaskState<'a>, op: &TaskOp<'a>) -> Option<TaskState<'a>> {
         match &op.expect {
             Expect::Ok(view) => {
-                let n = applied.ok()?;
+                let n = self.apply(s, &op.action).ok()?;
                 match view {
                     Some(v) if !n.matches(v) => None,
                     _ => Some(n),
@@ -311,15 +414,17 @@ impl<'a> Model for TaskModel<'a> {
             }
             Expect::Absent => (!s.exists).then(|| s.clone()),
             // A refusal must be the one the model gives; nothing changes.
-            Expect::Fail(kind) => (applied.err() == Some(*kind)).then(|| s.clone()),
+            Expect::Fail(kind) => {
+                (self.apply(s, &op.action).err() == Some(*kind)).then(|| s.clone())
+            }
             // An unanswered operation that would be refused changes nothing either way, so
             // placing it is the same as never placing it.
-            Expect::Unknown => applied.ok(),
+            Expect::Unknown => self.apply(s, &op.action).ok(),
         }
     }
 
-    fn explain(&self, s: &TaskState, op: &TaskOp<'a>) -> String {
-        let before = s.describe(self.keys);
+    fn explain(&self, s: &TaskState<'a>, op: &TaskOp<'a>) -> String {
+        let before = s.describe();
         match (&op.expect, self.apply(s, &op.action)) {
             (Expect::Ok(_), Err(_)) if op.history_index.is_none() => {
                 "the final listing holds it, but no request that could have created it fits".into()
@@ -335,10 +440,10 @@ impl<'a> Model for TaskModel<'a> {
                 if n.status != v.status {
                     diffs.push(format!("status {} for {}", v.status, n.status));
                 }
-                if n.owner != v.owner {
+                if n.owner != v.owner.as_deref() {
                     diffs.push(format!("owner {:?} for {:?}", v.owner, n.owner));
                 }
-                if n.active_form != v.active_form {
+                if n.active_form != v.active_form.as_deref() {
                     diffs.push(format!(
                         "activeForm {:?} for {:?}",
                         v.active_form, n.active_form
@@ -354,23 +459,17 @@ impl<'a> Model for TaskModel<'a> {
                         ids(&n.blocked_by)
                     ));
                 }
-                let missing: Vec<String> = n
-                    .metadata
-                    .iter()
-                    .filter(|&k| !v.metadata.contains(k))
-                    .map(|k| self.keys.show(k))
-                    .take(3)
-                    .collect();
+                let missing = show_pairs(
+                    self.keys,
+                    n.metadata.iter().filter(|&k| !v.metadata.contains(k)),
+                );
                 if !missing.is_empty() {
                     diffs.push(format!("metadata without {}", missing.join(", ")));
                 }
-                let extra: Vec<String> = v
-                    .metadata
-                    .iter()
-                    .filter(|&k| !n.metadata.contains(k))
-                    .map(|k| self.keys.show(k))
-                    .take(3)
-                    .collect();
+                let extra = show_pairs(
+                    self.keys,
+                    v.metadata.iter().filter(|&k| !n.metadata.contains(k)),
+                );
                 if !extra.is_empty() {
                     diffs.push(format!(
                         "metadata with {} not yet written",
@@ -406,24 +505,54 @@ fn judged(kind: ErrorKind) -> bool {
     )
 }
 
-/// Splits the history into one sub-history per task, adding the final listing as a read of
-/// every task at `end` (after every answered operation).
+/// The final listing as views, one per listed task, for [`partition`] to borrow.
+pub fn final_views(history: &History, final_tasks: &[Task]) -> Vec<TaskView> {
+    final_tasks
+        .iter()
+        .map(|t| TaskView::new(t, &history.keys))
+        .collect()
+}
+
+/// Splits the history into one sub-history per task, adding the final listing (`listed`,
+/// from [`final_views`]) as a read of every task at `end` (after every answered
+/// operation). Each sub-history is then to be pruned ([`prune_unobserved`]), which is left
+/// to the caller so that it runs task by task beside the searches.
 pub fn partition<'h>(
     history: &'h History,
-    final_tasks: &[Task],
+    listed: &'h [TaskView],
     end: Duration,
 ) -> BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> {
     let mut parts: BTreeMap<TaskId, Vec<Entry<TaskOp<'h>>>> = BTreeMap::new();
-    let keys = &history.keys;
+    // Each task's list is given its room at once (at most one entry per task an operation
+    // names): grown entry by entry, the lists were copied over and over.
+    let mut room: BTreeMap<TaskId, usize> = BTreeMap::new();
+    for op in &history.ops {
+        let named: [&[TaskId]; 4] = match &op.request {
+            Request::Create { task, .. } => [&task.blocked_by, &task.blocks, &[], &[]],
+            Request::Update { patch, .. } => [
+                &patch.add_blocked_by,
+                &patch.add_blocks,
+                &patch.remove_blocked_by,
+                &patch.remove_blocks,
+            ],
+            _ => [&[]; 4],
+        };
+        for id in op.task_id().iter().chain(named.into_iter().flatten()) {
+            *room.entry(*id).or_default() += 1;
+        }
+    }
+    for (id, n) in room {
+        parts.insert(id, Vec::with_capacity(n + 1));
+    }
     for op in &history.ops {
         let (expect, complete) = match &op.completion {
-            Completion::Ok { at, .. } => (Expect::Ok(op.answer().map(Cow::Borrowed)), Some(*at)),
+            Completion::Ok { at, .. } => (Expect::Ok(op.answer()), Some(*at)),
             Completion::Fail { at, kind, .. } if judged(*kind) => (Expect::Fail(*kind), Some(*at)),
             Completion::Fail { .. } => continue,
             Completion::Info { at, .. } => (Expect::Unknown, history.info_bounded.then_some(*at)),
         };
         let optional = matches!(expect, Expect::Unknown);
-        let mut push = |id: TaskId, action: Action, expect: Expect<'h>| {
+        let mut push = |id: TaskId, action: Action<'h>, expect: Expect<'h>| {
             parts.entry(id).or_default().push(Entry {
                 op: TaskOp {
                     history_index: Some(op.index),
@@ -446,7 +575,6 @@ pub fn partition<'h>(
             Request::Create { task, .. } => {
                 // An unanswered create has no known id; it is judged by the final listing.
                 let Some(id) = op.task_id() else { continue };
-                let metadata = history.pairs(op).collect();
                 if effects {
                     for &b in &task.blocked_by {
                         push(b, edge(true, true, id), side(&expect));
@@ -455,18 +583,8 @@ pub fn partition<'h>(
                         push(b, edge(true, false, id), side(&expect));
                     }
                 }
-                push(
-                    id,
-                    Action::Create {
-                        subject: task.subject.clone(),
-                        owner: task.owner.clone(),
-                        active_form: task.active_form.clone(),
-                        blocks: task.blocks.iter().copied().collect(),
-                        blocked_by: task.blocked_by.iter().copied().collect(),
-                        metadata,
-                    },
-                    expect,
-                );
+                let metadata = history.pair_slice(op);
+                push(id, Action::Create { task, metadata }, expect);
             }
             Request::Update { id, patch, .. } => {
                 if effects {
@@ -483,35 +601,20 @@ pub fn partition<'h>(
                         push(x, edge(false, false, *id), side(&expect));
                     }
                 }
-                let (metadata_set, metadata_clear) = match &patch.metadata {
-                    Change::Set(_) => (history.pairs(op).collect(), false),
-                    Change::Remove => (Vec::new(), true),
-                    Change::Keep => (Vec::new(), false),
+                let metadata_set = match &patch.metadata {
+                    Change::Set(_) => history.pair_slice(op),
+                    Change::Remove | Change::Keep => Cow::Borrowed(&[][..]),
                 };
                 push(
                     *id,
                     Action::Update {
-                        subject: patch.subject.clone(),
-                        status: patch.status.clone(),
-                        owner: patch.owner.clone(),
-                        active_form: patch.active_form.clone(),
+                        patch,
                         metadata_set,
-                        metadata_clear,
-                        add_blocks: patch.add_blocks.clone(),
-                        add_blocked_by: patch.add_blocked_by.clone(),
-                        remove_blocks: patch.remove_blocks.clone(),
-                        remove_blocked_by: patch.remove_blocked_by.clone(),
                     },
                     expect,
                 );
             }
-            Request::Claim { id, owner, .. } => push(
-                *id,
-                Action::Claim {
-                    owner: owner.clone(),
-                },
-                expect,
-            ),
+            Request::Claim { id, owner, .. } => push(*id, Action::Claim { owner }, expect),
             Request::Get { id, .. } => {
                 if matches!(expect, Expect::Ok(_) | Expect::Fail(_)) {
                     push(*id, Action::Read, expect)
@@ -521,7 +624,10 @@ pub fn partition<'h>(
             Request::Delete { .. } | Request::List { .. } | Request::Hello => {}
         }
     }
-    let listed: BTreeMap<TaskId, &Task> = final_tasks.iter().map(|t| (t.id, t)).collect();
+    // Tasks that were only named by operations that left no entry.
+    parts.retain(|_, entries| !entries.is_empty());
+    // The last view of an id listed twice, as a map from id keeps it.
+    let listed: BTreeMap<TaskId, &TaskView> = listed.iter().map(|t| (t.id, t)).collect();
     // An unanswered create has no known id: it may be any listed task that no answered
     // create accounts for and that has its subject.
     // Indexed by subject, in history order: looking them up per listed task costs what they
@@ -552,12 +658,8 @@ pub fn partition<'h>(
                 op: TaskOp {
                     history_index: Some(o.index),
                     action: Action::Create {
-                        subject: new.subject.clone(),
-                        owner: new.owner.clone(),
-                        active_form: new.active_form.clone(),
-                        blocks: new.blocks.iter().copied().collect(),
-                        blocked_by: new.blocked_by.iter().copied().collect(),
-                        metadata: history.pairs(o).collect(),
+                        task: new,
+                        metadata: history.pair_slice(o),
                     },
                     expect: Expect::Unknown,
                 },
@@ -569,7 +671,7 @@ pub fn partition<'h>(
     }
     for (id, entries) in parts.iter_mut() {
         let expect = match listed.get(id) {
-            Some(t) => Expect::Ok(Some(Cow::Owned(TaskView::new(t, keys)))),
+            Some(t) => Expect::Ok(Some(*t)),
             None => Expect::Absent,
         };
         entries.push(Entry {
@@ -582,7 +684,6 @@ pub fn partition<'h>(
             complete: Some(end),
             optional: false,
         });
-        prune_unobserved(entries);
     }
     parts
 }
@@ -593,7 +694,7 @@ pub fn partition<'h>(
 /// helps explain the history, so leaving it out changes no verdict, and it spares the
 /// search from trying it at every point (each one would double the configurations to try
 /// when proving a history wrong).
-fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
+pub fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
     // Only pairs that unanswered updates set need looking for in the answers: a bit per
     // pair up to the highest of those, marked from each answer's sorted pairs until it
     // passes that (every answer holds the task's whole metadata; collecting all of it into
@@ -606,25 +707,23 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
             _ => None,
         })
         .max()
-        .copied();
+        .map(|&t| t as usize);
     let mut pairs = vec![0u64; top.map_or(0, |t| t / 64 + 1)];
-    let mut subjects = HashSet::new();
-    let mut forms = HashSet::new();
+    let mut subjects: HashSet<&str, FastHash> = HashSet::default();
+    let mut forms: HashSet<&str, FastHash> = HashSet::default();
     for e in entries.iter() {
-        if let Expect::Ok(Some(v)) = &e.op.expect {
+        if let Expect::Ok(Some(v)) = e.op.expect {
             if let Some(top) = top {
-                for p in v.metadata.iter().take_while(|&p| p <= top) {
-                    pairs[p / 64] |= 1 << (p % 64);
+                // Every answer holds the task's whole metadata: this loop runs over every
+                // pair of every answer, so it is kept to a shift and an or.
+                let held = v.metadata.as_slice();
+                let upto = held.partition_point(|&p| p as usize <= top);
+                for &p in &held[..upto] {
+                    pairs[p as usize / 64] |= 1 << (p % 64);
                 }
             }
-            if !subjects.contains(&v.subject) {
-                subjects.insert(v.subject.clone());
-            }
-            if let Some(a) = &v.active_form
-                && !forms.contains(a)
-            {
-                forms.insert(a.clone());
-            }
+            subjects.insert(v.subject.as_str());
+            forms.extend(v.active_form.as_deref());
         }
     }
     entries.retain(|e| {
@@ -632,38 +731,40 @@ fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
             return true;
         };
         let Action::Update {
-            subject,
-            status: None,
-            owner: Change::Keep,
-            active_form,
+            patch,
             metadata_set,
-            metadata_clear: false,
-            add_blocks,
-            add_blocked_by,
-            remove_blocks,
-            remove_blocked_by,
         } = &e.op.action
         else {
             return true;
         };
-        let edges = !(add_blocks.is_empty()
-            && add_blocked_by.is_empty()
-            && remove_blocks.is_empty()
-            && remove_blocked_by.is_empty());
+        if patch.status.is_some()
+            || patch.owner != Change::Keep
+            || matches!(patch.metadata, Change::Remove)
+        {
+            return true;
+        }
+        let edges = !(patch.add_blocks.is_empty()
+            && patch.add_blocked_by.is_empty()
+            && patch.remove_blocks.is_empty()
+            && patch.remove_blocked_by.is_empty());
         let seen = metadata_set
             .iter()
-            .any(|&p| pairs.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0))
-            || subject.as_ref().is_some_and(|x| subjects.contains(x))
-            || match active_form {
+            .map(|&p| p as usize)
+            .any(|p| pairs.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0))
+            || patch
+                .subject
+                .as_deref()
+                .is_some_and(|x| subjects.contains(x))
+            || match &patch.active_form {
                 Change::Keep => false,
-                Change::Set(a) => forms.contains(a),
+                Change::Set(a) => forms.contains(a.as_str()),
                 Change::Remove => true,
             };
         edges || seen
     });
 }
 
-fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action {
+fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action<'static> {
     Action::Edge {
         add,
         in_blocks,
@@ -674,23 +775,24 @@ fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::race::history::PairSet;
 
-    fn update(metadata_set: Vec<usize>, owner: Change<String>) -> Action {
+    fn update(metadata_set: Vec<u32>, owner: Change<&'static str>) -> Action<'static> {
+        let patch = Patch {
+            owner: match owner {
+                Change::Keep => Change::Keep,
+                Change::Set(o) => Change::Set(o.to_string()),
+                Change::Remove => Change::Remove,
+            },
+            ..Patch::default()
+        };
         Action::Update {
-            subject: None,
-            status: None,
-            owner,
-            active_form: Change::Keep,
-            metadata_set,
-            metadata_clear: false,
-            add_blocks: Vec::new(),
-            add_blocked_by: Vec::new(),
-            remove_blocks: Vec::new(),
-            remove_blocked_by: Vec::new(),
+            patch: Box::leak(Box::new(patch)),
+            metadata_set: Cow::Owned(metadata_set),
         }
     }
 
-    fn entry(action: Action, expect: Expect<'static>) -> Entry<TaskOp<'static>> {
+    fn entry(action: Action<'static>, expect: Expect<'static>) -> Entry<TaskOp<'static>> {
         let optional = matches!(expect, Expect::Unknown);
         Entry {
             op: TaskOp {
@@ -723,8 +825,8 @@ mod tests {
             entry(update(vec![0], Change::Keep), Expect::Unknown),
             entry(update(vec![1], Change::Keep), Expect::Unknown),
             // An owner decides later claims, so it is kept even when never read back.
-            entry(update(vec![], Change::Set("x".into())), Expect::Unknown),
-            entry(Action::Read, Expect::Ok(Some(Cow::Owned(view)))),
+            entry(update(vec![], Change::Set("x")), Expect::Unknown),
+            entry(Action::Read, Expect::Ok(Some(Box::leak(Box::new(view))))),
         ];
         prune_unobserved(&mut entries);
         let kept: Vec<&Action> = entries.iter().map(|e| &e.op.action).collect();

@@ -360,28 +360,27 @@ impl Dir {
             Mode::empty(),
         )
         .map_err(errno_io)?;
-        let mut dir = rfs::Dir::read_from(&fd).map_err(errno_io)?;
         let mut out = Vec::new();
-        while let Some(entry) = dir.read() {
-            let entry = entry.map_err(errno_io)?;
-            let bytes = entry.file_name().to_bytes();
-            if bytes == b"." || bytes == b".." {
-                continue;
+        // On Linux the names are read with one large buffer: rustix's `Dir` starts with
+        // room for a few dozen names and grows slowly, and on ext4 each `getdents` call on a
+        // hashed folder rebuilds part of its hash order, so a list of 10,000 tasks spent a
+        // fifth of its time in some hundred small calls.
+        #[cfg(target_os = "linux")]
+        {
+            let mut buf = vec![std::mem::MaybeUninit::<u8>::uninit(); 256 * 1024];
+            let mut dir = rfs::RawDir::new(&fd, &mut buf);
+            while let Some(entry) = dir.next() {
+                let entry = entry.map_err(errno_io)?;
+                push_entry(&mut out, entry.file_name().to_bytes(), entry.file_type());
             }
-            let name = match String::from_utf8(bytes.to_vec()) {
-                Ok(s) => s,
-                // A name that is not UTF-8 is never a task file; keep it visible as lossy text.
-                Err(e) => OsString::from_vec(e.into_bytes())
-                    .to_string_lossy()
-                    .into_owned(),
-            };
-            let ft = entry.file_type();
-            let ft = if ft == FileType::Unknown {
-                None
-            } else {
-                Some(ft)
-            };
-            out.push((name, ft));
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut dir = rfs::Dir::read_from(&fd).map_err(errno_io)?;
+            while let Some(entry) = dir.read() {
+                let entry = entry.map_err(errno_io)?;
+                push_entry(&mut out, entry.file_name().to_bytes(), entry.file_type());
+            }
         }
         Ok(out)
     }
@@ -417,6 +416,22 @@ impl Dir {
 #[derive(Debug)]
 pub struct LockGuard {
     _fd: OwnedFd,
+}
+
+/// Adds one folder entry to `out`: `.` and `..` left out, the type `None` when the folder
+/// does not say.
+fn push_entry(out: &mut Vec<(String, Option<FileType>)>, bytes: &[u8], ft: FileType) {
+    if bytes == b"." || bytes == b".." {
+        return;
+    }
+    let name = match String::from_utf8(bytes.to_vec()) {
+        Ok(s) => s,
+        // A name that is not UTF-8 is never a task file; keep it visible as lossy text.
+        Err(e) => OsString::from_vec(e.into_bytes())
+            .to_string_lossy()
+            .into_owned(),
+    };
+    out.push((name, (ft != FileType::Unknown).then_some(ft)));
 }
 
 #[cfg(test)]
