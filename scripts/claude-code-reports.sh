@@ -5,11 +5,16 @@
 #
 #   scripts/claude-code-reports.sh                  # 2.1.17 2.1.20 2.1.21 2.1.112 latest
 #   scripts/claude-code-reports.sh 2.1.112          # one version
-#   OPS=20 CASES=20 TIMEOUT=60 scripts/claude-code-reports.sh 2.1.17
+#   OPS=20 CASES=20 STEPS=24 SHRINK_TIME=60 TIMEOUT=60 scripts/claude-code-reports.sh 2.1.17
 #
-# Needs node and npm (versions are installed into the cache on first use). Every command's
+# The probes (reports/claude-code/probes/) pass where the version shows the behaviours the
+# issue named: mirrored edges, a status outside the three refused, a dangling edge dropped,
+# unknown fields stripped, unreadable files left out of TaskList, list names sanitised.
+#
+# Needs node, npm and python3 (versions are installed into the cache on first use). Every command's
 # exit status is kept in VERSION/status.txt: 1 means the target was found wanting (expected
-# under strict), 3 that it broke the protocol (a target error, to be looked at).
+# under strict), 3 that it broke the protocol (a target error, to be looked at), with the
+# seconds it took and the load average when it ended.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +25,39 @@ bin=${TASKPROOF:-target/release/taskproof}
 timeout=${TIMEOUT:-60}
 ops=${OPS:-10}
 cases=${CASES:-10}
+steps=${STEPS:-12}
+shrink=${SHRINK_TIME:-30}
 jobs=${JOBS:-2}
+
+# Appends "NAME STATUS SECONDS LOAD" to the version's status.txt.
+note() {
+  echo "$1 $2 $((SECONDS - began)) $(cut -d' ' -f1 /proc/loadavg)" >> "$out/status.txt"
+  began=$SECONDS
+}
+
+# Keeps the JSON reports small: every string longer than 2,000 characters (a session's
+# transcript) and every array longer than 20 items (a list of violations) is cut, saying
+# how much was cut; counts stay as they were.
+trim() {
+  python3 - "$1"/*.json <<'PY'
+import json, sys
+def cut(v):
+    if isinstance(v, str) and len(v) > 2000:
+        return v[:2000] + f" ... [{len(v) - 2000} characters cut]"
+    if isinstance(v, list):
+        kept = [cut(x) for x in v[:20]]
+        return kept + [f"... [{len(v) - 20} more items cut]"] if len(v) > 20 else kept
+    if isinstance(v, dict):
+        return {k: cut(x) for k, x in v.items()}
+    return v
+for path in sys.argv[1:]:
+    with open(path) as f:
+        data = json.load(f)
+    with open(path, "w") as f:
+        json.dump(cut(data), f, indent=1, ensure_ascii=False)
+        f.write("\n")
+PY
+}
 
 for v in "${versions[@]}"; do
   if [ "$v" = latest ]; then
@@ -28,22 +65,28 @@ for v in "${versions[@]}"; do
   fi
   out=reports/claude-code/$v
   mkdir -p "$out"
-  : > "$out/status.txt"
+  echo "# command exit-status seconds load-average (OPS=$ops CASES=$cases STEPS=$steps SHRINK_TIME=$shrink TIMEOUT=$timeout JOBS=$jobs)" > "$out/status.txt"
+  began=$SECONDS
   target=claude-code@$v
   echo "== $target: run (strict)"
   "$bin" run --target "$target" --profile strict --jobs "$jobs" --timeout "$timeout" \
     --color never --report "json:$out/run.json" --report "md:$out/run.md" > "$out/run.txt" 2>&1
-  echo "run $?" >> "$out/status.txt"
+  note run $?
+  echo "== $target: probes (reports/claude-code/probes: the product's own behaviours)"
+  "$bin" run reports/claude-code/probes --target "$target" --profile strict --jobs 1 \
+    --timeout "$timeout" --color never > "$out/probes.txt" 2>&1
+  note probes $?
   for w in metadata fields create edges claim complete; do
     echo "== $target: race $w"
     "$bin" race --target "$target" --workload "$w" --writers 4 --ops "$ops" --seed 1 \
       --timeout "$timeout" --report "json:$out/race-$w.json" > "$out/race-$w.txt" 2>&1
-    echo "race-$w $?" >> "$out/status.txt"
+    note "race-$w" $?
   done
   echo "== $target: fuzz"
   rm -rf "$out/fuzz"
-  "$bin" fuzz --target "$target" --cases "$cases" --seed 1 --timeout "$timeout" \
-    --out "$out/fuzz" > "$out/fuzz.txt" 2>&1
-  echo "fuzz $?" >> "$out/status.txt"
+  "$bin" fuzz --target "$target" --cases "$cases" --steps "$steps" --seed 1 \
+    --shrink-time "$shrink" --timeout "$timeout" --out "$out/fuzz" > "$out/fuzz.txt" 2>&1
+  note fuzz $?
+  trim "$out"
   cat "$out/status.txt"
 done

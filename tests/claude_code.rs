@@ -94,9 +94,36 @@ fn the_cli_runs_its_real_tools_for_every_request() {
         .unwrap();
     assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
 
-    // create a, create b (TaskCreate + TaskUpdate), get, update, list, get.
+    // Only the real tool accepts an edge to a task that does not exist and drops it without
+    // a word (a store written from the spec refuses it as dangling).
+    let dangling = call(
+        &mut s,
+        json!({"op": "update", "list": "l", "id": "2", "patch": {"addBlockedBy": ["999"]}}),
+    );
+    assert_eq!(dangling["task"]["blockedBy"], json!(["1"]), "{dangling}");
+
+    // create a, create b (TaskCreate + TaskUpdate), get, update, list, get, update.
     let (uses, results) = s.tool_calls();
-    assert_eq!((uses, results), (7, 7), "{}", s.transcript());
+    assert_eq!((uses, results), (8, 8), "{}", s.transcript());
+    // Each answer came from a tool result in the CLI's own words.
+    for words in [
+        "Task #1 created successfully",
+        "Task #2 created successfully",
+        "Updated task #2",
+        "Updated task #1",
+        "Task #2: b",
+    ] {
+        assert!(
+            s.transcript().contains(words),
+            "{words}: {}",
+            s.transcript()
+        );
+    }
+    // Claude Code's tools take a lock file beside the tasks; nothing in taskproof writes it.
+    assert!(
+        root.path().join("l").join(".lock").exists(),
+        "no l/.lock: the CLI's tools did not write this list"
+    );
     assert!(s.transcript().contains("TaskCreate"), "{}", s.transcript());
     // The real TaskUpdate mirrors the edge into the blocker and merges metadata.
     let one = on_disk(root.path(), "l", "1");

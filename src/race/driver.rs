@@ -527,9 +527,16 @@ pub fn run(
     let planned: usize = plans.iter().map(Vec::len).sum();
 
     // Writers open their sessions before the release, so process start-up is not raced.
+    // One after another, each with one unrecorded `list` of the race's list: a target that
+    // starts its worker on a list's first use (claude-code starts one CLI per list) does it
+    // here, not all at once after the release.
     let mut sessions = Vec::new();
     for _ in 0..cfg.writers {
-        sessions.push(ctx.open().map_err(DriverError::Open)?);
+        let mut open = ctx.open().map_err(DriverError::Open)?;
+        open.session
+            .request(&Request::List { list: list_name() })
+            .map_err(DriverError::Open)?;
+        sessions.push(open);
     }
     let layout = sessions
         .first()

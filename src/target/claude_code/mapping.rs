@@ -88,6 +88,9 @@ pub struct Script {
     awaiting: Option<&'static str>,
     /// Whether the task was already asked for with `TaskGet` because its file was unreadable.
     fetched: bool,
+    /// Why the request is `unsupported`, answered once `TaskGet` found the task: a missing
+    /// task is `not_found`, as the tool says, whatever the request wanted done to it.
+    refuse: Option<&'static str>,
 }
 
 /// Decides what to do with a raw request.
@@ -130,7 +133,6 @@ fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
     // The id goes to the tool as given: its schema judges it.
     let id = obj.get("id").cloned();
     let need_id = || id.clone().ok_or_else(|| invalid("id: missing".into()));
-    let unsupported = |m: &str| error(ErrorKind::Unsupported, m);
     let mut script = Script {
         op,
         id: None,
@@ -138,6 +140,19 @@ fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
         follow: None,
         awaiting: None,
         fetched: false,
+        refuse: None,
+    };
+    // What no tool call can express, about an existing task: `TaskGet` first decides whether
+    // the task is there (not_found otherwise), then the answer is `unsupported`.
+    let refuse = |mut script: Script, id: Value, why: &'static str| {
+        script.id = id.as_str().map(str::to_string);
+        script.queue.clear();
+        script.queue.push_back(("TaskGet", json!({"taskId": id})));
+        script.refuse = Some(why);
+        Ok(Plan::Run(Planned {
+            list: list.clone(),
+            script,
+        }))
     };
     match op {
         Op::Create => {
@@ -194,18 +209,22 @@ fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
                 match (k.as_str(), v) {
                     ("removeBlockedBy" | "removeBlocks", Value::Array(a)) if a.is_empty() => {}
                     ("removeBlockedBy" | "removeBlocks", Value::Array(_)) => {
-                        return Err(unsupported(
+                        return refuse(
+                            script,
+                            id,
                             "TaskUpdate has no way to remove a dependency edge",
-                        ));
+                        );
                     }
                     ("addBlockedBy" | "addBlocks", Value::Array(a)) if a.is_empty() => {}
                     ("activeForm", Value::Null) => {
-                        return Err(unsupported("TaskUpdate cannot remove activeForm"));
+                        return refuse(script, id, "TaskUpdate cannot remove activeForm");
                     }
                     ("metadata", Value::Null) => {
-                        return Err(unsupported(
+                        return refuse(
+                            script,
+                            id,
                             "TaskUpdate merges metadata key by key; it cannot remove it whole",
-                        ));
+                        );
                     }
                     // An agent clears the owner by giving an empty one.
                     ("owner", Value::Null) => {
@@ -222,9 +241,11 @@ fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
         Op::Delete => {
             let id = need_id()?;
             if !features.delete {
-                return Err(unsupported(
+                return refuse(
+                    script,
+                    id,
                     "this version's TaskUpdate has no status \"deleted\" (it came in 2.1.20)",
-                ));
+                );
             }
             script
                 .queue
@@ -275,6 +296,10 @@ impl Script {
                 }
                 (Op::List, "TaskList") => return Ok(Step::Done(list_answer(&r.text, dir))),
                 (Op::Delete, "TaskUpdate") => return Ok(Step::Done(json!({"ok": true}))),
+                (_, "TaskGet") if self.refuse.is_some() => {
+                    let why = self.refuse.unwrap_or_default();
+                    return Ok(Step::Done(error(ErrorKind::Unsupported, why)));
+                }
                 (_, "TaskGet") => {
                     let id = self.id.clone().unwrap_or_default();
                     let task = read_task(dir, &id)
@@ -588,22 +613,62 @@ mod tests {
     }
 
     #[test]
-    fn what_no_tool_expresses_is_unsupported() {
-        for req in [
-            json!({"op": "update", "list": "l", "id": "1", "patch": {"removeBlocks": ["2"]}}),
-            json!({"op": "update", "list": "l", "id": "1", "patch": {"metadata": null}}),
+    fn what_no_tool_expresses_is_unsupported_for_a_task_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = Features { delete: false };
+        for (req, features) in [
+            (
+                json!({"op": "update", "list": "l", "id": "1", "patch": {"removeBlocks": ["2"]}}),
+                FEATURES,
+            ),
+            (
+                json!({"op": "update", "list": "l", "id": "1", "patch": {"metadata": null}}),
+                FEATURES,
+            ),
+            (json!({"op": "delete", "list": "l", "id": "1"}), old),
         ] {
-            let Plan::Answer(a) = plan(&req, FEATURES) else {
-                panic!("{req} ran")
+            let Plan::Run(mut p) = plan(&req, features) else {
+                panic!("{req} answered at once")
+            };
+            // Only TaskGet runs: nothing is changed.
+            assert_eq!(
+                p.script.next(None, dir.path()).unwrap(),
+                Step::Call {
+                    name: "TaskGet",
+                    input: json!({"taskId": "1"})
+                },
+                "{req}"
+            );
+            let found = ok("Task #1: a\nStatus: pending\nDescription: ");
+            let Step::Done(a) = p.script.next(Some(&found), dir.path()).unwrap() else {
+                panic!("{req} went on")
             };
             assert_eq!(a["error"]["kind"], "unsupported", "{req}");
+            // A missing task is not_found, as the fuzzer found the strict model says.
+            let Plan::Run(mut p) = plan(&req, features) else {
+                panic!()
+            };
+            p.script.next(None, dir.path()).unwrap();
+            let Step::Done(a) = p
+                .script
+                .next(Some(&ok("Task not found")), dir.path())
+                .unwrap()
+            else {
+                panic!()
+            };
+            assert_eq!(a["error"]["kind"], "not_found", "{req}");
         }
         let del = json!({"op": "delete", "list": "l", "id": "1"});
-        assert!(matches!(
-            plan(&del, Features { delete: false }),
-            Plan::Answer(_)
-        ));
-        assert!(matches!(plan(&del, FEATURES), Plan::Run(_)));
+        let Plan::Run(mut p) = plan(&del, FEATURES) else {
+            panic!()
+        };
+        assert_eq!(
+            p.script.next(None, dir.path()).unwrap(),
+            Step::Call {
+                name: "TaskUpdate",
+                input: json!({"taskId": "1", "status": "deleted"})
+            }
+        );
     }
 
     #[test]

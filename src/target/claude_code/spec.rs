@@ -90,24 +90,27 @@ pub fn features(version: &str) -> Features {
 /// The environment variable that forces a way of driving (`print` or `terminal`).
 pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
-/// How `version` must be driven: its task tools exist in print mode from
-/// [`PRINT_MODE_FROM`] on; before, only in the interactive terminal UI.
+/// How `version` must be driven, unless [`DRIVE_ENV`] says `print` or `terminal`.
 pub fn drive(version: &str) -> Drive {
-    match std::env::var(DRIVE_ENV).as_deref() {
-        Ok("print") => return Drive::Print,
-        Ok("terminal") => return Drive::Terminal,
-        _ => {}
-    }
-    if numbers(version) >= PRINT_MODE_FROM {
-        Drive::Print
-    } else {
-        Drive::Terminal
+    choose_drive(version, std::env::var(DRIVE_ENV).ok().as_deref())
+}
+
+/// The choice behind [`drive`]: an override of `print` or `terminal` wins; otherwise print
+/// mode from [`PRINT_MODE_FROM`] on, the terminal UI before.
+pub fn choose_drive(version: &str, forced: Option<&str>) -> Drive {
+    match forced {
+        Some("print") => Drive::Print,
+        Some("terminal") => Drive::Terminal,
+        _ if numbers(version) >= PRINT_MODE_FROM => Drive::Print,
+        _ => Drive::Terminal,
     }
 }
 
-/// The first version measured to run the task tools in `-p` mode (2.1.17 answers "No such
-/// tool available" there).
-pub const PRINT_MODE_FROM: (u64, u64, u64) = (2, 1, 112);
+/// The first version whose task tools exist in `-p` mode, measured by forcing print mode on
+/// each published version: 2.1.19 ran `rt01` and `rt03` there; 2.1.17 and 2.1.18 never offer
+/// `TaskCreate` to the model in `-p` mode (their task tools exist only in interactive
+/// sessions). See docs/claude-code.md.
+pub const PRINT_MODE_FROM: (u64, u64, u64) = (2, 1, 19);
 
 #[cfg(test)]
 mod tests {
@@ -124,5 +127,20 @@ mod tests {
         assert!(numbers("2.1.112") > numbers("2.1.20"));
         assert!(!features("2.1.17").delete);
         assert!(features("2.1.20").delete);
+    }
+
+    #[test]
+    fn the_drive_follows_the_measured_versions_unless_forced() {
+        for v in ["2.0.76", "2.1.17", "2.1.18"] {
+            assert_eq!(choose_drive(v, None), Drive::Terminal, "{v}");
+        }
+        for v in ["2.1.19", "2.1.20", "2.1.21", "2.1.112", "2.1.330", "3.0.0"] {
+            assert_eq!(choose_drive(v, None), Drive::Print, "{v}");
+        }
+        assert_eq!(choose_drive("2.1.17", Some("print")), Drive::Print);
+        assert_eq!(choose_drive("2.1.112", Some("terminal")), Drive::Terminal);
+        // Anything else is no override.
+        assert_eq!(choose_drive("2.1.17", Some("tui")), Drive::Terminal);
+        assert_eq!(choose_drive("2.1.21", Some("")), Drive::Print);
     }
 }
