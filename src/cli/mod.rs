@@ -4,6 +4,7 @@
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod mcp;
 pub mod race;
 pub mod run;
 pub mod scenarios;
@@ -36,6 +37,9 @@ pub enum Command {
     Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
+    /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
+    /// -- taskproof mcp`).
+    Mcp(mcp::Args),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -59,6 +63,7 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Mcp(a) => mcp::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 //! test itself. All of them keep their state in files under a root folder, so several
 //! instances on one root behave like several processes sharing a task list.
 
+pub mod audit;
 mod fsys;
 mod journal;
 mod mutant;

@@ -1,0 +1,380 @@
+//! `taskproof mcp` driven as a child process through an MCP client (rmcp's client side):
+//! the handshake, the tool list, every tool, and every error kind the strict store answers.
+
+use std::path::Path;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ServiceExt, model::ContentBlock};
+use serde_json::{Value, json};
+
+use crate::util::{bin, tempdir};
+
+pub type Client = RunningService<RoleClient, ClientConfig>;
+
+/// A current-thread runtime for one test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Starts `taskproof mcp ARGS` with `env` and connects to it as the client `client_name`.
+pub async fn connect(args: &[&str], env: &[(&str, &str)], client_name: &str) -> Client {
+    let mut cmd = tokio::process::Command::new(bin());
+    cmd.arg("mcp").args(args);
+    for var in [
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_CODE_TASK_LIST_ID",
+        "TASKPROOF_ACTOR",
+        "TASKPROOF_ROOT",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let transport = TokioChildProcess::new(cmd).expect("start taskproof mcp");
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new(client_name, "1.0"),
+    )
+    .serve(transport)
+    .await
+    .expect("MCP handshake with taskproof mcp")
+}
+
+/// Calls `tool` with `args` and returns the result.
+pub async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolResult {
+    let args = args.as_object().expect("arguments are an object").clone();
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: the call failed at the protocol level: {e}"))
+}
+
+pub fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The result's structured value, asserting success.
+pub fn ok(r: CallToolResult) -> Value {
+    assert_ne!(r.is_error, Some(true), "expected success: {}", text(&r));
+    r.structured_content.expect("structured content")
+}
+
+/// The error kind of a failed result, asserting that its text tells the model the rule and
+/// what to do.
+pub fn err(r: CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "expected an error: {}", text(&r));
+    let t = text(&r);
+    assert!(
+        t.contains("Rule: ") && t.contains("What to do: "),
+        "an error a model cannot act on: {t}"
+    );
+    let v = r.structured_content.expect("structured error");
+    v["error"]["kind"].as_str().expect("kind").to_string()
+}
+
+fn task_file(root: &Path, list: &str, id: u64) -> Value {
+    let bytes = std::fs::read(root.join(list).join(format!("{id}.json"))).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn mcp_lists_its_tools_with_schemas_for_a_model() {
+    let dir = tempdir();
+    let root = dir.path().to_str().unwrap();
+    runtime().block_on(async {
+        let client = connect(&["--root", root, "--list", "l"], &[], "test").await;
+        let info = client.peer_info().expect("server info");
+        assert_eq!(
+            info.server_info.as_ref().map(|s| s.name.as_str()),
+            Some("taskproof")
+        );
+        let tools = client.list_all_tools().await.unwrap();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "task_claim",
+                "task_create",
+                "task_delete",
+                "task_get",
+                "task_list",
+                "task_update"
+            ]
+        );
+        for t in &tools {
+            let desc = t.description.as_deref().unwrap_or("");
+            assert!(desc.len() > 60, "{}: {desc:?}", t.name);
+            let props = t.input_schema["properties"].as_object().unwrap();
+            assert!(
+                props.contains_key("list") && props.contains_key("actor"),
+                "{}",
+                t.name
+            );
+            for (k, p) in props {
+                assert!(
+                    p.get("description").is_some(),
+                    "{}.{k} has no description",
+                    t.name
+                );
+            }
+        }
+        let update = tools.iter().find(|t| t.name == "task_update").unwrap();
+        let props = update.input_schema["properties"].as_object().unwrap();
+        for k in [
+            "taskId",
+            "subject",
+            "description",
+            "activeForm",
+            "status",
+            "owner",
+            "metadata",
+            "addBlocks",
+            "addBlockedBy",
+            "removeBlocks",
+            "removeBlockedBy",
+        ] {
+            assert!(props.contains_key(k), "task_update lacks {k}");
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn mcp_every_tool_works_on_claude_codes_folder() {
+    let dir = tempdir();
+    let config = dir.path().join("config");
+    runtime().block_on(async {
+        // Root and list as Claude Code chooses them.
+        let client = connect(
+            &["--no-fsync"],
+            &[
+                ("CLAUDE_CONFIG_DIR", config.to_str().unwrap()),
+                ("CLAUDE_CODE_TASK_LIST_ID", "team"),
+            ],
+            "agent-a",
+        )
+        .await;
+        let a = ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "Write the parser",
+            "description": "d", "activeForm": "Writing the parser", "metadata": {"k": 1}}),
+        )
+        .await);
+        assert_eq!(a["task"]["id"], "1");
+        let b = ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "Test the parser",
+            "blockedBy": ["1"]}),
+        )
+        .await);
+        assert_eq!(b["task"]["blockedBy"], json!(["1"]));
+        let root = config.join("tasks");
+        assert_eq!(task_file(&root, "team", 1)["blocks"], json!(["2"]));
+
+        let got = ok(call(&client, "task_get", json!({"taskId": "1"})).await);
+        assert_eq!(got["task"]["activeForm"], "Writing the parser");
+
+        // Claimed by the client's name when no owner is given.
+        let c = ok(call(&client, "task_claim", json!({"taskId": "1"})).await);
+        assert_eq!(c["task"]["owner"], "agent-a");
+        assert_eq!(c["task"]["status"], "in_progress");
+
+        let u = ok(call(
+            &client,
+            "task_update",
+            json!({"taskId": 1, "status": "completed",
+            "metadata": {"k": null, "done": true}, "subject": "Wrote the parser"}),
+        )
+        .await);
+        assert_eq!(u["task"]["status"], "completed");
+        assert_eq!(u["task"]["metadata"], json!({"done": true}));
+
+        // Edge removal, which Claude Code's own tool lacks.
+        let r = ok(call(
+            &client,
+            "task_update",
+            json!({"taskId": "2", "removeBlockedBy": ["1"]}),
+        )
+        .await);
+        assert_eq!(r["task"]["blockedBy"], json!([]));
+        assert_eq!(task_file(&root, "team", 1)["blocks"], json!([]));
+
+        // Another list by argument, with another actor.
+        ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "x", "list": "other", "actor": "b"}),
+        )
+        .await);
+        let listed = ok(call(&client, "task_list", json!({})).await);
+        assert_eq!(listed["tasks"].as_array().unwrap().len(), 2);
+        let other = ok(call(&client, "task_list", json!({"list": "other"})).await);
+        assert_eq!(other["tasks"][0]["subject"], "x");
+
+        ok(call(&client, "task_delete", json!({"taskId": "2"})).await);
+        ok(call(&client, "task_create", json!({"subject": "y"})).await);
+        // Claude Code's way of deleting.
+        ok(call(
+            &client,
+            "task_update",
+            json!({"taskId": "3", "status": "deleted"}),
+        )
+        .await);
+        let listed = ok(call(&client, "task_list", json!({})).await);
+        let ids: Vec<&str> = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["1"]);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn mcp_every_error_kind_tells_the_model_what_to_do() {
+    let dir = tempdir();
+    let root = dir.path();
+    runtime().block_on(async {
+        let client = connect(
+            &[
+                "--root",
+                root.to_str().unwrap(),
+                "--list",
+                "l",
+                "--no-fsync",
+            ],
+            &[("TASKPROOF_ACTOR", "worker-1")],
+            "test",
+        )
+        .await;
+        ok(call(&client, "task_create", json!({"subject": "a"})).await);
+        ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "b", "blockedBy": ["1"]}),
+        )
+        .await);
+
+        assert_eq!(
+            err(call(&client, "task_get", json!({"taskId": "9"})).await),
+            "not_found"
+        );
+        for bad in [
+            json!({"taskId": "01"}),
+            json!({}),
+            json!({"taskId": "1", "colour": "red"}),
+            json!({"taskId": "1", "list": "../etc"}),
+        ] {
+            let r = call(&client, "task_get", bad.clone()).await;
+            let t = text(&r);
+            assert_eq!(err(r), "invalid", "{bad}");
+            assert!(t.contains("argument `"), "{bad}: {t}");
+        }
+        let r = call(
+            &client,
+            "task_update",
+            json!({"taskId": "1", "addBlockedBy": ["2"]}),
+        )
+        .await;
+        let t = text(&r);
+        assert_eq!(err(r), "cycle");
+        assert!(t.contains("2 -> 1") || t.contains("1 -> 2"), "{t}");
+        assert_eq!(
+            err(call(
+                &client,
+                "task_update",
+                json!({"taskId": "1", "addBlocks": ["7"]})
+            )
+            .await),
+            "dangling"
+        );
+        let r = call(&client, "task_claim", json!({"taskId": "2"})).await;
+        let t = text(&r);
+        assert_eq!(err(r), "blocked");
+        assert!(t.contains("unfinished task 1"), "{t}");
+        // Claimed under TASKPROOF_ACTOR, then a second claim conflicts.
+        let c = ok(call(&client, "task_claim", json!({"taskId": "1"})).await);
+        assert_eq!(c["task"]["owner"], "worker-1");
+        assert_eq!(
+            err(call(&client, "task_claim", json!({"taskId": "1", "owner": "x"})).await),
+            "conflict"
+        );
+        ok(call(
+            &client,
+            "task_update",
+            json!({"taskId": "1", "status": "completed"}),
+        )
+        .await);
+        assert_eq!(
+            err(call(
+                &client,
+                "task_update",
+                json!({"taskId": "1", "status": "pending"})
+            )
+            .await),
+            "transition"
+        );
+        assert_eq!(
+            err(call(
+                &client,
+                "task_update",
+                json!({"taskId": "1", "status": "deleted", "subject": "x"})
+            )
+            .await),
+            "invalid"
+        );
+        // A file another program broke.
+        std::fs::write(root.join("l").join("5.json"), b"{not json").unwrap();
+        assert_eq!(
+            err(call(&client, "task_get", json!({"taskId": "5"})).await),
+            "corrupt"
+        );
+        // A journal nobody can replay stops every operation on the list with `io`.
+        std::fs::write(root.join("l").join(".journal"), b"garbage").unwrap();
+        let r = call(&client, "task_list", json!({})).await;
+        let t = text(&r);
+        assert_eq!(err(r), "io");
+        assert!(t.contains("journal is damaged"), "{t}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn mcp_without_a_list_asks_for_one() {
+    let dir = tempdir();
+    let root = dir.path().to_str().unwrap();
+    runtime().block_on(async {
+        let client = connect(&["--root", root], &[], "test").await;
+        let r = call(&client, "task_list", json!({})).await;
+        let t = text(&r);
+        assert_eq!(err(r), "invalid");
+        assert!(t.contains("argument `list`"), "{t}");
+        ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "a", "list": "named"}),
+        )
+        .await);
+        client.cancel().await.unwrap();
+    });
+}
