@@ -378,3 +378,143 @@ fn mcp_without_a_list_asks_for_one() {
         client.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn mcp_changes_are_in_the_audit_log_with_their_actor() {
+    let dir = tempdir();
+    let root = dir.path();
+    runtime().block_on(async {
+        let client = connect(
+            &[
+                "--root",
+                root.to_str().unwrap(),
+                "--list",
+                "l",
+                "--no-fsync",
+            ],
+            &[],
+            "client-x",
+        )
+        .await;
+        ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "a", "actor": "alice"}),
+        )
+        .await);
+        ok(call(
+            &client,
+            "task_create",
+            json!({"subject": "b", "blockedBy": ["1"]}),
+        )
+        .await);
+        ok(call(
+            &client,
+            "task_claim",
+            json!({"taskId": "1", "actor": "bob"}),
+        )
+        .await);
+        // A refused change and a read are not changes.
+        err(call(&client, "task_claim", json!({"taskId": "2"})).await);
+        ok(call(&client, "task_list", json!({})).await);
+        ok(call(
+            &client,
+            "task_delete",
+            json!({"taskId": "1", "actor": "alice"}),
+        )
+        .await);
+        client.cancel().await.unwrap();
+    });
+    let root_s = root.to_str().unwrap();
+    let log = |extra: &[&str]| -> String {
+        let mut args = vec!["log", "l", "--root", root_s];
+        args.extend_from_slice(extra);
+        let out = crate::util::taskproof_with(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let all = log(&[]);
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 4, "{all}");
+    assert!(
+        lines[0].contains("  alice  create  task 1 created: \"a\""),
+        "{all}"
+    );
+    // The second create also changed task 1 (its `blocks`), by the client's name.
+    assert!(lines[1].contains("  client-x  create  "), "{all}");
+    assert!(lines[1].contains("task 1: blocks: [] -> [\"2\"]"), "{all}");
+    assert!(lines[2].contains("  bob  claim  task 1: "), "{all}");
+    assert!(lines[2].contains("owner: (none) -> \"bob\""), "{all}");
+    assert!(
+        lines[3].contains("  alice  delete  task 1 deleted; task 2: blockedBy: [\"1\"] -> []"),
+        "{all}"
+    );
+    assert_eq!(log(&["--actor", "alice"]).lines().count(), 2);
+    assert_eq!(log(&["--task", "2"]).lines().count(), 2);
+    let json_lines = log(&["--json", "--actor", "bob"]);
+    let rec: Value = serde_json::from_str(json_lines.trim()).unwrap();
+    assert_eq!(rec["changes"][0]["before"]["status"], "pending");
+    assert_eq!(rec["changes"][0]["after"]["status"], "in_progress");
+}
+
+#[test]
+fn check_verifies_the_audit_log_against_the_tasks() {
+    let dir = tempdir();
+    let root = dir.path();
+    runtime().block_on(async {
+        let client = connect(
+            &[
+                "--root",
+                root.to_str().unwrap(),
+                "--list",
+                "l",
+                "--no-fsync",
+            ],
+            &[],
+            "test",
+        )
+        .await;
+        ok(call(&client, "task_create", json!({"subject": "a"})).await);
+        ok(call(&client, "task_create", json!({"subject": "b"})).await);
+        ok(call(
+            &client,
+            "task_update",
+            json!({"taskId": "2", "status": "in_progress"}),
+        )
+        .await);
+        client.cancel().await.unwrap();
+    });
+    let check = || {
+        let out = crate::util::taskproof_with(&["check", root.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let audit: Vec<String> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "audit-log")
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect();
+        (out.status.code().unwrap(), audit)
+    };
+    assert_eq!(check(), (0, vec![]));
+    // A writer that does not keep the log (as Claude Code's tools do not).
+    let f = root.join("l").join("2.json");
+    let mut t: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    t["status"] = json!("completed");
+    std::fs::write(&f, serde_json::to_vec_pretty(&t).unwrap()).unwrap();
+    std::fs::remove_file(root.join("l").join("1.json")).unwrap();
+    let (code, audit) = check();
+    assert_eq!(code, 1);
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert!(audit[0].starts_with("task 1 is gone"), "{audit:?}");
+    assert!(
+        audit[1].starts_with("task 2 differs from the log's last record of it (line 3)"),
+        "{audit:?}"
+    );
+}

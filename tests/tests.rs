@@ -3,6 +3,7 @@
 
 mod util;
 
+mod audit_kill;
 mod check;
 mod claude_code;
 mod claude_code_hook;

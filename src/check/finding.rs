@@ -45,6 +45,8 @@ pub enum FindingKind {
     StaleTemp,
     /// A journal left by a writer that died in the middle of a multi-file change (S14).
     InterruptedChange,
+    /// The list's audit log disagrees with its tasks, or cannot be read (`docs/audit.md`).
+    AuditLog,
 }
 
 impl FindingKind {
@@ -67,6 +69,7 @@ impl FindingKind {
             FindingKind::DuplicateId => "duplicate-id",
             FindingKind::StaleTemp => "stale-temp",
             FindingKind::InterruptedChange => "interrupted-change",
+            FindingKind::AuditLog => "audit-log",
         }
     }
 
@@ -87,6 +90,7 @@ impl FindingKind {
             FindingKind::Highwatermark | FindingKind::DuplicateId => "S1",
             FindingKind::StaleTemp => "S18",
             FindingKind::InterruptedChange => "S14",
+            FindingKind::AuditLog => "audit",
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod log;
 pub mod mcp;
 pub mod race;
 pub mod run;
@@ -40,6 +41,8 @@ pub enum Command {
     /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
     /// -- taskproof mcp`).
     Mcp(mcp::Args),
+    /// Show a list's audit log (the changes `taskproof mcp` and the strict store recorded).
+    Log(log::Args),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -64,6 +67,7 @@ pub fn main() -> i32 {
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Log(a) => log::run(a),
     };
     match result {
         Ok(code) => code,

@@ -58,6 +58,9 @@ pub struct StrictStore {
     list_cache: Mutex<HashMap<String, ListCache>>,
     /// How long ago a file must have changed for `list` to cache it (see [`LIST_SETTLE`]).
     list_settle: Duration,
+    /// Record every change in the list's audit log, starting it if needed (a list whose
+    /// log exists is audited anyway; see `audit.rs`).
+    audit: bool,
 }
 
 /// A file that changed less than this long ago could change again in place without its
@@ -86,7 +89,14 @@ impl StrictStore {
             _private: None,
             list_cache: Mutex::new(HashMap::new()),
             list_settle: LIST_SETTLE,
+            audit: false,
         })
+    }
+
+    /// Makes this store start the audit log of every list it changes.
+    pub fn with_audit(mut self) -> StrictStore {
+        self.audit = true;
+        self
     }
 
     /// Opens the store with one rule broken on purpose (see [`Mutant`]).
@@ -158,6 +168,7 @@ impl StrictStore {
             // steps, so whatever is there was left by a process that died.
             dir.remove_stale_tmp().map_err(io_failure)?;
             journal::recover(&dir, self.options.durable).map_err(io_failure)?;
+            super::audit::recover(&dir, self.options.durable).map_err(io_failure)?;
             Some(guard)
         };
         Ok(Some(Txn {
@@ -507,6 +518,22 @@ impl TaskStore for StrictStore {
     }
 
     fn handle(&self, request: &Request) -> Response {
+        super::audit::with_op(request.op(), || self.answer(request))
+    }
+
+    fn handle_value(&self, v: &Value) -> Response {
+        if self.broken(Mutant::EscapesRoot) {
+            return self.handle_unchecked_list(v);
+        }
+        match Request::from_json(v) {
+            Ok(req) => self.handle(&req),
+            Err(e) => Response::Error(e.into()),
+        }
+    }
+}
+
+impl StrictStore {
+    fn answer(&self, request: &Request) -> Response {
         match request {
             Request::Hello => Response::Hello(self.hello()),
             Request::Create { list, task } => self.create(list, task).into(),
@@ -521,16 +548,6 @@ impl TaskStore for StrictStore {
                 Err(f) => Response::Error(f),
             },
             Request::Claim { list, id, owner } => self.claim(list, *id, owner).into(),
-        }
-    }
-
-    fn handle_value(&self, v: &Value) -> Response {
-        if self.broken(Mutant::EscapesRoot) {
-            return self.handle_unchecked_list(v);
-        }
-        match Request::from_json(v) {
-            Ok(req) => self.handle(&req),
-            Err(e) => Response::Error(e.into()),
         }
     }
 }
@@ -1067,6 +1084,32 @@ impl Txn<'_> {
         }
     }
 
+    /// The audit record of this operation's changes, when the list is audited and something
+    /// changed.
+    fn audit_record(&self) -> Outcome<Option<Vec<u8>>> {
+        if !self.store.audit && !super::audit::is_audited(&self.dir).map_err(io_failure)? {
+            return Ok(None);
+        }
+        let changes: Vec<super::audit::Changed> = self
+            .overlay
+            .iter()
+            .map(|(id, after)| super::audit::Changed {
+                id: id.to_string(),
+                before: match self.cache.get(id) {
+                    Some(Slot::Task(t)) => Some(t.to_json()),
+                    Some(Slot::Corrupt(why)) => Some(serde_json::json!({ "corrupt": why })),
+                    Some(Slot::Missing) | None => None,
+                },
+                after: after.as_ref().map(Task::to_json),
+            })
+            .filter(|c| c.before != c.after)
+            .collect();
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(super::audit::record(&self.list, &changes)))
+    }
+
     /// Writes every changed task, atomically as a group.
     fn commit(&mut self) -> Outcome<()> {
         let entries: Vec<Entry> = self
@@ -1090,6 +1133,9 @@ impl Txn<'_> {
                     }
                 }
             }
+        } else if let Some(line) = self.audit_record()? {
+            super::audit::commit(&self.dir, &entries, &line, s.options.durable)
+                .map_err(io_failure)?;
         } else {
             journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
         }
