@@ -67,7 +67,9 @@ impl TaskServer {
     /// Opens the store on the configured root, creating the root if needed.
     pub fn open(config: Config) -> std::io::Result<TaskServer> {
         std::fs::create_dir_all(&config.root)?;
-        let store = StrictStore::open(&config.root, config.options)?.with_audit();
+        let store = StrictStore::open(&config.root, config.options)?
+            .with_audit()
+            .with_claude_code_locks();
         Ok(TaskServer {
             inner: Arc::new(Inner { store, config }),
             tool_router: Self::tool_router(),

@@ -4,6 +4,7 @@
 //! instances on one root behave like several processes sharing a task list.
 
 pub mod audit;
+pub mod cclock;
 mod fsys;
 mod journal;
 mod mutant;

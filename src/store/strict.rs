@@ -61,6 +61,8 @@ pub struct StrictStore {
     /// Record every change in the list's audit log, starting it if needed (a list whose
     /// log exists is audited anyway; see `audit.rs`).
     audit: bool,
+    /// Also take Claude Code's lock directories around each change (see `cclock.rs`).
+    claude_code_locks: bool,
 }
 
 /// A file that changed less than this long ago could change again in place without its
@@ -90,7 +92,15 @@ impl StrictStore {
             list_cache: Mutex::new(HashMap::new()),
             list_settle: LIST_SETTLE,
             audit: false,
+            claude_code_locks: false,
         })
+    }
+
+    /// Makes this store honour Claude Code's lock protocol as well as its own, for a list
+    /// Claude Code writes too.
+    pub fn with_claude_code_locks(mut self) -> StrictStore {
+        self.claude_code_locks = true;
+        self
     }
 
     /// Makes this store start the audit log of every list it changes.
@@ -178,6 +188,7 @@ impl StrictStore {
             _lock: lock,
             cache: HashMap::new(),
             overlay: BTreeMap::new(),
+            cc_list: None,
         }))
     }
 
@@ -228,6 +239,11 @@ impl StrictStore {
             }
             None => self.begin(list.as_str(), true)?.expect("created"),
         };
+        if self.claude_code_locks {
+            // Claude Code's TaskCreate picks its id under this lock: hold it from our choice
+            // of the id to the write, so the two never pick the same one.
+            tx.cc_list = Some(super::cclock::lock_list(&tx.dir).map_err(io_failure)?);
+        }
         let id = tx.next_id()?;
         let mut task = Task::new(id, new.subject.clone());
         task.description = new.description.clone();
@@ -612,6 +628,8 @@ struct Txn<'a> {
     cache: HashMap<TaskId, Slot>,
     /// Tasks written (`Some`) or removed (`None`) by this operation.
     overlay: BTreeMap<TaskId, Option<Task>>,
+    /// Claude Code's list lock, when a create holds it from choosing the id on.
+    cc_list: Option<super::cclock::CcLock>,
 }
 
 impl Txn<'_> {
@@ -1133,11 +1151,22 @@ impl Txn<'_> {
                     }
                 }
             }
-        } else if let Some(line) = self.audit_record()? {
-            super::audit::commit(&self.dir, &entries, &line, s.options.durable)
-                .map_err(io_failure)?;
         } else {
-            journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
+            let _claude_code_locks = if s.claude_code_locks && !entries.is_empty() {
+                let names = entries.iter().map(|e| e.name.as_str());
+                Some(
+                    super::cclock::lock_change(&self.dir, self.cc_list.take(), names)
+                        .map_err(io_failure)?,
+                )
+            } else {
+                None
+            };
+            if let Some(line) = self.audit_record()? {
+                super::audit::commit(&self.dir, &entries, &line, s.options.durable)
+                    .map_err(io_failure)?;
+            } else {
+                journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
+            }
         }
         // What was committed is now what the disk says.
         for (id, t) in std::mem::take(&mut self.overlay) {
