@@ -518,3 +518,82 @@ fn check_verifies_the_audit_log_against_the_tasks() {
         "{audit:?}"
     );
 }
+
+#[test]
+fn mcp_a_list_policy_limits_who_completes_reassigns_and_deletes() {
+    let dir = tempdir();
+    let root = dir.path();
+    runtime().block_on(async {
+        let client = connect(
+            &[
+                "--root",
+                root.to_str().unwrap(),
+                "--list",
+                "l",
+                "--no-fsync",
+            ],
+            &[],
+            "test",
+        )
+        .await;
+        let as_ = |who: &str, mut v: Value| {
+            v["actor"] = json!(who);
+            v
+        };
+        ok(call(&client, "task_create", as_("lead", json!({"subject": "a"}))).await);
+        ok(call(&client, "task_create", as_("lead", json!({"subject": "b"}))).await);
+        ok(call(&client, "task_claim", as_("alice", json!({"taskId": "1"}))).await);
+        // Off by default: anyone may reassign.
+        ok(call(
+            &client,
+            "task_update",
+            as_("bob", json!({"taskId": "1", "owner": "alice"})),
+        )
+        .await);
+        std::fs::write(
+            root.join("l").join(".policy.json"),
+            br#"{"complete": "owner", "reassign": "owner", "delete": ["lead"]}"#,
+        )
+        .unwrap();
+        let r = call(
+            &client,
+            "task_update",
+            as_("bob", json!({"taskId": "1", "status": "completed"})),
+        )
+        .await;
+        let t = text(&r);
+        assert_eq!(err(r), "conflict");
+        assert!(
+            t.contains("only its owner (alice) complete task 1; you are \"bob\""),
+            "{t}"
+        );
+        assert_eq!(
+            err(call(
+                &client,
+                "task_update",
+                as_("bob", json!({"taskId": "1", "owner": "bob"}))
+            )
+            .await),
+            "conflict"
+        );
+        assert_eq!(
+            err(call(&client, "task_delete", as_("alice", json!({"taskId": "2"}))).await),
+            "conflict"
+        );
+        ok(call(
+            &client,
+            "task_update",
+            as_("alice", json!({"taskId": "1", "status": "completed"})),
+        )
+        .await);
+        ok(call(&client, "task_delete", as_("lead", json!({"taskId": "2"}))).await);
+        // A broken policy file stops changes it would judge, naming the file.
+        std::fs::write(root.join("l").join(".policy.json"), br#"{"delete": 3}"#).unwrap();
+        ok(call(&client, "task_create", json!({"subject": "c"})).await);
+        let r = call(&client, "task_delete", json!({"taskId": "3"})).await;
+        let t = text(&r);
+        assert_eq!(err(r), "io");
+        assert!(t.contains(".policy.json: delete: expected"), "{t}");
+        client.cancel().await.unwrap();
+    });
+}

@@ -56,7 +56,7 @@ pub fn with_op<T>(op: Op, f: impl FnOnce() -> T) -> T {
 
 /// The actor of the current request: set by the caller, else `TASKPROOF_ACTOR`, else
 /// `pid:N`, so that a record always says which process made it.
-fn actor() -> String {
+pub fn actor() -> String {
     CONTEXT
         .with(|c| c.borrow().0.clone())
         .or_else(|| {

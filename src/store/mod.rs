@@ -9,6 +9,7 @@ mod fsys;
 mod journal;
 mod mutant;
 mod naive;
+pub mod policy;
 mod strict;
 
 pub use fsys::{Dir, LOCK_NAME, LockGuard, ReadError, TMP_NAME};

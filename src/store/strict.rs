@@ -293,6 +293,7 @@ impl StrictStore {
             return Err(not_found(list, id));
         };
         let mut task = tx.task(id)?;
+        super::policy::check_update(&tx.dir, &task, patch, super::audit::actor)?;
 
         // 1. Fields and metadata.
         if self.broken(Mutant::MetadataReplaced)
@@ -350,6 +351,7 @@ impl StrictStore {
             // A corrupt file (or a link) is removed as it is; a link's target is untouched.
             Slot::Corrupt(_) => tx.overlay.insert(id, None),
             Slot::Task(task) => {
+                super::policy::check_delete(&tx.dir, &task, super::audit::actor)?;
                 if !self.broken(Mutant::OrphansOnDelete) {
                     for n in task.blocks.union(&task.blocked_by) {
                         if let Slot::Task(mut other) = tx.slot(*n)? {
