@@ -112,6 +112,22 @@ fn main() {
             let naive = measure(&base, size, samples, list_samples, fsync, false, |root| {
                 Box::new(NaiveStore::open(root).unwrap())
             });
+            // The audit trail's cost (docs/audit.md): the same store recording every change in
+            // the list's log, measured in the same run, as a ratio to the store without it.
+            let audited = measure(&base, size, samples, list_samples, fsync, false, |root| {
+                Box::new(
+                    StrictStore::open(root, Options { durable: fsync })
+                        .unwrap()
+                        .with_audit(),
+                )
+            });
+            for (i, op) in OPS.iter().enumerate() {
+                eprintln!(
+                    "{size:>6} tasks  fsync {fsync:<5}  {op:<8}  audited {:>10}  vs strict {:>6.2}",
+                    fmt(audited.times[i]),
+                    div(audited.times[i], strict.times[i])
+                );
+            }
             for (i, op) in OPS.iter().enumerate() {
                 let row = Row {
                     size,

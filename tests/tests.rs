@@ -3,10 +3,13 @@
 
 mod util;
 
+mod audit_kill;
+mod cclock;
 mod check;
 mod claude_code;
 mod claude_code_hook;
 mod fuzz;
+mod mcp;
 mod race;
 mod run;
 mod store_kill;

@@ -350,6 +350,9 @@ pub fn audit_dir(dir: &Dir, name: &str, layout: Layout, locking: Locking) -> io:
     let bound = highest.max(highwatermark.unwrap_or(0));
 
     let tasks: Vec<Task> = decoded.iter().map(|t| t.task.clone()).collect();
+    if !busy {
+        findings.extend(audit_log_findings(dir, name, &decoded)?);
+    }
     findings.extend(judge_tasks(name, layout, &tasks, &present, bound));
     sort_findings(&mut findings, layout);
     Ok(ListAudit {
@@ -362,6 +365,44 @@ pub fn audit_dir(dir: &Dir, name: &str, layout: Layout, locking: Locking) -> io:
         findings,
         busy,
     })
+}
+
+/// What is wrong with the list's audit log, if it has one: lines that cannot be read, a
+/// change interrupted before its record was written, and tasks that differ from what the
+/// log's last record of them says (changed by a writer that does not keep the log).
+fn audit_log_findings(dir: &Dir, name: &str, decoded: &[TaskFile]) -> io::Result<Vec<Finding>> {
+    use crate::store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};
+    let f = |file: &str, message: String| {
+        Finding::new(name, file.to_string(), FindingKind::AuditLog, message)
+    };
+    let mut out = Vec::new();
+    if dir.entry_type(PENDING_NAME)?.is_some() {
+        out.push(f(
+            PENDING_NAME,
+            "a change and its audit record were interrupted; the next store operation on the list finishes both".into(),
+        ));
+        return Ok(out);
+    }
+    let bytes = match dir.read(AUDIT_NAME) {
+        Ok(b) => b,
+        Err(ReadError::Missing) => return Ok(out),
+        Err(e) => {
+            out.push(f(AUDIT_NAME, format!("cannot be read: {e}")));
+            return Ok(out);
+        }
+    };
+    let (records, problems) = read_log(&bytes);
+    for (line, what) in problems {
+        out.push(f(AUDIT_NAME, format!("line {line}: {what}")));
+    }
+    let current = decoded
+        .iter()
+        .map(|t| (t.task.id.to_string(), t.task.to_json()))
+        .collect();
+    for m in verify(&records, &current) {
+        out.push(f(AUDIT_NAME, m));
+    }
+    Ok(out)
 }
 
 /// The high-watermark as the reference store reads it: a number, whitespace around it.

@@ -46,6 +46,8 @@ pub enum FindingKind {
     StaleTemp,
     /// A journal left by a writer that died in the middle of a multi-file change (S14).
     InterruptedChange,
+    /// The list's audit log disagrees with its tasks, or cannot be read (`docs/audit.md`).
+    AuditLog,
 }
 
 impl FindingKind {
@@ -68,26 +70,29 @@ impl FindingKind {
             FindingKind::DuplicateId => "duplicate-id",
             FindingKind::StaleTemp => "stale-temp",
             FindingKind::InterruptedChange => "interrupted-change",
+            FindingKind::AuditLog => "audit-log",
         }
     }
 
-    /// The SPEC rule the finding breaks.
-    pub fn rule(self) -> Rule {
+    /// The SPEC rule the finding breaks; `None` for the audit trail, which is taskproof's
+    /// own file and no rule of SPEC §3.
+    pub fn rule(self) -> Option<Rule> {
         match self {
             FindingKind::MalformedJson
             | FindingKind::Schema
             | FindingKind::UnknownStatus
             | FindingKind::IdMismatch
-            | FindingKind::NotAFile => Rule::S15,
-            FindingKind::Symlink => Rule::S17,
-            FindingKind::Cycle | FindingKind::Deadlocked => Rule::S7,
-            FindingKind::Dangling => Rule::S6,
-            FindingKind::Orphan => Rule::S10,
-            FindingKind::HalfEdge => Rule::S8,
-            FindingKind::CompletedBlocked | FindingKind::StartedBlocked => Rule::S5,
-            FindingKind::Highwatermark | FindingKind::DuplicateId => Rule::S1,
-            FindingKind::StaleTemp => Rule::S18,
-            FindingKind::InterruptedChange => Rule::S14,
+            | FindingKind::NotAFile => Some(Rule::S15),
+            FindingKind::Symlink => Some(Rule::S17),
+            FindingKind::Cycle | FindingKind::Deadlocked => Some(Rule::S7),
+            FindingKind::Dangling => Some(Rule::S6),
+            FindingKind::Orphan => Some(Rule::S10),
+            FindingKind::HalfEdge => Some(Rule::S8),
+            FindingKind::CompletedBlocked | FindingKind::StartedBlocked => Some(Rule::S5),
+            FindingKind::Highwatermark | FindingKind::DuplicateId => Some(Rule::S1),
+            FindingKind::StaleTemp => Some(Rule::S18),
+            FindingKind::InterruptedChange => Some(Rule::S14),
+            FindingKind::AuditLog => None,
         }
     }
 
@@ -212,7 +217,12 @@ impl Finding {
         self
     }
 
-    pub fn rule(&self) -> Rule {
+    pub fn rule(&self) -> Option<Rule> {
         self.kind.rule()
+    }
+
+    /// What a report cites for the finding: its rule (`S14`), or `audit` for the audit trail.
+    pub fn cites(&self) -> String {
+        self.rule().map_or_else(|| "audit".to_string(), |r| r.to_string())
     }
 }

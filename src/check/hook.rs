@@ -901,7 +901,7 @@ fn judge_on_list(change: &Change, list: &List) -> Verdict {
             } else {
                 format!("{} problems", before.len())
             },
-            first.rule(),
+            first.cites(),
             first.kind,
             first.file,
             first.message,

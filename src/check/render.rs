@@ -116,7 +116,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
 }
 
 fn finding_line(p: &Paint, f: &Finding) -> String {
-    let tag = format!("{} {}", f.rule(), f.kind);
+    let tag = format!("{} {}", f.cites(), f.kind);
     let tag = if f.repair.is_some() {
         p.yellow(&tag)
     } else {
@@ -172,7 +172,7 @@ fn finding_json(f: &Finding) -> Value {
     json!({
         "list": f.list,
         "file": f.file,
-        "rule": f.rule(),
+        "rule": f.cites(),
         "kind": f.kind.as_str(),
         "message": f.message,
         "repairable": f.repair.is_some(),
@@ -187,7 +187,7 @@ pub fn hook_stderr(v: &Verdict) -> String {
         v.list
     );
     for f in &v.blocking {
-        out += &format!("- [{} {}] {}: {}\n", f.rule(), f.kind, f.file, f.message);
+        out += &format!("- [{} {}] {}: {}\n", f.cites(), f.kind, f.file, f.message);
     }
     for n in &v.notes {
         out += n;

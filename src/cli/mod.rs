@@ -4,6 +4,8 @@
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod log;
+pub mod mcp;
 pub mod race;
 pub mod run;
 pub mod scenarios;
@@ -36,6 +38,11 @@ pub enum Command {
     Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
+    /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
+    /// -- taskproof mcp`).
+    Mcp(mcp::Args),
+    /// Show a list's audit log (the changes `taskproof mcp` and the strict store recorded).
+    Log(log::Args),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -59,6 +66,8 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Mcp(a) => mcp::run(a),
+        Command::Log(a) => log::run(a),
     };
     match result {
         Ok(code) => code,

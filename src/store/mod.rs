@@ -3,10 +3,13 @@
 //! test itself. All of them keep their state in files under a root folder, so several
 //! instances on one root behave like several processes sharing a task list.
 
+pub mod audit;
+pub mod cclock;
 mod fsys;
 mod journal;
 mod mutant;
 mod naive;
+pub mod policy;
 mod strict;
 
 pub use fsys::{Dir, LOCK_NAME, LockGuard, ReadError, TMP_NAME};

@@ -58,6 +58,11 @@ pub struct StrictStore {
     list_cache: Mutex<HashMap<String, ListCache>>,
     /// How long ago a file must have changed for `list` to cache it (see [`LIST_SETTLE`]).
     list_settle: Duration,
+    /// Record every change in the list's audit log, starting it if needed (a list whose
+    /// log exists is audited anyway; see `audit.rs`).
+    audit: bool,
+    /// Also take Claude Code's lock directories around each change (see `cclock.rs`).
+    claude_code_locks: bool,
 }
 
 /// A file that changed less than this long ago could change again in place without its
@@ -86,7 +91,22 @@ impl StrictStore {
             _private: None,
             list_cache: Mutex::new(HashMap::new()),
             list_settle: LIST_SETTLE,
+            audit: false,
+            claude_code_locks: false,
         })
+    }
+
+    /// Makes this store honour Claude Code's lock protocol as well as its own, for a list
+    /// Claude Code writes too.
+    pub fn with_claude_code_locks(mut self) -> StrictStore {
+        self.claude_code_locks = true;
+        self
+    }
+
+    /// Makes this store start the audit log of every list it changes.
+    pub fn with_audit(mut self) -> StrictStore {
+        self.audit = true;
+        self
     }
 
     /// Opens the store with one rule broken on purpose (see [`Mutant`]).
@@ -158,6 +178,7 @@ impl StrictStore {
             // steps, so whatever is there was left by a process that died.
             dir.remove_stale_tmp().map_err(io_failure)?;
             journal::recover(&dir, self.options.durable).map_err(io_failure)?;
+            super::audit::recover(&dir, self.options.durable).map_err(io_failure)?;
             Some(guard)
         };
         Ok(Some(Txn {
@@ -167,6 +188,7 @@ impl StrictStore {
             _lock: lock,
             cache: HashMap::new(),
             overlay: BTreeMap::new(),
+            cc_list: None,
         }))
     }
 
@@ -217,6 +239,11 @@ impl StrictStore {
             }
             None => self.begin(list.as_str(), true)?.expect("created"),
         };
+        if self.claude_code_locks {
+            // Claude Code's TaskCreate picks its id under this lock: hold it from our choice
+            // of the id to the write, so the two never pick the same one.
+            tx.cc_list = Some(super::cclock::lock_list(&tx.dir).map_err(io_failure)?);
+        }
         let id = tx.next_id()?;
         let mut task = Task::new(id, new.subject.clone());
         task.description = new.description.clone();
@@ -266,6 +293,7 @@ impl StrictStore {
             return Err(not_found(list, id));
         };
         let mut task = tx.task(id)?;
+        super::policy::check_update(&tx.dir, &task, patch, super::audit::actor)?;
 
         // 1. Fields and metadata.
         if self.broken(Mutant::MetadataReplaced)
@@ -323,6 +351,7 @@ impl StrictStore {
             // A corrupt file (or a link) is removed as it is; a link's target is untouched.
             Slot::Corrupt(_) => tx.overlay.insert(id, None),
             Slot::Task(task) => {
+                super::policy::check_delete(&tx.dir, &task, super::audit::actor)?;
                 if !self.broken(Mutant::OrphansOnDelete) {
                     for n in task.blocks.union(&task.blocked_by) {
                         if let Slot::Task(mut other) = tx.slot(*n)? {
@@ -485,6 +514,13 @@ fn encode_task(task: &Task) -> Vec<u8> {
     bytes
 }
 
+impl StrictStore {
+    /// Answers `request` on behalf of `actor`, whom the audit log records.
+    pub fn handle_as(&self, request: &Request, actor: &str) -> Response {
+        super::audit::with_actor(actor, || self.handle(request))
+    }
+}
+
 impl TaskStore for StrictStore {
     fn hello(&self) -> Hello {
         Hello {
@@ -500,6 +536,22 @@ impl TaskStore for StrictStore {
     }
 
     fn handle(&self, request: &Request) -> Response {
+        super::audit::with_op(request.op(), || self.answer(request))
+    }
+
+    fn handle_value(&self, v: &Value) -> Response {
+        if self.broken(Mutant::EscapesRoot) {
+            return self.handle_unchecked_list(v);
+        }
+        match Request::from_json(v) {
+            Ok(req) => self.handle(&req),
+            Err(e) => Response::Error(e.into()),
+        }
+    }
+}
+
+impl StrictStore {
+    fn answer(&self, request: &Request) -> Response {
         match request {
             Request::Hello => Response::Hello(self.hello()),
             Request::Create { list, task } => self.create(list, task).into(),
@@ -514,16 +566,6 @@ impl TaskStore for StrictStore {
                 Err(f) => Response::Error(f),
             },
             Request::Claim { list, id, owner } => self.claim(list, *id, owner).into(),
-        }
-    }
-
-    fn handle_value(&self, v: &Value) -> Response {
-        if self.broken(Mutant::EscapesRoot) {
-            return self.handle_unchecked_list(v);
-        }
-        match Request::from_json(v) {
-            Ok(req) => self.handle(&req),
-            Err(e) => Response::Error(e.into()),
         }
     }
 }
@@ -588,6 +630,8 @@ struct Txn<'a> {
     cache: HashMap<TaskId, Slot>,
     /// Tasks written (`Some`) or removed (`None`) by this operation.
     overlay: BTreeMap<TaskId, Option<Task>>,
+    /// Claude Code's list lock, when a create holds it from choosing the id on.
+    cc_list: Option<super::cclock::CcLock>,
 }
 
 impl Txn<'_> {
@@ -1060,6 +1104,32 @@ impl Txn<'_> {
         }
     }
 
+    /// The audit record of this operation's changes, when the list is audited and something
+    /// changed.
+    fn audit_record(&self) -> Outcome<Option<Vec<u8>>> {
+        if !self.store.audit && !super::audit::is_audited(&self.dir).map_err(io_failure)? {
+            return Ok(None);
+        }
+        let changes: Vec<super::audit::Changed> = self
+            .overlay
+            .iter()
+            .map(|(id, after)| super::audit::Changed {
+                id: id.to_string(),
+                before: match self.cache.get(id) {
+                    Some(Slot::Task(t)) => Some(t.to_json()),
+                    Some(Slot::Corrupt(why)) => Some(serde_json::json!({ "corrupt": why })),
+                    Some(Slot::Missing) | None => None,
+                },
+                after: after.as_ref().map(Task::to_json),
+            })
+            .filter(|c| c.before != c.after)
+            .collect();
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(super::audit::record(&self.list, &changes)))
+    }
+
     /// Writes every changed task, atomically as a group.
     fn commit(&mut self) -> Outcome<()> {
         let entries: Vec<Entry> = self
@@ -1084,7 +1154,21 @@ impl Txn<'_> {
                 }
             }
         } else {
-            journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
+            let _claude_code_locks = if s.claude_code_locks && !entries.is_empty() {
+                let names = entries.iter().map(|e| e.name.as_str());
+                Some(
+                    super::cclock::lock_change(&self.dir, self.cc_list.take(), names)
+                        .map_err(io_failure)?,
+                )
+            } else {
+                None
+            };
+            if let Some(line) = self.audit_record()? {
+                super::audit::commit(&self.dir, &entries, &line, s.options.durable)
+                    .map_err(io_failure)?;
+            } else {
+                journal::commit(&self.dir, &entries, s.options.durable).map_err(io_failure)?;
+            }
         }
         // What was committed is now what the disk says.
         for (id, t) in std::mem::take(&mut self.overlay) {

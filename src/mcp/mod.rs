@@ -1,0 +1,252 @@
+//! `taskproof mcp`: the strict reference store as a Model Context Protocol server on stdio,
+//! with tools that mirror Claude Code's task tools (see `docs/mcp.md`).
+//!
+//! Built on the official Rust SDK, `rmcp`: its stdio transport and its tool macros. Each tool
+//! call is decoded into an adapter-protocol request ([`tools::decode`]), answered by the
+//! store on a blocking thread (the store waits on file locks), and turned into a tool result
+//! whose text says what happened, or, for a failure, the rule that was broken and what to do
+//! instead (`isError: true`, which a model reads; never a protocol error).
+
+pub mod tools;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde_json::Value;
+
+use crate::protocol::{ErrorKind, Failure, Response};
+use crate::store::{Options, StrictStore};
+use crate::task::ListName;
+
+/// Where the server keeps its tasks and which list it uses by default.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The folder holding one folder per list (Claude Code's `tasks`).
+    pub root: PathBuf,
+    /// The list a call uses when it names none.
+    pub list: Option<ListName>,
+    /// The actor a call is recorded under when it names none (`TASKPROOF_ACTOR`); else the
+    /// MCP client's name.
+    pub actor: Option<String>,
+    pub options: Options,
+}
+
+/// The root Claude Code uses: `$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`.
+pub fn claude_code_root(config_dir: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    match config_dir {
+        Some(c) => Some(c.join("tasks")),
+        None => home.map(|h| h.join(".claude").join("tasks")),
+    }
+}
+
+struct Inner {
+    store: StrictStore,
+    config: Config,
+}
+
+/// The MCP server.
+#[derive(Clone)]
+pub struct TaskServer {
+    inner: Arc<Inner>,
+    tool_router: ToolRouter<TaskServer>,
+}
+
+fn schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
+    schema_for_input::<T>().expect("the tool input types are objects")
+}
+
+#[tool_router]
+impl TaskServer {
+    /// Opens the store on the configured root, creating the root if needed.
+    pub fn open(config: Config) -> std::io::Result<TaskServer> {
+        std::fs::create_dir_all(&config.root)?;
+        let store = StrictStore::open(&config.root, config.options)?
+            .with_audit()
+            .with_claude_code_locks();
+        Ok(TaskServer {
+            inner: Arc::new(Inner { store, config }),
+            tool_router: Self::tool_router(),
+        })
+    }
+
+    #[tool(
+        name = "task_create",
+        description = tools::CREATE_DESCRIPTION,
+        input_schema = schema::<tools::CreateArgs>(),
+        annotations(title = "Create a task", read_only_hint = false, destructive_hint = false)
+    )]
+    async fn task_create(
+        &self,
+        args: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.call("task_create", args, &ctx).await
+    }
+
+    #[tool(
+        name = "task_get",
+        description = tools::GET_DESCRIPTION,
+        input_schema = schema::<tools::IdArgs>(),
+        annotations(title = "Get a task", read_only_hint = true)
+    )]
+    async fn task_get(&self, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        self.call("task_get", args, &ctx).await
+    }
+
+    #[tool(
+        name = "task_update",
+        description = tools::UPDATE_DESCRIPTION,
+        input_schema = schema::<tools::UpdateArgs>(),
+        annotations(title = "Update a task", read_only_hint = false, destructive_hint = true)
+    )]
+    async fn task_update(
+        &self,
+        args: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.call("task_update", args, &ctx).await
+    }
+
+    #[tool(
+        name = "task_list",
+        description = tools::LIST_DESCRIPTION,
+        input_schema = schema::<tools::ListArgs>(),
+        annotations(title = "List tasks", read_only_hint = true)
+    )]
+    async fn task_list(&self, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        self.call("task_list", args, &ctx).await
+    }
+
+    #[tool(
+        name = "task_delete",
+        description = tools::DELETE_DESCRIPTION,
+        input_schema = schema::<tools::IdArgs>(),
+        annotations(title = "Delete a task", read_only_hint = false, destructive_hint = true)
+    )]
+    async fn task_delete(
+        &self,
+        args: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.call("task_delete", args, &ctx).await
+    }
+
+    #[tool(
+        name = "task_claim",
+        description = tools::CLAIM_DESCRIPTION,
+        input_schema = schema::<tools::ClaimArgs>(),
+        annotations(title = "Claim a task", read_only_hint = false, destructive_hint = false)
+    )]
+    async fn task_claim(
+        &self,
+        args: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.call("task_claim", args, &ctx).await
+    }
+}
+
+impl TaskServer {
+    /// Who a call is made by when it does not say: the server's actor (`TASKPROOF_ACTOR`),
+    /// else the MCP client's name.
+    fn default_actor(&self, ctx: &RequestContext<RoleServer>) -> String {
+        self.inner
+            .config
+            .actor
+            .clone()
+            .or_else(|| {
+                ctx.peer
+                    .peer_info()
+                    .map(|p| p.client_info.name.clone())
+                    .filter(|n| !n.trim().is_empty())
+            })
+            .unwrap_or_else(|| "unknown".into())
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        args: JsonObject,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let default_actor = self.default_actor(ctx);
+        let call = match tools::decode(tool, &args, self.inner.config.list.as_ref(), &default_actor)
+        {
+            Ok(c) => c,
+            Err(f) => return failure(&f),
+        };
+        let (request, actor) = (call.request, call.actor);
+        let inner = self.inner.clone();
+        let req = request.clone();
+        let answer = tokio::task::spawn_blocking(move || inner.store.handle_as(&req, &actor)).await;
+        let response = match answer {
+            Ok(r) => r,
+            Err(e) => Response::Error(Failure::new(
+                ErrorKind::Io,
+                format!("the store stopped while answering: {e}"),
+            )),
+        };
+        match &response {
+            Response::Error(f) => failure(f),
+            r => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(
+                    tools::answer_text(&request, r),
+                )]);
+                result.structured_content = Some(tools::answer_value(r));
+                result
+            }
+        }
+    }
+}
+
+fn failure(f: &Failure) -> CallToolResult {
+    let (text, v): (String, Value) = tools::error_value(f);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(v);
+    result
+}
+
+const INSTRUCTIONS: &str = "A shared task list, safe for several agents at once (every \
+change is checked and written under the list's lock, and recorded in its audit log). Plan \
+with task_create, find work with task_list, take it with task_claim, finish it with \
+task_update status \"completed\". Errors say which rule was broken and what to do instead.";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TaskServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("taskproof", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub fn serve_stdio(config: Config) -> anyhow::Result<()> {
+    let server = TaskServer::open(config.clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "failed to open the task folder {}: {e}",
+            config.root.display()
+        )
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP server stopped: {e}"))?;
+        Ok(())
+    })
+}
