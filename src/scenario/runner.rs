@@ -31,7 +31,8 @@ use super::sandbox::{self, Sandbox};
 use super::skip::SkipList;
 use super::vars::{self, Vars};
 use crate::graph::Graph;
-use crate::profile::Profile;
+use crate::profile::recorded::{Judged, RunRecord, State, StepKey};
+use crate::profile::{Mode, Profile, observe};
 use crate::protocol::{Hello, Op, Request, Response};
 use crate::race::check;
 use crate::race::history::History;
@@ -67,6 +68,10 @@ pub struct RunConfig {
     pub durable: bool,
     /// Scenarios expected to fail, with reasons.
     pub skips: SkipList,
+    /// [recorded profiles] Judge by the scenario files' expectations (the default), or
+    /// observe every step to record a profile, or hold the target to a recorded profile
+    /// (`crate::profile::recorded`). The two observing modes run `strict`'s steps.
+    pub mode: Mode,
 }
 
 impl RunConfig {
@@ -82,6 +87,7 @@ impl RunConfig {
             jobs: 0,
             durable: false,
             skips: SkipList::default(),
+            mode: Mode::Expectations,
         }
     }
 
@@ -594,7 +600,10 @@ fn run_prepared(
     prepared: Option<Prepared>,
 ) -> ScenarioResult {
     let started = Instant::now();
-    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target, prepared)));
+    let mut observed = Observed::new();
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        judge(s, config, target, prepared, &mut observed)
+    }));
     let (result, stderr, notes, skipped_steps) = match ran {
         Ok(r) => r,
         Err(panic) => {
@@ -615,6 +624,23 @@ fn run_prepared(
             )
         }
     };
+    // [recorded profiles] A recording run hands every scenario's observations over.
+    if let Mode::Record(observer) = &config.mode {
+        observer.push(RunRecord {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            rules: s.rules.clone(),
+            state: match &result {
+                Ok(Outcome::Skip(r)) => State::Skipped(r.clone()),
+                Ok(_) => State::Ran,
+                Err(e) => State::Error(match e.step {
+                    Some(i) => format!("steps[{i}]: {}", e.message),
+                    None => e.message.clone(),
+                }),
+            },
+            steps: observed,
+        });
+    }
     let mut notes = notes;
     let result = match config.skips.reason(&s.id) {
         None => result,
@@ -658,19 +684,24 @@ fn run_prepared(
     }
 }
 
-type Judged = (
+type JudgedScenario = (
     Result<Outcome, TargetFailure>,
     String,
     Vec<String>,
     Vec<StepSkip>,
 );
 
+/// [recorded profiles] What each step showed, by step: its own rules, what strict expects
+/// and the observation (`crate::profile::observe`).
+type Observed = BTreeMap<StepKey, crate::profile::recorded::Observed>;
+
 fn judge(
     s: &Scenario,
     config: &RunConfig,
     target: &TargetInfo,
     prepared: Option<Prepared>,
-) -> Judged {
+    observed: &mut Observed,
+) -> JudgedScenario {
     let nothing = |result| (result, String::new(), Vec::new(), Vec::new());
     let hello = match &target.hello {
         Ok(h) => h,
@@ -688,6 +719,12 @@ fn judge(
         }
     };
     if let Some(reason) = skip_reason(s, config.profile, hello) {
+        return nothing(Ok(Outcome::Skip(reason)));
+    }
+    // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.
+    if let Mode::Hold(p) = &config.mode
+        && let Some(reason) = p.skip_reason(&s.id)
+    {
         return nothing(Ok(Outcome::Skip(reason)));
     }
     let step_skips = match hello.layout {
@@ -731,6 +768,7 @@ fn judge(
         ended: Vec::new(),
         vars: Vars::new(),
         notes: Vec::new(),
+        observation: None,
     };
     for (name, opened) in prepared.sessions {
         match opened {
@@ -754,7 +792,14 @@ fn judge(
             });
             continue;
         }
-        match run.step(step) {
+        run.observation = None;
+        let stepped = run.step(step);
+        // [recorded profiles] Observe the step; under a recorded profile, judge that.
+        let stepped = match config.mode {
+            Mode::Expectations => stepped,
+            _ => run.observe(step, stepped, observed),
+        };
+        match stepped {
             Ok(()) => {}
             Err(Stop::Error(e)) => {
                 error = Some(e);
@@ -789,7 +834,21 @@ fn judge(
         match run.close_all() {
             Err(e) => Err(e),
             Ok(()) => {
-                let escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                let mut escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                // [recorded profiles] What escaped the root is the observation at `end`.
+                if !matches!(config.mode, Mode::Expectations) {
+                    let obs = escapes.first().map(|f| observe::failed(&f.reason));
+                    escapes = run
+                        .observed_at(
+                            StepKey::End,
+                            None,
+                            json!("nothing outside the root appears or changes"),
+                            obs,
+                            observed,
+                        )
+                        .into_iter()
+                        .collect();
+                }
                 if escapes.is_empty() {
                     Ok(Outcome::Pass)
                 } else {
@@ -951,6 +1010,9 @@ struct Run<'a> {
     ended: Vec<(String, String)>,
     vars: Vars,
     notes: Vec<String>,
+    /// [recorded profiles] What the current step showed, when it did not behave as strict
+    /// expects and the step itself can say more than "it failed" (set only when observing).
+    observation: Option<Value>,
 }
 
 /// The most stderr kept per session for the report, from the end.
@@ -1174,8 +1236,19 @@ impl Run<'_> {
                         e.to_string(),
                     )
                 })?;
-                if let Err(reason) = expect.judge(&answer) {
-                    return Err(self.fail(step, Some(request), expect.to_json(), answer, reason));
+                if let Mode::Expectations = self.config.mode {
+                    if let Err(reason) = expect.judge(&answer) {
+                        return Err(self.fail(
+                            step,
+                            Some(request),
+                            expect.to_json(),
+                            answer,
+                            reason,
+                        ));
+                    }
+                } else {
+                    // [recorded profiles] Observed, not judged; later steps bind as usual.
+                    self.observation = observe::send(&expect, &answer);
                 }
                 if answer.get("ok") == Some(&Value::Bool(true)) {
                     for (name, path) in bind {
@@ -1401,8 +1474,12 @@ impl Run<'_> {
         let tasks = self.listing(step, &session, list)?;
         let g = Graph::new(&tasks);
         let mut broken = Vec::new();
+        let mut counts = Vec::new();
+        let mut ready_seen = None;
         for inv in invariants {
-            broken.extend(violations(&g, *inv));
+            let found = violations(&g, *inv);
+            counts.push((inv.as_str().to_string(), found.len()));
+            broken.extend(found);
         }
         if let Some(want) = ready {
             let want_ids: BTreeSet<String> = want
@@ -1414,9 +1491,15 @@ impl Run<'_> {
             let got: BTreeSet<String> = g.ready().iter().map(TaskId::to_string).collect();
             if want_ids != got {
                 broken.push(format!("ready: expected {:?}, got {:?}", want_ids, got));
+                ready_seen = Some(got.into_iter().collect());
             }
         }
         if broken.is_empty() {
+            return Ok(());
+        }
+        // [recorded profiles] Observed: violations per invariant, and the ready set seen.
+        if !matches!(self.config.mode, Mode::Expectations) {
+            self.observation = Some(observe::check(&counts, ready_seen));
             return Ok(());
         }
         let mut expected =
@@ -1570,6 +1653,16 @@ impl Run<'_> {
             .map_err(|e| Self::target_error(step, None, format!("verification session: {e}")))?;
         let history = lane_history(&lanes);
         let broken = verify(c.verify, &history, &tasks);
+        // [recorded profiles] Every block is observed, held or not, with its counts.
+        if !matches!(self.config.mode, Mode::Expectations) {
+            self.observation = Some(observe::concurrent(
+                c.verify.as_str(),
+                acked,
+                sent,
+                broken.len(),
+            ));
+            return Ok(());
+        }
         if broken.is_empty() {
             return Ok(());
         }
@@ -1607,6 +1700,99 @@ impl Run<'_> {
                 json!({"acknowledged": acked, "sent": sent, "violations": broken}),
                 summary,
             )),
+        }
+    }
+}
+
+/// [recorded profiles] Observing a step, for `taskproof record` and for `run` against a
+/// recorded profile (`crate::profile::recorded`). The only places the runner knows of
+/// recorded profiles are marked `[recorded profiles]`.
+impl Run<'_> {
+    /// Turns a step's outcome into its observation: a target error or an unmet
+    /// precondition passes through; anything else is observed (the step's own observation,
+    /// or "it failed, and why") and, under a recorded profile, judged against the record.
+    fn observe(
+        &mut self,
+        step: &Step,
+        stepped: Result<(), Stop>,
+        observed: &mut Observed,
+    ) -> Result<(), Stop> {
+        let obs = match stepped {
+            Err(Stop::Error(e)) => return Err(Stop::Error(e)),
+            Err(Stop::Fail(f)) if step.precondition.is_some() => return Err(Stop::Fail(f)),
+            Err(Stop::Fail(f)) => Some(
+                self.observation
+                    .take()
+                    .unwrap_or_else(|| observe::failed(&f.reason)),
+            ),
+            Ok(()) => self.observation.take(),
+        };
+        let strict = match &step.action {
+            Action::Send { expect, .. } => expect
+                .get(Profile::Strict)
+                .map_or(Value::Null, |e| e.to_json()),
+            Action::Concurrent(c) => match c.expect.get(Profile::Strict) {
+                Some(VerifyExpect::Any) => json!("any"),
+                _ => json!("holds"),
+            },
+            // The step as written, without the keys every step may have.
+            _ => match &step.raw {
+                Value::Object(m) => Value::Object(
+                    m.iter()
+                        .filter(|(k, _)| {
+                            !["session", "only", "rules", "note", "precondition"]
+                                .contains(&k.as_str())
+                        })
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+        };
+        match self.observed_at(StepKey::Step(step.index), Some(step), strict, obs, observed) {
+            Some(f) => Err(Stop::Fail(Box::new(f))),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps an observation (`None`: as strict) and, under a recorded profile, judges it:
+    /// the failure, when the target differs from the record.
+    fn observed_at(
+        &mut self,
+        key: StepKey,
+        step: Option<&Step>,
+        strict: Value,
+        obs: Option<Value>,
+        observed: &mut Observed,
+    ) -> Option<StepFailure> {
+        let rules = step.and_then(|s| s.rules.clone());
+        let verdict = match &self.config.mode {
+            Mode::Hold(p) => p.judge(&self.scenario.id, key, obs.as_ref()),
+            _ => Judged::Holds,
+        };
+        let shown = obs.clone().unwrap_or_else(|| json!("as strict expects"));
+        observed.insert(key, (rules, strict, obs));
+        match verdict {
+            Judged::Holds => None,
+            Judged::NotJudged(note) => {
+                self.notes.push(note);
+                None
+            }
+            Judged::Differs { recorded, reason } => Some(StepFailure {
+                step: step.map(|s| s.index),
+                session: step.map(|s| s.session.clone()),
+                request: None,
+                expected: if recorded.is_null() {
+                    json!("as strict expects")
+                } else {
+                    recorded
+                },
+                actual: shown,
+                reason,
+                rules: step.map_or_else(|| vec!["S13".to_string()], |s| self.rules(s)),
+                note: step.and_then(|s| s.note.clone()),
+                step_json: step.map(|s| s.raw.clone()),
+            }),
         }
     }
 }
