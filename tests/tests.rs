@@ -7,6 +7,7 @@ mod check;
 mod claude_code;
 mod claude_code_hook;
 mod fuzz;
+mod profile;
 mod race;
 mod run;
 mod store_kill;
