@@ -21,11 +21,20 @@ pub const FORMAT: u64 = 1;
 
 /// The recorded profiles built into the binary: name, other names it answers to, and the
 /// file's text (compiled from `profiles/`).
-pub const BUILTIN: &[(&str, &[&str], &str)] = &[(
-    "hand-written-files",
-    &[],
-    include_str!("../../profiles/hand-written-files.json"),
-)];
+pub const BUILTIN: &[(&str, &[&str], &str)] = &[
+    (
+        "hand-written-files",
+        &[],
+        include_str!("../../profiles/hand-written-files.json"),
+    ),
+    // `s07` is what the scenario files' hand-written expectations were called; the name now
+    // means what the real lesson does.
+    (
+        "learn-claude-code-s07",
+        &["s07"],
+        include_str!("../../profiles/learn-claude-code-s07.json"),
+    ),
+];
 
 /// What a run holds a target to: the expectations written into the scenario files under
 /// one of their profiles, or a recorded profile.
