@@ -27,6 +27,16 @@ pub const BUILTIN: &[(&str, &[&str], &str)] = &[
         &[],
         include_str!("../../profiles/hand-written-files.json"),
     ),
+    (
+        "claude-code-2.1.20",
+        &[],
+        include_str!("../../profiles/claude-code-2.1.20.json"),
+    ),
+    (
+        "claude-code-2.1.21",
+        &[],
+        include_str!("../../profiles/claude-code-2.1.21.json"),
+    ),
     // `s07` is what the scenario files' hand-written expectations were called; the name now
     // means what the real lesson does.
     (
