@@ -373,3 +373,23 @@ fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
     let reference = hold(TargetSpec::Reference);
     assert!(reference.failed >= 10, "{reference:?}");
 }
+
+#[test]
+fn the_shipped_claude_code_recordings_differ_only_in_id_reuse() {
+    let dir = tempdir();
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "diff",
+            "claude-code-2.1.20",
+            "claude-code-2.1.21",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("2 scenario(s) changed, under 2 rule(s):\n  S1: ids-never-reused-after-delete-and-restart, two-processes-creating-get-different-ids\n"),
+        "{out}"
+    );
+    assert!(out.contains("ids-never-reused-after-delete-and-restart: A deleted task's id is never handed out again, also after every task was deleted and the process restarted: now as strict expects in claude-code-2.1.21 (was not in claude-code-2.1.20) [S1]"), "{out}");
+}
