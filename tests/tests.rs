@@ -10,6 +10,7 @@ mod claude_code;
 mod claude_code_hook;
 mod fuzz;
 mod mcp;
+mod profile;
 mod race;
 mod run;
 mod store_kill;

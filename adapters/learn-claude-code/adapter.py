@@ -422,6 +422,13 @@ def to_wire(task):
         raise Failure("corrupt", f"a task file holds {type_name(task)}, not a task")
     out = dict(task)
     out["id"] = str(task.get("id"))
+    # The lesson returns whatever the file holds; a task the protocol cannot carry (a file
+    # written by another program without a subject, or with a status outside the three) is
+    # unreadable to the agent as well: corrupt.
+    if not isinstance(task.get("subject"), str):
+        raise Failure("corrupt", f"task {out['id']}: `subject` is not a string")
+    if task.get("status") not in ("pending", "in_progress", "completed"):
+        raise Failure("corrupt", f"task {out['id']}: `status` is {task.get('status')!r}")
     for key in ("blocks", "blockedBy"):
         edges = task.get(key) or []
         if not isinstance(edges, list):

@@ -111,6 +111,18 @@ class AgainstTheLesson(unittest.TestCase):
         self.assertEqual(answers[-1]["task"]["subject"], "s")
         self.assertEqual(answers[-1]["task"]["status"], "pending")
 
+    def test_a_task_file_the_protocol_cannot_carry_is_corrupt(self):
+        (self.root / "l").mkdir(parents=True)
+        (self.root / "l" / "task_1.json").write_text('{"id": 1, "status": "pending", "blocks": [], "blockedBy": []}')
+        (self.root / "l" / "task_2.json").write_text('{"id": 2, "subject": "s", "status": "done", "blocks": [], "blockedBy": []}')
+        _, answers = self.run_requests(
+            [
+                {"op": "get", "list": "l", "id": "1"},
+                {"op": "get", "list": "l", "id": "2"},
+            ]
+        )
+        self.assertEqual([a["error"]["kind"] for a in answers], ["corrupt", "corrupt"], answers)
+
     def test_claim_is_lesson_s11s_claim_task(self):
         _, answers = self.run_requests(
             [

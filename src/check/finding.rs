@@ -223,6 +223,7 @@ impl Finding {
 
     /// What a report cites for the finding: its rule (`S14`), or `audit` for the audit trail.
     pub fn cites(&self) -> String {
-        self.rule().map_or_else(|| "audit".to_string(), |r| r.to_string())
+        self.rule()
+            .map_or_else(|| "audit".to_string(), |r| r.to_string())
     }
 }

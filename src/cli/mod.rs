@@ -6,7 +6,9 @@ pub mod exit;
 pub mod fuzz;
 pub mod log;
 pub mod mcp;
+pub mod profile;
 pub mod race;
+pub mod record;
 pub mod run;
 pub mod scenarios;
 pub mod serve;
@@ -27,6 +29,10 @@ pub struct Cli {
 pub enum Command {
     /// Run scenario files against a target and report pass, fail, skip or error for each.
     Run(run::Args),
+    /// Run the whole suite against a target and write what it did as a recorded profile.
+    Record(record::Args),
+    /// Compare recorded profiles (`diff A B`) or list the built-in ones, without a target.
+    Profile(profile::Args),
     /// Race concurrent writers against one store and count what they lose.
     Race(race::Args),
     /// Run random operation sequences against a target and its profile's model.
@@ -61,6 +67,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Record(a) => record::run(a),
+        Command::Profile(a) => profile::run(a),
         Command::Race(a) => race::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),

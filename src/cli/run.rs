@@ -11,7 +11,7 @@ use std::time::Duration;
 use globset::{Glob, GlobSetBuilder};
 
 use super::exit;
-use crate::profile::Profile;
+use crate::profile::{Choice, Mode, Profile};
 use crate::report::json::JsonReporter;
 use crate::report::junit::JunitReporter;
 use crate::report::markdown::MarkdownReporter;
@@ -45,9 +45,11 @@ pub struct Args {
     /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, short, default_value = "reference")]
     pub target: TargetSpec,
-    /// The profile the target is held to [default: strict; cc-2.1.17 for naive].
-    #[arg(long, short)]
-    pub profile: Option<Profile>,
+    /// The profile the target is held to: strict, a recorded profile built in (see
+    /// `taskproof profile list`), or a recorded profile file's path (*.json, written by
+    /// `taskproof record`) [default: strict; hand-written-files for naive].
+    #[arg(long, short, value_parser = parse_profile)]
+    pub profile: Option<Choice>,
     /// Scenarios run at once [default: the number of CPUs; for cmd: targets twice that, at
     /// least 4].
     #[arg(long, short, default_value_t = 0, hide_default_value = true)]
@@ -221,10 +223,24 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Some(code) = super::prepare_target(&args.target) {
         return Ok(code);
     }
+    let choice = match args.profile {
+        Some(c) => c,
+        None => default_choice(&args.target)?,
+    };
+    if let Choice::Recorded(r) = &choice {
+        println!(
+            "holding the target to the recorded profile {} ({}): strict's steps, each as the recording saw it",
+            r.name, r.file
+        );
+    }
+    let (profile, mode) = match choice {
+        Choice::Written(p) => (p, Mode::Expectations),
+        // A recorded profile is strict's steps, each held to what the recording saw.
+        Choice::Recorded(r) => (Profile::Strict, Mode::Hold(r)),
+    };
     let config = RunConfig {
-        profile: args
-            .profile
-            .unwrap_or_else(|| args.target.default_profile()),
+        profile,
+        mode,
         target: args.target,
         timeout: args.timeout.0,
         start_timeout: args.start_timeout.0,
@@ -263,6 +279,19 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         return Ok(exit::USAGE);
     }
     Ok(exit_code(&suite))
+}
+
+fn parse_profile(s: &str) -> Result<Choice, String> {
+    Choice::resolve(s)
+}
+
+/// The profile a run holds a target to when `--profile` is not given: the recording of the
+/// naive store for `naive` (it was made to behave that way), `strict` for every other.
+pub fn default_choice(target: &TargetSpec) -> anyhow::Result<Choice> {
+    match target {
+        TargetSpec::Naive => Choice::resolve("hand-written-files").map_err(anyhow::Error::msg),
+        _ => Ok(Choice::Written(Profile::Strict)),
+    }
 }
 
 /// The exit status of a finished run: a failure is a verdict (1) and wins; errors alone mean

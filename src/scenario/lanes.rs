@@ -153,6 +153,16 @@ impl Run<'_> {
             .map_err(|e| Self::target_error(step, None, format!("verification session: {e}")))?;
         let history = lane_history(&lanes);
         let broken = verify(c.verify, &history, &tasks);
+        // [recorded profiles] Every block is observed, held or not, with its counts.
+        if !matches!(self.config.mode, crate::profile::Mode::Expectations) {
+            self.observation = Some(crate::profile::observe::concurrent(
+                c.verify.as_str(),
+                acked,
+                sent,
+                broken.len(),
+            ));
+            return Ok(());
+        }
         if broken.is_empty() {
             return Ok(());
         }

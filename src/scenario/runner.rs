@@ -19,6 +19,8 @@ use super::sandbox::Sandbox;
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
 use crate::graph::{Graph, completed_words, cycle_words, task_name};
+use crate::profile::recorded::{Judged as Held, StepKey};
+use crate::profile::{Mode, Profile, observe};
 use crate::protocol::{Answer, Response};
 use crate::report::result::{
     Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
@@ -42,6 +44,7 @@ pub(super) fn judge(
     config: &RunConfig,
     target: &TargetInfo,
     prepared: Option<Prepared>,
+    observed: &mut Observed,
 ) -> Judged {
     let nothing = |result| (result, String::new(), Vec::new(), Vec::new(), Vec::new());
     let hello = match &target.hello {
@@ -61,6 +64,12 @@ pub(super) fn judge(
         }
     };
     if let Some(reason) = skip_reason(s, config.profile, hello) {
+        return nothing(Ok(Outcome::Skip(reason)));
+    }
+    // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.
+    if let Mode::Hold(p) = &config.mode
+        && let Some(reason) = p.skip_reason(&s.id)
+    {
         return nothing(Ok(Outcome::Skip(reason)));
     }
     let step_skips = match hello.layout {
@@ -105,6 +114,7 @@ pub(super) fn judge(
         vars: Vars::new(),
         notes: Vec::new(),
         steps: Vec::new(),
+        observation: None,
     };
     for (name, opened) in prepared.sessions {
         match opened {
@@ -128,7 +138,14 @@ pub(super) fn judge(
             });
             continue;
         }
-        match run.step(step) {
+        run.observation = None;
+        let stepped = run.step(step);
+        // [recorded profiles] Observe the step; under a recorded profile, judge that.
+        let stepped = match config.mode {
+            Mode::Expectations => stepped,
+            _ => run.observe(step, stepped, observed),
+        };
+        match stepped {
             Ok(()) => {}
             Err(Stop::Error(e)) => {
                 error = Some(e);
@@ -163,7 +180,21 @@ pub(super) fn judge(
         match run.close_all() {
             Err(e) => Err(e),
             Ok(()) => {
-                let escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                let mut escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                // [recorded profiles] What escaped the root is the observation at `end`.
+                if !matches!(config.mode, Mode::Expectations) {
+                    let obs = escapes.first().map(|f| observe::failed(&f.reason));
+                    escapes = run
+                        .observed_at(
+                            StepKey::End,
+                            None,
+                            json!("nothing outside the root appears or changes"),
+                            obs,
+                            observed,
+                        )
+                        .into_iter()
+                        .collect();
+                }
                 if escapes.is_empty() {
                     Ok(Outcome::Pass)
                 } else {
@@ -197,6 +228,9 @@ pub(super) struct Run<'a> {
     pub(super) notes: Vec<String>,
     /// Every judged request so far.
     pub(super) steps: Vec<StepRecord>,
+    /// [recorded profiles] What the current step showed, when it did not behave as strict
+    /// expects and the step itself can say more than "it failed" (set only when observing).
+    pub(super) observation: Option<Value>,
 }
 
 /// The most stderr kept per session for the report, from the end.
@@ -407,11 +441,18 @@ impl Run<'_> {
                 let expect = expect
                     .get(self.config.profile)
                     .expect("the loader checked that every profile is covered");
+                let observing = !matches!(self.config.mode, Mode::Expectations);
                 let judged = expect
                     .substitute(&self.vars)
                     .map_err(|e| (expect.to_json(), e.to_string()))
                     .and_then(|e| {
                         let json = e.to_json();
+                        if observing {
+                            // [recorded profiles] Observed, not judged; later steps bind
+                            // as usual.
+                            self.observation = observe::send(&e, &answer.json);
+                            return Ok(json);
+                        }
                         e.judge(&answer.json)
                             .map(|()| json.clone())
                             .map_err(|r| (json, r))
@@ -585,8 +626,12 @@ impl Run<'_> {
         let tasks = self.listing(step, &session, list)?;
         let g = Graph::new(&tasks);
         let mut broken = Vec::new();
+        let mut counts = Vec::new();
+        let mut ready_seen = None;
         for inv in invariants {
-            broken.extend(violations(&g, *inv));
+            let found = violations(&g, *inv);
+            counts.push((inv.as_str().to_string(), found.len()));
+            broken.extend(found);
         }
         if let Some(want) = ready {
             let want_ids: BTreeSet<String> = want
@@ -598,9 +643,15 @@ impl Run<'_> {
             let got: BTreeSet<String> = g.ready().iter().map(TaskId::to_string).collect();
             if want_ids != got {
                 broken.push(format!("ready: expected {:?}, got {:?}", want_ids, got));
+                ready_seen = Some(got.into_iter().collect());
             }
         }
         if broken.is_empty() {
+            return Ok(());
+        }
+        // [recorded profiles] Observed: violations per invariant, and the ready set seen.
+        if !matches!(self.config.mode, Mode::Expectations) {
+            self.observation = Some(observe::check(&counts, ready_seen));
             return Ok(());
         }
         let mut expected =
@@ -615,6 +666,103 @@ impl Run<'_> {
             json!({"tasks": tasks.iter().map(Task::to_json).collect::<Vec<_>>()}),
             broken.join("; "),
         ))
+    }
+}
+
+/// [recorded profiles] What each step showed, by step: its own rules, what strict expects
+/// and the observation (`crate::profile::observe`).
+pub(super) type Observed = BTreeMap<StepKey, crate::profile::recorded::Observed>;
+
+/// [recorded profiles] Observing a step, for `taskproof record` and for `run` against a
+/// recorded profile (`crate::profile::recorded`). The only places the runner knows of
+/// recorded profiles are marked `[recorded profiles]`.
+impl Run<'_> {
+    /// Turns a step's outcome into its observation: a target error or an unmet
+    /// precondition passes through; anything else is observed (the step's own observation,
+    /// or "it failed, and why") and, under a recorded profile, judged against the record.
+    fn observe(
+        &mut self,
+        step: &Step,
+        stepped: Result<(), Stop>,
+        observed: &mut Observed,
+    ) -> Result<(), Stop> {
+        let obs = match stepped {
+            Err(Stop::Error(e)) => return Err(Stop::Error(e)),
+            Err(Stop::Fail(f)) if step.precondition.is_some() => return Err(Stop::Fail(f)),
+            Err(Stop::Fail(f)) => Some(
+                self.observation
+                    .take()
+                    .unwrap_or_else(|| observe::failed(&f.reason)),
+            ),
+            Ok(()) => self.observation.take(),
+        };
+        let strict = match &step.action {
+            Action::Send { expect, .. } => expect
+                .get(Profile::Strict)
+                .map_or(Value::Null, |e| e.to_json()),
+            Action::Concurrent(c) => match c.expect.get(Profile::Strict) {
+                Some(VerifyExpect::Any) => json!("any"),
+                _ => json!("holds"),
+            },
+            // The step as written, without the keys every step may have.
+            _ => match &step.raw {
+                Value::Object(m) => Value::Object(
+                    m.iter()
+                        .filter(|(k, _)| {
+                            !["session", "only", "rules", "note", "precondition"]
+                                .contains(&k.as_str())
+                        })
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+        };
+        match self.observed_at(StepKey::Step(step.index), Some(step), strict, obs, observed) {
+            Some(f) => Err(Stop::Fail(Box::new(f))),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps an observation (`None`: as strict) and, under a recorded profile, judges it:
+    /// the failure, when the target differs from the record.
+    fn observed_at(
+        &mut self,
+        key: StepKey,
+        step: Option<&Step>,
+        strict: Value,
+        obs: Option<Value>,
+        observed: &mut Observed,
+    ) -> Option<StepFailure> {
+        let rules = step.and_then(|s| s.rules.clone());
+        let verdict = match &self.config.mode {
+            Mode::Hold(p) => p.judge(&self.scenario.id, key, obs.as_ref()),
+            _ => Held::Holds,
+        };
+        let shown = obs.clone().unwrap_or_else(|| json!("as strict expects"));
+        observed.insert(key, (rules, strict, obs));
+        match verdict {
+            Held::Holds => None,
+            Held::NotJudged(note) => {
+                self.notes.push(note);
+                None
+            }
+            Held::Differs { recorded, reason } => Some(StepFailure {
+                step: step.map(|s| s.index),
+                session: step.map(|s| s.session.clone()),
+                request: None,
+                expected: if recorded.is_null() {
+                    json!("as strict expects")
+                } else {
+                    recorded
+                },
+                actual: shown,
+                reason,
+                rules: step.map_or_else(|| vec![Rule::S13], |s| self.rules(s)),
+                note: step.and_then(|s| s.note.clone()),
+                step_json: step.map(|s| s.raw.clone()),
+            }),
+        }
     }
 }
 

@@ -17,10 +17,11 @@ use serde_json::json;
 
 use super::format::*;
 use super::gate::skip_reason;
-use super::runner::judge;
+use super::runner::{Observed, judge};
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
-use crate::profile::Profile;
+use crate::profile::recorded::{RunRecord, State};
+use crate::profile::{Mode, Profile};
 use crate::protocol::Hello;
 use crate::report::events::Event;
 use crate::report::result::{
@@ -56,6 +57,10 @@ pub struct RunConfig {
     pub durable: bool,
     /// Scenarios expected to fail, with reasons.
     pub skips: SkipList,
+    /// [recorded profiles] Judge by the scenario files' expectations (the default), or
+    /// observe every step to record a profile, or hold the target to a recorded profile
+    /// (`crate::profile::recorded`). The two observing modes run `strict`'s steps.
+    pub mode: Mode,
 }
 
 impl RunConfig {
@@ -71,6 +76,7 @@ impl RunConfig {
             jobs: 0,
             durable: false,
             skips: SkipList::default(),
+            mode: Mode::Expectations,
         }
     }
 
@@ -414,7 +420,10 @@ fn run_prepared(
     prepared: Option<Prepared>,
 ) -> ScenarioResult {
     let started = Instant::now();
-    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| judge(s, config, target, prepared)));
+    let mut observed = Observed::new();
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        judge(s, config, target, prepared, &mut observed)
+    }));
     let (result, stderr, notes, skipped_steps, steps) = match ran {
         Ok(r) => r,
         Err(panic) => {
@@ -436,6 +445,23 @@ fn run_prepared(
             )
         }
     };
+    // [recorded profiles] A recording run hands every scenario's observations over.
+    if let Mode::Record(observer) = &config.mode {
+        observer.push(RunRecord {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            rules: s.rules.clone(),
+            state: match &result {
+                Ok(Outcome::Skip(r)) => State::Skipped(r.clone()),
+                Ok(_) => State::Ran,
+                Err(e) => State::Error(match e.step {
+                    Some(i) => format!("steps[{i}]: {}", e.message),
+                    None => e.message.clone(),
+                }),
+            },
+            steps: observed,
+        });
+    }
     let mut notes = notes;
     let result = match config.skips.reason(&s.id) {
         None => result,

@@ -1,4 +1,17 @@
-//! The behaviour profiles of SPEC §3–§5: what a target is held to.
+//! The behaviour profiles: what a target is held to.
+//!
+//! Two kinds. [`Profile`] names the expectation sets written into the scenario files:
+//! `strict` (SPEC §3, every rule) and two hand-written ones (`cc-2.1.17`, `s07`) that the
+//! in-process models of the race harness and the fuzzer still use. [`recorded`] profiles are
+//! what a real store did, recorded by `taskproof record` into `profiles/NAME.json`: a run
+//! holds a target to one with `taskproof run --profile NAME` ([`Choice`]), and
+//! `taskproof profile diff` compares two ([`diff`]).
+
+pub mod diff;
+pub mod observe;
+pub mod recorded;
+
+pub use recorded::{Choice, Mode, Observer, Recorded};
 
 use std::fmt;
 use std::str::FromStr;

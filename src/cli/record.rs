@@ -1,0 +1,233 @@
+//! `taskproof record`: run the whole suite against a target without judging it, and write
+//! what it did as a recorded profile (docs/profiles.md). Scenarios with a concurrent block
+//! run `--runs` times; a step whose observation differs between runs is recorded as racy.
+//! Exit status: 0 when the profile was written; 3 when the target could not start (nothing
+//! written) or broke the protocol in a scenario (written, the scenario recorded as an
+//! error); 2 on a usage error.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::exit;
+use super::run::Seconds;
+use crate::profile::recorded::{self, Recorded, State};
+use crate::profile::{Mode, Observer, Profile};
+use crate::scenario::{Action, RunConfig, Scenario, load_builtin, load_paths, run_suite};
+use crate::target::TargetSpec;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Examples:
+  taskproof record --target naive --out profiles/hand-written-files.json
+  taskproof record --target claude-code@2.1.21 --out profiles/claude-code-2.1.21.json
+  taskproof record --target 'cmd:python3 my_adapter.py' --name my-store --runs 5
+  taskproof profile diff profiles/claude-code-2.1.20.json profiles/claude-code-2.1.21.json
+
+The profile lists, per scenario, the steps where the target did not do what strict expects
+(the error kind it answered, or the fields the expectation checks as it answered them), and
+every concurrent block with how often it held. Review it, check it in, and hold the next
+release to it with `taskproof run --profile FILE`.
+
+Exit status: 0 when the profile was written, 2 on a usage error, 3 when the target could
+not start (nothing is written) or broke the protocol in a scenario (the profile is written,
+with that scenario recorded as an error).")]
+pub struct Args {
+    /// Scenario files or folders [default: the built-in suite].
+    pub paths: Vec<PathBuf>,
+    /// The store to record: reference, naive, mutant:NAME, cmd:COMMAND or
+    /// claude-code@VERSION.
+    #[arg(long, short, default_value = "reference")]
+    pub target: TargetSpec,
+    /// Where to write the profile [default: profiles/NAME.json].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The profile's name [default: the --out file's stem, else the target's hello name
+    /// and version].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How many times each scenario with a concurrent block runs; a step that differs
+    /// between runs is recorded as racy.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// Seconds a request may go unanswered before the target is judged hung.
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    pub timeout: Seconds,
+    /// Seconds a session may take to start and answer hello.
+    #[arg(long, value_name = "SECS", default_value = "60")]
+    pub start_timeout: Seconds,
+    /// Scenarios run at once [default: as for `run`].
+    #[arg(long, short, default_value_t = 0, hide_default_value = true)]
+    pub jobs: usize,
+    /// Scenarios prepared ahead (as for `run`).
+    #[arg(long, value_name = "N", default_value_t = crate::scenario::DEFAULT_START_AHEAD)]
+    pub start_ahead: usize,
+}
+
+/// A profile name: what `--profile` and file names can carry.
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b))
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let usage = |msg: String| {
+        eprintln!("taskproof record: {msg}");
+        Ok(exit::USAGE)
+    };
+    let loaded = if args.paths.is_empty() {
+        load_builtin()
+    } else {
+        load_paths(&args.paths)
+    };
+    let scenarios = match loaded {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("taskproof record: {e}");
+            }
+            return usage(format!(
+                "{} scenario file error(s); nothing was recorded",
+                errors.len()
+            ));
+        }
+    };
+    let from_out = args
+        .out
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned());
+    if let Some(n) = args.name.as_ref().or(from_out.as_ref())
+        && !valid_name(n)
+    {
+        return usage(format!(
+            "profile name {n:?}: use lower-case letters, digits, '-', '.' and '_'"
+        ));
+    }
+    if let Some(code) = super::prepare_target(&args.target) {
+        return Ok(code);
+    }
+    let observer = Arc::new(Observer::default());
+    let config = RunConfig {
+        profile: Profile::Strict,
+        mode: Mode::Record(observer.clone()),
+        timeout: args.timeout.0,
+        start_timeout: args.start_timeout.0,
+        jobs: args.jobs,
+        start_ahead: args.start_ahead,
+        ..RunConfig::new(args.target.clone())
+    };
+    let raced: Vec<Scenario> = scenarios
+        .iter()
+        .filter(|s| {
+            s.steps_for(Profile::Strict)
+                .any(|st| matches!(st.action, Action::Concurrent(_)))
+        })
+        .cloned()
+        .collect();
+    let total_runs = scenarios.len() + raced.len() * (args.runs as usize - 1);
+    let mut done = 0usize;
+    let mut progress = |e: &crate::report::Event<'_>| {
+        if let crate::report::Event::ScenarioFinished { result, .. } = e {
+            done += 1;
+            eprintln!(
+                "taskproof record: [{done}/{total_runs}] {} ({:.1} s)",
+                result.id,
+                result.elapsed.as_secs_f64()
+            );
+        }
+    };
+    let first = run_suite(&scenarios, &config, &mut progress);
+    let hello = match &first.target.hello {
+        Ok(h) => h.clone(),
+        Err(e) => {
+            eprintln!(
+                "taskproof record: the target {} could not start, so nothing was recorded: {e}",
+                first.target.spec
+            );
+            if !first.target.stderr.trim().is_empty() {
+                eprintln!("{}", first.target.stderr.trim_end());
+            }
+            return Ok(exit::TARGET);
+        }
+    };
+    for _ in 1..args.runs {
+        if !raced.is_empty() {
+            run_suite(&raced, &config, &mut progress);
+        }
+    }
+    let name = args
+        .name
+        .or(from_out)
+        .unwrap_or_else(|| hello_name(&hello.name, &hello.version));
+    let about = json!({
+        "target": args.target.to_string(),
+        "hello": {
+            "name": hello.name,
+            "version": hello.version,
+            "layout": hello.layout.as_str(),
+            "features": hello.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        },
+        "taskproof": env!("CARGO_PKG_VERSION"),
+        "date": recorded::today(),
+        "runs": args.runs,
+    });
+    let profile = Recorded::from_runs(&name, about, observer.take());
+    let out = args.out.unwrap_or_else(|| recorded::default_path(&name));
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(parent)
+    {
+        return usage(format!("cannot create {}: {e}", parent.display()));
+    }
+    if let Err(e) = std::fs::write(&out, profile.to_text()) {
+        return usage(format!("cannot write {}: {e}", out.display()));
+    }
+    let (mut strict, mut differ, mut skipped, mut errors, mut racy) = (0, 0, 0, 0, 0);
+    for s in profile.scenarios.values() {
+        match &s.state {
+            State::Skipped(_) => skipped += 1,
+            State::Error(_) => errors += 1,
+            State::Ran if s.as_strict() => strict += 1,
+            State::Ran => differ += 1,
+        }
+        racy += s
+            .steps
+            .values()
+            .filter(|r| matches!(r.seen, recorded::Seen::Racy(_)))
+            .count();
+    }
+    println!(
+        "recorded {} scenarios against {} into {} (profile {name}): {strict} as strict expects, {differ} differ, {skipped} skipped, {errors} errors; {racy} racy steps",
+        profile.scenarios.len(),
+        args.target,
+        out.display()
+    );
+    if errors > 0 {
+        eprintln!(
+            "taskproof record: the target broke the protocol in {errors} scenario(s); they are recorded as errors"
+        );
+        return Ok(exit::TARGET);
+    }
+    Ok(exit::OK)
+}
+
+/// A profile name from a hello: `claude-code-2.1.21`, `learn-claude-code-s07`.
+fn hello_name(name: &str, version: &str) -> String {
+    let raw = if version.is_empty() || version.starts_with("git:") {
+        name.to_string()
+    } else {
+        format!("{name}-{version}")
+    };
+    raw.to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-._".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,395 @@
+//! Recorded profiles (docs/profiles.md): `taskproof record`, `run --profile` with a recorded
+//! profile, and `taskproof profile diff`, through the library and the built binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::json;
+use taskproof::profile::recorded::Recorded;
+use taskproof::profile::{Mode, Observer, Profile, diff};
+use taskproof::scenario::{self, Action, RunConfig, Scenario};
+use taskproof::store::Mutant;
+use taskproof::target::TargetSpec;
+
+use crate::util::{repo, taskproof_in, tempdir};
+
+/// The shipped scenarios without concurrent blocks (those are recorded the same way, only
+/// slower; the racy marking has its own test below).
+fn sequential() -> Vec<Scenario> {
+    scenario::load_dir(&repo().join("scenarios"))
+        .expect("the shipped scenarios load")
+        .into_iter()
+        .filter(|s| {
+            !s.steps_for(Profile::Strict)
+                .any(|st| matches!(st.action, Action::Concurrent(_)))
+        })
+        .collect()
+}
+
+/// Records `scenarios` against `target` once, through the library.
+fn record(target: TargetSpec, name: &str, scenarios: &[Scenario]) -> Recorded {
+    let observer = Arc::new(Observer::default());
+    let config = RunConfig {
+        mode: Mode::Record(observer.clone()),
+        profile: Profile::Strict,
+        ..RunConfig::new(target.clone())
+    };
+    let suite = scenario::run_suite(scenarios, &config, &mut |_| {});
+    assert!(suite.target.hello.is_ok(), "{:?}", suite.target.hello);
+    Recorded::from_runs(name, json!({"target": target.to_string()}), observer.take())
+}
+
+#[test]
+fn recording_the_reference_gives_a_strict_equivalent_profile() {
+    let scenarios = sequential();
+    assert!(scenarios.len() >= 30, "the suite shrank");
+    let p = record(TargetSpec::Reference, "reference", &scenarios);
+    assert_eq!(p.scenarios.len(), scenarios.len());
+    assert_eq!(p.differences_from_strict(), Vec::<String>::new());
+}
+
+#[test]
+fn a_mutants_recording_differs_from_the_references_in_the_rule_it_breaks() {
+    let scenarios = sequential();
+    let reference = record(TargetSpec::Reference, "reference", &scenarios);
+    for (mutant, rule, scenario) in [
+        (
+            Mutant::ReusedIds,
+            "S1",
+            "ids-never-reused-after-delete-and-restart",
+        ),
+        (Mutant::NoCycleCheck, "S7", "rt04-circular-dependency"),
+        (
+            Mutant::OrphansOnDelete,
+            "S10",
+            "delete-removes-the-id-from-both-sides",
+        ),
+    ] {
+        let m = record(
+            TargetSpec::Mutant(mutant),
+            &format!("{mutant:?}"),
+            &scenarios,
+        );
+        let changes = diff::diff(&reference, &m);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.id == scenario && c.rules.contains(&rule.parse().unwrap())),
+            "{mutant:?}: {changes:#?}"
+        );
+        let text = diff::render(&reference, &m, &changes);
+        assert!(text.contains(&format!("  {rule}: ")), "{text}");
+        // And every change is one the mutation explains: it is attributed to a rule the
+        // mutated scenarios check, never to the whole suite.
+        assert!(changes.len() < scenarios.len() / 2, "{text}");
+    }
+}
+
+fn scenario_file(id: &str) -> PathBuf {
+    repo().join("scenarios").join(format!("{id}.json"))
+}
+
+/// Runs the binary in `dir`; (exit code, stdout, stderr).
+fn tp(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = taskproof_in(dir)
+        .args(args)
+        .output()
+        .expect("run taskproof");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_target_passes_its_own_recording_and_fails_another_naming_the_step() {
+    let dir = tempdir();
+    let ids = scenario_file("ids-never-reused-after-delete-and-restart");
+    let cycle = scenario_file("rt04-circular-dependency");
+    let (ids, cycle) = (ids.to_str().unwrap(), cycle.to_str().unwrap());
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "record",
+            ids,
+            cycle,
+            "--target",
+            "mutant:reused-ids",
+            "--out",
+            "p/reused.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 as strict expects, 1 differ"), "{out}");
+    let text = std::fs::read_to_string(dir.path().join("p/reused.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["profile"], "reused");
+    assert_eq!(
+        v["recorded"]["hello"]["name"],
+        "taskproof-mutant-reused-ids"
+    );
+    assert!(v["recorded"]["date"].as_str().unwrap().starts_with("20"));
+    // Stable: recording again writes the same scenarios.
+    let (code, ..) = tp(
+        dir.path(),
+        &[
+            "record",
+            ids,
+            cycle,
+            "--target",
+            "mutant:reused-ids",
+            "--out",
+            "p/again.json",
+        ],
+    );
+    assert_eq!(code, 0);
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("p/again.json")).unwrap())
+            .unwrap();
+    assert_eq!(again["scenarios"], v["scenarios"]);
+
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "run",
+            ids,
+            cycle,
+            "--target",
+            "mutant:reused-ids",
+            "--profile",
+            "p/reused.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.ends_with("2 passed, 0 failed, 0 errors, 0 skipped\n"),
+        "{out}"
+    );
+
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "run",
+            ids,
+            cycle,
+            "--target",
+            "reference",
+            "--profile",
+            "p/reused.json",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("FAIL ids-never-reused-after-delete-and-restart"),
+        "{out}"
+    );
+    assert!(out.contains("the profile reused recorded"), "{out}");
+    assert!(out.contains(" at steps["), "{out}");
+    assert!(
+        out.ends_with("1 passed, 1 failed, 0 errors, 0 skipped\n"),
+        "{out}"
+    );
+}
+
+const HEAD: &str = r#""format": 1, "recorded": {"target": "t", "date": "2026-01-01"}"#;
+
+fn write(dir: &Path, name: &str, scenarios: &str) -> String {
+    let path = dir.join(name);
+    let text = format!(
+        r#"{{"profile": "{}", {HEAD}, "scenarios": {scenarios}}}"#,
+        name.trim_end_matches(".json")
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn diff_says_what_changed_per_rule_and_scenario() {
+    let dir = tempdir();
+    let before = write(
+        dir.path(),
+        "old.json",
+        r#"{
+        "ids": {"title": "Ids are never reused after delete and restart", "rules": ["S1"],
+                "steps": {"4": {"strict": {"ok": true, "task": {"id": "3"}}, "seen": {"ok": true, "task": {"id": "2"}}}}},
+        "race": {"title": "Concurrent creates get unique ids", "rules": ["S2"],
+                 "steps": {"0": {"strict": "holds", "seen": {"verify": "unique_ids", "held": "never", "held_in": 0, "runs": 3, "violations": "2 to 9"}}}},
+        "same": {"title": "Unchanged", "rules": ["S3"]}
+    }"#,
+    );
+    let after = write(
+        dir.path(),
+        "new.json",
+        r#"{
+        "ids": {"title": "Ids are never reused after delete and restart", "rules": ["S1"]},
+        "race": {"title": "Concurrent creates get unique ids", "rules": ["S2"],
+                 "steps": {"0": {"strict": "holds", "seen": {"verify": "unique_ids", "held": "never", "held_in": 0, "runs": 3, "violations": 40}}}},
+        "same": {"title": "Unchanged", "rules": ["S3"]}
+    }"#,
+    );
+    let (code, out, err) = tp(dir.path(), &["profile", "diff", &before, &after]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        out,
+        "old (t, recorded 2026-01-01) -> new (t, recorded 2026-01-01)\n\
+         1 scenario(s) changed, under 1 rule(s):\n  S1: ids\n\n\
+         ids: Ids are never reused after delete and restart: now as strict expects in new (was not in old) [S1]\n  \
+         steps[4]: old answers {\"ok\":true,\"task\":{\"id\":\"2\"}} where strict expects {\"ok\":true,\"task\":{\"id\":\"3\"}}; new behaves as strict expects\n"
+    );
+    // The other way round, and a profile against itself.
+    let (code, out, _) = tp(dir.path(), &["profile", "diff", &after, &before]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ids: Ids are never reused after delete and restart: no longer as strict expects in old [S1]"), "{out}");
+    let (code, out, _) = tp(dir.path(), &["profile", "diff", &after, &after]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.ends_with("no change: every scenario is recorded the same\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_malformed_profile_names_the_file_and_the_field() {
+    let dir = tempdir();
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        r#"{"x": {"title": "t", "rules": ["S1"], "steps": {"2": {"strict": {"ok": true}, "seen": {"held": "yes"}}}}}"#,
+    );
+    let (code, out, err) = tp(dir.path(), &["run", "--profile", &bad]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!("{bad}: scenarios.x.steps.2.seen: expected")),
+        "{err}"
+    );
+    let typo = write(
+        dir.path(),
+        "typo.json",
+        r#"{"x": {"title": "t", "rules": ["S1"], "stpes": {}}}"#,
+    );
+    let (code, _, err) = tp(dir.path(), &["profile", "diff", &typo, "strict"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{typo}: scenarios.x.stpes: unknown field")),
+        "{err}"
+    );
+    let (code, _, err) = tp(dir.path(), &["run", "--profile", "no-such-profile"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown profile \"no-such-profile\""), "{err}");
+}
+
+#[test]
+fn a_step_that_differs_between_runs_is_recorded_as_racy_not_flipping() {
+    use taskproof::profile::recorded::{RunRecord, Seen, State, StepKey};
+    let run = |seen: Option<serde_json::Value>, held: bool| {
+        RunRecord {
+        id: "s".into(),
+        title: "t".into(),
+        rules: vec![taskproof::rule::Rule::S2],
+        state: State::Ran,
+        steps: [
+            (StepKey::Step(1), (None, json!({"ok": true}), seen)),
+            (
+                StepKey::Step(0),
+                (
+                    None,
+                    json!("holds"),
+                    Some(json!({"verify": "unique_ids", "held": held, "acknowledged": 10, "sent": 10, "violations": if held { 0 } else { 3 }})),
+                ),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    }
+    };
+    let p = Recorded::from_runs(
+        "p",
+        json!({}),
+        vec![
+            run(None, true),
+            run(Some(json!({"error": "conflict"})), false),
+            run(None, true),
+        ],
+    );
+    let s = &p.scenarios["s"];
+    assert_eq!(
+        s.steps[&StepKey::Step(1)].seen,
+        Seen::Racy(vec![serde_json::Value::Null, json!({"error": "conflict"})])
+    );
+    assert_eq!(
+        s.steps[&StepKey::Step(0)].seen,
+        Seen::Same(
+            json!({"verify": "unique_ids", "held": "sometimes", "held_in": 2, "runs": 3, "violations": "0 to 3"})
+        )
+    );
+    // The file reads back as written.
+    let back = Recorded::parse_text(&p.to_text(), "p.json").unwrap();
+    assert_eq!(back.scenarios, p.scenarios);
+}
+
+#[test]
+fn every_shipped_profile_reads_and_names_only_scenarios_of_the_suite() {
+    let ids: Vec<String> = scenario::load_builtin()
+        .expect("the suite loads")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    for (name, _, text) in taskproof::profile::recorded::BUILTIN {
+        let p = Recorded::parse_text(text, name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&p.name, name);
+        // A profile may leave scenarios out (a run skips them, saying so), but every one it
+        // records is in the suite, so no record is stale.
+        assert!(!p.scenarios.is_empty(), "{name}");
+        for id in p.scenarios.keys() {
+            assert!(
+                ids.contains(id),
+                "{name} records {id}, which the suite lacks"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
+    use taskproof::profile::Choice;
+    let Choice::Recorded(p) = Choice::resolve("hand-written-files").expect("built in") else {
+        panic!("hand-written-files is a recorded profile");
+    };
+    let scenarios = sequential();
+    let hold = |target: TargetSpec| {
+        let config = RunConfig {
+            mode: Mode::Hold(p.clone()),
+            profile: Profile::Strict,
+            ..RunConfig::new(target)
+        };
+        scenario::run_suite(&scenarios, &config, &mut |_| {}).summary()
+    };
+    let naive = hold(TargetSpec::Naive);
+    assert_eq!(
+        (naive.passed, naive.failed, naive.errors),
+        (scenarios.len(), 0, 0)
+    );
+    let reference = hold(TargetSpec::Reference);
+    assert!(reference.failed >= 10, "{reference:?}");
+}
+
+#[test]
+fn the_shipped_claude_code_recordings_differ_only_in_id_reuse() {
+    let dir = tempdir();
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "diff",
+            "claude-code-2.1.20",
+            "claude-code-2.1.21",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("2 scenario(s) changed, under 2 rule(s):\n  S1: ids-never-reused-after-delete-and-restart, two-processes-creating-get-different-ids\n"),
+        "{out}"
+    );
+    assert!(out.contains("ids-never-reused-after-delete-and-restart: A deleted task's id is never handed out again, also after every task was deleted and the process restarted: now as strict expects in claude-code-2.1.21 (was not in claude-code-2.1.20) [S1]"), "{out}");
+}
