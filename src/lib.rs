@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod fuzz;
 pub mod graph;
+pub mod matrix;
 pub mod model;
 pub mod profile;
 pub mod protocol;

@@ -7,6 +7,7 @@ mod check;
 mod claude_code;
 mod claude_code_hook;
 mod fuzz;
+mod matrix;
 mod race;
 mod run;
 mod store_kill;
