@@ -233,10 +233,9 @@ pub fn column_error(c: &Column) -> Option<String> {
             .as_ref()
             .map(|e| format!("the target failed its hello: {e}"));
     }
-    Some(match &c.run_error {
-        Some(e) => e.clone(),
-        None => "no run report for this target".to_string(),
-    })
+    // Without a reason, there is just no run report (a column of race reports only): its
+    // cells are not run, not errors.
+    c.run_error.clone()
 }
 
 /// Builds the matrix from the columns.
@@ -278,7 +277,13 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
                     (None, None) => Cell {
                         state: State::Missing,
                         scenario: None,
-                        reason: Some("this target's report has no such scenario".into()),
+                        reason: Some(match c.run.as_ref().map_or(0, |r| r.cut_scenarios) {
+                            0 if c.run.is_none() => "no run report for this target".into(),
+                            0 => "this target's report has no such scenario".into(),
+                            n => format!(
+                                "not in this target's saved report, a trimmed copy that left out {n} scenarios"
+                            ),
+                        }),
                     },
                 }
             })

@@ -41,6 +41,15 @@ pub fn cut(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` cut to `max` characters with an ellipsis, for headings.
+fn cut_plain(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
+
 /// The last `max` characters of `s`.
 fn tail(s: &str, max: usize) -> String {
     let n = s.chars().count();
@@ -224,7 +233,9 @@ fn column_heading(h: &mut String, c: &Column) {
         .and_then(|r| {
             let t = &r.target;
             t.name.as_ref().map(|n| match &t.version {
-                Some(v) => format!("{n} {v}"),
+                // A version such as git:<40 hex digits> would make the heading tall: the
+                // whole one is in the targets table.
+                Some(v) => format!("{n} {}", cut_plain(v, 16)),
                 None => n.clone(),
             })
         })
@@ -517,6 +528,13 @@ fn targets_section(h: &mut String, m: &Matrix<'_>) {
                     }
                     if !t.features.is_empty() {
                         let _ = write!(s, "; features {}", t.features.join(", "));
+                    }
+                    if r.cut_scenarios > 0 {
+                        let _ = write!(
+                            s,
+                            "; the saved report is a trimmed copy that left out {} scenarios",
+                            r.cut_scenarios
+                        );
                     }
                     s
                 }

@@ -54,6 +54,9 @@ pub struct RunReport {
     pub target: RunTarget,
     pub profile: String,
     pub scenarios: Vec<ScenarioReport>,
+    /// Scenarios a trimmed copy of the report left out (see [`strip_cut_markers`]).
+    #[serde(skip)]
+    pub cut_scenarios: u64,
 }
 
 /// The run's target: the spec it was named by and its hello, or why the hello failed.
@@ -242,7 +245,62 @@ pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
             ),
         ));
     }
-    parse_json(path, text)
+    match parse_json::<RunReport>(path, text) {
+        Ok(r) => Ok(r),
+        Err(strict) => {
+            let Some((value, cut)) = uncut(text) else {
+                return Err(strict);
+            };
+            let mut r: RunReport =
+                serde_json::from_value(value).map_err(|e| InputError::new(path, e))?;
+            r.cut_scenarios = cut.get("scenarios").copied().unwrap_or(0);
+            Ok(r)
+        }
+    }
+}
+
+/// The marker a trimmed copy of a report puts at the end of a long array in place of the
+/// items it left out (`"... [23 more items cut]"`, as scripts/claude-code-reports.sh writes
+/// them); the number of items.
+fn cut_marker(v: &Value) -> Option<u64> {
+    v.as_str()?
+        .strip_prefix("... [")?
+        .strip_suffix(" more items cut]")?
+        .parse()
+        .ok()
+}
+
+/// Removes the cut markers from every array of `v`, counting the items they stood for by
+/// the key of the array.
+pub fn strip_cut_markers(v: &mut Value, key: &str, cut: &mut BTreeMap<String, u64>) {
+    match v {
+        Value::Array(items) => {
+            items.retain(|x| match cut_marker(x) {
+                Some(n) => {
+                    *cut.entry(key.to_string()).or_default() += n;
+                    false
+                }
+                None => true,
+            });
+            for x in items {
+                strip_cut_markers(x, key, cut);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                strip_cut_markers(x, k, cut);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A trimmed report without its cut markers, when it has any.
+fn uncut(text: &str) -> Option<(Value, BTreeMap<String, u64>)> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    let mut cut = BTreeMap::new();
+    strip_cut_markers(&mut value, "", &mut cut);
+    (!cut.is_empty()).then_some((value, cut))
 }
 
 /// Reads a race report, checking its format version.
@@ -263,7 +321,14 @@ pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
             ),
         ));
     }
-    parse_json(path, text)
+    match parse_json::<RaceReport>(path, text) {
+        Ok(r) => Ok(r),
+        // Witnesses cut from a trimmed copy: the counts are whole, so nothing is lost.
+        Err(strict) => match uncut(text) {
+            Some((value, _)) => serde_json::from_value(value).map_err(|e| InputError::new(path, e)),
+            None => Err(strict),
+        },
+    }
 }
 
 /// Reads a `target.json`.
@@ -503,6 +568,22 @@ pub fn add_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trimmed_run_report_is_read_as_far_as_it_goes() {
+        let text = r#"{"format_version": 1, "target": {"spec": "x"}, "profile": "strict",
+            "scenarios": [{"id": "a", "outcome": "pass",
+                           "failures": [], "notes": ["n", "... [2 more items cut]"]},
+                          "... [23 more items cut]"]}"#;
+        let r = parse_run(Path::new("run.json"), text).expect("reads");
+        assert_eq!(r.scenarios.len(), 1);
+        assert_eq!(r.cut_scenarios, 23);
+        assert_eq!(r.scenarios[0].notes, ["n"]);
+        // Without markers, a string where a scenario belongs stays an error with its line.
+        let bad = text.replace("... [23 more items cut]", "oops");
+        let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
+        assert!(e.to_string().contains("line"), "{e}");
+    }
 
     #[test]
     fn natural_order_compares_numbers_as_numbers() {

@@ -117,6 +117,16 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         );
     }
 
+    for c in m.columns {
+        if let Some(n) = c.run.as_ref().map(|r| r.cut_scenarios).filter(|&n| n > 0) {
+            let _ = writeln!(
+                s,
+                "\n{}: the saved run report is a trimmed copy that left out {n} scenarios; they show as not run.",
+                esc(&c.label)
+            );
+        }
+    }
+
     s.push_str("\n## Scenarios\n\n| scenario |");
     for c in m.columns {
         let _ = write!(s, " {} |", esc(&c.label));
@@ -170,7 +180,9 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
                         "·".into()
                     } else {
                         let (a, o) = rc.counts.get(kind).copied().unwrap_or((0, 0));
-                        if a == 0 && o > 0 {
+                        if !rc.counts.contains_key(kind) {
+                            "·".into()
+                        } else if a == 0 && o > 0 {
                             format!("{o}°")
                         } else if o > 0 {
                             format!("{a} (+{o}°)")
