@@ -580,7 +580,9 @@ mod tests {
         assert_eq!(r.cut_scenarios, 23);
         assert_eq!(r.scenarios[0].notes, ["n"]);
         // Without markers, a string where a scenario belongs stays an error with its line.
-        let bad = text.replace("... [23 more items cut]", "oops");
+        let bad = text
+            .replace("... [23 more items cut]", "oops")
+            .replace(", \"... [2 more items cut]\"", "");
         let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
         assert!(e.to_string().contains("line"), "{e}");
     }
