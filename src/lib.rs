@@ -71,6 +71,7 @@ pub mod cli;
 pub mod fuzz;
 pub mod graph;
 pub mod layout;
+pub mod matrix;
 pub mod mcp;
 pub mod model;
 pub mod profile;

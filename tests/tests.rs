@@ -9,6 +9,7 @@ mod check;
 mod claude_code;
 mod claude_code_hook;
 mod fuzz;
+mod matrix;
 mod mcp;
 mod profile;
 mod race;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod exit;
 pub mod fuzz;
 pub mod log;
+pub mod matrix;
 pub mod mcp;
 pub mod profile;
 pub mod race;
@@ -40,6 +41,9 @@ pub enum Command {
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
     /// Claude Code hook (--stdin).
     Check(check::Args),
+    /// Run the suite and a short race against several targets and build the conformance
+    /// matrix (reports/matrix.md and .html), or rebuild it from saved reports.
+    Matrix(matrix::Args),
     /// List the built-in scenarios, or export them to a folder.
     Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
@@ -72,6 +76,7 @@ pub fn main() -> i32 {
         Command::Race(a) => race::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
+        Command::Matrix(a) => matrix::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),

@@ -1,0 +1,597 @@
+//! What the matrix is built from: the JSON reports of `taskproof run` (format 1,
+//! docs/reports.md) and `taskproof race` (formats 1 and 2, docs/race.md), read back as they
+//! were written, and the small `target.json` that `taskproof matrix` writes beside them when
+//! a target could not be run at all.
+//!
+//! Reading is strict about what the matrix shows (an outcome it does not know is an error
+//! naming the file, line and field) and lenient about the rest (new fields may appear).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The run report format this reader understands.
+pub const RUN_FORMAT: u64 = 1;
+/// The race report formats this reader understands (1: before profiles, 2: with them).
+pub const RACE_FORMATS: [u64; 2] = [1, 2];
+/// The format of `target.json`.
+pub const MANIFEST_FORMAT: u64 = 1;
+
+/// A file that could not be read as a report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct InputError {
+    pub path: String,
+    pub message: String,
+}
+
+impl InputError {
+    fn new(path: &Path, message: impl fmt::Display) -> InputError {
+        InputError {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// One scenario's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+/// A `taskproof run --report json:FILE` report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunReport {
+    pub format_version: u64,
+    pub target: RunTarget,
+    pub profile: String,
+    pub scenarios: Vec<ScenarioReport>,
+    /// Scenarios a trimmed copy of the report left out (see [`strip_cut_markers`]).
+    #[serde(skip)]
+    pub cut_scenarios: u64,
+}
+
+/// The run's target: the spec it was named by and its hello, or why the hello failed.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunTarget {
+    pub spec: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub layout: Option<String>,
+    #[serde(default)]
+    pub features: Vec<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// One scenario of a run report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScenarioReport {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub file: String,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub failures: Vec<StepFailure>,
+    #[serde(default)]
+    pub error: Option<StepError>,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub skipped_steps: Vec<SkippedStep>,
+}
+
+/// A broken expectation.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepFailure {
+    #[serde(default)]
+    pub step: Option<u64>,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub request: Value,
+    #[serde(default)]
+    pub expected: Value,
+    #[serde(default)]
+    pub actual: Value,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Where and how the target broke.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepError {
+    #[serde(default)]
+    pub step: Option<u64>,
+    #[serde(default)]
+    pub request: Value,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// A step that did not run while the rest of the scenario did.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SkippedStep {
+    #[serde(default)]
+    pub step: Option<u64>,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// A `taskproof race --report json:FILE` report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RaceReport {
+    pub format_version: u64,
+    pub target: String,
+    /// Absent in format 1, which judged every finding as an anomaly.
+    #[serde(default)]
+    pub profile: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub writers: Option<u64>,
+    #[serde(default)]
+    pub ops: Option<u64>,
+    pub workloads: Vec<RaceWorkload>,
+}
+
+/// One workload run of a race report.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RaceWorkload {
+    pub workload: String,
+    #[serde(default)]
+    pub skipped: Option<String>,
+    #[serde(default)]
+    pub requests: u64,
+    #[serde(default)]
+    pub acknowledged: u64,
+    #[serde(default)]
+    pub unknown: u64,
+    #[serde(default)]
+    pub seconds: f64,
+    #[serde(default)]
+    pub anomalies: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub observations: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub linearizability: Option<Linearizability>,
+    #[serde(default)]
+    pub witnesses: Vec<RaceWitness>,
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// The linearizability counts of a workload run.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Linearizability {
+    #[serde(default)]
+    pub unknown: u64,
+}
+
+/// One anomaly explained in plain words.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RaceWitness {
+    pub kind: String,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// What `taskproof matrix` writes beside a target's reports: its label and spec, and why a
+/// report is missing when the target could not be run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u64,
+    pub label: String,
+    pub spec: String,
+    pub profile: String,
+    /// Why there is no `run.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_error: Option<String>,
+    /// Why there is no race report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race_error: Option<String>,
+    /// Whether the race was left out on purpose (`--no-race`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub race_not_run: bool,
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
+    parse_json(path, &text)
+}
+
+fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, InputError> {
+    serde_json::from_str(text).map_err(|e| InputError::new(path, e))
+}
+
+/// Reads a run report, checking its format version.
+pub fn read_run(path: &Path) -> Result<RunReport, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
+    parse_run(path, &text)
+}
+
+/// Parses a run report read from `path`.
+pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
+    let version: Versioned = parse_json(path, text)?;
+    if version.format_version != RUN_FORMAT {
+        return Err(InputError::new(
+            path,
+            format!(
+                "format_version: this taskproof reads run reports of format {RUN_FORMAT}, not {}",
+                version.format_version
+            ),
+        ));
+    }
+    match parse_json::<RunReport>(path, text) {
+        Ok(r) => Ok(r),
+        Err(strict) => {
+            let Some((value, cut)) = uncut(text) else {
+                return Err(strict);
+            };
+            let mut r: RunReport =
+                serde_json::from_value(value).map_err(|e| InputError::new(path, e))?;
+            r.cut_scenarios = cut.get("scenarios").copied().unwrap_or(0);
+            Ok(r)
+        }
+    }
+}
+
+/// The marker a trimmed copy of a report puts at the end of a long array in place of the
+/// items it left out (`"... [23 more items cut]"`, as scripts/claude-code-reports.sh writes
+/// them); the number of items.
+fn cut_marker(v: &Value) -> Option<u64> {
+    v.as_str()?
+        .strip_prefix("... [")?
+        .strip_suffix(" more items cut]")?
+        .parse()
+        .ok()
+}
+
+/// Removes the cut markers from every array of `v`, counting the items they stood for by
+/// the key of the array.
+pub fn strip_cut_markers(v: &mut Value, key: &str, cut: &mut BTreeMap<String, u64>) {
+    match v {
+        Value::Array(items) => {
+            items.retain(|x| match cut_marker(x) {
+                Some(n) => {
+                    *cut.entry(key.to_string()).or_default() += n;
+                    false
+                }
+                None => true,
+            });
+            for x in items {
+                strip_cut_markers(x, key, cut);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                strip_cut_markers(x, k, cut);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A trimmed report without its cut markers, when it has any.
+fn uncut(text: &str) -> Option<(Value, BTreeMap<String, u64>)> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    let mut cut = BTreeMap::new();
+    strip_cut_markers(&mut value, "", &mut cut);
+    (!cut.is_empty()).then_some((value, cut))
+}
+
+/// Reads a race report, checking its format version.
+pub fn read_race(path: &Path) -> Result<RaceReport, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
+    parse_race(path, &text)
+}
+
+/// Parses a race report read from `path`.
+pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
+    let version: Versioned = parse_json(path, text)?;
+    if !RACE_FORMATS.contains(&version.format_version) {
+        return Err(InputError::new(
+            path,
+            format!(
+                "format_version: this taskproof reads race reports of format 1 or 2, not {}",
+                version.format_version
+            ),
+        ));
+    }
+    match parse_json::<RaceReport>(path, text) {
+        Ok(r) => Ok(r),
+        // Witnesses cut from a trimmed copy: the counts are whole, so nothing is lost.
+        Err(strict) => match uncut(text) {
+            Some((value, _)) => serde_json::from_value(value).map_err(|e| InputError::new(path, e)),
+            None => Err(strict),
+        },
+    }
+}
+
+/// Reads a `target.json`.
+pub fn read_manifest(path: &Path) -> Result<Manifest, InputError> {
+    let m: Manifest = read_json(path)?;
+    if m.format_version != MANIFEST_FORMAT {
+        return Err(InputError::new(
+            path,
+            format!(
+                "format_version: this taskproof reads target.json of format {MANIFEST_FORMAT}, not {}",
+                m.format_version
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+#[derive(Deserialize)]
+struct Versioned {
+    format_version: u64,
+}
+
+/// One column of the matrix: a target and what is known of it.
+#[derive(Debug, Clone, Default)]
+pub struct Column {
+    /// The column's heading.
+    pub label: String,
+    /// The target spec (`reference`, `claude-code@2.1.17`, `cmd:...`).
+    pub spec: String,
+    pub run: Option<RunReport>,
+    /// Why there is no run report (the target could not be made ready, say).
+    pub run_error: Option<String>,
+    pub races: Vec<RaceReport>,
+    /// Why there is no race report.
+    pub race_error: Option<String>,
+    /// The race was left out on purpose.
+    pub race_not_run: bool,
+    /// Where the column was read from, for the matrix's footnotes.
+    pub sources: Vec<PathBuf>,
+}
+
+impl Column {
+    /// The profile the column's reports were judged by, as the reports say.
+    pub fn profile(&self) -> Option<&str> {
+        self.run
+            .as_ref()
+            .map(|r| r.profile.as_str())
+            .or_else(|| self.races.iter().find_map(|r| r.profile.as_deref()))
+    }
+}
+
+/// Compares names so that numbers inside them compare as numbers (`2.1.17` < `2.1.112`).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for (x, y) in ca.iter().zip(&cb) {
+        let ord = match (x, y) {
+            ((true, p), (true, q)) => {
+                let (p, q) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+            }
+            ((_, p), (_, q)) => p.cmp(q),
+        };
+        if ord.is_ne() {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
+}
+
+/// Whether `dir` holds one target's reports (`run.json`, `race*.json` or `target.json`).
+fn is_target_dir(dir: &Path) -> bool {
+    dir.join("run.json").is_file()
+        || dir.join("target.json").is_file()
+        || !race_files(dir).is_empty()
+}
+
+/// The race reports in `dir`: `race.json` and `race-*.json`, in natural order.
+fn race_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n == "race.json" || (n.starts_with("race-") && n.ends_with(".json")))
+        .collect();
+    names.sort_by(|a, b| natural_cmp(a, b));
+    names.into_iter().map(|n| dir.join(n)).collect()
+}
+
+/// Reads one target's folder into a column.
+pub fn load_target_dir(dir: &Path) -> Result<Column, InputError> {
+    let mut col = Column::default();
+    let manifest_path = dir.join("target.json");
+    let manifest = if manifest_path.is_file() {
+        col.sources.push(manifest_path.clone());
+        Some(read_manifest(&manifest_path)?)
+    } else {
+        None
+    };
+    let run_path = dir.join("run.json");
+    if run_path.is_file() {
+        col.run = Some(read_run(&run_path)?);
+        col.sources.push(run_path);
+    }
+    for p in race_files(dir) {
+        col.races.push(read_race(&p)?);
+        col.sources.push(p);
+    }
+    if col.run.is_none() && col.races.is_empty() && manifest.is_none() {
+        return Err(InputError::new(
+            dir,
+            "no run.json, race*.json or target.json: not a target's reports",
+        ));
+    }
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    col.spec = col
+        .run
+        .as_ref()
+        .map(|r| r.target.spec.clone())
+        .or_else(|| col.races.first().map(|r| r.target.clone()))
+        .unwrap_or_default();
+    col.label = col.spec.clone();
+    if let Some(m) = manifest {
+        col.label = m.label;
+        if col.spec.is_empty() {
+            col.spec = m.spec;
+        }
+        if col.run.is_none() {
+            col.run_error = m.run_error;
+        }
+        if col.races.is_empty() {
+            col.race_error = m.race_error;
+            col.race_not_run = m.race_not_run;
+        }
+    }
+    if col.label.is_empty() {
+        col.label = dir_name;
+    }
+    Ok(col)
+}
+
+/// Reads `--from DIR`: one target's folder, or a folder of them (in the order its
+/// `index.json` gives, else in natural order of their names).
+pub fn load_from(dir: &Path) -> Result<Vec<Column>, InputError> {
+    if !dir.is_dir() {
+        return Err(InputError::new(dir, "not a folder"));
+    }
+    if is_target_dir(dir) {
+        return Ok(vec![load_target_dir(dir)?]);
+    }
+    let index = dir.join("index.json");
+    let names: Vec<String> = if index.is_file() {
+        let idx: Index = read_json(&index)?;
+        idx.targets
+    } else {
+        let entries = std::fs::read_dir(dir).map_err(|e| InputError::new(dir, e))?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| is_target_dir(&e.path()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort_by(|a, b| natural_cmp(a, b));
+        names
+    };
+    if names.is_empty() {
+        return Err(InputError::new(
+            dir,
+            "holds no target's reports (run.json, race*.json or target.json, here or in a subfolder)",
+        ));
+    }
+    names
+        .iter()
+        .map(|n| load_target_dir(&dir.join(n)))
+        .collect()
+}
+
+/// `index.json`: the order of the target folders `taskproof matrix` wrote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Index {
+    pub format_version: u64,
+    pub targets: Vec<String>,
+}
+
+/// Adds `--run FILE` and `--race FILE` reports: each run report is a column; each race
+/// report joins the column with the same target spec, or makes one.
+pub fn add_files(
+    columns: &mut Vec<Column>,
+    runs: &[PathBuf],
+    races: &[PathBuf],
+) -> Result<(), InputError> {
+    for p in runs {
+        let run = read_run(p)?;
+        columns.push(Column {
+            label: run.target.spec.clone(),
+            spec: run.target.spec.clone(),
+            run: Some(run),
+            sources: vec![p.clone()],
+            ..Column::default()
+        });
+    }
+    for p in races {
+        let race = read_race(p)?;
+        match columns.iter_mut().find(|c| c.spec == race.target) {
+            Some(c) => {
+                c.races.push(race);
+                c.sources.push(p.clone());
+            }
+            None => columns.push(Column {
+                label: race.target.clone(),
+                spec: race.target.clone(),
+                races: vec![race],
+                sources: vec![p.clone()],
+                ..Column::default()
+            }),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trimmed_run_report_is_read_as_far_as_it_goes() {
+        let text = r#"{"format_version": 1, "target": {"spec": "x"}, "profile": "strict",
+            "scenarios": [{"id": "a", "outcome": "pass",
+                           "failures": [], "notes": ["n", "... [2 more items cut]"]},
+                          "... [23 more items cut]"]}"#;
+        let r = parse_run(Path::new("run.json"), text).expect("reads");
+        assert_eq!(r.scenarios.len(), 1);
+        assert_eq!(r.cut_scenarios, 23);
+        assert_eq!(r.scenarios[0].notes, ["n"]);
+        // Without markers, a string where a scenario belongs stays an error with its line.
+        let bad = text
+            .replace("... [23 more items cut]", "oops")
+            .replace(", \"... [2 more items cut]\"", "");
+        let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
+        assert!(e.to_string().contains("line"), "{e}");
+    }
+
+    #[test]
+    fn natural_order_compares_numbers_as_numbers() {
+        let mut v = vec!["2.1.112", "2.1.17", "2.1.21", "2.1.20", "latest"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["2.1.17", "2.1.20", "2.1.21", "2.1.112", "latest"]);
+        assert!(natural_cmp("race-create.json", "race-claim.json").is_gt());
+    }
+}

@@ -1,0 +1,311 @@
+//! `taskproof matrix`: the builder on small fixed reports (tests/fixtures/matrix/), and the
+//! command end to end against fast in-process targets.
+
+use std::path::{Path, PathBuf};
+
+use taskproof::matrix::{self, State};
+
+use crate::util::{repo, taskproof, tempdir};
+
+fn fixtures() -> PathBuf {
+    repo().join("tests/fixtures/matrix")
+}
+
+fn good() -> Vec<matrix::Column> {
+    matrix::load_from(&fixtures().join("good")).expect("the fixtures load")
+}
+
+#[test]
+fn columns_follow_the_index_and_take_labels_from_target_json() {
+    let cols = good();
+    let labels: Vec<&str> = cols.iter().map(|c| c.label.as_str()).collect();
+    // alpha and gamma have no target.json: their label is the spec of their reports.
+    assert_eq!(
+        labels,
+        [
+            "cmd:alpha --fast",
+            "claude-code@9.9.9",
+            "Beta store",
+            "delta"
+        ]
+    );
+    assert_eq!(
+        cols[1].races.len(),
+        1,
+        "race-create.json is read as a race report"
+    );
+    assert!(cols[3].run.is_none());
+}
+
+#[test]
+fn rows_are_grouped_by_first_rule_with_the_cell_states_of_each_report() {
+    let cols = good();
+    let m = matrix::build(&cols);
+    let groups: Vec<(&str, Vec<&str>)> = m
+        .groups
+        .iter()
+        .map(|g| {
+            (
+                g.rule.as_str(),
+                g.rows.iter().map(|r| r.id.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("S1", vec!["ids-start-at-one"]),
+            ("S7", vec!["concurrent-edges", "cycle-refused"]),
+            ("S13", vec!["lists-isolated"]),
+            ("no rule", vec!["zz-extra"]),
+        ]
+    );
+    assert_eq!(m.groups[1].name, Some("no cycles"));
+    let states = |id: &str| -> Vec<State> {
+        m.rows()
+            .find(|r| r.id == id)
+            .expect("row")
+            .cells
+            .iter()
+            .map(|c| c.state)
+            .collect()
+    };
+    use State::*;
+    assert_eq!(states("ids-start-at-one"), [Pass, Pass, Error, Error]);
+    assert_eq!(states("cycle-refused"), [Fail, Pass, Error, Error]);
+    assert_eq!(states("concurrent-edges"), [Skip, Skip, Error, Error]);
+    // gamma's report has no lists-isolated: not run, not invented.
+    assert_eq!(states("lists-isolated"), [Error, Missing, Error, Error]);
+    assert_eq!(states("zz-extra"), [Missing, Pass, Error, Error]);
+    // A column without a run report is an error with the reason the target.json gives.
+    let delta = &m.rows().next().expect("a row").cells[3];
+    assert!(delta.scenario.is_none());
+    assert!(
+        delta
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("npm found no such version")),
+        "{:?}",
+        delta.reason
+    );
+    let alpha = m.counts(0);
+    assert_eq!(
+        (
+            alpha[&Pass],
+            alpha[&Fail],
+            alpha[&Skip],
+            alpha[&Error],
+            alpha[&Missing]
+        ),
+        (1, 1, 1, 1, 1)
+    );
+}
+
+#[test]
+fn race_counts_are_summed_per_target_and_kept_apart_by_kind() {
+    let cols = good();
+    let m = matrix::build(&cols);
+    let alpha = &m.races[0];
+    assert_eq!(alpha.counts["lost"], (5, 0));
+    assert_eq!(alpha.counts["duplicate_ids"], (2, 0));
+    assert_eq!(alpha.counts["torn_writes"], (1, 0));
+    assert_eq!((alpha.ran(), alpha.workloads.len()), (2, 3));
+    assert_eq!(alpha.target_errors, 1);
+    // Format 1 (no profile) with its own key, torn_reads.
+    let gamma = &m.races[1];
+    assert_eq!(gamma.counts["lost"], (2, 0));
+    assert_eq!(gamma.profiles, ["(not recorded)"]);
+    assert!(m.anomaly_kinds.iter().any(|k| k == "torn_reads"));
+    assert_eq!(
+        m.anomaly_kinds[..3],
+        [
+            "lost".to_string(),
+            "duplicate_ids".into(),
+            "torn_writes".into()
+        ]
+    );
+    assert!(m.races[2].error.is_some(), "beta's race could not run");
+    assert!(m.races[3].absent && m.races[3].error.is_none());
+
+    let pages = matrix::render(&cols, "fixture");
+    assert!(
+        pages.markdown.contains("| lost updates | 5 | 2 | ! | · |"),
+        "{}",
+        pages.markdown
+    );
+    assert!(pages.markdown.contains("| duplicate ids | 2 | 2 | ! | · |"));
+}
+
+#[test]
+fn hostile_strings_stay_text_in_both_pages() {
+    let pages = matrix::render(&good(), "a note with <b>markup</b>");
+    let html = &pages.html;
+    // The only script element is the page's own.
+    assert_eq!(html.matches("<script").count(), 1, "{html}");
+    assert!(!html.contains("<img"));
+    assert!(!html.contains("<b>markup"));
+    assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    // Self-contained: nothing is fetched.
+    for needle in ["src=\"http", "href=\"http", "@import", "url("] {
+        assert!(!html.contains(needle), "{needle}");
+    }
+    let md = &pages.markdown;
+    let prose = without_code_spans(md);
+    assert!(!prose.contains("<script"), "{prose}");
+    assert!(!prose.contains("<img"), "{prose}");
+    assert!(
+        prose.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{prose}"
+    );
+    // The hostile answer is shown inside inline code, whose pipes are escaped for tables.
+    assert!(md.contains("\\| `tick`"), "{md}");
+    assert!(md.contains("Every scenario is an error: the target failed its hello"));
+}
+
+#[test]
+fn a_cell_opens_to_the_step_the_expected_and_the_actual_answer() {
+    let html = matrix::render(&good(), "").html;
+    let start = html
+        .find("<b>cycle-refused</b> on <b>cmd:alpha --fast</b>")
+        .expect("the failing cell's detail");
+    let detail = &html[start..start + html[start..].find("</details>").expect("closed")];
+    assert!(detail.contains("steps[3] · session main · S7"), "{detail}");
+    assert!(
+        detail.contains("<dt>expected</dt><dd><pre>{&quot;error&quot;:&quot;cycle&quot;}</pre>")
+    );
+    assert!(detail.contains("<dt>actual</dt>"));
+    assert!(detail.contains("expected error cycle, got a success"));
+    // The error cell names its step and message.
+    assert!(html.contains("<dt>step</dt><dd>steps[1]</dd>"));
+    assert!(html.contains("no answer within 10s"));
+}
+
+#[test]
+fn a_malformed_report_is_a_usage_error_naming_file_line_and_field() {
+    let out = tempdir();
+    let o = taskproof()
+        .args(["matrix", "--from"])
+        .arg(fixtures().join("bad-outcome"))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("run taskproof");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad-outcome/run.json"), "{err}");
+    assert!(
+        err.contains("unknown variant `maybe`") && err.contains("line "),
+        "{err}"
+    );
+    assert!(
+        !out.path().join("matrix.html").exists(),
+        "nothing half-done"
+    );
+}
+
+/// Markdown with its inline code spans (where `<` is text, not markup) taken out.
+fn without_code_spans(md: &str) -> String {
+    let b = md.as_bytes();
+    let run_at = |i: usize| b[i..].iter().take_while(|&&c| c == b'`').count();
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < b.len() {
+        if b[i] != b'`' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let n = run_at(i);
+        let mut j = i + n;
+        while j < b.len() && !(b[j] == b'`' && run_at(j) == n) {
+            j += if b[j] == b'`' { run_at(j) } else { 1 };
+        }
+        assert!(j < b.len(), "an unclosed code span at byte {i}");
+        i = j + n;
+    }
+    String::from_utf8(out).expect("UTF-8")
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn matrix_runs_targets_saves_their_reports_and_rebuilds_from_them() {
+    let dir = tempdir();
+    let out = dir.path().join("reports");
+    let o = taskproof()
+        .args([
+            "matrix",
+            "--target",
+            "reference",
+            "--target",
+            "mutant:no-mirror",
+            "--target",
+            "cmd:echo not a hello",
+            "--label",
+            "garbage=cmd:echo not a hello",
+            "--race-writers",
+            "2",
+            "--race-ops",
+            "5",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("run taskproof");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    for f in [
+        "matrix.md",
+        "matrix.html",
+        "matrix/index.json",
+        "matrix/reference/run.json",
+        "matrix/reference/race.json",
+        "matrix/mutant-no-mirror/run.json",
+        "matrix/mutant-no-mirror/race.json",
+        "matrix/garbage/target.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing; {err}");
+    }
+    let md = read(&out.join("matrix.md"));
+    assert!(
+        md.contains("| scenario | reference | mutant:no-mirror | garbage |"),
+        "{md}"
+    );
+    // The mutant does not mirror edges: rt03-blocks fails there and nowhere else; the
+    // target that cannot start is a column of errors.
+    assert!(md.contains("| rt03-blocks | ✓ | ✗ | ! |"), "{md}");
+    assert!(md.contains("| rt01-basic-creation | ✓ | ✓ | ! |"), "{md}");
+    assert!(md.contains("| half edges | 0 |"), "{md}");
+    let html = read(&out.join("matrix.html"));
+    assert!(html.contains("</html>"));
+
+    // Rebuilt from the saved reports alone, the pages are the same.
+    let o = taskproof()
+        .args(["matrix", "--from"])
+        .arg(out.join("matrix"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run taskproof");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(read(&out.join("matrix.md")), md);
+    assert_eq!(read(&out.join("matrix.html")), html);
+}
+
+#[test]
+fn matrix_without_input_or_with_an_unknown_target_is_a_usage_error() {
+    let o = taskproof().arg("matrix").output().expect("run taskproof");
+    assert_eq!(o.status.code(), Some(2));
+    let o = taskproof()
+        .args(["matrix", "--target", "bogus"])
+        .output()
+        .expect("run taskproof");
+    assert_eq!(o.status.code(), Some(2));
+}
