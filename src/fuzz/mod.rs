@@ -9,6 +9,7 @@ pub mod filesim;
 pub mod finding;
 pub mod known;
 pub mod oracle;
+pub mod render;
 pub mod run;
 pub mod strategy;
 #[cfg(feature = "fuzz-targets")]

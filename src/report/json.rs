@@ -11,8 +11,9 @@ use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
 /// The version of the report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Writes the JSON report when the run finishes (`run`'s, format version 1 below, or the
-/// race report of `race --report json:PATH`, docs/race.md).
+/// Writes the JSON report when the run finishes (`run`'s, format version 1 below, the race
+/// report of `race --report json:PATH`, docs/race.md, or the fuzz report of `fuzz --report
+/// json:PATH`, [`crate::fuzz::render::json`]).
 pub struct JsonReporter {
     pub path: PathBuf,
 }
@@ -22,6 +23,7 @@ impl Reporter for JsonReporter {
         let value = match event {
             Event::RunFinished { suite } => to_json(suite),
             Event::RaceFinished { report } => report.to_json(),
+            Event::FuzzFinished { plan, report } => crate::fuzz::render::json(plan, report),
             _ => return Ok(()),
         };
         let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");

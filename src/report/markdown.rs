@@ -9,22 +9,25 @@ use std::path::PathBuf;
 use super::events::{Event, ReportError, Reporter, write_report};
 use super::result::{OutcomeKind, SuiteResult};
 
-/// Writes the Markdown summary when the run finishes.
+/// Writes the Markdown summary when the run (or a fuzz run,
+/// [`crate::fuzz::render::markdown`]) finishes.
 pub struct MarkdownReporter {
     pub path: PathBuf,
 }
 
 impl Reporter for MarkdownReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
-        if let Event::RunFinished { suite } = event {
-            write_report(&self.path, to_markdown(suite).as_bytes())?;
-        }
-        Ok(())
+        let text = match event {
+            Event::RunFinished { suite } => to_markdown(suite),
+            Event::FuzzFinished { plan, report } => crate::fuzz::render::markdown(plan, report),
+            _ => return Ok(()),
+        };
+        write_report(&self.path, text.as_bytes())
     }
 }
 
 /// Escapes text for a Markdown table cell.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
