@@ -68,6 +68,7 @@ macro_rules! word_enum {
 
 pub mod check;
 pub mod cli;
+pub mod field;
 pub mod fuzz;
 pub mod graph;
 pub mod layout;

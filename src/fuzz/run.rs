@@ -402,14 +402,13 @@ impl<'a> Replayer<'a> {
         history: &History,
     ) -> Result<Result<(), String>, RunError> {
         let file = finding_path(&self.plan.out, finding);
-        let scenario = crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(
-            |(at, message)| {
+        let scenario =
+            crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(|e| {
                 RunError::Harness(format!(
-                    "failed to load the finding's own scenario ({at}: {message}): {:#}",
+                    "failed to load the finding's own scenario ({e}): {:#}",
                     finding.scenario
                 ))
-            },
-        )?;
+            })?;
         let target = self.target.get_or_insert_with(|| probe(&self.config));
         let result = run_scenario(&scenario, &self.config, target);
         let broke = history
