@@ -11,6 +11,8 @@
 
 mod expect;
 mod read;
+#[cfg(test)]
+use read::tests;
 mod step;
 mod variables;
 

@@ -206,15 +206,16 @@ pub fn parse_scenario(v: &Value, file: &Path) -> Result<Scenario, FieldError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(v: Value) -> Result<Scenario, FieldError> {
+    pub(in crate::scenario::load) fn parse(v: Value) -> Result<Scenario, FieldError> {
         parse_scenario(&v, Path::new("x.json"))
     }
 
-    fn base(steps: Value) -> Value {
+    /// A scenario file around `steps`, under every profile.
+    pub(in crate::scenario::load) fn base(steps: Value) -> Value {
         json!({"id": "t", "title": "t", "rules": ["S7"], "steps": steps})
     }
 

@@ -113,20 +113,9 @@ pub(super) fn check_variables(s: &Scenario) -> Result<(), FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    use super::super::parse_scenario;
+    use super::super::tests::{base, parse};
     use crate::field::FieldError;
-    use crate::scenario::format::Scenario;
-    use serde_json::{Value, json};
-
-    fn parse(v: Value) -> Result<Scenario, FieldError> {
-        parse_scenario(&v, Path::new("x.json"))
-    }
-
-    fn base(steps: Value) -> Value {
-        json!({"id": "t", "title": "t", "rules": ["S7"], "steps": steps})
-    }
+    use serde_json::json;
 
     #[test]
     fn variables_are_checked_per_profile() {
