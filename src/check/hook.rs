@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::audit;
 use super::discover::ListLocation;
 use super::finding::{Finding, FindingKind};
+use super::{audit, judge};
 use crate::graph::Graph;
 use crate::protocol::Layout;
 use crate::store::{HIGHWATERMARK_NAME, ReadError};
@@ -181,7 +181,7 @@ fn judge_bare(items: &[Value]) -> Verdict {
         let file = id
             .and_then(|i| Layout::ClaudeCode.file_name(i))
             .unwrap_or_else(|| format!("tasks[{i}]"));
-        if let Some(t) = audit::judge_task_value(item, Layout::ClaudeCode, |kind, message| {
+        if let Some(t) = judge::judge_task_value(item, Layout::ClaudeCode, |kind, message| {
             all.push(Finding::new("stdin", file.clone(), kind, message).involving(id));
         }) {
             tasks.push(t);
@@ -189,7 +189,7 @@ fn judge_bare(items: &[Value]) -> Verdict {
     }
     let present: BTreeSet<TaskId> = tasks.iter().map(|t| t.id).collect();
     let bound = present.iter().next_back().map_or(0, |i| i.get());
-    all.extend(audit::judge_tasks(
+    all.extend(judge::judge_tasks(
         "stdin",
         Layout::ClaudeCode,
         &tasks,
@@ -476,11 +476,11 @@ fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, String> {
     list.bound = highest.max(highwatermark.unwrap_or(0));
     let tasks: Vec<Task> = list.tasks.values().cloned().collect();
     list.old.extend(
-        audit::judge_tasks(&name, layout, &tasks, &list.present, list.bound)
+        judge::judge_tasks(&name, layout, &tasks, &list.present, list.bound)
             .into_iter()
             .filter(|f| f.kind.blocks_hook()),
     );
-    audit::sort_findings(&mut list.old, layout);
+    judge::sort_findings(&mut list.old, layout);
     Ok(list)
 }
 

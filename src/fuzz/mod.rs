@@ -10,6 +10,7 @@ pub mod finding;
 pub mod known;
 pub mod oracle;
 pub mod render;
+pub mod resolve;
 pub mod run;
 pub mod strategy;
 #[cfg(feature = "fuzz-targets")]
