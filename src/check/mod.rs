@@ -2,7 +2,8 @@
 //! wrote, the safe repairs of `--fix`, and the hook mode that guards a live session.
 //!
 //! [`discover`] finds the list folders, [`audit`] reads one and [`judge`] judges its tasks, [`fix`] repairs it
-//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook,
+//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook (on the list [`locate`]
+//! finds and reads),
 //! [`run`] ties a run together and [`render`] shows it. What is wrong is a [`Finding`];
 //! only a folder that cannot be read at all is a [`CheckError`].
 
@@ -13,6 +14,7 @@ pub mod finding;
 pub mod fix;
 pub mod hook;
 pub mod judge;
+pub mod locate;
 pub mod render;
 pub mod run;
 
