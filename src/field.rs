@@ -79,6 +79,13 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// `v` as an object at `path` with no key outside `allowed`.
+    pub fn only(v: &'a Value, path: &str, allowed: &[&str]) -> Result<Fields<'a>, FieldError> {
+        let f = Fields::new(v, path)?;
+        f.deny_unknown(allowed)?;
+        Ok(f)
+    }
+
     /// An object already known to be one, at `path`.
     pub fn of(map: &'a Map<String, Value>, path: &str) -> Fields<'a> {
         Fields {

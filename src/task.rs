@@ -387,8 +387,7 @@ impl NewTask {
     /// Decodes NEW. The subject's length is checked here too: it is part of the request's
     /// form (S2), so every profile that checks it checks it first.
     pub fn from_json(v: &Value, strictness: Strictness) -> Result<NewTask, FieldError> {
-        let f = Fields::new(v, "task")?;
-        f.deny_unknown(&NEW_FIELDS)?;
+        let f = Fields::only(v, "task", &NEW_FIELDS)?;
         let subject = f.req_str("subject")?;
         if strictness == Strictness::Strict {
             check_subject(&subject, "task.subject")?;
@@ -474,8 +473,7 @@ const PATCH_FIELDS: [&str; 10] = [
 
 impl Patch {
     pub fn from_json(v: &Value, strictness: Strictness) -> Result<Patch, FieldError> {
-        let f = Fields::new(v, "patch")?;
-        f.deny_unknown(&PATCH_FIELDS)?;
+        let f = Fields::only(v, "patch", &PATCH_FIELDS)?;
         let required_string = |key: &str| -> Result<Option<String>, FieldError> {
             match f.get(key) {
                 Some(Value::Null) => Err(FieldError::new(

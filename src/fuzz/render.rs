@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::run::{Found, FuzzFinding, Plan, Report, ShrinkStop, Written};
-use crate::report::markdown::cell;
+use crate::report::markdown::{bullets, cell};
 use crate::report::output::{paint, style};
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
@@ -250,28 +250,33 @@ pub fn markdown(plan: &Plan, r: &Report) -> String {
         }
         out.push('\n');
     }
-    if !r.unconfirmed.is_empty() {
-        let _ = writeln!(out, "Not confirmed when replayed (not written):\n");
-        for u in &r.unconfirmed {
-            let _ = writeln!(
-                out,
+    let unconfirmed: Vec<String> = r
+        .unconfirmed
+        .iter()
+        .map(|u| {
+            format!(
                 "- `{}` (case {}): {}; {}",
                 u.fingerprint,
                 u.case,
                 cell(&u.summary),
                 cell(&u.why)
-            );
-        }
-        out.push('\n');
-    }
-    if !r.known.is_empty() {
-        let _ = writeln!(out, "Known findings left out:\n");
-        for (fp, cases) in &r.known {
+            )
+        })
+        .collect();
+    bullets(
+        &mut out,
+        "Not confirmed when replayed (not written):",
+        &unconfirmed,
+    );
+    let known: Vec<String> = r
+        .known
+        .iter()
+        .map(|(fp, cases)| {
             let why = plan.known.get(fp).map(|e| e.reason.as_str()).unwrap_or("");
-            let _ = writeln!(out, "- `{fp}` ({cases} cases): {}", cell(why));
-        }
-        out.push('\n');
-    }
+            format!("- `{fp}` ({cases} cases): {}", cell(why))
+        })
+        .collect();
+    bullets(&mut out, "Known findings left out:", &known);
     out
 }
 

@@ -107,6 +107,15 @@ pub trait Reporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError>;
 }
 
+/// A file report's write at its command's last event: `text` when the report has something
+/// to say about the event, nothing otherwise.
+pub(crate) fn write_final(path: &std::path::Path, text: Option<String>) -> Result<(), ReportError> {
+    match text {
+        Some(text) => write_report(path, text.as_bytes()),
+        None => Ok(()),
+    }
+}
+
 /// Writes `bytes` to `path`, creating its folder, naming the path in the error.
 pub(crate) fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportError> {
     let write = || -> std::io::Result<()> {

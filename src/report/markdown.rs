@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::events::{Event, ReportError, Reporter, write_report};
-use super::result::{OutcomeKind, SuiteResult};
+use super::events::{Event, ReportError, Reporter, write_final};
+use super::result::{OutcomeKind, ScenarioResult, SuiteResult};
 
 /// Writes the Markdown summary when the run (or a fuzz run,
 /// [`crate::fuzz::render::markdown`]) finishes.
@@ -18,11 +18,21 @@ pub struct MarkdownReporter {
 impl Reporter for MarkdownReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
         let text = match event {
-            Event::RunFinished { suite } => to_markdown(suite),
-            Event::FuzzFinished { plan, report } => crate::fuzz::render::markdown(plan, report),
-            _ => return Ok(()),
+            Event::RunFinished { suite } => Some(to_markdown(suite)),
+            Event::FuzzFinished { plan, report } => {
+                Some(crate::fuzz::render::markdown(plan, report))
+            }
+            _ => None,
         };
-        write_report(&self.path, text.as_bytes())
+        write_final(&self.path, text)
+    }
+}
+
+/// A titled list of bullets and a blank line after it, or nothing when there are none.
+pub(crate) fn bullets(out: &mut String, title: &str, items: &[String]) {
+    if !items.is_empty() {
+        let _ = writeln!(out, "{title}\n");
+        let _ = writeln!(out, "{}\n", items.join("\n"));
     }
 }
 
@@ -62,32 +72,25 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
         }
         out.push('\n');
     }
-    let notes: Vec<String> = suite
-        .scenarios
-        .iter()
-        .flat_map(|r| {
-            r.notes
-                .iter()
-                .map(move |n| format!("- `{}`: {}", r.id, cell(n)))
-        })
-        .collect();
-    if !notes.is_empty() {
-        let _ = writeln!(out, "Notes (not failures):\n");
-        let _ = writeln!(out, "{}\n", notes.join("\n"));
-    }
-    let steps: Vec<String> = suite
-        .scenarios
-        .iter()
-        .flat_map(|r| {
-            r.skipped_steps
-                .iter()
-                .map(move |k| format!("- `{}` steps[{}]: {}", r.id, k.step, cell(&k.reason)))
-        })
-        .collect();
-    if !steps.is_empty() {
-        let _ = writeln!(out, "Steps skipped:\n");
-        let _ = writeln!(out, "{}\n", steps.join("\n"));
-    }
+    let each = |lines: &dyn Fn(&ScenarioResult) -> Vec<String>| -> Vec<String> {
+        suite.scenarios.iter().flat_map(lines).collect()
+    };
+    let notes = each(&|r| {
+        let id = &r.id;
+        r.notes
+            .iter()
+            .map(|n| format!("- `{id}`: {}", cell(n)))
+            .collect()
+    });
+    bullets(&mut out, "Notes (not failures):", &notes);
+    let steps = each(&|r| {
+        let id = &r.id;
+        r.skipped_steps
+            .iter()
+            .map(|k| format!("- `{id}` steps[{}]: {}", k.step, cell(&k.reason)))
+            .collect()
+    });
+    bullets(&mut out, "Steps skipped:", &steps);
     let passed: Vec<String> = suite
         .scenarios
         .iter()

@@ -61,8 +61,7 @@ pub(super) fn parse_expect(v: &Value, path: &str) -> Result<Expect, FieldError> 
     match v {
         Value::String(s) if s == "anything" => Ok(Expect::Anything),
         Value::Object(m) if m.contains_key("ok") => {
-            let o = Fields::new(v, path)?;
-            o.deny_unknown(&["ok", "task", "tasks", "corrupt"])?;
+            let o = Fields::only(v, path, &["ok", "task", "tasks", "corrupt"])?;
             if m.get("ok") != Some(&Value::Bool(true)) {
                 return Err(FieldError::new(
                     o.at("ok"),
@@ -102,16 +101,14 @@ pub(super) fn parse_expect(v: &Value, path: &str) -> Result<Expect, FieldError> 
             })
         }
         Value::Object(m) if m.contains_key("error") => {
-            let o = Fields::new(v, path)?;
-            o.deny_unknown(&["error"])?;
+            let o = Fields::only(v, path, &["error"])?;
             let kind = o.req_str("error")?;
             kind.parse::<ErrorKind>()
                 .map(Expect::Error)
                 .map_err(|e| FieldError::new(o.at("error"), e))
         }
         Value::Object(m) if m.contains_key("any") => {
-            let o = Fields::new(v, path)?;
-            o.deny_unknown(&["any"])?;
+            let o = Fields::only(v, path, &["any"])?;
             match o.req("any")? {
                 Value::Array(items) if !items.is_empty() => items
                     .iter()
@@ -152,8 +149,7 @@ pub(super) fn parse_concurrent(
     path: &str,
     active: &[Profile],
 ) -> Result<Concurrent, FieldError> {
-    let o = Fields::new(v, path)?;
-    o.deny_unknown(&["lanes", "lockstep", "verify", "list", "expect"])?;
+    let o = Fields::only(v, path, &["lanes", "lockstep", "verify", "list", "expect"])?;
     let lanes_v = match o.req("lanes")? {
         Value::Array(a) if !a.is_empty() => a,
         _ => {
@@ -167,8 +163,7 @@ pub(super) fn parse_concurrent(
     let mut names = BTreeSet::new();
     for (k, l) in lanes_v.iter().enumerate() {
         let lp = format!("{}[{k}]", o.at("lanes"));
-        let lo = Fields::new(l, &lp)?;
-        lo.deny_unknown(&["session", "repeat", "send"])?;
+        let lo = Fields::only(l, &lp, &["session", "repeat", "send"])?;
         let session = match lo.get("session") {
             Some(s) => session_name(s, &lo.at("session"))?,
             None => format!("lane{k}"),

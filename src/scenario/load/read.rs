@@ -142,10 +142,13 @@ pub fn load_text(text: &str, file: &Path) -> Result<Scenario, LoadError> {
 
 /// Parses a scenario from its JSON (used by [`load_file`], and by tests).
 pub fn parse_scenario(v: &Value, file: &Path) -> Result<Scenario, FieldError> {
-    let top = Fields::new(v, "")?;
-    top.deny_unknown(&[
-        "id", "title", "source", "rules", "needs", "profiles", "steps",
-    ])?;
+    let top = Fields::only(
+        v,
+        "",
+        &[
+            "id", "title", "source", "rules", "needs", "profiles", "steps",
+        ],
+    )?;
     let id = top.req_str("id")?;
     let id_ok = !id.is_empty()
         && id

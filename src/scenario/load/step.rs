@@ -211,8 +211,7 @@ pub(super) fn parse_step(
         "kill" => Action::Kill(session_name(body, &at)?),
         "close" => Action::Close(session_name(body, &at)?),
         "write_task" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["list", "id", "task"])?;
+            let b = Fields::only(body, &at, &["list", "id", "task"])?;
             let task = b.req("task")?;
             Fields::new(task, &b.at("task"))?;
             Action::WriteTask {
@@ -222,24 +221,21 @@ pub(super) fn parse_step(
             }
         }
         "write_file" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["path", "text", "base64"])?;
+            let b = Fields::only(body, &at, &["path", "text", "base64"])?;
             Action::WriteFile {
                 path: rel_path(b.req("path")?, &b.at("path"))?,
                 contents: contents(&b)?,
             }
         }
         "outside_file" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["name", "text", "base64"])?;
+            let b = Fields::only(body, &at, &["name", "text", "base64"])?;
             Action::OutsideFile {
                 name: outside_name(b.req("name")?, &b.at("name"))?,
                 contents: contents(&b)?,
             }
         }
         "symlink" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["path", "to_outside", "to"])?;
+            let b = Fields::only(body, &at, &["path", "to_outside", "to"])?;
             let to = match (b.get("to_outside"), b.get("to")) {
                 (Some(n), None) => LinkTarget::Outside(outside_name(n, &b.at("to_outside"))?),
                 (None, Some(p)) => LinkTarget::Inside(rel_path(p, &b.at("to"))?),
@@ -258,8 +254,7 @@ pub(super) fn parse_step(
         "mkdir" => Action::Mkdir(rel_path(body, &at)?),
         "remove_file" => Action::RemoveFile(rel_path(body, &at)?),
         "assert_file" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["path", "exists", "text", "task"])?;
+            let b = Fields::only(body, &at, &["path", "exists", "text", "task"])?;
             let checks: Vec<&str> = ["exists", "text", "task"]
                 .into_iter()
                 .filter(|k| b.map.contains_key(*k))
@@ -293,16 +288,14 @@ pub(super) fn parse_step(
             }
         }
         "assert_outside" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["name", "text"])?;
+            let b = Fields::only(body, &at, &["name", "text"])?;
             Action::AssertOutside {
                 name: outside_name(b.req("name")?, &b.at("name"))?,
                 text: b.req_str("text")?,
             }
         }
         "check" => {
-            let b = Fields::new(body, &at)?;
-            b.deny_unknown(&["list", "invariants", "ready"])?;
+            let b = Fields::only(body, &at, &["list", "invariants", "ready"])?;
             let invariants = match b.get("invariants") {
                 None => Vec::new(),
                 Some(v) => str_array(v, &b.at("invariants"))?
