@@ -7,7 +7,7 @@
 //! (load, suite,  (sessions     (report::events:   (terminal, JSON,
 //!  runner)        speaking      one stream)         JUnit, Markdown)
 //!                 protocol)        ▲
-//!                   race, check ───┘   further producers of the same events
+//!          race, check, fuzz ──────┘   further producers of the same events
 //! ```
 //!
 //! A scenario ([`scenario`]) is a list of steps; a [`target`] is the store under test,
@@ -15,10 +15,12 @@
 //! each step to the target, decodes the answer once ([`protocol::Answer`]) and judges it
 //! against the [`profile`] the run holds the target to; results go out as
 //! [`report::Event`]s to the reporters ([`report`]), with terminal, colour and CI decided
-//! once ([`report::output`]). [`race`] and [`check`] emit their results into the same
-//! stream; [`fuzz`] writes what it finds as scenarios. Shared vocabulary: the rules
-//! ([`rule`]), the layouts ([`layout`]), the dependency graph and its wording ([`graph`]).
-//! The reference behaviour is the strict [`store`], built on the wire types of [`task`].
+//! once ([`report::output`]). [`race`], [`check`] and [`fuzz`] emit their results into the
+//! same stream (fuzz its start, progress, findings and end). [`matrix`] reads the JSON
+//! reports of many runs; [`mcp`] serves the reference [`store`] to agents. Shared
+//! vocabulary: the rules ([`rule`]), the layouts ([`layout`]), the dependency graph and its
+//! wording ([`graph`]), and the one JSON field reader ([`field`]) behind the wire types of
+//! [`task`] and the scenario loader.
 
 /// An enum whose values are written as fixed words (`not_found`, `claude-code`): the enum,
 /// `ALL` in declaration order, `as_str`, `Display`, and `FromStr` whose error is `unknown`
@@ -68,6 +70,7 @@ macro_rules! word_enum {
 
 pub mod check;
 pub mod cli;
+pub mod field;
 pub mod fuzz;
 pub mod graph;
 pub mod layout;

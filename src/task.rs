@@ -1,9 +1,6 @@
 //! The task as it travels (SPEC §1): ids, list names, statuses, tasks, new-task input and
-//! patches, each decoded from JSON by hand so that every error names the field it is about.
-//!
-//! Decoding is deliberately written against [`serde_json::Value`] rather than derived: serde's
-//! messages say "invalid type: integer `3`, expected a string at line 1 column 20", while a user
-//! who wrote a bad request needs "task.subject: expected a string, got a number".
+//! patches, each decoded from JSON by hand with [`crate::field`], so that every error names
+//! the field it is about ("task.subject: expected a string, got a number").
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -11,40 +8,14 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
+use crate::field::Fields;
+
 /// The longest subject the strict profile accepts, in Unicode scalar values (S2).
 pub const MAX_SUBJECT_CHARS: usize = 200;
 /// The longest list name (S13).
 pub const MAX_LIST_NAME: usize = 64;
 
-/// A field-level decoding error: which field, and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct FieldError {
-    /// Dotted path of the field, e.g. `task.blockedBy[2]` or `patch.status`.
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// Names the JSON type of a value, for error messages.
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::field::{FieldError, type_name};
 
 /// A task id: decimal digits without a leading zero. On the wire always a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -245,18 +216,14 @@ impl Task {
     /// `blocks` and `blockedBy` default to empty; optional fields that are `null` or empty
     /// count as unset (SPEC §1).
     pub fn from_json(v: &Value, strictness: Strictness) -> Result<Task, FieldError> {
-        let obj = v.as_object().ok_or_else(|| {
-            FieldError::new("task", format!("expected an object, got {}", type_name(v)))
-        })?;
-        let id = match obj.get("id") {
-            Some(v) => TaskId::from_json(v, "id")?,
-            None => return Err(FieldError::new("id", "missing")),
-        };
-        let subject = req_string(obj, "subject", "subject")?;
+        // A stored task's fields are named bare (`subject`), as they stand in its file.
+        let f = Fields::of(Fields::new(v, "task")?.map, "");
+        let id = TaskId::from_json(f.req("id")?, "id")?;
+        let subject = f.req_str("subject")?;
         if strictness == Strictness::Strict {
             check_subject(&subject, "subject")?;
         }
-        let status = Status::parse(&req_string(obj, "status", "status")?);
+        let status = Status::parse(&f.req_str("status")?);
         if strictness == Strictness::Strict && !status.is_known() {
             return Err(FieldError::new(
                 "status",
@@ -267,7 +234,7 @@ impl Task {
             ));
         }
         let mut extra = Map::new();
-        for (k, v) in obj {
+        for (k, v) in f.map {
             if !TASK_FIELDS.contains(&k.as_str()) {
                 extra.insert(k.clone(), v.clone());
             }
@@ -275,13 +242,13 @@ impl Task {
         Ok(Task {
             id,
             subject,
-            description: opt_string(obj, "description", "description")?.unwrap_or_default(),
-            active_form: opt_string(obj, "activeForm", "activeForm")?,
+            description: unset_string(&f, "description")?.unwrap_or_default(),
+            active_form: unset_string(&f, "activeForm")?,
             status,
-            blocks: id_set(obj.get("blocks"), "blocks")?,
-            blocked_by: id_set(obj.get("blockedBy"), "blockedBy")?,
-            owner: opt_string(obj, "owner", "owner")?,
-            metadata: opt_object(obj, "metadata", "metadata")?,
+            blocks: id_set(f.get("blocks"), "blocks")?,
+            blocked_by: id_set(f.get("blockedBy"), "blockedBy")?,
+            owner: unset_string(&f, "owner")?,
+            metadata: unset_object(&f, "metadata")?,
             extra,
         })
     }
@@ -341,47 +308,23 @@ fn check_subject(s: &str, field: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// A required string field; `field` is its path in errors.
-fn req_string(obj: &Map<String, Value>, key: &str, field: &str) -> Result<String, FieldError> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(FieldError::new(
-            field,
-            format!("expected a string, got {}", type_name(other)),
-        )),
-        None => Err(FieldError::new(field, "missing")),
-    }
-}
-
 /// An optional string field: absent, `null` and `""` are all unset.
-fn opt_string(
-    obj: &Map<String, Value>,
-    key: &str,
-    field: &str,
-) -> Result<Option<String>, FieldError> {
-    match obj.get(key) {
+fn unset_string(f: &Fields<'_>, key: &str) -> Result<Option<String>, FieldError> {
+    match f.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.is_empty() => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(FieldError::new(
-            field,
-            format!("expected a string, got {}", type_name(other)),
-        )),
+        Some(v) => crate::field::string(v, &f.at(key)).map(Some),
     }
 }
 
 /// An optional object field: absent, `null` and `{}` are all unset.
-fn opt_object(
-    obj: &Map<String, Value>,
-    key: &str,
-    field: &str,
-) -> Result<Option<Map<String, Value>>, FieldError> {
-    match obj.get(key) {
+fn unset_object(f: &Fields<'_>, key: &str) -> Result<Option<Map<String, Value>>, FieldError> {
+    match f.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(m)) if m.is_empty() => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m.clone())),
         Some(other) => Err(FieldError::new(
-            field,
+            f.at(key),
             format!("expected an object, got {}", type_name(other)),
         )),
     }
@@ -406,19 +349,6 @@ fn id_list(v: Option<&Value>, field: &str) -> Result<Vec<TaskId>, FieldError> {
             format!("expected an array of id strings, got {}", type_name(other)),
         )),
     }
-}
-
-/// Rejects every key of `obj` not in `known`, naming it.
-fn deny_unknown(obj: &Map<String, Value>, known: &[&str], prefix: &str) -> Result<(), FieldError> {
-    for k in obj.keys() {
-        if !known.contains(&k.as_str()) {
-            return Err(FieldError::new(
-                format!("{prefix}.{k}"),
-                format!("unknown field; expected one of {}", known.join(", ")),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The input of `create` (NEW in SPEC §2).
@@ -457,22 +387,19 @@ impl NewTask {
     /// Decodes NEW. The subject's length is checked here too: it is part of the request's
     /// form (S2), so every profile that checks it checks it first.
     pub fn from_json(v: &Value, strictness: Strictness) -> Result<NewTask, FieldError> {
-        let obj = v.as_object().ok_or_else(|| {
-            FieldError::new("task", format!("expected an object, got {}", type_name(v)))
-        })?;
-        deny_unknown(obj, &NEW_FIELDS, "task")?;
-        let subject = req_string(obj, "subject", "task.subject")?;
+        let f = Fields::only(v, "task", &NEW_FIELDS)?;
+        let subject = f.req_str("subject")?;
         if strictness == Strictness::Strict {
             check_subject(&subject, "task.subject")?;
         }
         Ok(NewTask {
             subject,
-            description: opt_string(obj, "description", "task.description")?.unwrap_or_default(),
-            active_form: opt_string(obj, "activeForm", "task.activeForm")?,
-            owner: opt_string(obj, "owner", "task.owner")?,
-            metadata: opt_object(obj, "metadata", "task.metadata")?,
-            blocked_by: id_list(obj.get("blockedBy"), "task.blockedBy")?,
-            blocks: id_list(obj.get("blocks"), "task.blocks")?,
+            description: unset_string(&f, "description")?.unwrap_or_default(),
+            active_form: unset_string(&f, "activeForm")?,
+            owner: unset_string(&f, "owner")?,
+            metadata: unset_object(&f, "metadata")?,
+            blocked_by: id_list(f.get("blockedBy"), &f.at("blockedBy"))?,
+            blocks: id_list(f.get("blocks"), &f.at("blocks"))?,
         })
     }
 
@@ -546,22 +473,14 @@ const PATCH_FIELDS: [&str; 10] = [
 
 impl Patch {
     pub fn from_json(v: &Value, strictness: Strictness) -> Result<Patch, FieldError> {
-        let obj = v.as_object().ok_or_else(|| {
-            FieldError::new("patch", format!("expected an object, got {}", type_name(v)))
-        })?;
-        deny_unknown(obj, &PATCH_FIELDS, "patch")?;
+        let f = Fields::only(v, "patch", &PATCH_FIELDS)?;
         let required_string = |key: &str| -> Result<Option<String>, FieldError> {
-            match obj.get(key) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
+            match f.get(key) {
                 Some(Value::Null) => Err(FieldError::new(
-                    format!("patch.{key}"),
+                    f.at(key),
                     "cannot be removed (null is only for activeForm, owner and metadata)",
                 )),
-                Some(other) => Err(FieldError::new(
-                    format!("patch.{key}"),
-                    format!("expected a string, got {}", type_name(other)),
-                )),
+                _ => f.opt_str(key),
             }
         };
         let subject = required_string("subject")?;
@@ -571,18 +490,18 @@ impl Patch {
         let description = required_string("description")?;
         let status = required_string("status")?.map(|s| Status::parse(&s));
         let string_change = |key: &str| -> Result<Change<String>, FieldError> {
-            match obj.get(key) {
+            match f.get(key) {
                 None => Ok(Change::Keep),
                 Some(Value::Null) => Ok(Change::Remove),
                 Some(Value::String(s)) if s.is_empty() => Ok(Change::Remove),
                 Some(Value::String(s)) => Ok(Change::Set(s.clone())),
                 Some(other) => Err(FieldError::new(
-                    format!("patch.{key}"),
+                    f.at(key),
                     format!("expected a string or null, got {}", type_name(other)),
                 )),
             }
         };
-        let metadata = match obj.get("metadata") {
+        let metadata = match f.get("metadata") {
             None => Change::Keep,
             Some(Value::Null) => Change::Remove,
             Some(Value::Object(m)) => Change::Set(m.clone()),
@@ -600,10 +519,10 @@ impl Patch {
             status,
             owner: string_change("owner")?,
             metadata,
-            add_blocked_by: id_list(obj.get("addBlockedBy"), "patch.addBlockedBy")?,
-            add_blocks: id_list(obj.get("addBlocks"), "patch.addBlocks")?,
-            remove_blocked_by: id_list(obj.get("removeBlockedBy"), "patch.removeBlockedBy")?,
-            remove_blocks: id_list(obj.get("removeBlocks"), "patch.removeBlocks")?,
+            add_blocked_by: id_list(f.get("addBlockedBy"), &f.at("addBlockedBy"))?,
+            add_blocks: id_list(f.get("addBlocks"), &f.at("addBlocks"))?,
+            remove_blocked_by: id_list(f.get("removeBlockedBy"), &f.at("removeBlockedBy"))?,
+            remove_blocks: id_list(f.get("removeBlocks"), &f.at("removeBlocks"))?,
         })
     }
 

@@ -550,3 +550,76 @@ fn the_clusterfuzzlite_layout_builds_the_cargo_fuzz_targets() {
         .mode();
     assert!(mode & 0o111 != 0, "build.sh is not executable");
 }
+
+/// Issue 12: `fuzz` is a producer of the shared event stream, so its terminal lines, its
+/// JSON report and its Markdown summary are views of the same run. Each finding the run
+/// wrote is in all three, and the summary line is the same in the terminal and the
+/// Markdown.
+#[test]
+fn the_terminal_json_and_markdown_reports_are_views_of_one_fuzz_run() {
+    let dir = util::tempdir();
+    let out = dir.path().join("found");
+    let json_path = dir.path().join("r/fuzz.json");
+    let md_path = dir.path().join("r/fuzz.md");
+    let (code, text) = fuzz(&[
+        "--target",
+        "mutant:memory-only",
+        "--cases",
+        "25",
+        "--seed",
+        "2",
+        "--shrink-runs",
+        "10",
+        "--color",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        &format!("json:{}", json_path.display()),
+        "--report",
+        &format!("md:{}", md_path.display()),
+    ]);
+    assert_eq!(code, 1, "{text}");
+    let files = written(&out);
+    assert!(files.len() >= 2, "{files:?}\n{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(report["format_version"], 1, "{report}");
+    assert_eq!(report["command"], "fuzz", "{report}");
+    assert_eq!(report["seed"], 2, "{report}");
+    assert_eq!(report["cases"], 25, "{report}");
+    let found = report["found"].as_array().unwrap();
+    assert_eq!(found.len(), files.len(), "{report}");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    for f in found {
+        let fp = f["fingerprint"].as_str().unwrap();
+        let file = f["file"].as_str().unwrap();
+        assert!(files.iter().any(|p| p.to_str() == Some(file)), "{file}");
+        assert!(text.contains(&format!("wrote {file}")), "{text}");
+        assert!(text.contains(&format!("fingerprint {fp})")), "{text}");
+        assert!(md.contains(&format!("| `{fp}` |")), "{md}");
+        assert_eq!(f["new"], true, "{f}");
+    }
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("25 cases: "), "{text}");
+    assert!(md.contains(&format!("**{last}**")), "{md}\n{text}");
+}
+
+/// A JUnit report has nothing to say about a fuzz run: asking for one is a usage error,
+/// before anything runs.
+#[test]
+fn a_junit_report_of_a_fuzz_run_is_a_usage_error() {
+    let dir = util::tempdir();
+    let junit = dir.path().join("j.xml");
+    let (code, text) = fuzz(&[
+        "--cases",
+        "1",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--report",
+        &format!("junit:{}", junit.display()),
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("json:PATH or md:PATH"), "{text}");
+    assert!(!junit.exists());
+}

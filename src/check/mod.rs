@@ -1,8 +1,9 @@
 //! `taskproof check`: the audit of task folders on disk that Claude Code or other agents
 //! wrote, the safe repairs of `--fix`, and the hook mode that guards a live session.
 //!
-//! [`discover`] finds the list folders, [`audit`] reads and judges one, [`fix`] repairs it
-//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook,
+//! [`discover`] finds the list folders, [`audit`] reads one and [`judge`] judges its tasks, [`fix`] repairs it
+//! under the store's lock, [`hook`] judges one change handed over by a Claude Code hook (on the list [`locate`]
+//! finds and reads),
 //! [`run`] ties a run together and [`render`] shows it. What is wrong is a [`Finding`];
 //! only a folder that cannot be read at all is a [`CheckError`].
 
@@ -12,6 +13,8 @@ mod error;
 pub mod finding;
 pub mod fix;
 pub mod hook;
+pub mod judge;
+pub mod locate;
 pub mod render;
 pub mod run;
 

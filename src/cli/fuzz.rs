@@ -5,12 +5,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::exit;
+use super::run::ReportSpec;
+use super::{Seconds, exit};
 use crate::fuzz::driver::Setup;
 use crate::fuzz::known::KnownFindings;
-use crate::fuzz::run::{Event, Plan, Report, RunError, ShrinkLimit, ShrinkStop, Written, fuzz};
+use crate::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
 use crate::profile::Profile;
-use crate::report::output::{Output, progress_bar};
+use crate::report::json::JsonReporter;
+use crate::report::markdown::MarkdownReporter;
+use crate::report::output::{ColorChoice, Output};
+use crate::report::terminal::TerminalReporter;
+use crate::report::{Event, ReportError, Reporter};
 use crate::target::{SessionOptions, TargetSpec};
 
 #[derive(Debug, clap::Args)]
@@ -29,6 +34,10 @@ reported as not confirmed and not written.
 
 A --known file lists findings to leave out, one per line: the fingerprint (or the
 fuzz-FINGERPRINT.json name), whitespace, and why it is known; `#` starts a comment.
+
+--report json:PATH writes the run as JSON (format version 1: the target, profile, seed,
+cases, and every finding with its fingerprint, rules, file and replay command); md:PATH a
+Markdown summary for a pull request or CI job.
 
 Exit status: 0 when no case diverged but for known or unconfirmed findings, 1 when a
 finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the target could
@@ -67,11 +76,30 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_findings: Option<u32>,
     /// Seconds a target may take to answer one request.
-    #[arg(long, default_value_t = 10)]
-    pub timeout: u64,
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    pub timeout: Seconds,
+    /// Also write a report of the run: json:PATH or md:PATH (repeatable).
+    #[arg(long, value_name = "KIND:PATH")]
+    pub report: Vec<ReportSpec>,
+    /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
+    for r in &args.report {
+        reporters.push(match r {
+            ReportSpec::Json(p) => Box::new(JsonReporter { path: p.clone() }),
+            ReportSpec::Markdown(p) => Box::new(MarkdownReporter { path: p.clone() }),
+            ReportSpec::Junit(_) => {
+                eprintln!(
+                    "taskproof fuzz: --report junit:PATH is for scenario runs; fuzz writes json:PATH or md:PATH"
+                );
+                return Ok(exit::USAGE);
+            }
+        });
+    }
     if let Some(code) = super::prepare_target(&args.target) {
         return Ok(code);
     }
@@ -101,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             target: args.target.clone(),
             profile,
             session_options: SessionOptions {
-                timeout: Duration::from_secs(args.timeout.max(1)),
+                timeout: args.timeout.0,
                 // fsync buys nothing here: a kill between requests loses no written file.
                 durable: false,
                 ..SessionOptions::default()
@@ -120,106 +148,20 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         max_findings: args.max_findings,
         out: args.out.clone(),
     };
-    eprintln!(
-        "fuzzing {} against the {profile} model: {} cases of up to {} steps, seed {seed}",
-        args.target, args.cases, plan.steps
-    );
-    if !plan.known.is_empty() {
-        eprintln!("leaving out {} known findings", plan.known.len());
-    }
-    let bar = progress_bar(
-        &Output::from_env(),
-        u64::from(args.cases),
-        "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
-    );
-    let replay_tail = format!(
-        "--target {} --profile {profile}",
-        shell_word(&args.target.to_string())
-    );
-    // Findings are printed as they come, above the progress bar.
-    let say = |line: String| match &bar {
-        Some(b) => b.println(line),
-        None => println!("{line}"),
-    };
-    let started = std::time::Instant::now();
-    let result = fuzz(&plan, &mut |event| match event {
-        Event::Case(n) => {
-            if let Some(b) = &bar {
-                b.set_position(u64::from(*n));
+    // The file reports first, so that the terminal's summary stays the last line printed.
+    reporters.push(Box::new(TerminalReporter::new(
+        std::io::stdout().lock(),
+        Output::from_env(),
+        args.color,
+    )));
+    let mut report_error: Option<ReportError> = None;
+    let result = fuzz(&plan, &mut |e: &Event<'_>| {
+        for r in reporters.iter_mut() {
+            if let Err(err) = r.report(e) {
+                report_error.get_or_insert(err);
             }
         }
-        Event::Diverged { case, fingerprint } => {
-            if let Some(b) = &bar {
-                b.set_message(format!("shrinking {fingerprint} (case {case})"));
-            }
-        }
-        Event::Found(f) => {
-            if let Some(b) = &bar {
-                b.set_message("");
-            }
-            say(format!(
-                "divergence after {} cases (seed {seed}): {}",
-                f.case, f.finding.summary
-            ));
-            say(format!(
-                "rules: {} (op {}, fingerprint {})",
-                crate::rule::join(&f.finding.rules, ", "),
-                f.finding.op,
-                f.finding.fingerprint
-            ));
-            let s = &f.shrink;
-            let bound = match s.stopped {
-                None => String::new(),
-                Some(ShrinkStop::Runs) => format!(
-                    "; stopped at the --shrink-runs limit ({}), it may not be minimal",
-                    plan.shrink.runs
-                ),
-                Some(ShrinkStop::Time) => format!(
-                    "; stopped at the --shrink-time limit ({} s), it may not be minimal",
-                    plan.shrink.time.as_secs()
-                ),
-            };
-            say(format!(
-                "shrunk from {} to {} steps in {} runs ({:.1} s){bound}",
-                s.from_steps,
-                s.to_steps,
-                s.runs,
-                s.elapsed.as_secs_f64()
-            ));
-            match &f.written {
-                Written::New(p) => say(format!("wrote {}", p.display())),
-                Written::Existing(p) => {
-                    say(format!("known finding: {} already exists", p.display()))
-                }
-            }
-            say(format!(
-                "replay: taskproof run {} {replay_tail}",
-                f.written.path().display()
-            ));
-        }
-        Event::Unconfirmed(u) => {
-            if let Some(b) = &bar {
-                b.set_message("");
-            }
-            say(format!(
-                "not confirmed (flaky?): case {} diverged ({}; fingerprint {}), but {}; not written",
-                u.case, u.summary, u.fingerprint, u.why
-            ))
-        }
-        Event::Known {
-            case,
-            fingerprint,
-            entry,
-        } => say(format!(
-            "known finding {fingerprint} in case {case}, left out ({}:{}: {})",
-            entry.file.display(),
-            entry.line,
-            entry.reason
-        )),
     });
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
     let report = match result {
         Ok(r) => r,
         Err(RunError::Target(e)) => {
@@ -228,69 +170,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
         Err(RunError::Harness(e)) => return Err(anyhow::anyhow!("{e}")),
     };
-    let secs = started.elapsed().as_secs_f64();
-    println!("{}", summary(&report, profile, seed, secs));
+    if let Some(e) = report_error {
+        eprintln!("taskproof fuzz: {e}");
+        return Ok(exit::USAGE);
+    }
     Ok(if report.found.is_empty() {
         exit::OK
     } else {
         exit::FOUND
     })
-}
-
-/// The last line of a run.
-fn summary(r: &Report, profile: Profile, seed: u64, secs: f64) -> String {
-    let rate = f64::from(r.cases) / secs.max(1e-9);
-    if r.found.is_empty() && r.unconfirmed.is_empty() && r.known.is_empty() {
-        return format!(
-            "{} cases agreed with the {profile} model ({rate:.0} cases/s), seed {seed}",
-            r.cases
-        );
-    }
-    let new = r
-        .found
-        .iter()
-        .filter(|f| matches!(f.written, Written::New(_)))
-        .count();
-    let mut parts = vec![format!(
-        "{} distinct findings ({new} new, {} already written)",
-        r.found.len(),
-        r.found.len() - new
-    )];
-    if r.repeated_cases() > 0 {
-        parts.push(format!("{} more cases met them again", r.repeated_cases()));
-    }
-    if !r.unconfirmed.is_empty() {
-        parts.push(format!(
-            "{} not confirmed when replayed",
-            r.unconfirmed.len()
-        ));
-    }
-    if !r.known.is_empty() {
-        parts.push(format!(
-            "{} known left out ({} cases)",
-            r.known.len(),
-            r.known_cases()
-        ));
-    }
-    let stopped = if r.stopped_early {
-        " (stopped at --max-findings)"
-    } else {
-        ""
-    };
-    format!(
-        "{} cases{stopped}: {} ({rate:.0} cases/s), seed {seed}",
-        r.cases,
-        parts.join(", ")
-    )
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_word(s: &str) -> String {
-    if s.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-_:./=".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }

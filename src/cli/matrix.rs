@@ -78,10 +78,10 @@ pub struct Args {
     pub no_race: bool,
     /// Passed to `run` and `race`: seconds a request may go unanswered.
     #[arg(long, value_name = "SECS")]
-    pub timeout: Option<super::run::Seconds>,
+    pub timeout: Option<super::Seconds>,
     /// Passed to `run`: seconds a session may take to start and answer hello.
     #[arg(long, value_name = "SECS")]
-    pub start_timeout: Option<super::run::Seconds>,
+    pub start_timeout: Option<super::Seconds>,
     /// Passed to `run`: scenarios run at once.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,

@@ -12,7 +12,10 @@ pub mod race;
 pub mod record;
 pub mod run;
 pub mod scenarios;
+pub mod seconds;
 pub mod serve;
+
+pub use seconds::Seconds;
 
 use std::io::Write;
 

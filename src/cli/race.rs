@@ -1,9 +1,6 @@
 //! `taskproof race`: concurrent writers against one root, and the anomalies they leave.
 
 use std::path::PathBuf;
-use std::time::Duration;
-
-use anyhow::Context;
 
 use super::exit;
 use crate::profile::Profile;
@@ -64,7 +61,7 @@ pub struct Args {
     pub seed: Option<u64>,
     /// Stop the writers after this many seconds, whatever is left of their plans.
     #[arg(long, value_name = "SECS")]
-    pub duration: Option<f64>,
+    pub duration: Option<super::Seconds>,
     /// Write the report: json:PATH.
     #[arg(long, value_name = "json:PATH")]
     pub report: Option<String>,
@@ -79,21 +76,14 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
     /// Seconds a request may go unanswered before its session is judged hung.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
-    pub timeout: f64,
+    #[arg(long, default_value = "10", value_name = "SECS")]
+    pub timeout: super::Seconds,
     /// Step budget of the linearizability search, per task; past it the verdict is unknown.
     #[arg(long, default_value_t = race::DEFAULT_LIN_BUDGET)]
     pub lin_budget: u64,
     /// Measure the checker on synthetic histories of 10k to 1M operations and exit.
     #[arg(long, hide = true)]
     pub bench_checker: bool,
-}
-
-fn seconds(v: f64, flag: &str) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(v)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .with_context(|| format!("{flag} must be a positive number of seconds, got {v}"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -113,10 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             _ => anyhow::bail!("--report {spec:?}: expected json:PATH"),
         },
     };
-    let duration = args
-        .duration
-        .map(|d| seconds(d, "--duration"))
-        .transpose()?;
+    let duration = args.duration.map(|d| d.0);
     let seed = args.seed.unwrap_or_else(rand::random);
     let profile = args
         .profile
@@ -134,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         duration,
         fsync: !args.no_fsync,
         readers: args.readers,
-        timeout: seconds(args.timeout, "--timeout")?,
+        timeout: args.timeout.0,
     };
     let output = Output::from_env();
     let bar = progress_bar(

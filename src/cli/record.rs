@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::Seconds;
 use super::exit;
-use super::run::Seconds;
 use crate::profile::recorded::{self, Recorded, State};
 use crate::profile::{Mode, Observer, Profile};
 use crate::scenario::{Action, RunConfig, Scenario, load_builtin, load_paths, run_suite};

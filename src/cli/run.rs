@@ -6,11 +6,10 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
 
 use globset::{Glob, GlobSetBuilder};
 
-use super::exit;
+use super::{Seconds, exit};
 use crate::profile::{Choice, Mode, Profile};
 use crate::report::json::JsonReporter;
 use crate::report::junit::JunitReporter;
@@ -116,22 +115,6 @@ impl Partition {
             .filter(|(i, _)| i % self.n + 1 == self.k)
             .map(|(_, s)| s)
             .collect()
-    }
-}
-
-/// A duration in (possibly fractional) seconds, greater than zero.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Seconds(pub Duration);
-
-impl FromStr for Seconds {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.parse::<f64>() {
-            Ok(x) if x > 0.0 && x.is_finite() && x <= 86_400.0 => {
-                Ok(Seconds(Duration::from_secs_f64(x)))
-            }
-            _ => Err(format!("expected a number of seconds above 0, got {s:?}")),
-        }
     }
 }
 

@@ -9,6 +9,8 @@ pub mod filesim;
 pub mod finding;
 pub mod known;
 pub mod oracle;
+pub mod render;
+pub mod resolve;
 pub mod run;
 pub mod strategy;
 #[cfg(feature = "fuzz-targets")]

@@ -29,6 +29,7 @@ use super::driver::{CaseError, History, Setup, run_case};
 use super::finding::{Finding, finding, fingerprint_of};
 use super::known::{KnownEntry, KnownFindings};
 use super::strategy::{Step, steps};
+use crate::report::Event;
 use crate::report::result::{Outcome, TargetInfo};
 use crate::scenario::{RunConfig, probe, run_scenario};
 
@@ -124,19 +125,14 @@ pub struct Unconfirmed {
     pub why: String,
 }
 
-/// What a run reports as it goes.
-#[derive(Debug)]
-pub enum Event<'a> {
-    /// A case finished (its number, from 1).
-    Case(u32),
-    /// A divergence of a new fingerprint was met; shrinking and replaying start.
-    Diverged {
-        case: u32,
-        fingerprint: &'a str,
-    },
+/// What a divergence came to, as the run reports it ([`crate::report::Event::FuzzFinding`]).
+#[derive(Debug, Clone, Copy)]
+pub enum FuzzFinding<'a> {
+    /// Shrunk, replayed and written.
     Found(&'a Found),
+    /// Its scenario did not fail when replayed; nothing written.
     Unconfirmed(&'a Unconfirmed),
-    /// A known finding was met for the first time in this run.
+    /// A known finding, met for the first time in this run and left out.
     Known {
         case: u32,
         fingerprint: &'a str,
@@ -157,6 +153,8 @@ pub struct Report {
     pub known: BTreeMap<String, u32>,
     /// True when `max_findings` ended the run early.
     pub stopped_early: bool,
+    /// Wall time of the whole run, shrinking and replays included.
+    pub elapsed: Duration,
 }
 
 impl Report {
@@ -211,8 +209,23 @@ fn generator(seed: u64) -> TestRunner {
     )
 }
 
-/// Runs the plan, telling `on_event` what happens as it happens.
+/// Runs the plan, telling `on_event` what happens as it happens: [`Event::FuzzStarted`]
+/// first, [`Event::FuzzProgress`] after every case and when shrinking starts,
+/// [`Event::FuzzFinding`] for each distinct divergence, and [`Event::FuzzFinished`] with the
+/// report last (not sent when the run stops on an error).
 pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+    let started = Instant::now();
+    on_event(&Event::FuzzStarted { plan });
+    let mut report = run_cases(plan, on_event)?;
+    report.elapsed = started.elapsed();
+    on_event(&Event::FuzzFinished {
+        plan,
+        report: &report,
+    });
+    Ok(report)
+}
+
+fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
     let strategy = steps(plan.steps, plan.files, true);
     let mut report = Report::default();
@@ -225,17 +238,23 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report,
             .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
         let history = run_case(&plan.setup, &tree.current())?;
         report.cases = case;
-        on_event(&Event::Case(case));
+        on_event(&Event::FuzzProgress {
+            cases: case,
+            shrinking: None,
+        });
         let Some(fp) = fingerprint_of(&history) else {
             continue;
         };
         if let Some(entry) = plan.known.get(&fp) {
             let n = report.known.entry(fp.clone()).or_default();
             if *n == 0 {
-                on_event(&Event::Known {
-                    case,
-                    fingerprint: &fp,
-                    entry,
+                on_event(&Event::FuzzFinding {
+                    plan,
+                    finding: FuzzFinding::Known {
+                        case,
+                        fingerprint: &fp,
+                        entry,
+                    },
                 });
             }
             *n += 1;
@@ -245,9 +264,9 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report,
             *report.repeats.entry(fp).or_default() += 1;
             continue;
         }
-        on_event(&Event::Diverged {
-            case,
-            fingerprint: &fp,
+        on_event(&Event::FuzzProgress {
+            cases: case,
+            shrinking: Some(&fp),
         });
         let (history, shrink) = shrink(plan, &mut tree, history, &fp)?;
         let finding = finding(&history, plan.seed, plan.setup.profile)
@@ -260,7 +279,10 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report,
                     case,
                     why,
                 };
-                on_event(&Event::Unconfirmed(&u));
+                on_event(&Event::FuzzFinding {
+                    plan,
+                    finding: FuzzFinding::Unconfirmed(&u),
+                });
                 report.unconfirmed.push(u);
             }
             Ok(()) => {
@@ -278,7 +300,10 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report,
                         Written::Existing(path)
                     },
                 };
-                on_event(&Event::Found(&found));
+                on_event(&Event::FuzzFinding {
+                    plan,
+                    finding: FuzzFinding::Found(&found),
+                });
                 report.found.push(found);
                 if plan
                     .max_findings
@@ -377,14 +402,13 @@ impl<'a> Replayer<'a> {
         history: &History,
     ) -> Result<Result<(), String>, RunError> {
         let file = finding_path(&self.plan.out, finding);
-        let scenario = crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(
-            |(at, message)| {
+        let scenario =
+            crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(|e| {
                 RunError::Harness(format!(
-                    "failed to load the finding's own scenario ({at}: {message}): {:#}",
+                    "failed to load the finding's own scenario ({e}): {:#}",
                     finding.scenario
                 ))
-            },
-        )?;
+            })?;
         let target = self.target.get_or_insert_with(|| probe(&self.config));
         let result = run_scenario(&scenario, &self.config, target);
         let broke = history
@@ -463,6 +487,57 @@ mod tests {
             max_findings: Some(1),
             out: out.to_path_buf(),
         }
+    }
+
+    /// The run is a producer of the shared event stream: started first, a progress event
+    /// per case, the finding (after the progress event that starts its shrinking), and
+    /// finished last with the same report the call returns.
+    #[test]
+    fn the_run_emits_started_progress_finding_finished_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir_in(dir.path()).unwrap();
+        let p = plan(
+            TargetSpec::Mutant(Mutant::NoMirror),
+            dir.path(),
+            out.path(),
+            ShrinkLimit {
+                runs: 5,
+                time: Duration::from_secs(60),
+            },
+        );
+        let mut seen: Vec<String> = Vec::new();
+        let report = fuzz(&p, &mut |e| {
+            seen.push(match e {
+                Event::FuzzStarted { plan } => format!("started {}", plan.seed),
+                Event::FuzzProgress {
+                    cases,
+                    shrinking: None,
+                } => format!("case {cases}"),
+                Event::FuzzProgress {
+                    cases,
+                    shrinking: Some(fp),
+                } => format!("shrinking {fp} at {cases}"),
+                Event::FuzzFinding {
+                    finding: FuzzFinding::Found(f),
+                    ..
+                } => format!("found {}", f.finding.fingerprint),
+                Event::FuzzFinding { .. } => "other finding".into(),
+                Event::FuzzFinished { report, .. } => {
+                    format!("finished {} {}", report.cases, report.found.len())
+                }
+                other => format!("unexpected {other:?}"),
+            })
+        })
+        .unwrap();
+        assert_eq!(report.found.len(), 1, "{report:?}");
+        let fp = &report.found[0].finding.fingerprint;
+        let n = report.cases;
+        let mut expected = vec!["started 3".to_string()];
+        expected.extend((1..=n).map(|c| format!("case {c}")));
+        expected.push(format!("shrinking {fp} at {n}"));
+        expected.push(format!("found {fp}"));
+        expected.push(format!("finished {n} 1"));
+        assert_eq!(seen, expected);
     }
 
     /// Shrinking stops at its bounds and says which one stopped it; with room it shrinks

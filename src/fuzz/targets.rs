@@ -221,7 +221,11 @@ pub fn scenario_file(data: &[u8]) {
         return;
     };
     let file = std::path::Path::new("fuzz.json");
-    if let Err((path, message)) = crate::scenario::load::parse_scenario(&v, file) {
+    if let Err(crate::field::FieldError {
+        field: path,
+        message,
+    }) = crate::scenario::load::parse_scenario(&v, file)
+    {
         assert!(
             !message.is_empty(),
             "an error without a message at {path:?}"

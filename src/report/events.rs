@@ -12,10 +12,18 @@
 //! - [`Event::RunFinished`] once, with every result.
 //!
 //! The other commands are producers of the same stream: `taskproof race` emits one
-//! [`Event::RaceFinished`] with its report, `taskproof check` one [`Event::CheckFinished`]
-//! (colour and terminal decided once, in [`super::output`], for all of them). The terminal
-//! reporter shows each; the JSON reporter writes the race report to its file. (`fuzz` still
-//! prints its findings from its own loop's events, `crate::fuzz::run::Event`.)
+//! [`Event::RaceFinished`] with its report, `taskproof check` one [`Event::CheckFinished`],
+//! and `taskproof fuzz`, as its loop goes ([`crate::fuzz::run::fuzz`]):
+//!
+//! - [`Event::FuzzStarted`] once, with the plan;
+//! - [`Event::FuzzProgress`] after every case, and when a new divergence starts shrinking;
+//! - [`Event::FuzzFinding`] for each distinct divergence: found (shrunk, replayed, written),
+//!   not confirmed, or known and left out;
+//! - [`Event::FuzzFinished`] once, with the report.
+//!
+//! Colour, terminal and progress are decided once, in [`super::output`], for all of them.
+//! The terminal reporter shows each; the JSON reporter writes the race or fuzz report to its
+//! file, the Markdown reporter the run or fuzz summary.
 //!
 //! A step event's shape is deliberately plain, for consumers that record or compare
 //! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
@@ -60,6 +68,24 @@ pub enum Event<'a> {
     CheckFinished {
         report: &'a crate::check::run::Report,
     },
+    /// `taskproof fuzz` starts: the target, the model, the seed, how many cases.
+    FuzzStarted { plan: &'a crate::fuzz::run::Plan },
+    /// `cases` cases are done; `shrinking` names the fingerprint of a new divergence when
+    /// its shrinking and replay start.
+    FuzzProgress {
+        cases: u32,
+        shrinking: Option<&'a str>,
+    },
+    /// A distinct divergence, as it came out.
+    FuzzFinding {
+        plan: &'a crate::fuzz::run::Plan,
+        finding: crate::fuzz::run::FuzzFinding<'a>,
+    },
+    /// The fuzz run is done.
+    FuzzFinished {
+        plan: &'a crate::fuzz::run::Plan,
+        report: &'a crate::fuzz::run::Report,
+    },
 }
 
 /// A report that could not be written.
@@ -79,6 +105,15 @@ pub enum ReportError {
 /// A view of a run.
 pub trait Reporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError>;
+}
+
+/// A file report's write at its command's last event: `text` when the report has something
+/// to say about the event, nothing otherwise.
+pub(crate) fn write_final(path: &std::path::Path, text: Option<String>) -> Result<(), ReportError> {
+    match text {
+        Some(text) => write_report(path, text.as_bytes()),
+        None => Ok(()),
+    }
 }
 
 /// Writes `bytes` to `path`, creating its folder, naming the path in the error.

@@ -5,29 +5,39 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::events::{Event, ReportError, Reporter, write_report};
+use super::events::{Event, ReportError, Reporter, write_final};
 use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
 
 /// The version of the report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Writes the JSON report when the run finishes (`run`'s, format version 1 below, or the
-/// race report of `race --report json:PATH`, docs/race.md).
+/// Writes the JSON report when the run finishes (`run`'s, format version 1 below, the race
+/// report of `race --report json:PATH`, docs/race.md, or the fuzz report of `fuzz --report
+/// json:PATH`, [`crate::fuzz::render::json`]).
 pub struct JsonReporter {
     pub path: PathBuf,
 }
 
 impl Reporter for JsonReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
-        let value = match event {
-            Event::RunFinished { suite } => to_json(suite),
-            Event::RaceFinished { report } => report.to_json(),
-            _ => return Ok(()),
-        };
-        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
-        text.push('\n');
-        write_report(&self.path, text.as_bytes())
+        write_final(&self.path, of_event(event).map(pretty))
     }
+}
+
+/// The JSON report of a command's last event, if it has one.
+fn of_event(event: &Event<'_>) -> Option<Value> {
+    match event {
+        Event::RunFinished { suite } => Some(to_json(suite)),
+        Event::RaceFinished { report } => Some(report.to_json()),
+        Event::FuzzFinished { plan, report } => Some(crate::fuzz::render::json(plan, report)),
+        _ => None,
+    }
+}
+
+fn pretty(value: Value) -> String {
+    let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+    text.push('\n');
+    text
 }
 
 /// The report as a JSON value.

@@ -6,25 +6,38 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::events::{Event, ReportError, Reporter, write_report};
-use super::result::{OutcomeKind, SuiteResult};
+use super::events::{Event, ReportError, Reporter, write_final};
+use super::result::{OutcomeKind, ScenarioResult, SuiteResult};
 
-/// Writes the Markdown summary when the run finishes.
+/// Writes the Markdown summary when the run (or a fuzz run,
+/// [`crate::fuzz::render::markdown`]) finishes.
 pub struct MarkdownReporter {
     pub path: PathBuf,
 }
 
 impl Reporter for MarkdownReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
-        if let Event::RunFinished { suite } = event {
-            write_report(&self.path, to_markdown(suite).as_bytes())?;
-        }
-        Ok(())
+        let text = match event {
+            Event::RunFinished { suite } => Some(to_markdown(suite)),
+            Event::FuzzFinished { plan, report } => {
+                Some(crate::fuzz::render::markdown(plan, report))
+            }
+            _ => None,
+        };
+        write_final(&self.path, text)
+    }
+}
+
+/// A titled list of bullets and a blank line after it, or nothing when there are none.
+pub(crate) fn bullets(out: &mut String, title: &str, items: &[String]) {
+    if !items.is_empty() {
+        let _ = writeln!(out, "{title}\n");
+        let _ = writeln!(out, "{}\n", items.join("\n"));
     }
 }
 
 /// Escapes text for a Markdown table cell.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -59,32 +72,25 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
         }
         out.push('\n');
     }
-    let notes: Vec<String> = suite
-        .scenarios
-        .iter()
-        .flat_map(|r| {
-            r.notes
-                .iter()
-                .map(move |n| format!("- `{}`: {}", r.id, cell(n)))
-        })
-        .collect();
-    if !notes.is_empty() {
-        let _ = writeln!(out, "Notes (not failures):\n");
-        let _ = writeln!(out, "{}\n", notes.join("\n"));
-    }
-    let steps: Vec<String> = suite
-        .scenarios
-        .iter()
-        .flat_map(|r| {
-            r.skipped_steps
-                .iter()
-                .map(move |k| format!("- `{}` steps[{}]: {}", r.id, k.step, cell(&k.reason)))
-        })
-        .collect();
-    if !steps.is_empty() {
-        let _ = writeln!(out, "Steps skipped:\n");
-        let _ = writeln!(out, "{}\n", steps.join("\n"));
-    }
+    let each = |lines: &dyn Fn(&ScenarioResult) -> Vec<String>| -> Vec<String> {
+        suite.scenarios.iter().flat_map(lines).collect()
+    };
+    let notes = each(&|r| {
+        let id = &r.id;
+        r.notes
+            .iter()
+            .map(|n| format!("- `{id}`: {}", cell(n)))
+            .collect()
+    });
+    bullets(&mut out, "Notes (not failures):", &notes);
+    let steps = each(&|r| {
+        let id = &r.id;
+        r.skipped_steps
+            .iter()
+            .map(|k| format!("- `{id}` steps[{}]: {}", k.step, cell(&k.reason)))
+            .collect()
+    });
+    bullets(&mut out, "Steps skipped:", &steps);
     let passed: Vec<String> = suite
         .scenarios
         .iter()

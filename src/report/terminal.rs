@@ -171,6 +171,41 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 let text = crate::check::render::terminal(report, self.color);
                 self.emit(&text)?;
             }
+            Event::FuzzStarted { plan } => {
+                self.emit(&crate::fuzz::render::started(plan))?;
+                self.progress = progress_bar(
+                    &self.output,
+                    u64::from(plan.cases),
+                    "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
+                );
+            }
+            Event::FuzzProgress { cases, shrinking } => {
+                if let Some(pb) = &self.progress {
+                    pb.set_position(u64::from(*cases));
+                    if let Some(fp) = shrinking {
+                        pb.set_message(crate::fuzz::render::shrinking(fp, *cases));
+                    }
+                }
+            }
+            Event::FuzzFinding { plan, finding } => {
+                if let Some(pb) = &self.progress {
+                    pb.set_message("");
+                }
+                self.emit(&crate::fuzz::render::finding(plan, finding, self.color))?;
+            }
+            Event::FuzzFinished { plan, report } => {
+                if let Some(pb) = self.progress.take() {
+                    pb.finish_and_clear();
+                }
+                let line = crate::fuzz::render::summary(plan, report);
+                let style = if report.found.is_empty() {
+                    style::GREEN
+                } else {
+                    style::FAIL
+                };
+                let line = self.paint(style, &line);
+                self.emit(&format!("{line}\n"))?;
+            }
             Event::RunFinished { suite } => {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
