@@ -375,23 +375,17 @@ impl StrictStore {
         let Some(tx) = self.begin(list.as_str(), false)? else {
             return Ok((Vec::new(), Vec::new()));
         };
-        let entries = tx.dir.entries().map_err(io_failure)?;
-        let mut ids: Vec<TaskId> = entries
-            .iter()
-            .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
-            .filter_map(|(name, _)| LAYOUT.task_id_of(name))
-            .collect();
-        ids.sort_unstable();
         let settled = SystemTime::now()
             .checked_sub(self.list_settle)
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
             .map_or((0, 0), |d| {
                 (d.as_secs() as i64, i64::from(d.subsec_nanos()))
             });
-        let folder = tx.dir.stat_self().map_err(io_failure)?;
+        let folder_st = tx.dir.stat_self().map_err(io_failure)?;
         // The field types differ between targets.
         #[allow(clippy::unnecessary_cast)]
-        let folder = (folder.st_dev as u64, folder.st_ino as u64);
+        let folder = (folder_st.st_dev as u64, folder_st.st_ino as u64);
+        let stamp = FolderStamp::of(&folder_st);
         // The mutants keep the plain reads their bugs are written against.
         let caching = self.mutant.is_none();
         let mut cache = if caching {
@@ -403,6 +397,25 @@ impl StrictStore {
                 .unwrap_or_default()
         } else {
             ListCache::default()
+        };
+        // The names in the folder: those of the last list when the folder has not changed
+        // since (every create, removal or rename in it moves its change time, and names are
+        // kept only from a folder whose change time had settled, as for files below);
+        // otherwise read afresh.
+        let mut fresh_names = false;
+        let ids = match cache.names.take() {
+            Some((s, ids)) if s == stamp => ids,
+            _ => {
+                fresh_names = true;
+                let entries = tx.dir.entries().map_err(io_failure)?;
+                let mut ids: Vec<TaskId> = entries
+                    .iter()
+                    .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
+                    .filter_map(|(name, _)| LAYOUT.task_id_of(name))
+                    .collect();
+                ids.sort_unstable();
+                ids
+            }
         };
         // The files are read and decoded in parallel: under the lock nothing of this store
         // changes them, and each read is one name relative to the held folder, never through
@@ -420,20 +433,21 @@ impl StrictStore {
                 }
             })
             .collect();
-        let mut kept = HashMap::with_capacity(ids.len());
         let mut tasks = Vec::with_capacity(ids.len());
         let mut corrupt = Vec::new();
-        for (id, listed) in ids.into_iter().zip(slots) {
+        // Entries of files read afresh replace the old ones (or, when the file may not be
+        // kept, remove them); a hit leaves its entry where it is.
+        for (&id, listed) in ids.iter().zip(slots) {
             let slot = match listed? {
-                Listed::Hit(t) => {
-                    if let Some(c) = cache.tasks.remove(&id) {
-                        kept.insert(id, c);
-                    }
-                    Slot::Task(t)
-                }
+                Listed::Hit(t) => Slot::Task(t),
                 Listed::Read(slot, entry) => {
-                    if let Some(c) = entry {
-                        kept.insert(id, c);
+                    match entry {
+                        Some(c) => {
+                            cache.tasks.insert(id, c);
+                        }
+                        None => {
+                            cache.tasks.remove(&id);
+                        }
                     }
                     slot
                 }
@@ -446,8 +460,13 @@ impl StrictStore {
             }
         }
         if caching {
+            // Entries of files that are gone (the name list is sorted); with the names of
+            // the last list there are none.
+            if fresh_names {
+                cache.tasks.retain(|id, _| ids.binary_search(id).is_ok());
+            }
             cache.folder = folder;
-            cache.tasks = kept;
+            cache.names = (stamp.ctime < settled).then_some((stamp, ids));
             self.list_cache
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -705,13 +724,13 @@ impl Txn<'_> {
         settled: (i64, i64),
     ) -> Outcome<Listed> {
         if let Some(c) = cached {
-            let name = Self::file_name(id);
-            match self.dir.stat(&name) {
+            let mut name = [0; TASK_CNAME_LEN];
+            match self.dir.stat_c(task_cname(id, &mut name)) {
                 Ok(Some(st)) if c.identity == FileIdentity::of(&st) => {
                     return Ok(Listed::Hit(c.task.clone()));
                 }
                 Ok(_) => {}
-                Err(e) => return Err(io_failure(format!("{name}: {e}"))),
+                Err(e) => return Err(io_failure(format!("{}: {e}", Self::file_name(id)))),
             }
         }
         let (slot, stat) = self.read_disk_stat(id, buf)?;
@@ -753,6 +772,54 @@ impl FileIdentity {
     }
 }
 
+/// Room for `{id}.json` and its NUL for any `u64` id.
+const TASK_CNAME_LEN: usize = 32;
+
+/// The file name of task `id` in the `claude-code` layout (`{id}.json`), written into `buf`
+/// as a C string: `list` checks every cached file by name, and building each name on the
+/// stack spares an allocation per file.
+fn task_cname(id: TaskId, buf: &mut [u8; TASK_CNAME_LEN]) -> &std::ffi::CStr {
+    const _: () = assert!(matches!(LAYOUT, Layout::ClaudeCode));
+    let mut digits = [0u8; 20];
+    let mut n = id.0;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &digits[at..];
+    let end = digits.len() + b".json".len();
+    buf[..digits.len()].copy_from_slice(digits);
+    buf[digits.len()..end].copy_from_slice(b".json");
+    buf[end] = 0;
+    std::ffi::CStr::from_bytes_with_nul(&buf[..=end]).expect("one NUL, at the end")
+}
+
+/// What identifies one state of a list folder's names: any create, removal or rename in it
+/// moves its modification and change times (and usually its size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FolderStamp {
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    size: i64,
+}
+
+impl FolderStamp {
+    // The field types differ between targets.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> FolderStamp {
+        FolderStamp {
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+            size: st.st_size as i64,
+        }
+    }
+}
+
 /// A task `list` decoded, with the identity of the file it came from.
 struct CachedTask {
     identity: FileIdentity,
@@ -764,6 +831,9 @@ struct CachedTask {
 struct ListCache {
     /// The folder's device and inode: a folder replaced since is read afresh.
     folder: (u64, u64),
+    /// The task ids found in the folder, sorted, with the folder's stamp when they were
+    /// read; kept only when the folder had not changed for [`LIST_SETTLE`].
+    names: Option<(FolderStamp, Vec<TaskId>)>,
     tasks: HashMap<TaskId, CachedTask>,
 }
 
@@ -1240,6 +1310,81 @@ mod tests {
         );
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(list_of(&store)[1].subject, "again");
+    }
+
+    #[test]
+    fn task_cnames_are_the_layouts_file_names() {
+        let mut buf = [0; TASK_CNAME_LEN];
+        for id in [0, 1, 9, 10, 12345, u64::MAX] {
+            let name = task_cname(TaskId(id), &mut buf)
+                .to_str()
+                .unwrap()
+                .to_string();
+            assert_eq!(Some(name), LAYOUT.file_name(TaskId(id)));
+        }
+    }
+
+    /// Runs `script` in `sh` in `dir`: a change made by another process.
+    fn other_process(dir: &Path, script: &str) {
+        let st = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{script}: {st}");
+    }
+
+    #[test]
+    fn list_sees_changes_by_another_process_when_it_keeps_the_folders_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store = StrictStore::open(tmp.path(), Options { durable: false }).unwrap();
+        // Anything older than 20 ms counts as settled, and everything below waits 100 ms
+        // after its last change, so every file and the folder's names are kept.
+        store.list_settle = Duration::from_millis(20);
+        let settle = || std::thread::sleep(Duration::from_millis(100));
+        for s in ["a", "b", "c"] {
+            let r =
+                store.handle_value(&json!({"op": "create", "list": "l", "task": {"subject": s}}));
+            assert!(r.is_ok(), "{r:?}");
+        }
+        settle();
+        assert_eq!(list_of(&store).len(), 3);
+        {
+            let caches = store.list_cache.lock().unwrap();
+            assert_eq!(caches["l"].tasks.len(), 3);
+            assert!(caches["l"].names.is_some(), "the folder's names are kept");
+        }
+        let folder = tmp.path().join("l");
+        // Another process adds a task file: the folder changed, its names are read again.
+        other_process(
+            &folder,
+            r#"printf '{"id":"4","subject":"d","status":"pending"}' > 4.json"#,
+        );
+        let subjects =
+            |tasks: Vec<Task>| -> Vec<String> { tasks.into_iter().map(|t| t.subject).collect() };
+        assert_eq!(subjects(list_of(&store)), ["a", "b", "c", "d"]);
+        settle();
+        list_of(&store);
+        // Another process rewrites a kept file in place with the same number of bytes:
+        // same inode, same size, a new change time.
+        let before = std::fs::read_to_string(folder.join("2.json")).unwrap();
+        let after = before.replace("\"b\"", "\"B\"");
+        assert_eq!(before.len(), after.len());
+        std::fs::write(tmp.path().join("new"), &after).unwrap();
+        other_process(&folder, "cat ../new > 2.json");
+        assert_eq!(subjects(list_of(&store)), ["a", "B", "c", "d"]);
+        settle();
+        list_of(&store);
+        // Another process removes one file and renames another over a third.
+        other_process(&folder, "rm 1.json && mv 4.json 3.json");
+        let r = store.handle_value(&json!({"op": "list", "list": "l"}));
+        let Response::Tasks { tasks, corrupt } = r else {
+            panic!("{r:?}")
+        };
+        // 3.json now holds id 4: not a task of that name.
+        assert_eq!(subjects(tasks), ["B"]);
+        assert_eq!(corrupt, ["3.json"]);
     }
 
     #[test]
