@@ -36,8 +36,9 @@ note() {
 }
 
 # Keeps the JSON reports small: every string longer than 2,000 characters (a session's
-# transcript) and every array longer than 20 items (a list of violations) is cut, saying
-# how much was cut; counts stay as they were.
+# transcript, a CLI's output) is cut, saying how much was cut. Lists are never cut: a
+# consumer counts them (the conformance matrix counts `scenarios`, a reader counts
+# witnesses), and a list cut short would be read as the whole.
 trim() {
   python3 - "$1"/*.json <<'PY'
 import json, sys
@@ -45,8 +46,7 @@ def cut(v):
     if isinstance(v, str) and len(v) > 2000:
         return v[:2000] + f" ... [{len(v) - 2000} characters cut]"
     if isinstance(v, list):
-        kept = [cut(x) for x in v[:20]]
-        return kept + [f"... [{len(v) - 20} more items cut]"] if len(v) > 20 else kept
+        return [cut(x) for x in v]
     if isinstance(v, dict):
         return {k: cut(x) for k, x in v.items()}
     return v
