@@ -5,6 +5,7 @@
 #
 #   scripts/claude-code-reports.sh                  # 2.1.17 2.1.20 2.1.21 2.1.112 latest
 #   scripts/claude-code-reports.sh 2.1.112          # one version
+#   scripts/claude-code-reports.sh --table          # the per-version table, from the files
 #   OPS=20 CASES=20 STEPS=24 SHRINK_TIME=60 TIMEOUT=60 scripts/claude-code-reports.sh 2.1.17
 #
 # The probes (reports/claude-code/probes/) pass where the version shows the behaviours the
@@ -17,6 +18,90 @@
 # seconds it took and the load average when it ended.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# Prints the per-version table of docs/claude-code.md and reports/claude-code/README.md
+# from the checked-in files alone, so that the docs quote nothing the files do not hold.
+table() {
+  python3 - reports/claude-code <<'TABLE'
+import json, os, re, sys
+base = sys.argv[1]
+def key(v):
+    return tuple(int(x) for x in v.split("."))
+versions = sorted((d for d in os.listdir(base) if re.fullmatch(r"\d+\.\d+\.\d+", d)), key=key)
+def status(v):
+    rows = {}
+    for line in open(os.path.join(base, v, "status.txt")):
+        f = line.split()
+        if line.startswith("#") or len(f) < 2:
+            continue
+        rows[f[0]] = f[1:]
+    return rows
+def timed(v, *names):
+    rows = status(v)
+    for name in names:
+        r = rows.get(name)
+        if r and len(r) >= 3 and r[1].isdigit():
+            return f"{r[1]} s at load {r[2]}"
+    return ""
+def load(v, name):
+    path = os.path.join(base, v, name)
+    return json.load(open(path)) if os.path.exists(path) else None
+def last_line(v, name):
+    path = os.path.join(base, v, name)
+    return open(path).read().strip().splitlines()[-1] if os.path.exists(path) else None
+runs = {v: load(v, "run.json") for v in versions}
+whole = max(len(r["scenarios"]) for r in runs.values() if r)
+cols = {v: [] for v in versions}
+labels = []
+def row(label, cell):
+    labels.append(label)
+    for v in versions:
+        cols[v].append(cell(v) or "not run")
+def run_cell(v):
+    r = runs[v]
+    if not r:
+        return None
+    s = r["summary"]
+    n = len(r["scenarios"])
+    part = f"all {n}" if n == whole else f"{n} of {whole} (reduced)"
+    return f"{part}: {s['passed']} passed, {s['failed']} failed, {s['errors']} errors, {s['skipped']} skipped"
+def with_time(text, v, *names):
+    t = timed(v, *names)
+    return text and (f"{text} ({t})" if t else text)
+def race(w):
+    def cell(v):
+        r = load(v, f"race-{w}.json")
+        if not r:
+            return None
+        found = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in r["anomalies"].items() if n) or "none"
+        secs = sum(x["seconds"] for x in r["workloads"])
+        return f"{found}; {r['errors']} target errors; {r['writers']}x{r['ops']} ops in {secs:.1f} s"
+    return cell
+def fuzz(v):
+    last = last_line(v, "fuzz.txt")
+    if not last:
+        return None
+    m = re.match(r"(\d+ cases: \d+ distinct findings)", last)
+    return with_time(m.group(1) if m else last, v, "fuzz")
+row("driven by", lambda v: "terminal UI" if key(v) < (2, 1, 19) else "print mode")
+row("`run` (strict)", run_cell)
+row("`run` time", lambda v: timed(v, "run", "run-subset"))
+row("probes (6 behaviours)", lambda v: with_time(last_line(v, "probes.txt"), v, "probes"))
+for w in ["create", "metadata", "fields", "edges", "claim", "complete"]:
+    row(f"race `{w}`", race(w))
+row("duplicate ids (race `create`)", lambda v: (lambda r: r and str(r["anomalies"]["duplicate_ids"]))(load(v, "race-create.json")))
+row("fuzz (strict)", fuzz)
+print("| | " + " | ".join(versions) + " |")
+print("|---" * (len(versions) + 1) + "|")
+for i, label in enumerate(labels):
+    print(f"| {label} | " + " | ".join(cols[v][i] for v in versions) + " |")
+TABLE
+}
+
+if [ "${1:-}" = --table ]; then
+  table
+  exit
+fi
 
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(2.1.17 2.1.20 2.1.21 2.1.112 latest)
@@ -36,8 +121,9 @@ note() {
 }
 
 # Keeps the JSON reports small: every string longer than 2,000 characters (a session's
-# transcript) and every array longer than 20 items (a list of violations) is cut, saying
-# how much was cut; counts stay as they were.
+# transcript, a CLI's output) is cut, saying how much was cut. Lists are never cut: a
+# consumer counts them (the conformance matrix counts `scenarios`, a reader counts
+# witnesses), and a list cut short would be read as the whole.
 trim() {
   python3 - "$1"/*.json <<'PY'
 import json, sys
@@ -45,8 +131,7 @@ def cut(v):
     if isinstance(v, str) and len(v) > 2000:
         return v[:2000] + f" ... [{len(v) - 2000} characters cut]"
     if isinstance(v, list):
-        kept = [cut(x) for x in v[:20]]
-        return kept + [f"... [{len(v) - 20} more items cut]"] if len(v) > 20 else kept
+        return [cut(x) for x in v]
     if isinstance(v, dict):
         return {k: cut(x) for k, x in v.items()}
     return v

@@ -20,3 +20,4 @@ mod store_multiprocess;
 mod store_rules;
 mod store_symlink;
 mod suite;
+mod target_signals;

@@ -6,6 +6,7 @@
 //! request and judge the raw answer; [`Session::request`] adds typed decoding on top.
 
 pub mod claude_code;
+pub mod group;
 mod inprocess;
 mod process;
 

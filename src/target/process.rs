@@ -8,15 +8,15 @@
 //! session kills the group.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::group::Group;
 use super::{Session, SessionOptions, TargetError};
 use crate::protocol::Hello;
 
@@ -31,7 +31,7 @@ enum Line {
 }
 
 pub struct ProcessSession {
-    child: Child,
+    child: Group,
     stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -72,18 +72,18 @@ impl ProcessSession {
         let no_stderr = |e: TargetError| (e, String::new());
         let root =
             std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .env("TASKPROOF_ROOT", &root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let mut child = Group::spawn(
+            Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .env("TASKPROOF_ROOT", &root)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
+        let stdout = child.child().stdout.take().expect("piped stdout");
+        let stderr_pipe = child.child().stderr.take().expect("piped stderr");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
@@ -120,7 +120,7 @@ impl ProcessSession {
                 kept.extend_from_slice(&chunk[..n.min(room)]);
             }
         });
-        let stdin = child.stdin.take();
+        let stdin = child.child().stdin.take();
         let mut session = ProcessSession {
             child,
             stdin,
@@ -220,14 +220,8 @@ impl ProcessSession {
 
     fn kill_group(&mut self) {
         self.stdin = None;
-        if let Ok(None) = self.child.try_wait() {
-            let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
-            if let Some(pid) = pid {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        // Also when `sh` already ended: what it left running in its group ends too.
+        self.child.kill();
         // Once the group is dead the stderr pipe closes and the drain thread ends; wait for
         // it a little, so that the last words of a killed adapter reach the report. A
         // grandchild that left the group could hold the pipe open, hence the bound.
@@ -246,12 +240,10 @@ impl ProcessSession {
     fn exit_status(&mut self) -> String {
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) => return s.to_string(),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                _ => return "still running; killed".into(),
+            match self.child.exited() {
+                Some(s) => return s.to_string(),
+                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                None => return "still running; killed".into(),
             }
         }
     }
@@ -281,26 +273,25 @@ impl Session for ProcessSession {
         self.stdin = None; // end of input
         let deadline = Instant::now() + self.timeout;
         loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) if s.success() => {
+            match self.child.exited() {
+                Some(s) if s.success() => {
+                    // Whatever the adapter left running in its group ends with it.
+                    self.kill_group();
                     self.dead = Some(TargetError::Killed);
                     return Ok(());
                 }
-                Ok(Some(s)) => {
+                Some(s) => {
                     return Err(self.fail(TargetError::Exited {
                         status: format!("{s} at end of input; expected exit status 0"),
                     }));
                 }
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2))
-                }
-                Ok(None) => {
+                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+                None => {
                     return Err(self.fail(TargetError::Io(format!(
                         "the adapter did not exit within {:?} after end of input; killed",
                         self.timeout
                     ))));
                 }
-                Err(e) => return Err(self.fail(TargetError::Io(e.to_string()))),
             }
         }
     }

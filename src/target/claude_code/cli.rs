@@ -10,13 +10,13 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{ChildStdin, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::install::Installation;
+use crate::target::group::Group;
 
 /// How much of the CLI's output is kept.
 const MAX_OUTPUT: usize = 64 * 1024;
@@ -60,7 +60,7 @@ enum Input {
 }
 
 pub struct Cli {
-    child: Child,
+    child: Group,
     input: Option<Input>,
     output: Arc<Mutex<Output>>,
     pub drive: Drive,
@@ -129,10 +129,9 @@ impl Cli {
             .env_clear()
             .envs(environment(setup, list, base_url))
             .current_dir(&setup.cwd)
-            .process_group(0)
             .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"]);
         let output = Arc::new(Mutex::new(Output::default()));
-        let (child, input, reader): (Child, Input, Box<dyn Read + Send>) = match setup.drive {
+        let (child, input, reader): (Group, Input, Box<dyn Read + Send>) = match setup.drive {
             Drive::Print => {
                 command
                     .args([
@@ -146,10 +145,11 @@ impl Cli {
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
-                let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
-                let stdin = child.stdin.take().expect("piped stdin");
-                let stdout = child.stdout.take().expect("piped stdout");
-                let stderr = child.stderr.take().expect("piped stderr");
+                let mut child =
+                    Group::spawn(&mut command).map_err(|e| spawn_error(e.to_string()))?;
+                let stdin = child.child().stdin.take().expect("piped stdin");
+                let stdout = child.child().stdout.take().expect("piped stdout");
+                let stderr = child.child().stderr.take().expect("piped stderr");
                 drain(Box::new(stderr), Arc::clone(&output));
                 (child, Input::Pipe(stdin), Box::new(stdout))
             }
@@ -162,7 +162,7 @@ impl Cli {
                     .try_clone()
                     .map_err(|e| CliError::Pty(e.to_string()))?;
                 command.stdin(slave).stdout(out).stderr(err);
-                let child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+                let child = Group::spawn(&mut command).map_err(|e| spawn_error(e.to_string()))?;
                 // The command kept the slave ends; drop ours so that reading the master
                 // ends when the CLI is gone.
                 drop(command);
@@ -250,11 +250,7 @@ impl Cli {
 
     /// The exit status, if the CLI is gone.
     pub fn exited(&mut self) -> Option<String> {
-        match self.child.try_wait() {
-            Ok(Some(s)) => Some(s.to_string()),
-            Ok(None) => None,
-            Err(e) => Some(e.to_string()),
-        }
+        self.child.exited().map(|s| s.to_string())
     }
 
     /// The tail of the CLI's output, for reports.
@@ -266,16 +262,11 @@ impl Cli {
             .clone()
     }
 
-    /// SIGKILL to the CLI's whole process group, then reaps it.
+    /// SIGKILL to the CLI's whole process group (also when the CLI itself already ended:
+    /// node children it left behind end too), then reaps it.
     pub fn kill(&mut self) {
         self.input = None;
-        if let Ok(None) = self.child.try_wait() {
-            if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        self.child.kill();
     }
 
     /// Waits up to `wait` for the terminal UI to show its input box.

@@ -22,6 +22,7 @@ use super::mapping::{self, Features, Plan, Step};
 use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
 use super::spec::{self, ClaudeCode};
 use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION};
+use crate::target::group::TempGuard;
 use crate::target::{Session, SessionOptions, TargetError};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
@@ -64,8 +65,10 @@ pub struct ClaudeCodeSession {
     hello: Hello,
     root: PathBuf,
     setup: Setup,
-    /// The private HOME/CLAUDE_CONFIG_DIR, removed when the session ends.
+    /// The private HOME/CLAUDE_CONFIG_DIR, removed when the session ends (or, through the
+    /// guard, when a signal ends taskproof).
     _config: tempfile::TempDir,
+    _guard: TempGuard,
     features: Features,
     options: SessionOptions,
     clis: HashMap<String, Running>,
@@ -122,6 +125,7 @@ impl ClaudeCodeSession {
             hello,
             root,
             setup,
+            _guard: TempGuard::new(config.path().to_path_buf()),
             _config: config,
             features,
             options,
