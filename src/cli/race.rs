@@ -31,9 +31,11 @@ at once, --writers sessions of each (`--target reference --target claude-code@2.
 creates the workload's tasks and lists the end state. Every target must keep the same files
 (layout claude-code); the reference then also takes Claude Code's lock directories, as
 `taskproof mcp` does. The report charges each lost acknowledged change to one target: a change
-made under the list's lock (every change of the reference; Claude Code's create and claim) to
-the target whose write dropped it; a change made without a lock (Claude Code's TaskUpdate, any
-change of naive) to the target that acknowledged it. --think SECS spaces each writer's
+made without a lock (Claude Code's TaskUpdate, every change of naive) to the target that
+acknowledged it; one made under the list's lock (every change of the reference, Claude Code's
+TaskCreate) to an unlocked writer of the task in flight then, else to the target whose request
+the checker names. Writers 0..N-1 run the first target, N..2N-1 the second, and so on.
+--think SECS spaces each writer's
 requests, so that fast and slow targets overlap. See docs/race.md.
 
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the

@@ -401,6 +401,22 @@ impl RaceReport {
             "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
             self.target, self.profile, self.writers, self.ops, self.seed
         );
+        if !self.targets.is_empty() {
+            let ranges: Vec<String> = self
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
+                    if a == b {
+                        format!("writer {a}: {}", t.target)
+                    } else {
+                        format!("writers {a}-{b}: {}", t.target)
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "{}", ranges.join(", "));
+        }
         for w in &self.workloads {
             let label = if self.runs > 1 {
                 format!("{} run {} (seed {})", w.workload, w.run + 1, w.seed)
