@@ -35,8 +35,8 @@ made without a lock (Claude Code's TaskUpdate, every change of naive) to the tar
 acknowledged it; one made under the list's lock (every change of the reference, Claude Code's
 TaskCreate) to an unlocked writer of the task in flight then, else to the target whose request
 the checker names. Writers 0..N-1 run the first target, N..2N-1 the second, and so on.
---think SECS spaces each writer's
-requests, so that fast and slow targets overlap. See docs/race.md.
+--think SECS spaces each writer's requests, so that fast and slow targets overlap. See
+docs/race.md.
 
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the
 target: cc-2.1.17 for naive, strict otherwise). strict promises every rule; cc-2.1.17 and
