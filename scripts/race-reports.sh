@@ -4,7 +4,7 @@
 #   scripts/race-reports.sh            every report (takes a while on 2 cores)
 #   scripts/race-reports.sh NAME...    only these: reference reference-kill reference-cmd
 #                                      reference-cmd-kill naive-metadata naive-create
-#                                      mutants checker-speed
+#                                      mutants checker-speed mixed-claude-code
 #
 # Each report is a JSON file (format version 2) written by `taskproof race --report` and a
 # Markdown file holding the exact command and its terminal summary.
@@ -75,6 +75,10 @@ run_if reference-cmd md reference-cmd "Reference store as 16 processes (cmd:task
 run_if reference-cmd-kill md reference-cmd-kill "Reference store as processes, SIGKILLed at random moments" \
   "About 1 request in 100 is followed by a SIGKILL of the writer's process group 0 to 3 ms after it was sent, so kills land before, during and after the store's work; a replacement process takes over. Acknowledged changes must survive; unanswered ones may or may not have happened." \
   -- race --target "$SERVE" --workload all --writers 16 --ops 1000 --seed $SEED --readers 1 --kill
+
+run_if mixed-claude-code md mixed-reference-claude-code-2.1.112 "Mixed race: the reference and the real Claude Code 2.1.112 on one list, every workload, 5 runs" \
+  "Two reference sessions (in-process, with Claude Code's lock directories, as \`taskproof mcp\` opens the store) and two sessions of the unmodified Claude Code 2.1.112 CLI (driven by the scripted model) write one list at once; writers 0-1 are the reference's, 2-3 Claude Code's. Each writer waits 50 ms between requests so that both overlap. Every lost acknowledged change is charged to one target (docs/race.md, \"Mixed races\"): the reference's count must be zero; Claude Code's comes from its unlocked TaskUpdate. fsync on. The other anomalies (torn writes, double claims, ...) are Claude Code's too: it truncates files before writing them and claims through TaskUpdate." \
+  -- race --target reference --target claude-code@2.1.112 --writers 2 --ops 10 --workload all --think 0.05 --runs 5 --seed $SEED
 
 run_if naive-metadata md naive-metadata "Naive store (Claude Code 2.1.17 model): metadata, 100 runs" \
   "Judged by the naive store's own profile, cc-2.1.17, which does not promise S18 or S19: what the runs find is reported as observations, and the exit status is 0. Runtime test 10's scenario at scale: 16 writers set metadata keys of their own on one task, 1,000 requests each, 100 runs with seeds $SEED to $((SEED + 99)). Most requests are refused as \`corrupt\`: the naive store truncates the file before writing it, and a writer that reads it in that moment finds it empty; the report counts refusals by kind. The repeat summary at the end gives the runs with loss and the median time from the first writer request to the first lost update (when the write that dropped it was answered)." \

@@ -158,3 +158,59 @@ fn audit_a_sigkill_never_separates_a_change_from_its_record() {
         "every kill landed before the change began"
     );
 }
+
+/// A redo file a SIGKILL left (the change and its record, not yet applied) is finished by
+/// `check --fix` exactly as the next store operation would finish it. The redo file is the
+/// one a killed update would leave: the same update made in a twin folder gives its record
+/// line and the task file's new content.
+#[test]
+fn check_fix_finishes_a_change_left_in_the_audit_redo_file() {
+    let (done, left) = (tempdir(), tempdir());
+    seed(done.path());
+    seed(left.path());
+    let store = StrictStore::open(done.path(), Options { durable: false })
+        .unwrap()
+        .with_audit();
+    let update = json!({"op": "update", "list": "l", "id": "1", "patch": {"subject": "renamed"}});
+    assert!(store.handle_value(&update).is_ok());
+    let log = std::fs::read_to_string(done.path().join("l").join(AUDIT_NAME)).unwrap();
+    let record = format!("{}\n", log.lines().last().unwrap());
+    let content = std::fs::read_to_string(done.path().join("l").join("1.json")).unwrap();
+    let folder = left.path().join("l");
+    let at = std::fs::metadata(folder.join(AUDIT_NAME)).unwrap().len();
+    let pending = json!({"version": 1, "at": at, "line": record,
+        "entries": [{"name": "1.json", "content": content}]});
+    std::fs::write(folder.join(PENDING_NAME), pending.to_string()).unwrap();
+
+    let check = |args: &[&str]| {
+        let out = Command::new(bin())
+            .arg("check")
+            .arg(left.path())
+            .args(["--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+        (out.status.code(), doc)
+    };
+    let (code, before) = check(&[]);
+    assert_eq!(code, Some(1), "{before:#}");
+    assert!(before.to_string().contains(".audit.pending"), "{before:#}");
+    let (_, fixed) = check(&["--fix"]);
+    let changes = fixed["changes"].to_string();
+    assert!(
+        changes.contains("finish the interrupted change and its audit record"),
+        "{fixed:#}"
+    );
+    assert!(!folder.join(PENDING_NAME).exists());
+    assert_eq!(
+        std::fs::read_to_string(folder.join("1.json")).unwrap(),
+        content
+    );
+    let after = std::fs::read_to_string(folder.join(AUDIT_NAME)).unwrap();
+    assert_eq!(after.lines().last().unwrap(), record.trim_end());
+    assert_eq!(after.lines().count(), log.lines().count());
+    let (code, clean) = check(&[]);
+    assert_eq!(code, Some(0), "{clean:#}");
+}

@@ -376,10 +376,13 @@ fn audit_log_findings(dir: &Dir, name: &str, decoded: &[TaskFile]) -> io::Result
     };
     let mut out = Vec::new();
     if dir.entry_type(PENDING_NAME)?.is_some() {
-        out.push(f(
-            PENDING_NAME,
-            "a change and its audit record were interrupted; the next store operation on the list finishes both".into(),
-        ));
+        out.push(
+            f(
+                PENDING_NAME,
+                "a change and its audit record were interrupted; the next store operation on the list finishes both".into(),
+            )
+            .repair(Repair::FinishAuditRecord),
+        );
         return Ok(out);
     }
     let bytes = match dir.read(AUDIT_NAME) {

@@ -161,6 +161,9 @@ pub enum Repair {
     RemoveTemp { name: String },
     /// Replay the journal a dead writer left, as the store would before its next operation.
     ReplayJournal,
+    /// Finish the change and its audit record a dead writer left in `.audit.pending`, as the
+    /// store would before its next operation.
+    FinishAuditRecord,
 }
 
 impl std::fmt::Display for Repair {
@@ -175,6 +178,9 @@ impl std::fmt::Display for Repair {
             Repair::RaiseHighwatermark { to } => write!(f, "set .highwatermark to {to}"),
             Repair::RemoveTemp { name } => write!(f, "remove the temporary file {name}"),
             Repair::ReplayJournal => f.write_str("replay the interrupted change in .journal"),
+            Repair::FinishAuditRecord => {
+                f.write_str("finish the interrupted change and its audit record in .audit.pending")
+            }
         }
     }
 }

@@ -87,6 +87,10 @@ pub fn fix_list(
                 Ok(()) => change(repair, RepairOutcome::Done),
                 Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
             },
+            Repair::FinishAuditRecord => match crate::store::audit::recover(&dir, true) {
+                Ok(()) => change(repair, RepairOutcome::Done),
+                Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
+            },
             Repair::RemoveTemp { name } => {
                 let live = name
                     .strip_prefix(".tmp.")
@@ -121,7 +125,7 @@ pub fn fix_list(
                 change(repair, outcome);
             }
             // Done above; whatever is left was skipped there and said so.
-            Repair::ReplayJournal | Repair::RemoveTemp { .. } => {}
+            Repair::ReplayJournal | Repair::FinishAuditRecord | Repair::RemoveTemp { .. } => {}
         }
     }
     for (file, repairs) in by_file {

@@ -22,6 +22,19 @@ Workloads:
   complete  writers complete blockers while others edit the dependents
   all       each in turn
 
+Mixed races: give --target more than once to have sessions of several targets write one list
+at once, --writers sessions of each (`--target reference --target claude-code@2.1.112
+--writers 2` runs 2 reference sessions and 2 Claude Code sessions). The first target also
+creates the workload's tasks and lists the end state. Every target must keep the same files
+(layout claude-code); the reference then also takes Claude Code's lock directories, as
+`taskproof mcp` does. The report charges each lost acknowledged change to one target: a change
+made without a lock (Claude Code's TaskUpdate, every change of naive) to the target that
+acknowledged it; one made under the list's lock (every change of the reference, Claude Code's
+TaskCreate) to an unlocked writer of the task in flight then, else to the target whose request
+the checker names. Writers 0..N-1 run the first target, N..2N-1 the second, and so on.
+--think SECS spaces each writer's requests, so that fast and slow targets overlap. See
+docs/race.md.
+
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the
 target: cc-2.1.17 for naive, strict otherwise). strict promises every rule; cc-2.1.17 and
 s07 promise none of the concurrency rules (S7, S8, S18, S19, S20's single winner), so what
@@ -34,12 +47,15 @@ usage errors, 3 when the target could not be started or broke the protocol.
 Examples:
   taskproof race --workload metadata --writers 16 --ops 1000 --no-fsync
   taskproof race --target naive --workload metadata --runs 100 --seed 1
-  taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json")]
+  taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json
+  taskproof race --target reference --target claude-code@2.1.112 --writers 2 --ops 20 \
+      --workload metadata --think 0.05")]
 pub struct Args {
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
     /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// Give it again for a mixed race: --writers sessions of each target on one list.
     #[arg(long, default_value = "reference")]
-    pub target: TargetSpec,
+    pub target: Vec<TargetSpec>,
     /// What the target promises (strict, cc-2.1.17, s07); anomalies outside it are
     /// observations. Default: cc-2.1.17 for naive, strict otherwise.
     #[arg(long)]
@@ -47,7 +63,7 @@ pub struct Args {
     /// The workload to run, or `all`.
     #[arg(long, default_value = "all")]
     pub workload: String,
-    /// Writer sessions (separate processes for cmd: targets).
+    /// Writer sessions (separate processes for cmd: targets); of each target in a mixed race.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub writers: u32,
     /// Requests per writer.
@@ -75,6 +91,9 @@ pub struct Args {
     /// Repeat each workload this many times (seeds SEED, SEED+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
+    /// Seconds each writer waits between its requests (0: none).
+    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
+    pub think: f64,
     /// Seconds a request may go unanswered before its session is judged hung.
     #[arg(long, default_value = "10", value_name = "SECS")]
     pub timeout: super::Seconds,
@@ -105,15 +124,48 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let duration = args.duration.map(|d| d.0);
     let seed = args.seed.unwrap_or_else(rand::random);
-    let profile = args
-        .profile
-        .unwrap_or_else(|| args.target.default_profile());
-    if let Some(code) = super::prepare_target(&args.target) {
-        return Ok(code);
+    let targets = args.target.clone();
+    for (i, t) in targets.iter().enumerate() {
+        if targets[..i].contains(t) {
+            anyhow::bail!(
+                "--target {t} is given twice; --writers sets the number of sessions of each target"
+            );
+        }
     }
+    let first = targets
+        .first()
+        .cloned()
+        .expect("clap gives --target a default");
+    let think = if args.think == 0.0 {
+        Duration::ZERO
+    } else {
+        seconds(args.think, "--think")?
+    };
+    // A mixed race is judged by the strict promises: the reference's, which every target's
+    // changes are held to on a shared list.
+    let profile = args.profile.unwrap_or_else(|| {
+        if targets.len() > 1 {
+            Profile::Strict
+        } else {
+            first.default_profile()
+        }
+    });
+    for t in &targets {
+        if let Some(code) = super::prepare_target(t) {
+            return Ok(code);
+        }
+    }
+    let mix = race::Mix {
+        targets: if targets.len() > 1 {
+            targets.clone()
+        } else {
+            Vec::new()
+        },
+        think,
+    };
     let cfg = Config {
         profile,
-        target: args.target,
+        target: first,
         writers: args.writers as usize,
         ops: args.ops as usize,
         kill: args.kill,
@@ -145,8 +197,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             b.set_position(0);
         }
     };
-    let result = race::run_all(
+    let result = race::run_all_mixed(
         &cfg,
+        &mix,
         &workloads,
         args.runs as usize,
         args.lin_budget,

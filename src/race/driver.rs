@@ -21,9 +21,13 @@ use rand::{Rng, SeedableRng};
 
 use super::check::TornRead;
 use super::history::{Completion, History, KeyTable, Operation, SessionId, TaskView};
+use super::mix::Mix;
 use super::workload::{self, LIST, Workload};
 use crate::protocol::{ErrorKind, Layout, Request, Response};
-use crate::target::{ProcessSession, Session, SessionOptions, TargetError, TargetSpec};
+use crate::store::{Options, StrictStore};
+use crate::target::{
+    InProcessSession, ProcessSession, Session, SessionOptions, TargetError, TargetSpec,
+};
 use crate::task::{NewTask, Strictness, Task, TaskId};
 
 /// Chance that a writer is killed around any one request, with `--kill`.
@@ -109,13 +113,23 @@ pub struct Run {
     /// answers that broke the protocol.
     pub errors: Vec<String>,
     pub layout: Layout,
+    /// The targets of a mixed race, first the one of the setup and final sessions; empty
+    /// for a race on one target.
+    pub targets: Vec<String>,
+    /// Which of `targets` each writer (by number) ran on; empty for one target.
+    pub writer_targets: Vec<usize>,
 }
 
 /// Progress reporting: called with (requests done, requests planned).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 struct Ctx {
-    target: TargetSpec,
+    /// The targets, first the one of the setup and final sessions (one for a plain race).
+    targets: Vec<TargetSpec>,
+    /// Writers per target.
+    per_target: usize,
+    /// A mixed race: the reference store also takes Claude Code's locks.
+    mixed: bool,
     root: PathBuf,
     options: SessionOptions,
     start: Instant,
@@ -136,8 +150,34 @@ impl Ctx {
     }
 
     fn open(&self) -> Result<Open, TargetError> {
+        self.open_target(0)
+    }
+
+    /// The target of writer `w`: writers `0..per_target` run on the first, and so on.
+    fn target_of(&self, w: usize) -> usize {
+        (w / self.per_target.max(1)).min(self.targets.len() - 1)
+    }
+
+    fn open_target(&self, t: usize) -> Result<Open, TargetError> {
         let id = self.next_session.fetch_add(1, Ordering::SeqCst);
-        match &self.target {
+        match &self.targets[t] {
+            // In a mixed race the reference shares the list with targets that lock the way
+            // Claude Code does, as `taskproof mcp` opens it.
+            TargetSpec::Reference if self.mixed => {
+                let store = StrictStore::open(
+                    &self.root,
+                    Options {
+                        durable: self.options.durable,
+                    },
+                )
+                .map_err(|e| TargetError::Io(format!("failed to open the store: {e}")))?
+                .with_claude_code_locks();
+                Ok(Open {
+                    session: Box::new(InProcessSession::new(Box::new(store))),
+                    id,
+                    pgid: None,
+                })
+            }
             TargetSpec::Cmd(cmd) => {
                 let s = ProcessSession::spawn(cmd, &self.root, self.options.timeout)?;
                 let pgid = Some(s.pid());
@@ -243,9 +283,11 @@ struct WriterOut {
     errors: Vec<String>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn writer(
     ctx: &Ctx,
     cfg: &Config,
+    think: Duration,
     w: usize,
     plan: Vec<Request>,
     mut open: Open,
@@ -272,6 +314,12 @@ fn writer(
         };
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
+        }
+        if !think.is_zero() && !out.ops.is_empty() {
+            std::thread::sleep(think);
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
         }
         let kill = cfg.kill && rng.random_bool(KILL_CHANCE);
         let delay = Duration::from_micros(rng.random_range(0..MAX_KILL_DELAY_US));
@@ -359,7 +407,7 @@ fn writer(
             done.fetch_add(1, Ordering::Relaxed);
         }
         if dead {
-            match ctx.open() {
+            match ctx.open_target(ctx.target_of(w)) {
                 Ok(o) => open = o,
                 Err(e) => {
                     out.errors.push(format!(
@@ -490,12 +538,29 @@ pub fn run(
     root: &Path,
     progress: Option<Progress<'_>>,
 ) -> Result<Run, DriverError> {
+    run_mixed(cfg, &Mix::default(), w, root, progress)
+}
+
+/// Runs one workload on a fresh root with `cfg.writers` writers of each target of `mix`
+/// (see [`Mix`]; an empty mix is `cfg.target` alone).
+pub fn run_mixed(
+    cfg: &Config,
+    mix: &Mix,
+    w: Workload,
+    root: &Path,
+    progress: Option<Progress<'_>>,
+) -> Result<Run, DriverError> {
+    let targets = mix.targets_or(&cfg.target);
+    let mixed = targets.len() > 1;
+    let writers = cfg.writers * targets.len();
     std::fs::create_dir_all(root).map_err(|source| DriverError::Root {
         path: root.to_path_buf(),
         source,
     })?;
     let mut ctx = Ctx {
-        target: cfg.target.clone(),
+        targets: targets.clone(),
+        per_target: cfg.writers,
+        mixed,
         root: root.to_path_buf(),
         options: SessionOptions {
             timeout: cfg.timeout,
@@ -507,11 +572,11 @@ pub fn run(
         keys: Arc::new(KeyTable::default()),
     };
     let mut setup_ops = Vec::new();
-    let ids = setup(&mut ctx, w, cfg.writers, cfg.ops, &mut setup_ops)?;
+    let ids = setup(&mut ctx, w, writers, cfg.ops, &mut setup_ops)?;
     let setup_end = ctx.now();
     // Plan every request and intern every metadata key before the first answer arrives.
-    let plans: Vec<Vec<Request>> = (0..cfg.writers)
-        .map(|i| workload::plan(w, i, cfg.writers, cfg.ops, &ids, cfg.seed))
+    let plans: Vec<Vec<Request>> = (0..writers)
+        .map(|i| workload::plan(w, i, writers, cfg.ops, &ids, cfg.seed))
         .collect();
     // Every `info` below is recorded after its session is dead: a killed or timed-out
     // adapter's process group was sent SIGKILL (ProcessSession kills the group on a
@@ -531,8 +596,10 @@ pub fn run(
     // starts its worker on a list's first use (claude-code starts one CLI per list) does it
     // here, not all at once after the release.
     let mut sessions = Vec::new();
-    for _ in 0..cfg.writers {
-        let mut open = ctx.open().map_err(DriverError::Open)?;
+    for i in 0..writers {
+        let mut open = ctx
+            .open_target(ctx.target_of(i))
+            .map_err(DriverError::Open)?;
         open.session
             .request(&Request::List { list: list_name() })
             .map_err(DriverError::Open)?;
@@ -542,13 +609,33 @@ pub fn run(
         .first()
         .map(|o| o.session.hello().layout)
         .unwrap_or(Layout::Opaque);
+    if mixed {
+        let odd = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (i, o.session.hello().layout))
+            .find(|&(_, l)| l != layout || l == Layout::Opaque);
+        if let Some((i, l)) = odd {
+            let why = format!(
+                "a mixed race needs every target to keep the same files: {} has layout {}, {} has {}",
+                ctx.targets[0],
+                layout.as_str(),
+                ctx.targets[ctx.target_of(i)],
+                l.as_str()
+            );
+            for mut o in sessions {
+                o.session.kill();
+            }
+            return Err(DriverError::Unsupported(why));
+        }
+    }
     let folder = root.join(LIST);
     let readers = if layout == Layout::Opaque {
         0
     } else {
         cfg.readers
     };
-    let barrier = Barrier::new(cfg.writers + 1);
+    let barrier = Barrier::new(writers + 1);
     let stop = AtomicBool::new(false);
     let done = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
@@ -567,7 +654,7 @@ pub fn run(
             .map(|(i, (plan, open))| {
                 let (barrier, done, finished) = (&barrier, &done, &finished);
                 s.spawn(move || {
-                    let out = writer(ctx, cfg, i, plan, open, barrier, done);
+                    let out = writer(ctx, cfg, mix.think, i, plan, open, barrier, done);
                     finished.fetch_add(1, Ordering::SeqCst);
                     out
                 })
@@ -577,7 +664,7 @@ pub fn run(
         let released = Instant::now();
         let released_since_start = ctx.now();
         if let Some(p) = progress {
-            while finished.load(Ordering::SeqCst) < cfg.writers {
+            while finished.load(Ordering::SeqCst) < writers {
                 p(done.load(Ordering::Relaxed), planned);
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -691,6 +778,16 @@ pub fn run(
         sessions: ctx.next_session.load(Ordering::SeqCst),
         errors,
         layout,
+        targets: if mixed {
+            ctx.targets.iter().map(ToString::to_string).collect()
+        } else {
+            Vec::new()
+        },
+        writer_targets: if mixed {
+            (0..writers).map(|i| ctx.target_of(i)).collect()
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -704,7 +801,9 @@ mod tests {
         let folder = root.path().join(LIST);
         std::fs::create_dir_all(&folder).unwrap();
         let ctx = Ctx {
-            target: TargetSpec::Reference,
+            targets: vec![TargetSpec::Reference],
+            per_target: 1,
+            mixed: false,
             root: root.path().to_path_buf(),
             options: SessionOptions::default(),
             start: Instant::now(),

@@ -14,13 +14,16 @@ pub mod check;
 pub mod driver;
 pub mod history;
 pub mod linear;
+pub mod mix;
 pub mod model;
 pub mod report;
 pub mod workload;
 
+use crate::target::TargetSpec;
 pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_metadata};
 pub use driver::{Config, DriverError, Run};
 pub use history::History;
+pub use mix::Mix;
 pub use report::{RaceReport, WorkloadReport};
 pub use workload::Workload;
 
@@ -49,20 +52,52 @@ pub fn run_all(
     progress: Option<driver::Progress<'_>>,
     announce: &dyn Fn(Workload, usize),
 ) -> Result<RaceReport, DriverError> {
+    run_all_mixed(
+        cfg,
+        &Mix::default(),
+        workloads,
+        runs,
+        lin_budget,
+        progress,
+        announce,
+    )
+}
+
+/// [`run_all`] for a mixed race: `cfg.writers` writers of each of `mix.targets` on one
+/// list (an empty mix is `cfg.target` alone); the report charges each lost change to a
+/// target ([`mix::charge`]).
+pub fn run_all_mixed(
+    cfg: &Config,
+    mix: &Mix,
+    workloads: &[Workload],
+    runs: usize,
+    lin_budget: u64,
+    progress: Option<driver::Progress<'_>>,
+    announce: &dyn Fn(Workload, usize),
+) -> Result<RaceReport, DriverError> {
+    let targets = mix.targets_or(&cfg.target);
+    let any_process = targets.iter().any(TargetSpec::is_process);
+    let all_process = targets.iter().all(TargetSpec::is_process);
     let mut report = RaceReport {
         format_version: report::FORMAT_VERSION,
-        target: cfg.target.to_string(),
+        target: targets
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" + "),
         profile: cfg.profile.to_string(),
         seed: cfg.seed,
         writers: cfg.writers,
         ops: cfg.ops,
         kill: cfg.kill,
-        kill_mode: if cfg.target.is_process() {
+        kill_mode: if all_process {
             "SIGKILL of the adapter's process group at a random moment, mid-request included"
+        } else if any_process {
+            "processes: SIGKILL of the process group at a random moment; in-process: the session is dropped after its request ran"
         } else {
             "in-process: the session is dropped after its request ran; the answer is discarded"
         },
-        fsync: (!cfg.target.is_process()).then_some(cfg.fsync),
+        fsync: (!all_process).then_some(cfg.fsync),
         readers: cfg.readers,
         runs,
         workloads: Vec::new(),
@@ -71,6 +106,8 @@ pub fn run_all(
         observations: Default::default(),
         unknown_linearizability: 0,
         errors: 0,
+        targets: Vec::new(),
+        think_s: (!mix.think.is_zero()).then_some(mix.think.as_secs_f64()),
     };
     for &w in workloads {
         for i in 0..runs {
@@ -87,7 +124,7 @@ pub fn run_all(
                     path: std::env::temp_dir(),
                     source,
                 })?;
-            match driver::run(&cfg, w, root.path(), progress) {
+            match driver::run_mixed(&cfg, mix, w, root.path(), progress) {
                 Ok(run) => {
                     let f = judge(&run, lin_budget);
                     report.workloads.push(WorkloadReport::new(

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::check::{AnomalyKind, Findings, LinSummary, Witness};
 use super::driver::Run;
 use super::history::Completion;
+use super::mix::{self, Charge, TargetLosses};
 use crate::profile::Profile;
 
 /// The JSON report's format version. 2: `profile`, `observations` (per run and in all),
@@ -69,6 +70,13 @@ pub struct WorkloadReport {
     pub witnesses_omitted: usize,
     /// Protocol errors and sessions that could not be opened.
     pub errors: Vec<String>,
+    /// A mixed race: each target's requests and the lost changes charged to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetLosses>,
+    /// A mixed race: every lost change with who acknowledged it, who dropped it and who is
+    /// charged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub charges: Vec<Charge>,
     /// Whether the profile promises linearizability (S19): an unknown verdict then keeps
     /// the run from passing.
     #[serde(skip)]
@@ -114,6 +122,8 @@ impl WorkloadReport {
             witnesses: Vec::new(),
             witnesses_omitted: 0,
             errors: Vec::new(),
+            targets: Vec::new(),
+            charges: Vec::new(),
             lin_promised: true,
         }
     }
@@ -195,6 +205,7 @@ impl WorkloadReport {
         let first_loss_s = earliest(true)
             .or_else(|| earliest(false))
             .map(|d| d.saturating_sub(run.released).as_secs_f64());
+        let (targets, charges) = mix::charge(run, f).unwrap_or_default();
         WorkloadReport {
             workload: run.workload.name().into(),
             run: index,
@@ -221,6 +232,8 @@ impl WorkloadReport {
             witnesses,
             witnesses_omitted: omitted,
             errors: run.errors.clone(),
+            targets,
+            charges,
             lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
         }
     }
@@ -293,6 +306,12 @@ pub struct RaceReport {
     pub observations: BTreeMap<&'static str, usize>,
     pub unknown_linearizability: usize,
     pub errors: usize,
+    /// A mixed race: the lost changes charged to each target, over every run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetLosses>,
+    /// A mixed race's pause between a writer's requests (`--think`), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_s: Option<f64>,
 }
 
 impl RaceReport {
@@ -311,6 +330,8 @@ impl RaceReport {
             self.unknown_linearizability += w.linearizability.unknown;
             self.errors += w.errors.len();
         }
+        let per: Vec<&[TargetLosses]> = self.workloads.iter().map(|w| &w.targets[..]).collect();
+        self.targets = mix::total(&per);
         let mut names: Vec<&str> = self.workloads.iter().map(|w| w.workload.as_str()).collect();
         names.dedup();
         self.repeats.clear();
@@ -366,11 +387,36 @@ impl RaceReport {
         } else {
             String::new()
         };
+        let each = if self.target.contains(" + ") {
+            " of each"
+        } else {
+            ""
+        };
+        let think = self
+            .think_s
+            .map(|t| format!(", {:.0} ms between a writer's requests", t * 1000.0))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "race on {} (profile {}): {} writers x {} ops, seed {}{fsync}{kill}",
+            "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
             self.target, self.profile, self.writers, self.ops, self.seed
         );
+        if !self.targets.is_empty() {
+            let ranges: Vec<String> = self
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
+                    if a == b {
+                        format!("writer {a}: {}", t.target)
+                    } else {
+                        format!("writers {a}-{b}: {}", t.target)
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "{}", ranges.join(", "));
+        }
         for w in &self.workloads {
             let label = if self.runs > 1 {
                 format!("{} run {} (seed {})", w.workload, w.run + 1, w.seed)
@@ -402,6 +448,9 @@ impl RaceReport {
                     self.profile,
                     observed.join(", ")
                 );
+            }
+            if !w.targets.is_empty() {
+                verdict += &format!("; lost by target: {}", mix::summary(&w.targets));
             }
             if self.runs > 1 {
                 let _ = writeln!(
@@ -476,6 +525,19 @@ impl RaceReport {
                 r.runs,
                 r.runs_with_loss,
                 r.runs
+            );
+        }
+        if !self.targets.is_empty() {
+            let acked: Vec<String> = self
+                .targets
+                .iter()
+                .map(|t| format!("{} {} of {}", t.target, t.acknowledged, t.requests))
+                .collect();
+            let _ = writeln!(
+                s,
+                "\nlost acknowledged changes by target (acknowledged: {}): {}",
+                acked.join(", "),
+                mix::summary(&self.targets)
             );
         }
         let total: usize = self.anomalies.values().sum();
