@@ -91,9 +91,9 @@ pub struct Args {
     /// Repeat each workload this many times (seeds SEED, SEED+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
-    /// Seconds each writer waits between its requests (0: none).
-    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
-    pub think: f64,
+    /// Seconds each writer waits between its requests (default: none).
+    #[arg(long, value_name = "SECS")]
+    pub think: Option<super::Seconds>,
     /// Seconds a request may go unanswered before its session is judged hung.
     #[arg(long, default_value = "10", value_name = "SECS")]
     pub timeout: super::Seconds,
@@ -136,11 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .first()
         .cloned()
         .expect("clap gives --target a default");
-    let think = if args.think == 0.0 {
-        Duration::ZERO
-    } else {
-        seconds(args.think, "--think")?
-    };
+    let think = args.think.map_or(std::time::Duration::ZERO, |s| s.0);
     // A mixed race is judged by the strict promises: the reference's, which every target's
     // changes are held to on a shared list.
     let profile = args.profile.unwrap_or_else(|| {
