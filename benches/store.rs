@@ -73,6 +73,8 @@ struct Row {
     samples: usize,
     strict: Duration,
     naive: Duration,
+    /// The same strict store with its audit trail on (docs/audit.md).
+    audited: Duration,
     /// The file-system floor of a writing operation; for `list`, the first list of a fresh
     /// strict store.
     floor: Option<Duration>,
@@ -136,6 +138,7 @@ fn main() {
                     samples: if *op == "list" { list_samples } else { samples },
                     strict: strict.times[i],
                     naive: naive.times[i],
+                    audited: audited.times[i],
                     floor: (*op != "list").then(|| strict.floor[i]),
                     cold: (*op == "list").then_some(strict.cold_list),
                 };
@@ -489,6 +492,8 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
                 "samples": r.samples,
                 "strict_median_us": r.strict.as_secs_f64() * 1e6,
                 "naive_median_us": r.naive.as_secs_f64() * 1e6,
+                "audited_median_us": r.audited.as_secs_f64() * 1e6,
+                "audited_ratio": div(r.audited, r.strict),
                 "ratio": ratio(r),
                 "floor_median_us": r.floor.map(|f| f.as_secs_f64() * 1e6),
                 "ratio_to_floor": r.floor.map(|f| div(r.strict, f)),
@@ -498,7 +503,7 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
         })
         .collect();
     let report = json!({
-        "format_version": 2,
+        "format_version": 3,
         "targets": targets(rows).into_iter().map(|(what, met)| json!({"target": what, "met": met})).collect::<Vec<_>>(),
         "date": date,
         "machine": {"cpus": cpus, "cpu": cpu, "filesystem": fs, "device": device, "rustc": rustc},
@@ -522,8 +527,10 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
          to a new name for `create`, over a file written at seeding time for `update` and \
          `complete`; for `delete` it is the unlink (and folder fsync). Each floor sample is \
          taken right before the store's sample, so both see the same load. The **naive** \
-         store is the `cc-2.1.17` model: no lock, files truncated and rewritten in place, no \
-         fsync ever. `list` is measured *warm* (a store that listed the folder before keeps \
+         store models agents writing task files by hand (profile `hand-written-files`): no \
+         lock, files truncated and rewritten in place, no fsync ever. **audited** is the same \
+         strict store with its audit trail on (docs/audit.md), measured in the same run: its \
+         ratio to strict is what the trail costs. `list` is measured *warm* (a store that listed the folder before keeps \
          the decoded tasks and only `stat`s files unchanged for 2 s) and *cold* (the first \
          list of a newly opened store). The machine is shared: absolute times move by several \
          times between runs; the same-run ratios are what these numbers support.\n\n",
@@ -554,20 +561,22 @@ fn write_reports(rows: &[Row], plan: &Plan, bench_dir: &Path) {
     md.push('\n');
     for fsync in [false, true] {
         md.push_str(&format!(
-            "## fsync {}: writes\n\n| tasks | op | strict | floor | naive | strict / floor | strict / naive |\n|---:|---|---:|---:|---:|---:|---:|\n",
+            "## fsync {}: writes\n\n| tasks | op | strict | floor | naive | strict / floor | strict / naive | audited | audited / strict |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
             if fsync { "on" } else { "off" }
         ));
         for r in rows.iter().filter(|r| r.fsync == fsync && r.op != "list") {
             let floor = r.floor.unwrap_or_default();
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {:.2} | {:.2} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {:.2} |\n",
                 r.size,
                 r.op,
                 fmt(r.strict),
                 fmt(floor),
                 fmt(r.naive),
                 div(r.strict, floor),
-                ratio(r)
+                ratio(r),
+                fmt(r.audited),
+                div(r.audited, r.strict)
             ));
         }
         md.push_str(&format!(
