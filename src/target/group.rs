@@ -190,11 +190,16 @@ fn end_all(signal: i32) -> ! {
             let _ = kill_process_group(pid, Signal::KILL);
         }
     }
+    // The killed processes may still be writing for a moment (a loaded machine delivers
+    // SIGKILL late): retry for up to two seconds, then leave what cannot be removed.
     for folder in &live.folders {
-        // The killed processes may still be writing for a moment; try twice.
-        if std::fs::remove_dir_all(folder).is_err() {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            let _ = std::fs::remove_dir_all(folder);
+        for _ in 0..20 {
+            match std::fs::remove_dir_all(folder) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                _ => break,
+            }
         }
     }
     std::mem::forget(live);

@@ -108,6 +108,9 @@ impl ClaudeCodeSession {
             .prefix("taskproof-claude-code-")
             .tempdir()
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
+        // Registered before anything is written into it, so a signal that ends taskproof
+        // from here on removes it.
+        let guard = TempGuard::new(config.path().to_path_buf());
         let setup = prepare_config(config.path(), &root, &install, extra).map_err(spawn_error)?;
         let features = spec::features(&install.version);
         let mut announced = vec![Feature::Claim, Feature::Edges];
@@ -125,7 +128,7 @@ impl ClaudeCodeSession {
             hello,
             root,
             setup,
-            _guard: TempGuard::new(config.path().to_path_buf()),
+            _guard: guard,
             _config: config,
             features,
             options,
