@@ -393,3 +393,227 @@ fn the_shipped_claude_code_recordings_differ_only_in_id_reuse() {
     );
     assert!(out.contains("ids-never-reused-after-delete-and-restart: A deleted task's id is never handed out again, also after every task was deleted and the process restarted: now as strict expects in claude-code-2.1.21 (was not in claude-code-2.1.20) [S1]"), "{out}");
 }
+
+/// Every report of a run names the profile the run held the target to: a recorded profile by
+/// its name, marked `(recorded)`, never as `strict`, whose steps it replays.
+#[test]
+fn every_report_names_the_recorded_profile_the_run_used() {
+    let dir = tempdir();
+    let rt01 = scenario_file("rt01-basic-creation");
+    let rt01 = rt01.to_str().unwrap();
+    let reports = |tag: &str| -> Vec<String> {
+        [
+            format!("json:{tag}.json"),
+            format!("junit:{tag}.xml"),
+            format!("md:{tag}.md"),
+        ]
+        .to_vec()
+    };
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+
+    // `naive` is held to its recording without --profile.
+    let mut args = vec!["run", rt01, "--target", "naive"];
+    let held = reports("held");
+    for r in &held {
+        args.extend(["--report", r.as_str()]);
+    }
+    let (code, out, err) = tp(dir.path(), &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("under profile hand-written-files (recorded)\n"),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&read("held.json")).unwrap();
+    assert_eq!(json["profile"], "hand-written-files (recorded)");
+    assert_eq!(json["format_version"], 1, "the JSON report keeps its shape");
+    assert!(
+        read("held.xml").contains("name=\"naive (hand-written-files (recorded))\""),
+        "{}",
+        read("held.xml")
+    );
+    assert!(
+        read("held.md").contains("profile `hand-written-files (recorded)`"),
+        "{}",
+        read("held.md")
+    );
+
+    // A profile file is named by the name inside it; `strict` stays `strict`.
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "record",
+            rt01,
+            "--target",
+            "reference",
+            "--out",
+            "p/mine.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "run",
+            rt01,
+            "--profile",
+            "p/mine.json",
+            "--report",
+            "json:file.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("under profile mine (recorded)\n"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&read("file.json")).unwrap();
+    assert_eq!(json["profile"], "mine (recorded)");
+    let mut args = vec!["run", rt01, "--profile", "strict"];
+    let strict = reports("strict");
+    for r in &strict {
+        args.extend(["--report", r.as_str()]);
+    }
+    let (code, out, err) = tp(dir.path(), &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("under profile strict\n"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&read("strict.json")).unwrap();
+    assert_eq!(json["profile"], "strict");
+    assert!(read("strict.xml").contains("name=\"reference (strict)\""));
+    assert!(read("strict.md").contains("profile `strict`"));
+}
+
+/// The per-profile expectations written into the scenario files under `cc-2.1.17` are the
+/// hand-written-files store's (the naive model of agents writing Claude Code's files), and
+/// they say what its recording says: a step the recording lists as not doing what strict
+/// expects has a `cc-2.1.17` expectation other than strict's, and a step whose written
+/// `cc-2.1.17` expectation is a definite other answer is in the recording.
+#[test]
+fn the_written_cc_2_1_17_expectations_agree_with_the_recorded_naive_store() {
+    use taskproof::profile::Choice;
+    use taskproof::profile::recorded::StepKey;
+    let Choice::Recorded(naive) = Choice::resolve("hand-written-files").expect("built in") else {
+        panic!("hand-written-files is a recorded profile");
+    };
+    let mut checked = 0;
+    let mut disagree = Vec::new();
+    for s in sequential() {
+        let Some(rec) = naive.scenarios.get(&s.id) else {
+            continue;
+        };
+        if !s.profiles.contains(&Profile::Cc2117) {
+            continue;
+        }
+        for step in s.steps_for(Profile::Cc2117) {
+            let Action::Send { expect, .. } = &step.action else {
+                continue;
+            };
+            if !step.runs_under(Profile::Strict) {
+                continue;
+            }
+            let (Some(strict), Some(written)) =
+                (expect.get(Profile::Strict), expect.get(Profile::Cc2117))
+            else {
+                continue;
+            };
+            let recorded = rec.steps.contains_key(&StepKey::Step(step.index));
+            if recorded && written == strict {
+                disagree.push(format!(
+                    "{} steps[{}]: recorded as differing, written as strict",
+                    s.id, step.index
+                ));
+            }
+            if !recorded && contradicts(written, strict) {
+                disagree.push(format!(
+                    "{} steps[{}]: written as {written:?}, recorded as strict",
+                    s.id, step.index
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} steps compared");
+    assert!(disagree.is_empty(), "{disagree:#?}");
+}
+
+/// Whether an answer that meets `written` can never meet `strict`: another error kind, an
+/// error against a success, or a task field both check with different values. (A written
+/// expectation that checks fewer fields, or accepts several answers, does not contradict.)
+fn contradicts(
+    written: &taskproof::scenario::Expect,
+    strict: &taskproof::scenario::Expect,
+) -> bool {
+    use taskproof::scenario::Expect;
+    match (written, strict) {
+        (Expect::Error(a), Expect::Error(b)) => a != b,
+        (Expect::Error(_), Expect::Ok { .. }) | (Expect::Ok { .. }, Expect::Error(_)) => true,
+        (
+            Expect::Ok {
+                task: w,
+                tasks: wl,
+                corrupt: wc,
+            },
+            Expect::Ok {
+                task: s,
+                tasks: sl,
+                corrupt: sc,
+            },
+        ) => {
+            let fields = match (w, s) {
+                (Some(serde_json::Value::Object(w)), Some(serde_json::Value::Object(s))) => {
+                    w.iter().any(|(k, v)| s.get(k).is_some_and(|sv| sv != v))
+                }
+                _ => false,
+            };
+            let lists = matches!((wl, sl), (Some(a), Some(b)) if a != b)
+                || matches!((wc, sc), (Some(a), Some(b)) if a != b);
+            fields || lists
+        }
+        _ => false,
+    }
+}
+
+/// Holding the real Claude Code to recordings, cheaply (CI has 2.1.112 in its cache): 2.1.112
+/// never reuses a deleted id, as its own recording and 2.1.21's say, so it passes them on that
+/// scenario and fails 2.1.20's, which recorded the reuse, naming the step.
+#[test]
+fn the_real_claude_code_2_1_112_passes_its_recording_and_fails_2_1_20s_on_id_reuse() {
+    let npm = std::process::Command::new("npm").arg("--version").output();
+    assert!(
+        npm.is_ok_and(|o| o.status.success()),
+        "this test runs the real Claude Code 2.1.112, installed with npm: install node and npm"
+    );
+    let dir = tempdir();
+    let ids = scenario_file("ids-never-reused-after-delete-and-restart");
+    let ids = ids.to_str().unwrap();
+    let hold = |profile: &str| {
+        tp(
+            dir.path(),
+            &[
+                "run",
+                ids,
+                "--target",
+                "claude-code@2.1.112",
+                "--profile",
+                profile,
+                "--timeout",
+                "120",
+                "--start-timeout",
+                "180",
+            ],
+        )
+    };
+    let (code, out, err) = hold("claude-code-2.1.112");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("under profile claude-code-2.1.112 (recorded)\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 passed, 0 failed, 0 errors, 0 skipped\n"),
+        "{out}"
+    );
+    let (code, out, err) = hold("claude-code-2.1.20");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("the profile claude-code-2.1.20 recorded"),
+        "{out}"
+    );
+    assert!(out.contains("at steps[10]"), "{out}");
+}

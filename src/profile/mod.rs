@@ -54,3 +54,57 @@ impl FromStr for Profile {
             .ok_or_else(|| format!("unknown profile {s:?}; expected strict, cc-2.1.17 or s07"))
     }
 }
+
+/// The profile a run holds its target to, as every report names it: a profile written into
+/// the scenario files by its name (`strict`), a recorded profile by its name and where it
+/// came from (`claude-code-2.1.21 (recorded)`). The runner judges a recorded profile with
+/// `strict`'s steps, so [`Profile`] alone cannot say which one a run used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunProfile {
+    label: String,
+    recorded: Option<String>,
+}
+
+impl RunProfile {
+    /// The profile of a run configured with `profile` and `mode`: the recorded profile a
+    /// [`Mode::Hold`] holds the target to, else `profile`.
+    pub fn of(profile: Profile, mode: &Mode) -> RunProfile {
+        match mode {
+            Mode::Hold(r) => RunProfile::recorded(&r.name),
+            Mode::Expectations | Mode::Record(_) => profile.into(),
+        }
+    }
+
+    /// A recorded profile named `name`.
+    pub fn recorded(name: &str) -> RunProfile {
+        RunProfile {
+            label: format!("{name} (recorded)"),
+            recorded: Some(name.to_string()),
+        }
+    }
+
+    /// What the reports print: `strict`, or `NAME (recorded)`.
+    pub fn as_str(&self) -> &str {
+        &self.label
+    }
+
+    /// The recorded profile's name, when the run was held to one.
+    pub fn recorded_name(&self) -> Option<&str> {
+        self.recorded.as_deref()
+    }
+}
+
+impl From<Profile> for RunProfile {
+    fn from(p: Profile) -> RunProfile {
+        RunProfile {
+            label: p.as_str().to_string(),
+            recorded: None,
+        }
+    }
+}
+
+impl fmt::Display for RunProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}

@@ -38,7 +38,7 @@ use std::path::PathBuf;
 #[cfg(doc)]
 use super::result::StepVerdict;
 use super::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
-use crate::profile::Profile;
+use crate::profile::RunProfile;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +46,7 @@ pub enum Event<'a> {
     /// The target answered (or failed) its hello; `total` scenarios will be reported.
     RunStarted {
         target: &'a TargetInfo,
-        profile: Profile,
+        profile: &'a RunProfile,
         total: usize,
     },
     /// A judged request of scenario `scenario` (sent before its `ScenarioFinished`).

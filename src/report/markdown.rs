@@ -135,7 +135,7 @@ mod tests {
                 hello: Err("x".into()),
                 stderr: String::new(),
             },
-            profile: Profile::Cc2117,
+            profile: Profile::Cc2117.into(),
             scenarios: vec![result],
             elapsed: std::time::Duration::ZERO,
         };

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::profile::Profile;
+use crate::profile::RunProfile;
 use crate::protocol::{Answer, Hello};
 use crate::rule::Rule;
 
@@ -222,7 +222,7 @@ impl Summary {
 #[derive(Debug, Clone)]
 pub struct SuiteResult {
     pub target: TargetInfo,
-    pub profile: Profile,
+    pub profile: RunProfile,
     pub scenarios: Vec<ScenarioResult>,
     pub elapsed: Duration,
 }

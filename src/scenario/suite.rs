@@ -21,7 +21,7 @@ use super::runner::{Observed, judge};
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
 use crate::profile::recorded::{RunRecord, State};
-use crate::profile::{Mode, Profile};
+use crate::profile::{Mode, Profile, RunProfile};
 use crate::protocol::Hello;
 use crate::report::events::Event;
 use crate::report::result::{
@@ -140,7 +140,7 @@ pub fn run_suite(
     let target = probe(config);
     on_event(&Event::RunStarted {
         target: &target,
-        profile: config.profile,
+        profile: &RunProfile::of(config.profile, &config.mode),
         total: scenarios.len(),
     });
     let hello = match &target.hello {
@@ -258,7 +258,7 @@ fn finish(
 ) -> SuiteResult {
     let suite = SuiteResult {
         target,
-        profile: config.profile,
+        profile: RunProfile::of(config.profile, &config.mode),
         scenarios,
         elapsed: started.elapsed(),
     };
