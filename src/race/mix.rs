@@ -171,11 +171,31 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
                 .filter(unlocked_in_flight)
                 .map(|o| o.index)
                 .collect();
+            // With nobody named and nothing in flight: the last write of the task, after the
+            // change, by another target that ignores the lock. A change made under the lock
+            // is written whole, so a task that later reads back torn or not at all (as the
+            // final listing can show) was last written by a writer that truncates in place.
+            let later_unlocked = || {
+                run.history
+                    .ops
+                    .iter()
+                    .filter(|o| {
+                        o.writer.is_some()
+                            && w.task.is_some()
+                            && o.task_id() == w.task
+                            && !matches!(o.request, Request::Get { .. } | Request::List { .. })
+                            && target_of_op(o.index) != by
+                            && (o.is_info() || o.completion.at() > ack)
+                            && !under_lock(&run.targets[target_of_op(o.index)], &o.request)
+                    })
+                    .map(|o| target_of_op(o.index))
+                    .last()
+            };
             match (named, suspects.first()) {
                 (Some(n), _) if suspects.contains(&n) => target_of_op(n),
                 (_, Some(&first)) => target_of_op(first),
                 (Some(n), None) => target_of_op(n),
-                (None, None) => by,
+                (None, None) => later_unlocked().unwrap_or(by),
             }
         };
         if charged == by {
