@@ -179,6 +179,7 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
                 run.history
                     .ops
                     .iter()
+                    .rev()
                     .filter(|o| {
                         o.writer.is_some()
                             && w.task.is_some()
@@ -189,7 +190,7 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
                             && !under_lock(&run.targets[target_of_op(o.index)], &o.request)
                     })
                     .map(|o| target_of_op(o.index))
-                    .last()
+                    .next()
             };
             match (named, suspects.first()) {
                 (Some(n), _) if suspects.contains(&n) => target_of_op(n),
