@@ -14,7 +14,7 @@ use super::Seconds;
 use super::exit;
 use crate::profile::recorded::{self, Recorded, State};
 use crate::profile::{Mode, Observer, Profile};
-use crate::scenario::{Action, RunConfig, Scenario, load_builtin, load_paths, run_suite};
+use crate::scenario::{Action, RunConfig, Scenario, run_suite};
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
@@ -77,22 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!("taskproof record: {msg}");
         Ok(exit::USAGE)
     };
-    let loaded = if args.paths.is_empty() {
-        load_builtin()
-    } else {
-        load_paths(&args.paths)
-    };
-    let scenarios = match loaded {
-        Ok(s) => s,
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("taskproof record: {e}");
-            }
-            return usage(format!(
-                "{} scenario file error(s); nothing was recorded",
-                errors.len()
-            ));
-        }
+    let Some(scenarios) =
+        super::run::scenarios_or_errors(&args.paths, "record", "nothing was recorded")
+    else {
+        return Ok(exit::USAGE);
     };
     let from_out = args
         .out

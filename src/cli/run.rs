@@ -145,28 +145,41 @@ impl FromStr for ReportSpec {
     }
 }
 
+/// The scenarios of `paths` (the built-in suite when none is given), or `None` after
+/// printing every scenario file error as `taskproof COMMAND: …` and the count, ending with
+/// what the command did not do.
+pub(super) fn scenarios_or_errors(
+    paths: &[PathBuf],
+    command: &str,
+    not_done: &str,
+) -> Option<Vec<Scenario>> {
+    let loaded = if paths.is_empty() {
+        load_builtin()
+    } else {
+        load_paths(paths)
+    };
+    match loaded {
+        Ok(s) => Some(s),
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("taskproof {command}: {e}");
+            }
+            eprintln!(
+                "taskproof {command}: {} scenario file error(s); {not_done}",
+                errors.len()
+            );
+            None
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
         Ok(exit::USAGE)
     };
-    let loaded = if args.paths.is_empty() {
-        load_builtin()
-    } else {
-        load_paths(&args.paths)
-    };
-    let scenarios = match loaded {
-        Ok(s) => s,
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("taskproof run: {e}");
-            }
-            eprintln!(
-                "taskproof run: {} scenario file error(s); nothing was run",
-                errors.len()
-            );
-            return Ok(exit::USAGE);
-        }
+    let Some(scenarios) = scenarios_or_errors(&args.paths, "run", "nothing was run") else {
+        return Ok(exit::USAGE);
     };
     let mut skips = SkipList::default();
     for f in &args.skip_file {
