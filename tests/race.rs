@@ -22,7 +22,7 @@ use crate::util::{bin, taskproof_with};
 
 const ATTEMPTS: u64 = 20;
 
-fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) -> Config {
+pub(crate) fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) -> Config {
     Config {
         target,
         writers,

@@ -20,18 +20,11 @@ use crate::util::taskproof_with;
 
 const ATTEMPTS: u64 = 20;
 
+/// The race tests' configuration, with room for Claude Code's slower answers.
 fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) -> Config {
     Config {
-        target,
-        writers,
-        ops,
-        kill: false,
-        seed,
-        duration: None,
-        fsync: false,
-        readers: 1,
         timeout: Duration::from_secs(60),
-        profile: Profile::Strict,
+        ..crate::race::config(target, writers, ops, seed)
     }
 }
 
