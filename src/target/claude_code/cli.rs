@@ -330,12 +330,16 @@ impl EndsWithText for String {
         let start = (start..=self.len())
             .find(|&i| self.is_char_boundary(i))
             .unwrap_or(0);
-        let tail = &self[start..];
-        // The UI draws the cursor over the last character, so look for all but it.
-        let probe: String = typed
+        // The UI moves the cursor over blanks instead of writing them (2.1.17 shows "Do
+        // taskproof request 2." as `Dotaskproofrequest2.` once the escape sequences are gone),
+        // so blanks are compared on neither side.
+        let tail: String = self[start..]
             .chars()
-            .take(typed.chars().count().saturating_sub(1))
+            .filter(|c| !c.is_whitespace())
             .collect();
+        // The UI draws the cursor over the last character, so look for all but it.
+        let mut probe: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
+        probe.pop();
         tail.contains(&probe)
     }
 }
@@ -412,5 +416,19 @@ mod tests {
     fn escapes_are_removed_from_terminal_output() {
         let raw = b"\x1b[2K\x1b[1G  ? for\x1b[39m shortcuts\x1b]0;title\x07!";
         assert_eq!(strip_escapes(raw), "  ? for shortcuts!");
+    }
+
+    #[test]
+    fn typed_text_is_found_although_the_ui_skips_its_blanks() {
+        // What 2.1.17 drew for a typed prompt, escape sequences removed: the cursor moved over
+        // the blanks, and it sits on the last character.
+        let screen = "\u{276f}\u{a0}\r\r\n\r\n\rDotaskproofrequest2 \r      \r\r\n".to_string();
+        assert!(screen.ends_with_text("Do taskproof request 2."));
+        assert!(!screen.ends_with_text("Do taskproof request 3."));
+        assert!(
+            !"something else"
+                .to_string()
+                .ends_with_text("Do taskproof request 2.")
+        );
     }
 }
