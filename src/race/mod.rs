@@ -16,8 +16,10 @@ pub mod history;
 pub mod linear;
 pub mod mix;
 pub mod model;
+mod readers;
 pub mod report;
 pub mod workload;
+mod writer;
 
 use crate::target::TargetSpec;
 pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_metadata};
