@@ -16,6 +16,7 @@ pub mod history;
 pub mod linear;
 pub mod mix;
 pub mod model;
+pub mod partition;
 mod readers;
 pub mod report;
 pub mod workload;
