@@ -453,13 +453,20 @@ fn push_entry(out: &mut Vec<(String, Option<FileType>)>, bytes: &[u8], ft: FileT
 mod tests {
     use super::*;
 
+    /// A file `name` holding `bytes` beside an empty folder `root`, both in `tmp`: the
+    /// outside a link inside the root must never reach.
+    fn outside_and_root(tmp: &tempfile::TempDir, name: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
+        let outside = tmp.path().join(name);
+        std::fs::write(&outside, bytes).unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        (outside, root)
+    }
+
     #[test]
     fn reads_refuse_links_and_folders() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside.json");
-        std::fs::write(&outside, b"{}").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside.json", b"{}");
         std::os::unix::fs::symlink(&outside, root.join("1.json")).unwrap();
         std::fs::create_dir(root.join("2.json")).unwrap();
         let dir = Dir::open_root(&root).unwrap();
@@ -471,10 +478,7 @@ mod tests {
     #[test]
     fn atomic_write_replaces_a_link_without_touching_its_target() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside.json");
-        std::fs::write(&outside, b"keep").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside.json", b"keep");
         std::os::unix::fs::symlink(&outside, root.join("1.json")).unwrap();
         let dir = Dir::open_root(&root).unwrap();
         dir.write_atomic("1.json", b"new", true).unwrap();
@@ -486,10 +490,7 @@ mod tests {
     #[test]
     fn exchange_writes_replace_the_file_whole_and_never_follow_a_linked_scratch() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside");
-        std::fs::write(&outside, b"keep").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside", b"keep");
         let dir = Dir::open_root(&root).unwrap();
         // No file yet: the scratch becomes it.
         dir.write_exchange("f", "s", b"1\n").unwrap();
