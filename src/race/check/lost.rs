@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use super::{AnomalyKind, Witness};
+use super::anomaly::{AnomalyKind, Witness};
 use crate::graph::Graph;
 use crate::protocol::Request;
 use crate::race::history::{History, Operation, TaskView, secs};
