@@ -481,6 +481,16 @@ mod tests {
         r.error_kind()
     }
 
+    /// Tasks 1 ("a") and 2 ("b", blocked by 1) in list `l`.
+    fn blocked_pair(m: &mut Model) {
+        m.handle(&req(
+            json!({"op":"create","list":"l","task":{"subject":"a"}}),
+        ));
+        m.handle(&req(
+            json!({"op":"create","list":"l","task":{"subject":"b","blockedBy":["1"]}}),
+        ));
+    }
+
     #[test]
     fn ids_are_never_reused_after_a_delete() {
         let mut m = Model::strict();
@@ -522,12 +532,7 @@ mod tests {
     #[test]
     fn strict_checks_come_in_spec_order() {
         let mut m = Model::strict();
-        m.handle(&req(
-            json!({"op":"create","list":"l","task":{"subject":"a"}}),
-        ));
-        m.handle(&req(
-            json!({"op":"create","list":"l","task":{"subject":"b","blockedBy":["1"]}}),
-        ));
+        blocked_pair(&mut m);
         // Status before edge additions: blocked, although the edge would dangle.
         let r = m.handle(&req(json!({"op":"update","list":"l","id":"2",
             "patch":{"status":"completed","addBlocks":["9"]}})));
@@ -571,12 +576,7 @@ mod tests {
     #[test]
     fn delete_cleans_neighbours_in_strict_only() {
         for (mut m, orphan_kept) in [(Model::strict(), false), (Model::cc_2_1_17(), true)] {
-            m.handle(&req(
-                json!({"op":"create","list":"l","task":{"subject":"a"}}),
-            ));
-            m.handle(&req(
-                json!({"op":"create","list":"l","task":{"subject":"b","blockedBy":["1"]}}),
-            ));
+            blocked_pair(&mut m);
             m.handle(&req(json!({"op":"delete","list":"l","id":"1"})));
             let t = &m.tasks(&"l".parse().unwrap())[0];
             assert_eq!(t.blocked_by.contains(&TaskId(1)), orphan_kept);
@@ -586,12 +586,7 @@ mod tests {
     #[test]
     fn claims_are_exclusive_and_respect_blockers() {
         let mut m = Model::strict();
-        m.handle(&req(
-            json!({"op":"create","list":"l","task":{"subject":"a"}}),
-        ));
-        m.handle(&req(
-            json!({"op":"create","list":"l","task":{"subject":"b","blockedBy":["1"]}}),
-        ));
+        blocked_pair(&mut m);
         let r = m.handle(&req(json!({"op":"claim","list":"l","id":"2","owner":"w"})));
         assert_eq!(kind(&r), Some(ErrorKind::Blocked));
         assert!(

@@ -1254,3 +1254,49 @@ fn hook_input_it_cannot_read_is_a_non_blocking_error() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("not valid JSON"), "{stderr}");
 }
+
+/// `check --json` prints through the event stream's JSON reporter (`report::json`); this pins
+/// the bytes it printed when the command wrote them itself: the document pretty-printed with
+/// two-space indents, its fields in report order, and one newline after it.
+#[test]
+fn check_json_prints_the_pretty_document_in_report_order_and_one_newline() {
+    let tmp = tempdir();
+    put(tmp.path(), Layout::Cc, 1, "completed", &[], &[2]);
+    put(tmp.path(), Layout::Cc, 2, "pending", &[1], &[]);
+    let out = taskproof()
+        .arg("check")
+        .arg(tmp.path())
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        text,
+        format!("{}\n", serde_json::to_string_pretty(&doc).unwrap())
+    );
+    assert!(
+        text.starts_with("{\n  \"format_version\": 1,\n  \"mode\": \"check\",\n  \"root\": "),
+        "{text}"
+    );
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "format_version",
+            "mode",
+            "root",
+            "lists",
+            "tasks",
+            "findings",
+            "changes"
+        ]
+    );
+    assert_eq!(doc["findings"][0]["kind"], "completed-blocked");
+}

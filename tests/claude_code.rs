@@ -151,6 +151,7 @@ fn a_small_race_runs_against_the_real_cli() {
     };
     let report = race::run_all(
         &cfg,
+        &race::Mix::default(),
         &[Workload::Create],
         1,
         race::DEFAULT_LIN_BUDGET,

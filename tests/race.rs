@@ -41,6 +41,7 @@ pub(crate) fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) 
 fn run(cfg: &Config, workloads: &[Workload]) -> RaceReport {
     race::run_all(
         cfg,
+        &race::Mix::default(),
         workloads,
         1,
         race::DEFAULT_LIN_BUDGET,

@@ -173,7 +173,7 @@ fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
         targets: vec![TargetSpec::Reference, TargetSpec::ClaudeCode(cc)],
         think: Duration::from_millis(50),
     };
-    let report = race::run_all_mixed(
+    let report = race::run_all(
         &cfg,
         &mix,
         &[Workload::Metadata, Workload::Create, Workload::Claim],

@@ -2,7 +2,7 @@
 //! Claude Code hook (`--stdin`).
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -13,6 +13,7 @@ use crate::check::hook::{self, HookContext};
 use crate::check::render;
 use crate::check::run::{self, Mode};
 use crate::protocol::Layout;
+use crate::report::json::JsonPrinter;
 use crate::report::output::{ColorChoice, Output};
 use crate::report::terminal::TerminalReporter;
 use crate::report::{Event, Reporter};
@@ -88,11 +89,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let stdout = std::io::stdout();
     if args.json {
-        let mut text = serde_json::to_string_pretty(&render::json(&report)).expect("json");
-        text.push('\n');
-        let mut out = stdout.lock();
+        let mut json = JsonPrinter { out: stdout.lock() };
         // A closed pipe (`| head`) is not a failure of the check.
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        let _ = json.report(&Event::CheckFinished { report: &report });
     } else {
         let mut terminal = TerminalReporter::new(stdout.lock(), Output::from_env(), args.color);
         if let Err(e) = terminal.report(&Event::CheckFinished { report: &report }) {

@@ -193,7 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             b.set_position(0);
         }
     };
-    let result = race::run_all_mixed(
+    let result = race::run_all(
         &cfg,
         &mix,
         &workloads,

@@ -396,14 +396,20 @@ impl Schedule {
 mod tests {
     use super::*;
 
+    /// A simulation of `protocol` with writers of `rounds` rounds each, after `moves`.
+    fn ran(protocol: Protocol, rounds: &[u32], moves: &[u8]) -> Sim {
+        let mut sim = Sim::new(protocol, rounds);
+        sim.run(moves);
+        sim
+    }
+
     /// Both writers read before either writes: the classic lost update.
     const INTERLEAVED: [u8; 2] = [0, 1];
 
     #[test]
     fn naive_loses_an_update_when_read_modify_write_interleaves() {
-        let mut sim = Sim::new(Protocol::Naive, &[1, 1]);
         // Writer 0 reads; writer 1 reads; then both finish in turn (0 first).
-        sim.run(&INTERLEAVED);
+        let sim = ran(Protocol::Naive, &[1, 1], &INTERLEAVED);
         let v = sim.checker.verdict();
         assert!(v.lost_update, "history: {:?}", sim.history);
         assert_eq!(sim.checker.lost, BTreeSet::from(["w0-0".to_string()]));
@@ -412,16 +418,14 @@ mod tests {
 
     #[test]
     fn strict_cannot_lose_the_same_schedule() {
-        let mut sim = Sim::new(Protocol::Strict, &[1, 1]);
-        sim.run(&INTERLEAVED);
+        let sim = ran(Protocol::Strict, &[1, 1], &INTERLEAVED);
         assert_eq!(sim.checker.verdict(), Verdict::default());
     }
 
     #[test]
     fn naive_shows_a_partial_file_to_a_reader_mid_write() {
         // Writer 0: read, modify, truncate; then a reader looks.
-        let mut sim = Sim::new(Protocol::Naive, &[1, 1]);
-        sim.run(&[0, 0, 0, 0x80]);
+        let sim = ran(Protocol::Naive, &[1, 1], &[0, 0, 0, 0x80]);
         assert!(sim.checker.verdict().partial_read);
     }
 
@@ -433,8 +437,7 @@ mod tests {
             moves.push(i % 2);
             moves.push(0x80);
         }
-        let mut sim = Sim::new(Protocol::Strict, &[2, 2]);
-        sim.run(&moves);
+        let sim = ran(Protocol::Strict, &[2, 2], &moves);
         assert_eq!(sim.checker.verdict(), Verdict::default());
     }
 
@@ -448,8 +451,7 @@ mod tests {
 
     #[test]
     fn sequential_naive_writes_lose_nothing() {
-        let mut sim = Sim::new(Protocol::Naive, &[2, 2]);
-        sim.run(&[]);
+        let sim = ran(Protocol::Naive, &[2, 2], &[]);
         assert_eq!(sim.checker.verdict(), Verdict::default());
     }
 }

@@ -100,22 +100,13 @@ impl Oracle {
         }
         if resp.error_kind() == Some(ErrorKind::Dangling) {
             let live = self.live(&list);
-            let added: Vec<TaskId> = match req {
-                Request::Create { task, .. } => task
-                    .blocked_by
-                    .iter()
-                    .chain(&task.blocks)
-                    .copied()
-                    .collect(),
-                Request::Update { patch, .. } => patch
-                    .add_blocked_by
-                    .iter()
-                    .chain(&patch.add_blocks)
-                    .copied()
-                    .collect(),
-                _ => Vec::new(),
+            // The ids the request adds edges to, in the order they are checked.
+            let (blocked_by, blocks): (&[TaskId], &[TaskId]) = match req {
+                Request::Create { task, .. } => (&task.blocked_by, &task.blocks),
+                Request::Update { patch, .. } => (&patch.add_blocked_by, &patch.add_blocks),
+                _ => (&[], &[]),
             };
-            if let Some(first) = added.into_iter().find(|i| !live.contains(i))
+            if let Some(&first) = blocked_by.iter().chain(blocks).find(|i| !live.contains(i))
                 && self.corrupt.contains_key(&key(first))
             {
                 return Response::error(ErrorKind::Corrupt, format!("task {first} cannot be read"));

@@ -13,31 +13,19 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, mpsc};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-
 use super::check::TornRead;
-use super::history::{Completion, History, KeyTable, Operation, SessionId, TaskView};
+use super::history::{Completion, History, KeyTable, Operation};
 use super::mix::Mix;
+use super::readers::{reader, scan_corrupt};
 use super::workload::{self, LIST, Workload};
-use crate::protocol::{ErrorKind, Layout, Request, Response};
-use crate::store::{Options, StrictStore};
-use crate::target::{
-    InProcessSession, ProcessSession, Session, SessionOptions, TargetError, TargetSpec,
-};
-use crate::task::{NewTask, Strictness, Task, TaskId};
+use super::writer::{Ctx, Orders, WriterOut, writer};
+use crate::protocol::{Layout, Request, Response};
+use crate::target::{SessionOptions, TargetError, TargetSpec};
+use crate::task::{NewTask, Task, TaskId};
 
-/// Chance that a writer is killed around any one request, with `--kill`.
-const KILL_CHANCE: f64 = 0.01;
-/// The longest delay between sending a request and killing its `cmd:` session.
-const MAX_KILL_DELAY_US: u64 = 3000;
-/// How often a writer repeats a request refused as `corrupt` or `io` (a storage failure
-/// of the moment, such as reading a file another writer is rewriting), as an agent would.
-/// Every attempt is a request of its own in the history.
-const MAX_RETRIES: usize = 10;
 /// Between the setup session's last answer and the first writer request the history's
 /// clock skips the writers' start-up; this much is left, so that setup still ends strictly
 /// before any writer request begins.
@@ -123,95 +111,6 @@ pub struct Run {
 /// Progress reporting: called with (requests done, requests planned).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-struct Ctx {
-    /// The targets, first the one of the setup and final sessions (one for a plain race).
-    targets: Vec<TargetSpec>,
-    /// Writers per target.
-    per_target: usize,
-    /// A mixed race: the reference store also takes Claude Code's locks.
-    mixed: bool,
-    root: PathBuf,
-    options: SessionOptions,
-    start: Instant,
-    next_session: AtomicU32,
-    keys: Arc<KeyTable>,
-}
-
-/// A session with its number and, for processes, the process group to kill.
-struct Open {
-    session: Box<dyn Session>,
-    id: SessionId,
-    pgid: Option<u32>,
-}
-
-impl Ctx {
-    fn now(&self) -> Duration {
-        self.start.elapsed()
-    }
-
-    fn open(&self) -> Result<Open, TargetError> {
-        self.open_target(0)
-    }
-
-    /// The target of writer `w`: writers `0..per_target` run on the first, and so on.
-    fn target_of(&self, w: usize) -> usize {
-        (w / self.per_target.max(1)).min(self.targets.len() - 1)
-    }
-
-    fn open_target(&self, t: usize) -> Result<Open, TargetError> {
-        let id = self.next_session.fetch_add(1, Ordering::SeqCst);
-        match &self.targets[t] {
-            // In a mixed race the reference shares the list with targets that lock the way
-            // Claude Code does, as `taskproof mcp` opens it.
-            TargetSpec::Reference if self.mixed => {
-                let store = StrictStore::open(
-                    &self.root,
-                    Options {
-                        durable: self.options.durable,
-                    },
-                )
-                .map_err(|e| TargetError::Io(format!("failed to open the store: {e}")))?
-                .with_claude_code_locks();
-                Ok(Open {
-                    session: Box::new(InProcessSession::new(Box::new(store))),
-                    id,
-                    pgid: None,
-                })
-            }
-            TargetSpec::Cmd(cmd) => {
-                let s = ProcessSession::spawn(cmd, &self.root, self.options.timeout)?;
-                let pgid = Some(s.pid());
-                Ok(Open {
-                    session: Box::new(s),
-                    id,
-                    pgid,
-                })
-            }
-            t => Ok(Open {
-                session: t.open(&self.root, self.options)?,
-                id,
-                pgid: None,
-            }),
-        }
-    }
-
-    fn completion(&self, r: Response) -> Completion {
-        let at = self.now();
-        match r {
-            Response::Task(t) => Completion::Ok {
-                at,
-                task: Some(TaskView::new(&t, &self.keys)),
-            },
-            Response::Error(f) => Completion::Fail {
-                at,
-                kind: f.kind,
-                message: f.message,
-            },
-            _ => Completion::Ok { at, task: None },
-        }
-    }
-}
-
 fn list_name() -> crate::task::ListName {
     LIST.parse().expect("a valid list name")
 }
@@ -275,260 +174,6 @@ fn setup(
     }
     let _ = open.session.close();
     Ok(ids)
-}
-
-struct WriterOut {
-    ops: Vec<Operation>,
-    kills: usize,
-    errors: Vec<String>,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn writer(
-    ctx: &Ctx,
-    cfg: &Config,
-    think: Duration,
-    w: usize,
-    plan: Vec<Request>,
-    mut open: Open,
-    start: &Barrier,
-    done: &AtomicUsize,
-) -> WriterOut {
-    let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x6b69_6c6c ^ ((w as u64) << 32));
-    let mut out = WriterOut {
-        ops: Vec::with_capacity(plan.len()),
-        kills: 0,
-        errors: Vec::new(),
-    };
-    start.wait();
-    let deadline = cfg.duration.map(|d| Instant::now() + d);
-    let mut queue = plan.into_iter();
-    let mut retry: Option<(Request, usize)> = None;
-    loop {
-        let (request, attempt) = match retry.take() {
-            Some(r) => r,
-            None => match queue.next() {
-                Some(r) => (r, 0),
-                None => break,
-            },
-        };
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        if !think.is_zero() && !out.ops.is_empty() {
-            std::thread::sleep(think);
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
-            }
-        }
-        let kill = cfg.kill && rng.random_bool(KILL_CHANCE);
-        let delay = Duration::from_micros(rng.random_range(0..MAX_KILL_DELAY_US));
-        let invoke = ctx.now();
-        let (completion, dead) = if kill {
-            out.kills += 1;
-            let answer = match open.pgid {
-                Some(pgid) => {
-                    let (cancel, cancelled) = mpsc::channel::<()>();
-                    let killer = std::thread::spawn(move || {
-                        if cancelled.recv_timeout(delay) == Err(mpsc::RecvTimeoutError::Timeout) {
-                            // The child is not reaped before this thread is joined, so its
-                            // process group id still names it.
-                            if let Some(pid) = rustix::process::Pid::from_raw(pgid as i32) {
-                                let _ = rustix::process::kill_process_group(
-                                    pid,
-                                    rustix::process::Signal::KILL,
-                                );
-                            }
-                        }
-                    });
-                    let answer = open.session.request(&request);
-                    let _ = cancel.send(());
-                    let _ = killer.join();
-                    open.session.kill();
-                    answer.map_err(|e| format!("SIGKILL {delay:?} after sending: {e}"))
-                }
-                None => {
-                    let _ = open.session.request(&request);
-                    open.session.kill();
-                    Err("in-process session dropped; its answer was discarded".to_string())
-                }
-            };
-            let c = match answer {
-                Ok(r) => ctx.completion(r),
-                Err(reason) => Completion::Info {
-                    at: ctx.now(),
-                    reason,
-                },
-            };
-            (c, true)
-        } else {
-            match open.session.request(&request) {
-                Ok(r) => (ctx.completion(r), false),
-                Err(e @ TargetError::BadResponse { .. }) => {
-                    out.errors.push(format!("session {}: {e}", open.id));
-                    (
-                        Completion::Info {
-                            at: ctx.now(),
-                            reason: e.to_string(),
-                        },
-                        false,
-                    )
-                }
-                Err(e) => {
-                    out.errors.push(format!("session {}: {e}", open.id));
-                    (
-                        Completion::Info {
-                            at: ctx.now(),
-                            reason: e.to_string(),
-                        },
-                        true,
-                    )
-                }
-            }
-        };
-        let transient = matches!(
-            completion,
-            Completion::Fail {
-                kind: ErrorKind::Corrupt | ErrorKind::Io,
-                ..
-            }
-        );
-        out.ops.push(Operation {
-            index: 0,
-            session: open.id,
-            writer: Some(w as u32),
-            request: request.clone(),
-            invoke,
-            completion,
-        });
-        if transient && attempt < MAX_RETRIES {
-            retry = Some((request, attempt + 1));
-        } else {
-            done.fetch_add(1, Ordering::Relaxed);
-        }
-        if dead {
-            match ctx.open_target(ctx.target_of(w)) {
-                Ok(o) => open = o,
-                Err(e) => {
-                    out.errors.push(format!(
-                        "writer {w}: failed to open a replacement session: {e}"
-                    ));
-                    break;
-                }
-            }
-        }
-    }
-    let _ = open.session.close();
-    out
-}
-
-/// What identifies one state of a file: inode, modification time, length and bytes. A
-/// writer changes at least one of them with every write, so reads of one state are reads
-/// of the same moment of the same write.
-fn file_state(meta: &std::fs::Metadata, bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    use std::os::unix::fs::MetadataExt;
-    let mut h = std::hash::DefaultHasher::new();
-    (meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size()).hash(&mut h);
-    bytes.hash(&mut h);
-    h.finish()
-}
-
-/// What one raw reader saw: reads, torn reads, and the torn states keyed by file and state.
-struct ReaderOut {
-    reads: usize,
-    torn_reads: usize,
-    torn: HashMap<(String, u64), TornRead>,
-}
-
-/// Polls the list's task files until `stop`, counting reads and torn reads, and keeping
-/// each torn state of a file once with the number of reads that saw it.
-fn reader(n: usize, folder: &Path, layout: Layout, stop: &AtomicBool, ctx: &Ctx) -> ReaderOut {
-    let mut out = ReaderOut {
-        reads: 0,
-        torn_reads: 0,
-        torn: HashMap::new(),
-    };
-    while !stop.load(Ordering::Relaxed) {
-        read_pass(n, folder, layout, Some(stop), ctx, &mut out);
-        std::thread::yield_now();
-    }
-    out
-}
-
-/// Reads every task file of the folder once (stopping early when `stop` is set).
-fn read_pass(
-    n: usize,
-    folder: &Path,
-    layout: Layout,
-    stop: Option<&AtomicBool>,
-    ctx: &Ctx,
-    out: &mut ReaderOut,
-) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if layout.task_id_of(name).is_none() {
-            continue;
-        }
-        let Ok(mut file) = std::fs::File::open(entry.path()) else {
-            continue;
-        };
-        let Ok(meta) = file.metadata() else { continue };
-        let mut bytes = Vec::new();
-        if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
-            continue;
-        }
-        out.reads += 1;
-        if let Err(error) = parse_task(&bytes) {
-            out.torn_reads += 1;
-            let file = format!("{LIST}/{name}");
-            let state = file_state(&meta, &bytes);
-            out.torn
-                .entry((file.clone(), state))
-                .or_insert_with(|| TornRead {
-                    reader: n,
-                    at: ctx.now(),
-                    file,
-                    len: bytes.len(),
-                    error,
-                    reads: 0,
-                })
-                .reads += 1;
-        }
-        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            break;
-        }
-    }
-}
-
-fn parse_task(bytes: &[u8]) -> Result<Task, String> {
-    let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    Task::from_json(&v, Strictness::Lenient).map_err(|e| e.to_string())
-}
-
-/// Task files in the folder that do not parse, with the reason.
-fn scan_corrupt(folder: &Path, layout: Layout) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if layout.task_id_of(&name).is_none() {
-            continue;
-        }
-        if let Ok(bytes) = std::fs::read(entry.path())
-            && let Err(e) = parse_task(&bytes)
-        {
-            out.push((format!("{LIST}/{name}"), e));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Runs one workload on a fresh root.
@@ -637,6 +282,12 @@ pub fn run_mixed(
     };
     let barrier = Barrier::new(writers + 1);
     let stop = AtomicBool::new(false);
+    let orders = &Orders {
+        seed: cfg.seed,
+        kill: cfg.kill,
+        duration: cfg.duration,
+        think: mix.think,
+    };
     let done = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
     let ctx = &ctx;
@@ -644,7 +295,7 @@ pub fn run_mixed(
         let reader_handles: Vec<_> = (0..readers)
             .map(|n| {
                 let (folder, stop) = (&folder, &stop);
-                s.spawn(move || reader(n, folder, layout, stop, ctx))
+                s.spawn(move || reader(n, folder, layout, stop, ctx.start))
             })
             .collect();
         let writer_handles: Vec<_> = plans
@@ -654,7 +305,7 @@ pub fn run_mixed(
             .map(|(i, (plan, open))| {
                 let (barrier, done, finished) = (&barrier, &done, &finished);
                 s.spawn(move || {
-                    let out = writer(ctx, cfg, mix.think, i, plan, open, barrier, done);
+                    let out = writer(ctx, orders, i, plan, open, barrier, done);
                     finished.fetch_add(1, Ordering::SeqCst);
                     out
                 })
@@ -789,51 +440,4 @@ pub fn run_mixed(
             Vec::new()
         },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_torn_state_read_many_times_is_one_torn_write() {
-        let root = tempfile::tempdir().unwrap();
-        let folder = root.path().join(LIST);
-        std::fs::create_dir_all(&folder).unwrap();
-        let ctx = Ctx {
-            targets: vec![TargetSpec::Reference],
-            per_target: 1,
-            mixed: false,
-            root: root.path().to_path_buf(),
-            options: SessionOptions::default(),
-            start: Instant::now(),
-            next_session: AtomicU32::new(0),
-            keys: Arc::new(KeyTable::default()),
-        };
-        let mut out = ReaderOut {
-            reads: 0,
-            torn_reads: 0,
-            torn: HashMap::new(),
-        };
-        let pass = |out: &mut ReaderOut| read_pass(0, &folder, Layout::ClaudeCode, None, &ctx, out);
-        // A writer truncated 1.json and has not written it yet; readers see that moment
-        // again and again.
-        std::fs::write(folder.join("1.json"), "").unwrap();
-        for _ in 0..5 {
-            pass(&mut out);
-        }
-        assert_eq!((out.reads, out.torn_reads, out.torn.len()), (5, 5, 1));
-        // Half written: another torn state of the file.
-        std::fs::write(folder.join("1.json"), "{\"id\": \"1\", \"subj").unwrap();
-        pass(&mut out);
-        pass(&mut out);
-        // Whole: not torn.
-        let whole = Task::new(TaskId(1), "a").to_json().to_string();
-        std::fs::write(folder.join("1.json"), whole).unwrap();
-        pass(&mut out);
-        assert_eq!((out.reads, out.torn_reads, out.torn.len()), (8, 7, 2));
-        let mut reads: Vec<usize> = out.torn.values().map(|t| t.reads).collect();
-        reads.sort();
-        assert_eq!(reads, vec![2, 5]);
-    }
 }

@@ -16,8 +16,11 @@ pub mod history;
 pub mod linear;
 pub mod mix;
 pub mod model;
+pub mod partition;
+mod readers;
 pub mod report;
 pub mod workload;
+mod writer;
 
 use crate::target::TargetSpec;
 pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_metadata};
@@ -42,31 +45,11 @@ pub fn judge(run: &Run, lin_budget: u64) -> Findings {
 }
 
 /// Runs `workloads`, each `runs` times with seeds `seed`, `seed + 1`, ..., each on a fresh
-/// temporary root, and builds the report. `progress` is called with (done, planned) while
-/// a run is under way; `announce` before each run starts.
+/// temporary root, and builds the report. A mixed race puts `cfg.writers` writers of each
+/// of `mix.targets` on one list, and the report charges each lost change to a target
+/// ([`mix::charge`]); an empty mix is `cfg.target` alone. `progress` is called with (done,
+/// planned) while a run is under way; `announce` before each run starts.
 pub fn run_all(
-    cfg: &Config,
-    workloads: &[Workload],
-    runs: usize,
-    lin_budget: u64,
-    progress: Option<driver::Progress<'_>>,
-    announce: &dyn Fn(Workload, usize),
-) -> Result<RaceReport, DriverError> {
-    run_all_mixed(
-        cfg,
-        &Mix::default(),
-        workloads,
-        runs,
-        lin_budget,
-        progress,
-        announce,
-    )
-}
-
-/// [`run_all`] for a mixed race: `cfg.writers` writers of each of `mix.targets` on one
-/// list (an empty mix is `cfg.target` alone); the report charges each lost change to a
-/// target ([`mix::charge`]).
-pub fn run_all_mixed(
     cfg: &Config,
     mix: &Mix,
     workloads: &[Workload],

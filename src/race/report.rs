@@ -427,16 +427,8 @@ impl RaceReport {
                 let _ = writeln!(s, "\n{label}: skipped: {why}");
                 continue;
             }
-            let anomalies: Vec<String> = AnomalyKind::ALL
-                .iter()
-                .filter(|k| w.anomalies[k.name()] > 0)
-                .map(|k| format!("{} {}", k.label(), w.anomalies[k.name()]))
-                .collect();
-            let observed: Vec<String> = AnomalyKind::ALL
-                .iter()
-                .filter(|k| w.observations[k.name()] > 0)
-                .map(|k| format!("{} {}", k.label(), w.observations[k.name()]))
-                .collect();
+            let anomalies = nonzero(&w.anomalies);
+            let observed = nonzero(&w.observations);
             let mut verdict = if anomalies.is_empty() {
                 "no anomalies".to_string()
             } else {
@@ -515,16 +507,15 @@ impl RaceReport {
                 .median_first_loss_s
                 .map(|m| format!(", median time to the first loss {:.2} ms", m * 1000.0))
                 .unwrap_or_default();
+            let (n, w) = (r.runs, &r.workload);
+            let (anomalies, observed, lost) = (
+                r.runs_with_anomalies,
+                r.runs_with_observations,
+                r.runs_with_loss,
+            );
             let _ = writeln!(
                 s,
-                "\n{}: anomalies in {} of {} runs, observations in {} of {}, loss in {} of {}{median}",
-                r.workload,
-                r.runs_with_anomalies,
-                r.runs,
-                r.runs_with_observations,
-                r.runs,
-                r.runs_with_loss,
-                r.runs
+                "\n{w}: anomalies in {anomalies} of {n} runs, observations in {observed} of {n}, loss in {lost} of {n}{median}"
             );
         }
         if !self.targets.is_empty() {
@@ -555,6 +546,15 @@ impl RaceReport {
         );
         s
     }
+}
+
+/// The kinds with a count above zero, as "label count", in the order of [`AnomalyKind::ALL`].
+fn nonzero(counts: &BTreeMap<&'static str, usize>) -> Vec<String> {
+    AnomalyKind::ALL
+        .iter()
+        .filter(|k| counts[k.name()] > 0)
+        .map(|k| format!("{} {}", k.label(), counts[k.name()]))
+        .collect()
 }
 
 fn median(sorted: &[f64]) -> Option<f64> {

@@ -1,6 +1,7 @@
 //! The JSON report, format version 1 (docs/reports.md): the target's hello, the profile,
 //! the counts, and every scenario with its outcome and failures.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
@@ -12,8 +13,9 @@ use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Writes the JSON report when the run finishes (`run`'s, format version 1 below, the race
-/// report of `race --report json:PATH`, docs/race.md, or the fuzz report of `fuzz --report
-/// json:PATH`, [`crate::fuzz::render::json`]).
+/// report of `race --report json:PATH`, docs/race.md, the fuzz report of `fuzz --report
+/// json:PATH`, [`crate::fuzz::render::json`], or the check report,
+/// [`crate::check::render::json`]).
 pub struct JsonReporter {
     pub path: PathBuf,
 }
@@ -24,12 +26,31 @@ impl Reporter for JsonReporter {
     }
 }
 
+/// Prints the JSON report of the command's last event to a stream, as `check --json` does on
+/// stdout: the same document, the same bytes, as [`JsonReporter`] writes to a file.
+pub struct JsonPrinter<W: Write> {
+    pub out: W,
+}
+
+impl<W: Write> Reporter for JsonPrinter<W> {
+    fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
+        let Some(text) = of_event(event).map(pretty) else {
+            return Ok(());
+        };
+        self.out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush())
+            .map_err(ReportError::Terminal)
+    }
+}
+
 /// The JSON report of a command's last event, if it has one.
 fn of_event(event: &Event<'_>) -> Option<Value> {
     match event {
         Event::RunFinished { suite } => Some(to_json(suite)),
         Event::RaceFinished { report } => Some(report.to_json()),
         Event::FuzzFinished { plan, report } => Some(crate::fuzz::render::json(plan, report)),
+        Event::CheckFinished { report } => Some(crate::check::render::json(report)),
         _ => None,
     }
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::format::*;
-use super::runner::{Run, Stop, violations};
+use super::interpret::violations;
+use super::runner::{Run, Stop};
 use super::vars;
 use crate::graph::Graph;
 use crate::protocol::{Answer, Request};

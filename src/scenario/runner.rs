@@ -1,5 +1,7 @@
-//! The step interpreter: replays one scenario's steps against a target and judges every
-//! answer.
+//! Running one scenario: what gates it (profile, features, opaque layouts), its sessions
+//! and sandbox, the loop over its steps, and its outcome. What each step does is the step
+//! interpreter's ([`super::interpret`]); observing steps for recorded profiles is
+//! [`super::observing`]'s.
 //!
 //! A scenario stops at its first failing step (later steps would judge a state the scenario
 //! did not mean to reach) unless the run keeps going ([`RunConfig::keep_going`]), and a
@@ -8,26 +10,23 @@
 //! Concurrent blocks are run by [`super::lanes`], file steps' paths and checks by
 //! [`super::files`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::files::write_creating;
 use super::format::*;
 use super::gate::{opaque_skips, skip_reason};
 use super::sandbox::Sandbox;
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
-use crate::graph::{Graph, completed_words, cycle_words, task_name};
-use crate::profile::recorded::{Judged as Held, StepKey};
-use crate::profile::{Mode, Profile, observe};
-use crate::protocol::{Answer, Response};
+use crate::profile::recorded::StepKey;
+use crate::profile::{Mode, observe};
+use crate::protocol::Answer;
 use crate::report::result::{
-    Outcome, StepFailure, StepRecord, StepSkip, StepVerdict, TargetFailure, TargetInfo,
+    Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
 use crate::rule::Rule;
 use crate::target::{Session, TargetError};
-use crate::task::{Task, TaskId};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
 /// the record of each judged request.
@@ -212,6 +211,10 @@ pub(super) enum Stop {
     Error(TargetFailure),
 }
 
+/// [recorded profiles] What each step showed, by step: its own rules, what strict expects
+/// and the observation (`crate::profile::observe`).
+pub(super) type Observed = BTreeMap<StepKey, crate::profile::recorded::Observed>;
+
 /// One running scenario.
 pub(super) struct Run<'a> {
     pub(super) scenario: &'a Scenario,
@@ -237,7 +240,7 @@ pub(super) struct Run<'a> {
 const STDERR_TAIL: usize = 4096;
 
 impl Run<'_> {
-    fn rules(&self, step: &Step) -> Vec<Rule> {
+    pub(super) fn rules(&self, step: &Step) -> Vec<Rule> {
         step.rules
             .clone()
             .unwrap_or_else(|| self.scenario.rules.clone())
@@ -419,370 +422,4 @@ impl Run<'_> {
         Answer::decode(request, answer)
             .map_err(|m| Self::target_error(step, Some(request.clone()), m))
     }
-
-    fn step(&mut self, step: &Step) -> Result<(), Stop> {
-        let io_fail = |run: &Run<'_>, what: &str, e: std::io::Error| {
-            run.fail(
-                step,
-                None,
-                json!(what),
-                json!(e.to_string()),
-                format!("failed to {what}: {e}"),
-            )
-        };
-        match &step.action {
-            Action::Send {
-                request,
-                expect,
-                bind,
-            } => {
-                let request = self.fill(step, request)?;
-                let answer = self.call(step, &step.session, &request)?;
-                let expect = expect
-                    .get(self.config.profile)
-                    .expect("the loader checked that every profile is covered");
-                let observing = !matches!(self.config.mode, Mode::Expectations);
-                let judged = expect
-                    .substitute(&self.vars)
-                    .map_err(|e| (expect.to_json(), e.to_string()))
-                    .and_then(|e| {
-                        let json = e.to_json();
-                        if observing {
-                            // [recorded profiles] Observed, not judged; later steps bind
-                            // as usual.
-                            self.observation = observe::send(&e, &answer.json);
-                            return Ok(json);
-                        }
-                        e.judge(&answer.json)
-                            .map(|()| json.clone())
-                            .map_err(|r| (json, r))
-                    });
-                self.steps.push(StepRecord {
-                    step: step.index,
-                    session: step.session.clone(),
-                    request: request.clone(),
-                    answer: answer.clone(),
-                    expected: match &judged {
-                        Ok(e) | Err((e, _)) => e.clone(),
-                    },
-                    verdict: match &judged {
-                        Ok(_) => StepVerdict::Pass,
-                        Err((_, reason)) => StepVerdict::Fail(reason.clone()),
-                    },
-                });
-                if let Err((expected, reason)) = judged {
-                    return Err(self.fail(step, Some(request), expected, answer.json, reason));
-                }
-                if answer.is_ok() {
-                    for (name, path) in bind {
-                        match vars::lookup(&answer.json, path) {
-                            Some(v) => {
-                                self.vars.insert(name.clone(), v.clone());
-                            }
-                            None => {
-                                return Err(self.fail(
-                                    step,
-                                    Some(request),
-                                    json!({ "bind": { name.clone(): path } }),
-                                    answer.json,
-                                    format!("cannot bind `{name}`: the answer has no {path}"),
-                                ));
-                            }
-                        }
-                    }
-                }
-                Ok(())
-            }
-            Action::Open(name) => self.session(step, name).map(|_| ()),
-            Action::Restart(name) => {
-                self.end(name, true)
-                    .map_err(|e| Self::target_error(step, None, e.to_string()))?;
-                self.session(step, name).map(|_| ())
-            }
-            Action::Kill(name) => self
-                .end(name, true)
-                .map_err(|e| Self::target_error(step, None, e.to_string())),
-            Action::Close(name) => self
-                .end(name, false)
-                .map_err(|e| Self::target_error(step, None, format!("session {name}: {e}"))),
-            Action::WriteTask { list, id, task } => {
-                let list = self.fill_text(step, list)?;
-                let id = self.fill_text(step, id)?;
-                let task = self.fill(step, task)?;
-                let path = self.root_path(step, &format!("{list}/{{task:{id}}}"))?;
-                let bytes =
-                    serde_json::to_vec_pretty(&crate::layout::to_disk(self.layout, &id, &task))
-                        .expect("JSON values serialize");
-                write_creating(&path, &bytes).map_err(|e| io_fail(self, "write the task file", e))
-            }
-            Action::WriteFile { path, contents } => {
-                let p = self.root_path(step, path)?;
-                let bytes = self.contents(step, contents)?;
-                write_creating(&p, &bytes).map_err(|e| io_fail(self, "write the file", e))
-            }
-            Action::OutsideFile { name, contents } => {
-                let bytes = self.contents(step, contents)?;
-                self.sandbox
-                    .write_outside(name, &bytes)
-                    .map_err(|e| io_fail(self, "write the outside file", e))
-            }
-            Action::Symlink { path, to } => {
-                let p = self.root_path(step, path)?;
-                let target = match to {
-                    LinkTarget::Outside(name) => self.sandbox.outside_path(name),
-                    LinkTarget::Inside(rel) => self.root_path(step, rel)?,
-                };
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| io_fail(self, "create the link's folder", e))?;
-                }
-                std::os::unix::fs::symlink(&target, &p)
-                    .map_err(|e| io_fail(self, "make the symbolic link", e))
-            }
-            Action::Mkdir(path) => {
-                let p = self.root_path(step, path)?;
-                std::fs::create_dir_all(&p).map_err(|e| io_fail(self, "make the folder", e))
-            }
-            Action::RemoveFile(path) => {
-                let p = self.root_path(step, path)?;
-                let removed = match std::fs::symlink_metadata(&p) {
-                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
-                    _ => std::fs::remove_file(&p),
-                };
-                removed.map_err(|e| io_fail(self, "remove the file", e))
-            }
-            Action::AssertFile { path, check } => {
-                let p = self.root_path(step, path)?;
-                self.assert_file(step, path, &p, check)
-            }
-            Action::AssertOutside { name, text } => {
-                let want = self.fill_text(step, text)?;
-                let got = std::fs::read(self.sandbox.outside_path(name));
-                match got {
-                    Ok(bytes) if bytes == want.as_bytes() => Ok(()),
-                    Ok(bytes) => Err(self.fail(
-                        step,
-                        None,
-                        json!(want),
-                        json!(String::from_utf8_lossy(&bytes)),
-                        format!("outside/{name} changed"),
-                    )),
-                    Err(e) => Err(self.fail(
-                        step,
-                        None,
-                        json!(want),
-                        json!(e.to_string()),
-                        format!("outside/{name} cannot be read: {e}"),
-                    )),
-                }
-            }
-            Action::Check {
-                list,
-                invariants,
-                ready,
-            } => {
-                let list = self.fill_text(step, list)?;
-                let ready = ready
-                    .as_ref()
-                    .map(|r| self.fill(step, &Value::Array(r.clone())))
-                    .transpose()?;
-                self.check(step, &list, invariants, ready.as_ref())
-            }
-            Action::Concurrent(c) => self.concurrent(step, c),
-        }
-    }
-
-    /// Lists `list` through the step's session and decodes the tasks.
-    pub(super) fn listing(
-        &mut self,
-        step: &Step,
-        session: &str,
-        list: &str,
-    ) -> Result<Vec<Task>, Stop> {
-        let request = json!({"op": "list", "list": list});
-        match self.call(step, session, &request)? {
-            Answer {
-                response: Some(Response::Tasks { tasks, .. }),
-                ..
-            } => Ok(tasks),
-            answer => Err(self.fail(
-                step,
-                Some(request),
-                json!({"ok": true}),
-                answer.json,
-                format!("cannot check list {list}: listing it failed"),
-            )),
-        }
-    }
-
-    fn check(
-        &mut self,
-        step: &Step,
-        list: &str,
-        invariants: &[Invariant],
-        ready: Option<&Value>,
-    ) -> Result<(), Stop> {
-        let session = step.session.clone();
-        let tasks = self.listing(step, &session, list)?;
-        let g = Graph::new(&tasks);
-        let mut broken = Vec::new();
-        let mut counts = Vec::new();
-        let mut ready_seen = None;
-        for inv in invariants {
-            let found = violations(&g, *inv);
-            counts.push((inv.as_str().to_string(), found.len()));
-            broken.extend(found);
-        }
-        if let Some(want) = ready {
-            let want_ids: BTreeSet<String> = want
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                .collect();
-            let got: BTreeSet<String> = g.ready().iter().map(TaskId::to_string).collect();
-            if want_ids != got {
-                broken.push(format!("ready: expected {:?}, got {:?}", want_ids, got));
-                ready_seen = Some(got.into_iter().collect());
-            }
-        }
-        if broken.is_empty() {
-            return Ok(());
-        }
-        // [recorded profiles] Observed: violations per invariant, and the ready set seen.
-        if !matches!(self.config.mode, Mode::Expectations) {
-            self.observation = Some(observe::check(&counts, ready_seen));
-            return Ok(());
-        }
-        let mut expected =
-            json!({"invariants": invariants.iter().map(|i| i.as_str()).collect::<Vec<_>>()});
-        if let Some(r) = ready {
-            expected["ready"] = r.clone();
-        }
-        Err(self.fail(
-            step,
-            Some(json!({"op": "list", "list": list})),
-            expected,
-            json!({"tasks": tasks.iter().map(Task::to_json).collect::<Vec<_>>()}),
-            broken.join("; "),
-        ))
-    }
-}
-
-/// [recorded profiles] What each step showed, by step: its own rules, what strict expects
-/// and the observation (`crate::profile::observe`).
-pub(super) type Observed = BTreeMap<StepKey, crate::profile::recorded::Observed>;
-
-/// [recorded profiles] Observing a step, for `taskproof record` and for `run` against a
-/// recorded profile (`crate::profile::recorded`). The only places the runner knows of
-/// recorded profiles are marked `[recorded profiles]`.
-impl Run<'_> {
-    /// Turns a step's outcome into its observation: a target error or an unmet
-    /// precondition passes through; anything else is observed (the step's own observation,
-    /// or "it failed, and why") and, under a recorded profile, judged against the record.
-    fn observe(
-        &mut self,
-        step: &Step,
-        stepped: Result<(), Stop>,
-        observed: &mut Observed,
-    ) -> Result<(), Stop> {
-        let obs = match stepped {
-            Err(Stop::Error(e)) => return Err(Stop::Error(e)),
-            Err(Stop::Fail(f)) if step.precondition.is_some() => return Err(Stop::Fail(f)),
-            Err(Stop::Fail(f)) => Some(
-                self.observation
-                    .take()
-                    .unwrap_or_else(|| observe::failed(&f.reason)),
-            ),
-            Ok(()) => self.observation.take(),
-        };
-        let strict = match &step.action {
-            Action::Send { expect, .. } => expect
-                .get(Profile::Strict)
-                .map_or(Value::Null, |e| e.to_json()),
-            Action::Concurrent(c) => match c.expect.get(Profile::Strict) {
-                Some(VerifyExpect::Any) => json!("any"),
-                _ => json!("holds"),
-            },
-            // The step as written, without the keys every step may have.
-            _ => match &step.raw {
-                Value::Object(m) => Value::Object(
-                    m.iter()
-                        .filter(|(k, _)| {
-                            !["session", "only", "rules", "note", "precondition"]
-                                .contains(&k.as_str())
-                        })
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
-                ),
-                other => other.clone(),
-            },
-        };
-        match self.observed_at(StepKey::Step(step.index), Some(step), strict, obs, observed) {
-            Some(f) => Err(Stop::Fail(Box::new(f))),
-            None => Ok(()),
-        }
-    }
-
-    /// Keeps an observation (`None`: as strict) and, under a recorded profile, judges it:
-    /// the failure, when the target differs from the record.
-    fn observed_at(
-        &mut self,
-        key: StepKey,
-        step: Option<&Step>,
-        strict: Value,
-        obs: Option<Value>,
-        observed: &mut Observed,
-    ) -> Option<StepFailure> {
-        let rules = step.and_then(|s| s.rules.clone());
-        let verdict = match &self.config.mode {
-            Mode::Hold(p) => p.judge(&self.scenario.id, key, obs.as_ref()),
-            _ => Held::Holds,
-        };
-        let shown = obs.clone().unwrap_or_else(|| json!("as strict expects"));
-        observed.insert(key, (rules, strict, obs));
-        match verdict {
-            Held::Holds => None,
-            Held::NotJudged(note) => {
-                self.notes.push(note);
-                None
-            }
-            Held::Differs { recorded, reason } => Some(StepFailure {
-                step: step.map(|s| s.index),
-                session: step.map(|s| s.session.clone()),
-                request: None,
-                expected: if recorded.is_null() {
-                    json!("as strict expects")
-                } else {
-                    recorded
-                },
-                actual: shown,
-                reason,
-                rules: step.map_or_else(|| vec![Rule::S13], |s| self.rules(s)),
-                note: step.and_then(|s| s.note.clone()),
-                step_json: step.map(|s| s.raw.clone()),
-            }),
-        }
-    }
-}
-
-/// What breaks `inv` in the graph, in words.
-pub(super) fn violations(g: &Graph, inv: Invariant) -> Vec<String> {
-    let label = inv.as_str();
-    let words: Vec<String> = match inv {
-        Invariant::Acyclic => g.cycles().iter().map(|c| cycle_words(c)).collect(),
-        Invariant::Mirrored => g.half_edges().iter().map(|h| h.words(task_name)).collect(),
-        Invariant::NoDangling => g.dangling().iter().map(|d| d.words()).collect(),
-        Invariant::CompletedBlockers => g
-            .completed_with_unfinished_blockers()
-            .iter()
-            .map(|(t, bs)| completed_words(*t, bs))
-            .collect(),
-        Invariant::UniqueIds => g
-            .duplicate_ids()
-            .iter()
-            .map(|id| format!("id {id} is listed more than once"))
-            .collect(),
-    };
-    words.into_iter().map(|w| format!("{label}: {w}")).collect()
 }

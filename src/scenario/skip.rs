@@ -134,14 +134,19 @@ impl SkipList {
 mod tests {
     use super::*;
 
+    /// A skip list read from `text`, as if from the file `file`.
+    fn read(text: &str, file: &str) -> SkipList {
+        let mut l = SkipList::default();
+        l.add_text(text, Path::new(file)).unwrap();
+        l
+    }
+
     #[test]
     fn a_trailing_question_mark_marks_a_racy_entry() {
-        let mut l = SkipList::default();
-        l.add_text(
+        let l = read(
             "lost-update?  needs two writers to overlap\nrt04  no cycle check\n",
-            Path::new("f"),
-        )
-        .unwrap();
+            "f",
+        );
         assert_eq!(
             l.reason("lost-update"),
             Some("needs two writers to overlap")
@@ -153,12 +158,10 @@ mod tests {
 
     #[test]
     fn ids_reasons_and_comments() {
-        let mut s = SkipList::default();
-        s.add_text(
+        let s = read(
             "# known failures\n\nrt04-cycle   cycles are accepted (issue 12)  # upstream\n",
-            Path::new("skip.txt"),
-        )
-        .unwrap();
+            "skip.txt",
+        );
         assert_eq!(
             s.reason("rt04-cycle"),
             Some("cycles are accepted (issue 12)")

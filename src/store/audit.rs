@@ -118,13 +118,7 @@ pub fn record(list: &str, changes: &[Changed]) -> Vec<u8> {
 /// under the lock, after [`recover`].
 pub fn commit(dir: &Dir, entries: &[Entry], line: &[u8], durable: bool) -> io::Result<()> {
     let at = log_len(dir)?;
-    let files: Vec<Value> = entries
-        .iter()
-        .map(|e| match &e.content {
-            Some(c) => json!({"name": e.name, "content": String::from_utf8_lossy(c)}),
-            None => json!({"name": e.name, "remove": true}),
-        })
-        .collect();
+    let files = super::journal::entries_json(entries);
     let mut pending = serde_json::to_vec(&json!({
         "version": 1,
         "at": at,

@@ -176,24 +176,7 @@ impl Dir {
     /// (a link, folder, FIFO or device is refused before any read), one read, close. Returns
     /// the status of the file that was read.
     pub fn read_into(&self, name: &str, buf: &mut Vec<u8>) -> Result<rfs::Stat, ReadError> {
-        check_name(name);
-        let fd = match rfs::openat(
-            &self.fd,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Err(ReadError::Missing),
-            Err(Errno::LOOP) => return Err(ReadError::Symlink),
-            Err(e) => return Err(ReadError::Io(errno_io(e))),
-        };
-        let st = rfs::fstat(&fd).map_err(errno_io)?;
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::RegularFile => {}
-            FileType::Directory => return Err(ReadError::Folder),
-            _ => return Err(ReadError::Special),
-        }
+        let (fd, st) = self.open_regular(name)?;
         buf.clear();
         // One byte more than the size, so that a file read whole leaves the buffer short:
         // for a regular file a short read means the end, and no second read is needed to
@@ -320,23 +303,38 @@ impl Dir {
     /// Flushes the data of the regular file `name` to disk (`fdatasync`), never through a
     /// link. `Ok(false)` when there is no such regular file.
     pub fn sync_file(&self, name: &str) -> io::Result<bool> {
+        match self.open_regular(name) {
+            Ok((fd, _)) => {
+                rfs::fdatasync(&fd).map_err(errno_io)?;
+                Ok(true)
+            }
+            Err(ReadError::Io(e)) => Err(e),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Opens the regular file `name` to read, never through a link, with its status. A
+    /// link, folder, FIFO or device is refused by the fstat, before anything is read
+    /// (`NONBLOCK`: opening a FIFO does not wait for a writer).
+    fn open_regular(&self, name: &str) -> Result<(OwnedFd, rfs::Stat), ReadError> {
         check_name(name);
         let fd = match rfs::openat(
             &self.fd,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         ) {
             Ok(fd) => fd,
-            Err(Errno::NOENT | Errno::LOOP) => return Ok(false),
-            Err(e) => return Err(errno_io(e)),
+            Err(Errno::NOENT) => return Err(ReadError::Missing),
+            Err(Errno::LOOP) => return Err(ReadError::Symlink),
+            Err(e) => return Err(ReadError::Io(errno_io(e))),
         };
         let st = rfs::fstat(&fd).map_err(errno_io)?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Ok(false);
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Ok((fd, st)),
+            FileType::Directory => Err(ReadError::Folder),
+            _ => Err(ReadError::Special),
         }
-        rfs::fdatasync(&fd).map_err(errno_io)?;
-        Ok(true)
     }
 
     /// Writes `name` the unsafe way: truncate, then write, following links. Only the naive
@@ -455,13 +453,20 @@ fn push_entry(out: &mut Vec<(String, Option<FileType>)>, bytes: &[u8], ft: FileT
 mod tests {
     use super::*;
 
+    /// A file `name` holding `bytes` beside an empty folder `root`, both in `tmp`: the
+    /// outside a link inside the root must never reach.
+    fn outside_and_root(tmp: &tempfile::TempDir, name: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
+        let outside = tmp.path().join(name);
+        std::fs::write(&outside, bytes).unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        (outside, root)
+    }
+
     #[test]
     fn reads_refuse_links_and_folders() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside.json");
-        std::fs::write(&outside, b"{}").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside.json", b"{}");
         std::os::unix::fs::symlink(&outside, root.join("1.json")).unwrap();
         std::fs::create_dir(root.join("2.json")).unwrap();
         let dir = Dir::open_root(&root).unwrap();
@@ -473,10 +478,7 @@ mod tests {
     #[test]
     fn atomic_write_replaces_a_link_without_touching_its_target() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside.json");
-        std::fs::write(&outside, b"keep").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside.json", b"keep");
         std::os::unix::fs::symlink(&outside, root.join("1.json")).unwrap();
         let dir = Dir::open_root(&root).unwrap();
         dir.write_atomic("1.json", b"new", true).unwrap();
@@ -488,10 +490,7 @@ mod tests {
     #[test]
     fn exchange_writes_replace_the_file_whole_and_never_follow_a_linked_scratch() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside");
-        std::fs::write(&outside, b"keep").unwrap();
-        let root = tmp.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside", b"keep");
         let dir = Dir::open_root(&root).unwrap();
         // No file yet: the scratch becomes it.
         dir.write_exchange("f", "s", b"1\n").unwrap();

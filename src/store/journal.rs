@@ -89,14 +89,20 @@ fn apply_all(dir: &Dir, entries: &[Entry], durable: bool) -> io::Result<()> {
     Ok(())
 }
 
-fn encode(entries: &[Entry]) -> Vec<u8> {
-    let items: Vec<Value> = entries
+/// The entries as JSON, one object each: `name` with `content`, or with `remove: true`.
+/// The audit trail's redo file holds them in the same form.
+pub(super) fn entries_json(entries: &[Entry]) -> Vec<Value> {
+    entries
         .iter()
         .map(|e| match &e.content {
             Some(c) => json!({"name": e.name, "content": String::from_utf8_lossy(c)}),
             None => json!({"name": e.name, "remove": true}),
         })
-        .collect();
+        .collect()
+}
+
+fn encode(entries: &[Entry]) -> Vec<u8> {
+    let items = entries_json(entries);
     let mut out = serde_json::to_vec(&json!({"version": 1, "entries": items}))
         .expect("journal entries serialize");
     out.push(b'\n');

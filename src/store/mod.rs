@@ -23,7 +23,8 @@ pub use strict::{
 
 use std::path::Path;
 
-use crate::protocol::{Hello, Request, Response};
+use crate::protocol::{Failure, Hello, Request, Response};
+use crate::task::{ListName, NewTask, Patch, Task, TaskId};
 
 /// Settings shared by every store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +67,38 @@ pub trait TaskStore: Send + Sync {
                 format!("request: not valid JSON: {e}"),
             ),
         }
+    }
+}
+
+/// The six task operations of an in-process store, each a result the protocol answer is
+/// made from. The stores differ in how they do them, not in how a request maps onto them:
+/// that mapping is [`answer`], written once.
+trait Operations: TaskStore {
+    fn create(&self, list: &ListName, new: &NewTask) -> Result<Task, Failure>;
+    fn get(&self, list: &ListName, id: TaskId) -> Result<Task, Failure>;
+    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> Result<Task, Failure>;
+    fn delete(&self, list: &ListName, id: TaskId) -> Result<(), Failure>;
+    /// The tasks, and the names of the files that could not be read as tasks.
+    fn list(&self, list: &ListName) -> Result<(Vec<Task>, Vec<String>), Failure>;
+    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Result<Task, Failure>;
+}
+
+/// Answers one decoded request with `store`'s operations.
+fn answer(store: &impl Operations, request: &Request) -> Response {
+    match request {
+        Request::Hello => Response::Hello(store.hello()),
+        Request::Create { list, task } => store.create(list, task).into(),
+        Request::Get { list, id } => store.get(list, *id).into(),
+        Request::Update { list, id, patch } => store.update(list, *id, patch).into(),
+        Request::Delete { list, id } => match store.delete(list, *id) {
+            Ok(()) => Response::Done,
+            Err(f) => Response::Error(f),
+        },
+        Request::List { list } => match store.list(list) {
+            Ok((tasks, corrupt)) => Response::Tasks { tasks, corrupt },
+            Err(f) => Response::Error(f),
+        },
+        Request::Claim { list, id, owner } => store.claim(list, *id, owner).into(),
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::TaskStore;
+use super::{Operations, TaskStore};
 use crate::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, PROTOCOL_VERSION, Request, Response,
 };
@@ -101,6 +101,12 @@ impl NaiveStore {
         }
         ids.sort();
         Ok(ids)
+    }
+}
+
+impl Operations for NaiveStore {
+    fn get(&self, list: &ListName, id: TaskId) -> Outcome<Task> {
+        self.read(list, id)
     }
 
     fn create(&self, list: &ListName, new: &NewTask) -> Outcome<Task> {
@@ -204,20 +210,6 @@ impl TaskStore for NaiveStore {
     }
 
     fn handle(&self, request: &Request) -> Response {
-        match request {
-            Request::Hello => Response::Hello(self.hello()),
-            Request::Create { list, task } => self.create(list, task).into(),
-            Request::Get { list, id } => self.read(list, *id).into(),
-            Request::Update { list, id, patch } => self.update(list, *id, patch).into(),
-            Request::Delete { list, id } => match self.delete(list, *id) {
-                Ok(()) => Response::Done,
-                Err(f) => Response::Error(f),
-            },
-            Request::List { list } => match self.list(list) {
-                Ok((tasks, corrupt)) => Response::Tasks { tasks, corrupt },
-                Err(f) => Response::Error(f),
-            },
-            Request::Claim { list, id, owner } => self.claim(list, *id, owner).into(),
-        }
+        super::answer(self, request)
     }
 }

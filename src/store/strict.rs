@@ -216,7 +216,9 @@ impl StrictStore {
         }
         Ok(())
     }
+}
 
+impl super::Operations for StrictStore {
     fn create(&self, list: &ListName, new: &NewTask) -> Outcome<Task> {
         if let Some(md) = &new.metadata {
             Self::check_metadata(md, "task.metadata")?;
@@ -555,7 +557,7 @@ impl TaskStore for StrictStore {
     }
 
     fn handle(&self, request: &Request) -> Response {
-        super::audit::with_op(request.op(), || self.answer(request))
+        super::audit::with_op(request.op(), || super::answer(self, request))
     }
 
     fn handle_value(&self, v: &Value) -> Response {
@@ -565,26 +567,6 @@ impl TaskStore for StrictStore {
         match Request::from_json(v) {
             Ok(req) => self.handle(&req),
             Err(e) => Response::Error(e.into()),
-        }
-    }
-}
-
-impl StrictStore {
-    fn answer(&self, request: &Request) -> Response {
-        match request {
-            Request::Hello => Response::Hello(self.hello()),
-            Request::Create { list, task } => self.create(list, task).into(),
-            Request::Get { list, id } => self.get(list, *id).into(),
-            Request::Update { list, id, patch } => self.update(list, *id, patch).into(),
-            Request::Delete { list, id } => match self.delete(list, *id) {
-                Ok(()) => Response::Done,
-                Err(f) => Response::Error(f),
-            },
-            Request::List { list } => match self.list(list) {
-                Ok((tasks, corrupt)) => Response::Tasks { tasks, corrupt },
-                Err(f) => Response::Error(f),
-            },
-            Request::Claim { list, id, owner } => self.claim(list, *id, owner).into(),
         }
     }
 }

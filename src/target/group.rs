@@ -212,6 +212,18 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
+    /// The leader's exit status, polled (without reaping) for up to ten seconds.
+    fn exit_of(group: &mut Group) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = group.exited() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "sh did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     fn alive(pid: i32) -> bool {
         // A zombie counts as gone: it runs nothing.
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -237,14 +249,7 @@ mod tests {
             .read_line(&mut out)
             .unwrap();
         let sleeper: i32 = out.trim().parse().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = group.exited() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "sh did not exit");
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        let status = exit_of(&mut group);
         assert!(status.success(), "{status:?}");
         assert!(
             alive(sleeper),
@@ -261,14 +266,7 @@ mod tests {
     #[test]
     fn exit_statuses_are_read_without_reaping() {
         let mut group = Group::spawn(Command::new("sh").arg("-c").arg("exit 3")).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = group.exited() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "sh did not exit");
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        let status = exit_of(&mut group);
         assert_eq!(status.code(), Some(3));
         // Still a zombie: the group id is still ours.
         assert!(std::fs::metadata(format!("/proc/{}", group.id())).is_ok());
