@@ -185,22 +185,28 @@ pub fn task_arbitrary(data: &[u8]) {
     }
 }
 
-/// Decodes requests and every kind of response from arbitrary bytes: no panic, and what
-/// decodes re-encodes to the same value.
+/// Decodes requests and every kind of response from arbitrary bytes: no panic, a line that
+/// is not JSON is never a request, and what decodes re-encodes to the same value.
 pub fn protocol(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    // The text is parsed once: `Request::parse_line` is `serde_json::from_str` followed by
-    // `Request::from_json`, so a line that is not JSON is all it needs on its own.
+    // The request goes through `Request::parse_line`, the harness's own entry for a line.
+    // Most fuzzed lines are not JSON, and `parse_line` alone finds that out: when it says
+    // so, the text is not parsed a second time. Otherwise the text is parsed again into a
+    // value for the responses, and if that parse fails, `parse_line` must have failed too.
+    let request = Request::parse_line(text);
+    if let Err(e) = &request
+        && e.field == "request"
+        && e.message.starts_with("not valid JSON")
+    {
+        return;
+    }
     let Ok(v) = serde_json::from_str::<Value>(text) else {
-        assert!(
-            Request::parse_line(text).is_err(),
-            "a request line that is not JSON decodes"
-        );
+        assert!(request.is_err(), "a request line that is not JSON decodes");
         return;
     };
-    if let Ok(r) = Request::from_json(&v) {
+    if let Ok(r) = request {
         let again = Request::from_json(&reparse(&r.to_json()))
             .unwrap_or_else(|e| panic!("request {r:?} does not decode again: {e}"));
         assert_eq!(again, r, "request changed in a round trip");
