@@ -44,7 +44,14 @@ pub fn run(name: &str, data: &[u8]) {
 /// Decoding never panics, and whatever decodes re-encodes to JSON that decodes to the same
 /// value ("every valid task round-trips unchanged").
 pub fn task_json(data: &[u8]) {
-    let Ok(v) = serde_json::from_slice::<Value>(data) else {
+    // The stores read task files with `serde_json::from_slice`, which accepts exactly the
+    // inputs that are UTF-8 text and JSON, as the same values. Checking the text first and
+    // parsing it as `&str` gives the decoders the same value for every input, and turns
+    // away bytes that are not text before the parser starts.
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
         return;
     };
     for strictness in [Strictness::Strict, Strictness::Lenient] {
@@ -185,22 +192,28 @@ pub fn task_arbitrary(data: &[u8]) {
     }
 }
 
-/// Decodes requests and every kind of response from arbitrary bytes: no panic, and what
-/// decodes re-encodes to the same value.
+/// Decodes requests and every kind of response from arbitrary bytes: no panic, a line that
+/// is not JSON is never a request, and what decodes re-encodes to the same value.
 pub fn protocol(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    // The text is parsed once: `Request::parse_line` is `serde_json::from_str` followed by
-    // `Request::from_json`, so a line that is not JSON is all it needs on its own.
+    // The request goes through `Request::parse_line`, the harness's own entry for a line.
+    // Most fuzzed lines are not JSON, and `parse_line` alone finds that out: when it says
+    // so, the text is not parsed a second time. Otherwise the text is parsed again into a
+    // value for the responses, and if that parse fails, `parse_line` must have failed too.
+    let request = Request::parse_line(text);
+    if let Err(e) = &request
+        && e.field == "request"
+        && e.message.starts_with("not valid JSON")
+    {
+        return;
+    }
     let Ok(v) = serde_json::from_str::<Value>(text) else {
-        assert!(
-            Request::parse_line(text).is_err(),
-            "a request line that is not JSON decodes"
-        );
+        assert!(request.is_err(), "a request line that is not JSON decodes");
         return;
     };
-    if let Ok(r) = Request::from_json(&v) {
+    if let Ok(r) = request {
         let again = Request::from_json(&reparse(&r.to_json()))
             .unwrap_or_else(|e| panic!("request {r:?} does not decode again: {e}"));
         assert_eq!(again, r, "request changed in a round trip");
@@ -217,7 +230,14 @@ pub fn protocol(data: &[u8]) {
 /// Loads arbitrary bytes as a scenario file: the loader never panics, and a file it
 /// refuses gets an error that says what is wrong and, inside the file's object, where.
 pub fn scenario_file(data: &[u8]) {
-    let Ok(v) = serde_json::from_slice::<Value>(data) else {
+    // As `scenario::load::load_file` reads a file: text first (`read_to_string` refuses
+    // bytes that are not UTF-8), then JSON. `serde_json::from_slice` accepts exactly the
+    // same inputs as the same values (it too refuses bytes that are not UTF-8), but checks
+    // the text piecemeal inside the parser; a file that is not text stops here instead.
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
         return;
     };
     let file = std::path::Path::new("fuzz.json");
@@ -490,4 +510,35 @@ pub fn file_race(data: &[u8]) {
         return;
     };
     schedule.check();
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// `task_json` and `scenario_file` check the text before parsing it as `&str`, where the
+    /// stores parse bytes with `from_slice`: both must accept the same inputs as the same
+    /// values, including bytes that are not UTF-8 inside and outside strings.
+    #[test]
+    fn text_first_then_json_accepts_what_from_slice_accepts() {
+        let inputs: [&[u8]; 10] = [
+            br#"{"subject":"caf\xc3\xa9","id":"1"}"#,
+            b"{\"subject\":\"caf\xe9\"}",
+            b"{\"subject\":\"a\"}\xff",
+            b"\xef\xbb\xbf{}",
+            br#"{"subject":"\ud800"}"#,
+            br#"{"subject":"\ud83d\ude00"}"#,
+            b"{\"s\":\"\xed\xa0\x80\"}",
+            b"[1, 2.5e3, -0, null, true]",
+            b" \n\t{}\r\n",
+            b"",
+        ];
+        for bytes in inputs {
+            let sliced = serde_json::from_slice::<Value>(bytes).ok();
+            let texted = std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok());
+            assert_eq!(sliced, texted, "{}", String::from_utf8_lossy(bytes));
+        }
+    }
 }
