@@ -529,6 +529,31 @@ pub struct Index {
     pub targets: Vec<String>,
 }
 
+/// The index of `base` after the targets in `ran` (folder names) were run into it: the
+/// folders the old index listed that still hold reports, in their order, then the new ones.
+/// An index that cannot be read is an error naming it, never silently replaced.
+pub fn merge_index(base: &Path, ran: &[String]) -> Result<Index, InputError> {
+    let path = base.join("index.json");
+    let mut targets: Vec<String> = if path.is_file() {
+        let old: Index = read_json(&path)?;
+        old.targets
+            .into_iter()
+            .filter(|t| ran.contains(t) || is_target_dir(&base.join(t)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for t in ran {
+        if !targets.contains(t) {
+            targets.push(t.clone());
+        }
+    }
+    Ok(Index {
+        format_version: MANIFEST_FORMAT,
+        targets,
+    })
+}
+
 /// Adds `--run FILE` and `--race FILE` reports: each run report is a column; each race
 /// report joins the column with the same target spec, or makes one.
 pub fn add_files(
