@@ -15,4 +15,4 @@ pub use super::format::{
     today,
 };
 pub use super::hold::{BUILTIN, Choice, Judged, Mode};
-pub use super::merge::{Observed, Observer, RunRecord};
+pub use super::merge::{Observed, Observer, RunRecord, merge_recordings};
