@@ -250,6 +250,71 @@ fn diff_says_what_changed_per_rule_and_scenario() {
 }
 
 #[test]
+fn merge_joins_two_days_recordings_and_the_diff_then_counts_the_flap_as_no_change() {
+    let dir = tempdir();
+    let gone = r#"{"s": {"title": "t", "rules": ["S16"],
+        "steps": {"6": {"strict": {"ok": true}, "seen": {"error": "not_found"}}}}}"#;
+    let busy = write(dir.path(), "busy.json", gone);
+    let quiet = write(
+        dir.path(),
+        "quiet.json",
+        r#"{"s": {"title": "t", "rules": ["S16"]}}"#,
+    );
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "merge",
+            &quiet,
+            &busy,
+            "--out",
+            "both.json",
+            "--name",
+            "both",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("2 recordings into both.json (profile both): 1 scenarios, 1 racy steps"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("both.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["profile"], "both");
+    assert_eq!(
+        v["scenarios"]["s"]["steps"]["6"]["racy"],
+        json!([null, {"error": "not_found"}])
+    );
+    assert_eq!(v["recorded"]["merged"], json!([{"date": "2026-01-01"}]));
+    // Either day's recording records one of the answers the merged one allows.
+    for one in [&busy, &quiet] {
+        let (code, out, _) = tp(dir.path(), &["profile", "diff", one, "both.json"]);
+        assert_eq!(code, 0, "{out}");
+    }
+    // Recordings of two targets do not merge.
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"profile": "other", "format": 1, "recorded": {"target": "u"}, "scenarios": {}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "merge",
+            &busy,
+            other.to_str().unwrap(),
+            "--out",
+            "x.json",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("only recordings of one target merge"), "{err}");
+}
+
+#[test]
 fn a_malformed_profile_names_the_file_and_the_field() {
     let dir = tempdir();
     let bad = write(
