@@ -101,43 +101,33 @@ pub struct ScenarioReport {
 }
 
 /// A broken expectation.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct StepFailure {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub session: Option<String>,
-    #[serde(default)]
     pub request: Value,
-    #[serde(default)]
     pub expected: Value,
-    #[serde(default)]
     pub actual: Value,
-    #[serde(default)]
     pub reason: String,
-    #[serde(default)]
     pub rules: Vec<String>,
-    #[serde(default)]
     pub note: Option<String>,
 }
 
 /// Where and how the target broke.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct StepError {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub request: Value,
-    #[serde(default)]
     pub message: String,
 }
 
 /// A step that did not run while the rest of the scenario did.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct SkippedStep {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub reason: String,
 }
 
@@ -371,6 +361,25 @@ pub struct Column {
 }
 
 impl Column {
+    /// What the target said of itself: the name and version its hello gave, else why there
+    /// is none (`failed: ...` when the hello failed, the reason there is no run report).
+    pub fn hello(&self) -> String {
+        match &self.run {
+            Some(r) => match &r.target.error {
+                Some(e) => format!("failed: {e}"),
+                None => [r.target.name.as_deref(), r.target.version.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            },
+            None => self
+                .run_error
+                .clone()
+                .unwrap_or_else(|| "no run report".into()),
+        }
+    }
+
     /// The profile the column's reports were judged by, as the reports say.
     pub fn profile(&self) -> Option<&str> {
         self.run

@@ -65,90 +65,45 @@ impl Recorded {
     }
 }
 
-/// Merges the runs of one scenario.
+/// Merges the runs of one scenario: each run is the record of a one-run recording, and
+/// those merge as recordings do.
 fn merge(runs: Vec<RunRecord>) -> ScenarioRecord {
-    let first = &runs[0];
-    let title = first.title.clone();
-    let rules = first.rules.clone();
-    // A run that ran decides; only when none did, the first run's skip or error does.
-    let ran: Vec<&RunRecord> = runs.iter().filter(|r| r.state == State::Ran).collect();
-    if ran.is_empty() {
-        return ScenarioRecord {
-            title,
-            rules,
-            state: first.state.clone(),
-            steps: BTreeMap::new(),
-        };
-    }
-    let mut keys: Vec<StepKey> = ran.iter().flat_map(|r| r.steps.keys().copied()).collect();
-    keys.sort();
-    keys.dedup();
-    let mut steps = BTreeMap::new();
-    for k in keys {
-        let (step_rules, strict) = ran
-            .iter()
-            .find_map(|r| r.steps.get(&k).map(|(ru, st, _)| (ru.clone(), st.clone())))
-            .expect("the key came from a run");
-        let seen: Vec<Option<&Value>> = ran
-            .iter()
-            .map(|r| r.steps.get(&k).and_then(|(_, _, o)| o.as_ref()))
-            .collect();
-        let rec = if let Some(c) = seen.iter().flatten().find(|v| observe::is_concurrent(v)) {
-            let held_in = seen
-                .iter()
-                .filter(|o| observe::as_strict(o.as_deref()))
-                .count();
-            let runs = seen.len();
-            let violations: Vec<u64> = seen
-                .iter()
-                .flatten()
-                .filter_map(|v| v.get("violations").and_then(Value::as_u64))
-                .collect();
-            let (lo, hi) = (
-                violations.iter().min().copied().unwrap_or(0),
-                violations.iter().max().copied().unwrap_or(0),
-            );
-            let held = match held_in {
-                n if n == runs => "always",
-                0 => "never",
-                _ => "sometimes",
+    let records: Vec<ScenarioRecord> = runs.iter().map(single).collect();
+    merge_records(&records.iter().collect::<Vec<_>>())
+}
+
+/// The record of one run: every step that did not do what strict expects, and every
+/// concurrent block (held in 1 of 1 runs, or in 0).
+fn single(run: &RunRecord) -> ScenarioRecord {
+    let steps = run
+        .steps
+        .iter()
+        .filter_map(|(k, (rules, strict, obs))| {
+            let obs = obs.as_ref()?;
+            let seen = if observe::is_concurrent(obs) {
+                let held = obs.get("held") == Some(&Value::Bool(true));
+                json!({
+                    "verify": obs.get("verify").cloned().unwrap_or(Value::Null),
+                    "held": if held { "always" } else { "never" },
+                    "held_in": u64::from(held),
+                    "runs": 1,
+                    "violations": obs.get("violations").cloned().unwrap_or(json!(0)),
+                })
+            } else {
+                obs.clone()
             };
-            Some(Seen::Same(json!({
-                "verify": c.get("verify").cloned().unwrap_or(Value::Null),
-                "held": held,
-                "held_in": held_in,
-                "runs": runs,
-                "violations": if lo == hi { json!(lo) } else { json!(format!("{lo} to {hi}")) },
-            })))
-        } else {
-            let mut distinct: Vec<Value> = Vec::new();
-            for o in &seen {
-                let v = o.cloned().unwrap_or(Value::Null);
-                if !distinct.contains(&v) {
-                    distinct.push(v);
-                }
-            }
-            match distinct.len() {
-                1 if distinct[0].is_null() => None,
-                1 => Some(Seen::Same(distinct.remove(0))),
-                _ => Some(Seen::Racy(distinct)),
-            }
-        };
-        if let Some(seen) = rec {
-            steps.insert(
-                k,
-                StepRecord {
-                    rules: step_rules,
-                    strict,
-                    seen,
-                },
-            );
-        }
-    }
+            let rec = StepRecord {
+                rules: rules.clone(),
+                strict: strict.clone(),
+                seen: Seen::Same(seen),
+            };
+            Some((*k, rec))
+        })
+        .collect();
     ScenarioRecord {
-        title,
-        rules,
-        state: State::Ran,
+        title: run.title.clone(),
+        rules: run.rules.clone(),
+        state: run.state.clone(),
         steps,
     }
 }
