@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::build::{Matrix, State, anomaly_label};
+use super::build::{Matrix, RaceColumn, State, anomaly_label};
 use super::html::cut;
 use super::input::Column;
 
@@ -143,47 +143,17 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         table_head(&mut s, "anomaly", m.columns, "--:");
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         for kind in &m.anomaly_kinds {
-            let cells = m
-                .races
-                .iter()
-                .map(|rc| {
-                    if rc.error.is_some() {
-                        "!".into()
-                    } else if rc.absent {
-                        "·".into()
-                    } else {
-                        let (a, o) = rc.counts.get(kind).copied().unwrap_or((0, 0));
-                        if !rc.counts.contains_key(kind) {
-                            "·".into()
-                        } else if a == 0 && o > 0 {
-                            format!("{o}°")
-                        } else if o > 0 {
-                            format!("{a} (+{o}°)")
-                        } else {
-                            a.to_string()
-                        }
-                    }
-                })
-                .collect();
+            let cells = race_cells(m, |rc| match rc.counts.get(kind).copied() {
+                None => "·".into(),
+                Some((a, o)) if a == 0 && o > 0 => format!("{o}°"),
+                Some((a, o)) if o > 0 => format!("{a} (+{o}°)"),
+                Some((a, _)) => a.to_string(),
+            });
             rows.push((anomaly_label(kind), cells));
         }
-        let names = super::build::RaceColumn::default()
-            .context()
-            .map(|(n, _)| n);
+        let names = RaceColumn::default().context().map(|(n, _)| n);
         for (k, name) in names.into_iter().enumerate() {
-            let cells = m
-                .races
-                .iter()
-                .map(|rc| {
-                    if rc.error.is_some() {
-                        "!".into()
-                    } else if rc.absent {
-                        "·".into()
-                    } else {
-                        rc.context()[k].1.to_string()
-                    }
-                })
-                .collect();
+            let cells = race_cells(m, |rc| rc.context()[k].1.to_string());
             rows.push((name.to_string(), cells));
         }
         for (name, cells) in rows {
@@ -273,4 +243,21 @@ fn table_head(s: &mut String, first: &str, columns: &[Column], align: &str) {
         let _ = write!(s, "{align}|");
     }
     s.push('\n');
+}
+
+/// One row of the race table: per target `!` when its race could not run, `·` when there
+/// is no report, else `cell` of its counts.
+fn race_cells(m: &Matrix<'_>, cell: impl Fn(&RaceColumn) -> String) -> Vec<String> {
+    m.races
+        .iter()
+        .map(|rc| {
+            if rc.error.is_some() {
+                "!".into()
+            } else if rc.absent {
+                "·".into()
+            } else {
+                cell(rc)
+            }
+        })
+        .collect()
 }
