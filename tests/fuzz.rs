@@ -105,7 +105,7 @@ fn the_naive_store_agrees_with_the_cc_model() {
 
 #[test]
 fn a_profile_without_a_model_is_a_usage_error() {
-    let (code, text) = fuzz(&["--profile", "s07", "--cases", "1"]);
+    let (code, text) = fuzz(&["--profile", "hand-written-s07", "--cases", "1"]);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("no model"), "{text}");
 }

@@ -309,3 +309,53 @@ fn matrix_without_input_or_with_an_unknown_target_is_a_usage_error() {
         .expect("run taskproof");
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn running_one_target_into_a_matrix_keeps_the_other_columns() {
+    let dir = tempdir();
+    let out = dir.path().join("reports");
+    let matrix = |target: &str| {
+        let o = taskproof()
+            .args(["matrix", "--no-race", "--target", target, "--out"])
+            .arg(&out)
+            .output()
+            .expect("run taskproof");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let index: serde_json::Value =
+            serde_json::from_str(&read(&out.join("matrix/index.json"))).unwrap();
+        (index["targets"].clone(), read(&out.join("matrix.md")))
+    };
+    matrix("reference");
+    let (index, md) = matrix("mutant:no-mirror");
+    assert_eq!(index, serde_json::json!(["reference", "mutant-no-mirror"]));
+    assert!(
+        md.contains("| scenario | reference | mutant:no-mirror |"),
+        "{md}"
+    );
+    // A target run again keeps its place; a folder gone from disk leaves the index.
+    std::fs::create_dir_all(out.join("matrix/naive")).unwrap();
+    let (index, md2) = matrix("reference");
+    assert_eq!(index, serde_json::json!(["reference", "mutant-no-mirror"]));
+    assert_eq!(md2, md);
+    std::fs::remove_dir_all(out.join("matrix/mutant-no-mirror")).unwrap();
+    let (index, _) = matrix("reference");
+    assert_eq!(index, serde_json::json!(["reference"]));
+    // An index that cannot be read is named, not replaced.
+    std::fs::write(out.join("matrix/index.json"), "{").unwrap();
+    let o = taskproof()
+        .args(["matrix", "--no-race", "--target", "reference", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run taskproof");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("matrix/index.json"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -250,6 +250,71 @@ fn diff_says_what_changed_per_rule_and_scenario() {
 }
 
 #[test]
+fn merge_joins_two_days_recordings_and_the_diff_then_counts_the_flap_as_no_change() {
+    let dir = tempdir();
+    let gone = r#"{"s": {"title": "t", "rules": ["S16"],
+        "steps": {"6": {"strict": {"ok": true}, "seen": {"error": "not_found"}}}}}"#;
+    let busy = write(dir.path(), "busy.json", gone);
+    let quiet = write(
+        dir.path(),
+        "quiet.json",
+        r#"{"s": {"title": "t", "rules": ["S16"]}}"#,
+    );
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "merge",
+            &quiet,
+            &busy,
+            "--out",
+            "both.json",
+            "--name",
+            "both",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("2 recordings into both.json (profile both): 1 scenarios, 1 racy steps"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("both.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["profile"], "both");
+    assert_eq!(
+        v["scenarios"]["s"]["steps"]["6"]["racy"],
+        json!([null, {"error": "not_found"}])
+    );
+    assert_eq!(v["recorded"]["merged"], json!([{"date": "2026-01-01"}]));
+    // Either day's recording records one of the answers the merged one allows.
+    for one in [&busy, &quiet] {
+        let (code, out, _) = tp(dir.path(), &["profile", "diff", one, "both.json"]);
+        assert_eq!(code, 0, "{out}");
+    }
+    // Recordings of two targets do not merge.
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"profile": "other", "format": 1, "recorded": {"target": "u"}, "scenarios": {}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = tp(
+        dir.path(),
+        &[
+            "profile",
+            "merge",
+            &busy,
+            other.to_str().unwrap(),
+            "--out",
+            "x.json",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("only recordings of one target merge"), "{err}");
+}
+
+#[test]
 fn a_malformed_profile_names_the_file_and_the_field() {
     let dir = tempdir();
     let bad = write(
@@ -326,6 +391,164 @@ fn a_step_that_differs_between_runs_is_recorded_as_racy_not_flipping() {
     // The file reads back as written.
     let back = Recorded::parse_text(&p.to_text(), "p.json").unwrap();
     assert_eq!(back.scenarios, p.scenarios);
+}
+
+/// A proxy in front of `taskproof serve` whose every second session (counting the sessions
+/// that send more than `hello`, in the file named by its first argument) answers `get` with
+/// `io`: a store that answers one step differently from one run of a scenario to the next,
+/// with no clock involved.
+const FLAKY_PROXY: &str = r#"
+import json, subprocess, sys
+counter, command = sys.argv[1], sys.argv[2:]
+serve = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+flaky = None
+for line in sys.stdin:
+    request = json.loads(line)
+    serve.stdin.write(line)
+    serve.stdin.flush()
+    answer = serve.stdout.readline()
+    if request.get("op") != "hello" and flaky is None:
+        try:
+            with open(counter) as f:
+                n = int(f.read())
+        except FileNotFoundError:
+            n = 0
+        with open(counter, "w") as f:
+            f.write(str(n + 1))
+        flaky = n % 2 == 1
+    if flaky and request.get("op") == "get":
+        answer = json.dumps({"ok": False, "error": {"kind": "io", "message": "flaky"}}) + "\n"
+    sys.stdout.write(answer)
+    sys.stdout.flush()
+serve.stdin.close()
+sys.exit(serve.wait())
+"#;
+
+#[test]
+fn record_repeats_every_scenario_and_marks_a_step_that_differs_as_racy() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("flaky.py"), FLAKY_PROXY).unwrap();
+    std::fs::write(
+        dir.path().join("get.json"),
+        r#"{"id": "get-after-create", "title": "t", "rules": ["S2"], "steps": [
+        {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "expect": {"ok": true, "task": {"id": "1"}}},
+        {"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true, "task": {"subject": "a"}}}]}"#,
+    )
+    .unwrap();
+    let target = |counter: &str| {
+        format!(
+            "cmd:exec python3 flaky.py {counter} '{}' serve --no-fsync",
+            crate::util::bin()
+        )
+    };
+    let record = |counter: &str, out: &str, repeat: &str| {
+        let (code, stdout, err) = tp(
+            dir.path(),
+            &[
+                "record",
+                "get.json",
+                "--jobs",
+                "1",
+                "--target",
+                &target(counter),
+                "--out",
+                out,
+                "--repeat",
+                repeat,
+            ],
+        );
+        assert_eq!(code, 0, "{stdout}{err}");
+        let text = std::fs::read_to_string(dir.path().join(out)).unwrap();
+        (
+            stdout,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        )
+    };
+
+    // Once: whatever the one run saw (the first session answers as the store does).
+    let (_, once) = record("once.n", "once.json", "1");
+    assert_eq!(once["recorded"]["repeat"], 1);
+    assert_eq!(once["scenarios"]["get-after-create"].get("steps"), None);
+
+    // By default twice: the second run's `get` fails, so the step is racy, with both answers.
+    let (out, twice) = record("twice.n", "twice.json", "2");
+    assert!(
+        out.contains("1 differ, 0 skipped, 0 errors; 1 racy steps"),
+        "{out}"
+    );
+    assert_eq!(twice["recorded"]["repeat"], 2);
+    assert_eq!(
+        twice["scenarios"]["get-after-create"]["steps"]["1"]["racy"],
+        json!([null, {"error": "io"}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("twice.n")).unwrap(),
+        "2",
+        "the scenario ran twice"
+    );
+    let (_, default) = {
+        let (code, stdout, err) = tp(
+            dir.path(),
+            &[
+                "record",
+                "get.json",
+                "--target",
+                &target("default.n"),
+                "--out",
+                "default.json",
+            ],
+        );
+        assert_eq!(code, 0, "{stdout}{err}");
+        let text = std::fs::read_to_string(dir.path().join("default.json")).unwrap();
+        (
+            stdout,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        )
+    };
+    assert_eq!(default["scenarios"], twice["scenarios"]);
+
+    // Held to the racy recording, the store passes whichever way the step goes; held to the
+    // single recording, its failing run is a difference at that step.
+    for counter in ["hold.n", "hold.n"] {
+        let (code, out, err) = tp(
+            dir.path(),
+            &[
+                "run",
+                "get.json",
+                "--target",
+                &target(counter),
+                "--profile",
+                "twice.json",
+            ],
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.contains("steps[1] is racy in the profile twice"),
+            "{out}"
+        );
+    }
+    let mut codes = Vec::new();
+    for _ in 0..2 {
+        let (code, out, _) = tp(
+            dir.path(),
+            &[
+                "run",
+                "get.json",
+                "--target",
+                &target("once-hold.n"),
+                "--profile",
+                "once.json",
+            ],
+        );
+        if code == 1 {
+            assert!(
+                out.contains("the profile once recorded that steps[1] behaves as strict expects"),
+                "{out}"
+            );
+        }
+        codes.push(code);
+    }
+    assert_eq!(codes, [0, 1]);
 }
 
 #[test]

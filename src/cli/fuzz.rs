@@ -24,7 +24,7 @@ Examples:
   taskproof fuzz --cases 1000
   taskproof fuzz --target mutant:no-mirror --seed 7 --out findings
   taskproof fuzz --target 'cmd:node adapter.js' --cases 300 --known known-findings.txt
-  taskproof fuzz --target naive --profile cc-2.1.17 --shrink-time 10
+  taskproof fuzz --target naive --profile hand-written-files --shrink-time 10
 
 The run goes on after a divergence and reports every distinct finding (deduplicated by
 fingerprint: the op, the expected and actual answer, the differing fields, the rules). Each
@@ -48,8 +48,8 @@ pub struct Args {
     #[arg(long, default_value = "reference")]
     pub target: TargetSpec,
     /// The profile whose model the target is compared with (default: the target's own;
-    /// `strict` and `cc-2.1.17` have models).
-    #[arg(long)]
+    /// `strict` and `hand-written-files`, the scenario files' cc-2.1.17, have models).
+    #[arg(long, value_parser = crate::profile::parse_promises)]
     pub profile: Option<Profile>,
     /// How many random sequences to run.
     #[arg(long, default_value_t = 256)]
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .unwrap_or_else(|| args.target.default_profile());
     if crate::model::Model::new(profile).is_none() {
         eprintln!(
-            "taskproof fuzz: profile {profile} has no model to compare with; use strict or cc-2.1.17"
+            "taskproof fuzz: profile {profile} has no model to compare with; use strict or hand-written-files"
         );
         return Ok(exit::USAGE);
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::exit;
-use crate::matrix::input::{Index, MANIFEST_FORMAT, Manifest};
+use crate::matrix::input::{MANIFEST_FORMAT, Manifest};
 use crate::matrix::{self, Column};
 use crate::target::TargetSpec;
 
@@ -27,6 +27,10 @@ command. Saved reports from elsewhere can be added: --from DIR (a target's folde
 run.json and race*.json, or a folder of such folders), --run FILE and --race FILE (a race
 report joins the column with the same target spec). Columns: --from first, in order, then
 --target, then --run.
+
+Running targets into OUT keeps the other columns already there: OUT/matrix/index.json gains
+the targets just run (a target run again keeps its place), and the pages show every column
+the index lists, as `--from OUT/matrix` would.
 
 Writes OUT/matrix.md and OUT/matrix.html (one self-contained page: no network, no external
 scripts or fonts; every cell opens with scripts off).
@@ -159,6 +163,111 @@ fn run_child(mut cmd: Command, report: &Path, what: &str) -> Child {
     })
 }
 
+/// Whether two paths name the same folder.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// A child `taskproof VERB --target SPEC --profile P --report json:REPORT`, with the
+/// request time limit the matrix was given.
+fn child(exe: &Path, verb: &str, spec: &str, args: &Args, report: &Path) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.arg(verb)
+        .arg("--target")
+        .arg(spec)
+        .arg("--profile")
+        .arg(&args.profile)
+        .arg("--report")
+        .arg(format!("json:{}", report.display()));
+    if let Some(t) = args.timeout {
+        cmd.arg("--timeout").arg(t.0.as_secs_f64().to_string());
+    }
+    cmd
+}
+
+/// Runs the suite and the race against one target into `dir` (run.json, race.json and
+/// target.json). `Err`: a usage error of the whole command.
+fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut manifest = Manifest {
+        format_version: MANIFEST_FORMAT,
+        label: label.to_string(),
+        spec: spec.to_string(),
+        profile: args.profile.clone(),
+        ..Manifest::default()
+    };
+    let _ = std::fs::remove_file(dir.join("target.json"));
+
+    eprintln!("taskproof matrix: {label}: running the suite");
+    let run_json = dir.join("run.json");
+    let mut cmd = child(exe, "run", spec, args, &run_json);
+    cmd.arg("--color").arg("never");
+    if let Some(t) = args.start_timeout {
+        cmd.arg("--start-timeout")
+            .arg(t.0.as_secs_f64().to_string());
+    }
+    if let Some(j) = args.jobs {
+        cmd.arg("--jobs").arg(j.to_string());
+    }
+    let mut started = true;
+    match run_child(cmd, &run_json, "run") {
+        Child::Report(last) => {
+            eprintln!("taskproof matrix: {label}: {last}");
+            if let Ok(r) = matrix::input::read_run(&run_json)
+                && r.target.error.is_some()
+            {
+                started = false;
+            }
+        }
+        Child::NoReport(why) => {
+            eprintln!("taskproof matrix: {label}: {why}");
+            manifest.run_error = Some(why);
+            started = false;
+        }
+        Child::Usage(why) => {
+            return Err(format!(
+                "taskproof run refused --target {spec:?} --profile {:?}: {why}",
+                args.profile
+            ));
+        }
+    }
+
+    let race_json = dir.join("race.json");
+    let _ = std::fs::remove_file(&race_json);
+    if args.no_race {
+        manifest.race_not_run = true;
+    } else if !started {
+        manifest.race_error =
+            Some("not run: the target could not start (see its scenarios)".into());
+    } else {
+        eprintln!(
+            "taskproof matrix: {label}: racing {} writers x {} requests per workload",
+            args.race_writers, args.race_ops
+        );
+        let mut cmd = child(exe, "race", spec, args, &race_json);
+        cmd.args(["--workload", "all", "--writers"])
+            .arg(args.race_writers.to_string())
+            .arg("--ops")
+            .arg(args.race_ops.to_string())
+            .arg("--seed")
+            .arg(args.race_seed.to_string());
+        match run_child(cmd, &race_json, "race") {
+            Child::Report(last) => eprintln!("taskproof matrix: {label}: {last}"),
+            Child::NoReport(why) | Child::Usage(why) => {
+                eprintln!("taskproof matrix: {label}: {why}");
+                manifest.race_error = Some(why);
+            }
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&manifest).expect("JSON serializes");
+    text.push('\n');
+    let path = dir.join("target.json");
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let usage = |msg: String| {
         eprintln!("taskproof matrix: {msg}");
@@ -180,8 +289,18 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
     }
 
+    let base = args.out.join("matrix");
+    if !args.target.is_empty()
+        && let Err(e) = std::fs::create_dir_all(&base)
+    {
+        return usage(format!("cannot create {}: {e}", base.display()));
+    }
     let mut columns: Vec<Column> = Vec::new();
     for dir in &args.from {
+        // OUT/matrix is read after the targets ran, with them in it.
+        if !args.target.is_empty() && same_dir(dir, &base) {
+            continue;
+        }
         match matrix::load_from(dir) {
             Ok(c) => columns.extend(c),
             Err(e) => return usage(e.to_string()),
@@ -189,10 +308,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
 
     if !args.target.is_empty() {
-        let base = args.out.join("matrix");
-        if let Err(e) = std::fs::create_dir_all(&base) {
-            return usage(format!("cannot create {}: {e}", base.display()));
-        }
         let exe = std::env::current_exe()?;
         let mut slugs: Vec<String> = Vec::new();
         for spec in &args.target {
@@ -208,119 +323,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 n += 1;
             }
             let dir = base.join(&s);
-            if let Err(e) = std::fs::create_dir_all(&dir) {
-                return usage(format!("cannot create {}: {e}", dir.display()));
-            }
             slugs.push(s);
-            let mut manifest = Manifest {
-                format_version: MANIFEST_FORMAT,
-                label: label.clone(),
-                spec: spec.clone(),
-                profile: args.profile.clone(),
-                ..Manifest::default()
-            };
-            let _ = std::fs::remove_file(dir.join("target.json"));
-
-            eprintln!("taskproof matrix: {label}: running the suite");
-            let run_json = dir.join("run.json");
-            let mut cmd = Command::new(&exe);
-            cmd.arg("run")
-                .arg("--target")
-                .arg(spec)
-                .arg("--profile")
-                .arg(&args.profile)
-                .arg("--color")
-                .arg("never")
-                .arg("--report")
-                .arg(format!("json:{}", run_json.display()));
-            if let Some(t) = args.timeout {
-                cmd.arg("--timeout").arg(t.0.as_secs_f64().to_string());
-            }
-            if let Some(t) = args.start_timeout {
-                cmd.arg("--start-timeout")
-                    .arg(t.0.as_secs_f64().to_string());
-            }
-            if let Some(j) = args.jobs {
-                cmd.arg("--jobs").arg(j.to_string());
-            }
-            let mut started = true;
-            match run_child(cmd, &run_json, "run") {
-                Child::Report(last) => {
-                    eprintln!("taskproof matrix: {label}: {last}");
-                    if let Ok(r) = matrix::input::read_run(&run_json)
-                        && r.target.error.is_some()
-                    {
-                        started = false;
-                    }
-                }
-                Child::NoReport(why) => {
-                    eprintln!("taskproof matrix: {label}: {why}");
-                    manifest.run_error = Some(why);
-                    started = false;
-                }
-                Child::Usage(why) => {
-                    return usage(format!(
-                        "taskproof run refused --target {spec:?} --profile {:?}: {why}",
-                        args.profile
-                    ));
-                }
-            }
-
-            let race_json = dir.join("race.json");
-            let _ = std::fs::remove_file(&race_json);
-            if args.no_race {
-                manifest.race_not_run = true;
-            } else if !started {
-                manifest.race_error =
-                    Some("not run: the target could not start (see its scenarios)".into());
-            } else {
-                eprintln!(
-                    "taskproof matrix: {label}: racing {} writers x {} requests per workload",
-                    args.race_writers, args.race_ops
-                );
-                let mut cmd = Command::new(&exe);
-                cmd.arg("race")
-                    .arg("--target")
-                    .arg(spec)
-                    .arg("--profile")
-                    .arg(&args.profile)
-                    .arg("--workload")
-                    .arg("all")
-                    .arg("--writers")
-                    .arg(args.race_writers.to_string())
-                    .arg("--ops")
-                    .arg(args.race_ops.to_string())
-                    .arg("--seed")
-                    .arg(args.race_seed.to_string())
-                    .arg("--report")
-                    .arg(format!("json:{}", race_json.display()));
-                if let Some(t) = args.timeout {
-                    cmd.arg("--timeout").arg(t.0.as_secs_f64().to_string());
-                }
-                match run_child(cmd, &race_json, "race") {
-                    Child::Report(last) => eprintln!("taskproof matrix: {label}: {last}"),
-                    Child::NoReport(why) | Child::Usage(why) => {
-                        eprintln!("taskproof matrix: {label}: {why}");
-                        manifest.race_error = Some(why);
-                    }
-                }
-            }
-            let mut text = serde_json::to_string_pretty(&manifest).expect("JSON serializes");
-            text.push('\n');
-            if let Err(e) = std::fs::write(dir.join("target.json"), text) {
-                return usage(format!(
-                    "cannot write {}: {e}",
-                    dir.join("target.json").display()
-                ));
-            }
-            match matrix::load_target_dir(&dir) {
-                Ok(c) => columns.push(c),
-                Err(e) => return usage(e.to_string()),
+            if let Err(why) = run_target(&exe, spec, &label, &dir, &args) {
+                return usage(why);
             }
         }
-        let index = Index {
-            format_version: MANIFEST_FORMAT,
-            targets: slugs,
+        // The index keeps the columns of earlier runs into the same folder: running one
+        // target adds or replaces its column, never drops the others.
+        let index = match matrix::input::merge_index(&base, &slugs) {
+            Ok(i) => i,
+            Err(e) => return usage(e.to_string()),
         };
         let mut text = serde_json::to_string_pretty(&index).expect("JSON serializes");
         text.push('\n');
@@ -329,6 +341,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 "cannot write {}: {e}",
                 base.join("index.json").display()
             ));
+        }
+        match matrix::load_from(&base) {
+            Ok(c) => columns.extend(c),
+            Err(e) => return usage(e.to_string()),
         }
     }
 
@@ -350,7 +366,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 
     let mut sources: Vec<String> = Vec::new();
     for d in &args.from {
-        sources.push(format!("--from {}", d.display()));
+        if args.target.is_empty() || !same_dir(d, &base) {
+            sources.push(format!("--from {}", d.display()));
+        }
     }
     if !args.target.is_empty() {
         sources.push(format!("--from {}", args.out.join("matrix").display()));
@@ -386,9 +404,13 @@ mod tests {
 
     #[test]
     fn slugs_are_file_names() {
-        assert_eq!(slug("claude-code@2.1.17"), "claude-code@2.1.17");
-        assert_eq!(slug("cmd:python3 x.py"), "cmd-python3-x.py");
-        assert_eq!(slug("../.."), "target");
-        assert_eq!(slug("a/b"), "a-b");
+        for (label, file) in [
+            ("claude-code@2.1.17", "claude-code@2.1.17"),
+            ("cmd:python3 x.py", "cmd-python3-x.py"),
+            ("../..", "target"),
+            ("a/b", "a-b"),
+        ] {
+            assert_eq!(slug(label), file, "{label}");
+        }
     }
 }

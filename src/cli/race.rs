@@ -36,9 +36,11 @@ the checker names. Writers 0..N-1 run the first target, N..2N-1 the second, and 
 docs/race.md.
 
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the
-target: cc-2.1.17 for naive, strict otherwise). strict promises every rule; cc-2.1.17 and
-s07 promise none of the concurrency rules (S7, S8, S18, S19, S20's single winner), so what
-the run finds there is reported as an observation, not a failure.
+target: hand-written-files for naive, strict otherwise). strict promises every rule;
+hand-written-files and hand-written-s07 (the sets the scenario files call cc-2.1.17 and s07;
+reports name them so) promise none of the concurrency rules (S7, S8, S18, S19, S20's single
+winner), so what the run finds there is reported as an observation, not a failure. The names
+cc-2.1.17 and s07 mean recordings of the real stores (`run --profile`) and are refused here.
 
 Exit status: 0 when no run found an anomaly the profile promises against (observations
 alone are fine), 1 when one did or a promised linearizability check ran out of budget, 2 on
@@ -56,9 +58,9 @@ pub struct Args {
     /// Give it again for a mixed race: --writers sessions of each target on one list.
     #[arg(long, default_value = "reference")]
     pub target: Vec<TargetSpec>,
-    /// What the target promises (strict, cc-2.1.17, s07); anomalies outside it are
-    /// observations. Default: cc-2.1.17 for naive, strict otherwise.
-    #[arg(long)]
+    /// What the target promises (strict, hand-written-files, hand-written-s07); anomalies
+    /// outside it are observations. Default: hand-written-files for naive, strict otherwise.
+    #[arg(long, value_parser = crate::profile::parse_promises)]
     pub profile: Option<Profile>,
     /// The workload to run, or `all`.
     #[arg(long, default_value = "all")]

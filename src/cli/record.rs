@@ -1,6 +1,7 @@
 //! `taskproof record`: run the whole suite against a target without judging it, and write
-//! what it did as a recorded profile (docs/profiles.md). Scenarios with a concurrent block
-//! run `--runs` times; a step whose observation differs between runs is recorded as racy.
+//! what it did as a recorded profile (docs/profiles.md). Every scenario runs `--repeat`
+//! times, and one with a concurrent block at least `--runs` times; a step whose observation
+//! differs between runs is recorded as racy, so the file does not flip between recordings.
 //! Exit status: 0 when the profile was written; 3 when the target could not start (nothing
 //! written) or broke the protocol in a scenario (written, the scenario recorded as an
 //! error); 2 on a usage error.
@@ -22,13 +23,17 @@ use crate::target::TargetSpec;
 Examples:
   taskproof record --target naive --out profiles/hand-written-files.json
   taskproof record --target claude-code@2.1.21 --out profiles/claude-code-2.1.21.json
-  taskproof record --target 'cmd:python3 my_adapter.py' --name my-store --runs 5
+  taskproof record --target 'cmd:python3 my_adapter.py' --name my-store --repeat 3 --runs 5
   taskproof profile diff profiles/claude-code-2.1.20.json profiles/claude-code-2.1.21.json
 
 The profile lists, per scenario, the steps where the target did not do what strict expects
 (the error kind it answered, or the fields the expectation checks as it answered them), and
-every concurrent block with how often it held. Review it, check it in, and hold the next
-release to it with `taskproof run --profile FILE`.
+every concurrent block with how often it held. Every scenario runs --repeat times (default
+2); a step that answered differently between those runs is recorded as racy, with every
+answer seen, and `run --profile` accepts any of them there. A store whose behaviour depends
+on timing (Claude Code clears a list 5 s after its last task is completed) needs this, or
+its recording flips from one day to the next. Review the file, check it in, and hold the
+next release to it with `taskproof run --profile FILE`.
 
 Exit status: 0 when the profile was written, 2 on a usage error, 3 when the target could
 not start (nothing is written) or broke the protocol in a scenario (the profile is written,
@@ -47,8 +52,13 @@ pub struct Args {
     /// and version].
     #[arg(long)]
     pub name: Option<String>,
-    /// How many times each scenario with a concurrent block runs; a step that differs
-    /// between runs is recorded as racy.
+    /// How many times every scenario runs; a step whose answer differs between runs is
+    /// recorded as racy (accepted either way by `run --profile`). 1 records each step once,
+    /// as it happened to go.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// How many times, at least, each scenario with a concurrent block runs (how often the
+    /// block held is recorded).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
     /// Seconds a request may go unanswered before the target is judged hung.
@@ -115,7 +125,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         })
         .cloned()
         .collect();
-    let total_runs = scenarios.len() + raced.len() * (args.runs as usize - 1);
+    let repeat = args.repeat as usize;
+    let raced_runs = repeat.max(args.runs as usize);
+    let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
     let mut done = 0usize;
     let mut progress = |e: &crate::report::Event<'_>| {
         if let crate::report::Event::ScenarioFinished { result, .. } = e {
@@ -141,7 +153,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             return Ok(exit::TARGET);
         }
     };
-    for _ in 1..args.runs {
+    for _ in 1..repeat {
+        run_suite(&scenarios, &config, &mut progress);
+    }
+    for _ in repeat..raced_runs {
         if !raced.is_empty() {
             run_suite(&raced, &config, &mut progress);
         }
@@ -160,7 +175,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         },
         "taskproof": env!("CARGO_PKG_VERSION"),
         "date": recorded::today(),
-        "runs": args.runs,
+        "repeat": args.repeat,
+        "runs": raced_runs,
     });
     let profile = Recorded::from_runs(&name, about, observer.take());
     let out = args.out.unwrap_or_else(|| recorded::default_path(&name));

@@ -513,37 +513,23 @@ fn race_cell(h: &mut String, kind: &str, rc: &RaceColumn<'_>, col: &Column) {
 fn targets_section(h: &mut String, m: &Matrix<'_>) {
     h.push_str("<h2 id=\"targets\">Targets</h2>\n<table class=\"targets\"><thead><tr><th>column</th><th>target</th><th>hello</th><th>profile</th><th>scenarios</th><th>race</th></tr></thead><tbody>\n");
     for (i, (c, rc)) in m.columns.iter().zip(&m.races).enumerate() {
-        let hello = match &c.run {
-            Some(r) => match &r.target.error {
-                Some(e) => format!("failed: {e}"),
-                None => {
-                    let t = &r.target;
-                    let mut s = [t.name.as_deref(), t.version.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    if let Some(l) = &t.layout {
-                        let _ = write!(s, "; layout {l}");
-                    }
-                    if !t.features.is_empty() {
-                        let _ = write!(s, "; features {}", t.features.join(", "));
-                    }
-                    if r.cut_scenarios > 0 {
-                        let _ = write!(
-                            s,
-                            "; the saved report is a trimmed copy that left out {} scenarios",
-                            r.cut_scenarios
-                        );
-                    }
-                    s
-                }
-            },
-            None => c
-                .run_error
-                .clone()
-                .unwrap_or_else(|| "no run report".into()),
-        };
+        let mut hello = c.hello();
+        if let Some(r) = c.run.as_ref().filter(|r| r.target.error.is_none()) {
+            let t = &r.target;
+            if let Some(l) = &t.layout {
+                let _ = write!(hello, "; layout {l}");
+            }
+            if !t.features.is_empty() {
+                let _ = write!(hello, "; features {}", t.features.join(", "));
+            }
+            if r.cut_scenarios > 0 {
+                let _ = write!(
+                    hello,
+                    "; the saved report is a trimmed copy that left out {} scenarios",
+                    r.cut_scenarios
+                );
+            }
+        }
         let counts = m.counts(i);
         let scen = State::ALL
             .iter()

@@ -101,43 +101,33 @@ pub struct ScenarioReport {
 }
 
 /// A broken expectation.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct StepFailure {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub session: Option<String>,
-    #[serde(default)]
     pub request: Value,
-    #[serde(default)]
     pub expected: Value,
-    #[serde(default)]
     pub actual: Value,
-    #[serde(default)]
     pub reason: String,
-    #[serde(default)]
     pub rules: Vec<String>,
-    #[serde(default)]
     pub note: Option<String>,
 }
 
 /// Where and how the target broke.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct StepError {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub request: Value,
-    #[serde(default)]
     pub message: String,
 }
 
 /// A step that did not run while the rest of the scenario did.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct SkippedStep {
-    #[serde(default)]
     pub step: Option<u64>,
-    #[serde(default)]
     pub reason: String,
 }
 
@@ -371,6 +361,25 @@ pub struct Column {
 }
 
 impl Column {
+    /// What the target said of itself: the name and version its hello gave, else why there
+    /// is none (`failed: ...` when the hello failed, the reason there is no run report).
+    pub fn hello(&self) -> String {
+        match &self.run {
+            Some(r) => match &r.target.error {
+                Some(e) => format!("failed: {e}"),
+                None => [r.target.name.as_deref(), r.target.version.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            },
+            None => self
+                .run_error
+                .clone()
+                .unwrap_or_else(|| "no run report".into()),
+        }
+    }
+
     /// The profile the column's reports were judged by, as the reports say.
     pub fn profile(&self) -> Option<&str> {
         self.run
@@ -527,6 +536,31 @@ pub fn load_from(dir: &Path) -> Result<Vec<Column>, InputError> {
 pub struct Index {
     pub format_version: u64,
     pub targets: Vec<String>,
+}
+
+/// The index of `base` after the targets in `ran` (folder names) were run into it: the
+/// folders the old index listed that still hold reports, in their order, then the new ones.
+/// An index that cannot be read is an error naming it, never silently replaced.
+pub fn merge_index(base: &Path, ran: &[String]) -> Result<Index, InputError> {
+    let path = base.join("index.json");
+    let mut targets: Vec<String> = if path.is_file() {
+        let old: Index = read_json(&path)?;
+        old.targets
+            .into_iter()
+            .filter(|t| ran.contains(t) || is_target_dir(&base.join(t)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for t in ran {
+        if !targets.contains(t) {
+            targets.push(t.clone());
+        }
+    }
+    Ok(Index {
+        format_version: MANIFEST_FORMAT,
+        targets,
+    })
 }
 
 /// Adds `--run FILE` and `--race FILE` reports: each run report is a column; each race

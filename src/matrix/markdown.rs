@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::build::{Matrix, State, anomaly_label};
+use super::build::{Matrix, RaceColumn, State, anomaly_label};
 use super::html::cut;
+use super::input::Column;
 
 /// Characters of an expected or actual answer shown per failure.
 const MAX_JSON: usize = 400;
@@ -85,21 +86,7 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
 
     s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ✗ | – | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|\n");
     for (i, c) in m.columns.iter().enumerate() {
-        let hello = match &c.run {
-            Some(r) => match &r.target.error {
-                Some(e) => format!("failed: {}", cut(e, 200)),
-                None => [r.target.name.as_deref(), r.target.version.as_deref()]
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            },
-            None => c
-                .run_error
-                .as_deref()
-                .map(|e| cut(e, 200))
-                .unwrap_or_else(|| "no run report".into()),
-        };
+        let hello = cut(&c.hello(), 200);
         let counts = m.counts(i);
         let n = |st: State| counts.get(&st).copied().unwrap_or(0);
         let _ = writeln!(
@@ -127,15 +114,8 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         }
     }
 
-    s.push_str("\n## Scenarios\n\n| scenario |");
-    for c in m.columns {
-        let _ = write!(s, " {} |", esc(&c.label));
-    }
-    s.push_str("\n|---|");
-    for _ in m.columns {
-        s.push_str(":-:|");
-    }
-    s.push('\n');
+    s.push_str("\n## Scenarios\n\n");
+    table_head(&mut s, "scenario", m.columns, ":-:");
     for g in &m.groups {
         let name = g.name.map(|n| format!(" {}", esc(n))).unwrap_or_default();
         let _ = write!(s, "| **{}{name}** |", esc(&g.rule));
@@ -159,58 +139,21 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     {
         s.push_str("No race report was given for any target.\n");
     } else {
-        s.push_str("Counts summed over the workloads of a short race per workload; `°` marks a count the profile does not promise against (an observation), `!` a race that could not run, `·` no report.\n\n| anomaly |");
-        for c in m.columns {
-            let _ = write!(s, " {} |", esc(&c.label));
-        }
-        s.push_str("\n|---|");
-        for _ in m.columns {
-            s.push_str("--:|");
-        }
-        s.push('\n');
+        s.push_str("Counts summed over the workloads of a short race per workload; `°` marks a count the profile does not promise against (an observation), `!` a race that could not run, `·` no report.\n\n");
+        table_head(&mut s, "anomaly", m.columns, "--:");
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         for kind in &m.anomaly_kinds {
-            let cells = m
-                .races
-                .iter()
-                .map(|rc| {
-                    if rc.error.is_some() {
-                        "!".into()
-                    } else if rc.absent {
-                        "·".into()
-                    } else {
-                        let (a, o) = rc.counts.get(kind).copied().unwrap_or((0, 0));
-                        if !rc.counts.contains_key(kind) {
-                            "·".into()
-                        } else if a == 0 && o > 0 {
-                            format!("{o}°")
-                        } else if o > 0 {
-                            format!("{a} (+{o}°)")
-                        } else {
-                            a.to_string()
-                        }
-                    }
-                })
-                .collect();
+            let cells = race_cells(m, |rc| match rc.counts.get(kind).copied() {
+                None => "·".into(),
+                Some((a, o)) if a == 0 && o > 0 => format!("{o}°"),
+                Some((a, o)) if o > 0 => format!("{a} (+{o}°)"),
+                Some((a, _)) => a.to_string(),
+            });
             rows.push((anomaly_label(kind), cells));
         }
-        let names = super::build::RaceColumn::default()
-            .context()
-            .map(|(n, _)| n);
+        let names = RaceColumn::default().context().map(|(n, _)| n);
         for (k, name) in names.into_iter().enumerate() {
-            let cells = m
-                .races
-                .iter()
-                .map(|rc| {
-                    if rc.error.is_some() {
-                        "!".into()
-                    } else if rc.absent {
-                        "·".into()
-                    } else {
-                        rc.context()[k].1.to_string()
-                    }
-                })
-                .collect();
+            let cells = race_cells(m, |rc| rc.context()[k].1.to_string());
             rows.push((name.to_string(), cells));
         }
         for (name, cells) in rows {
@@ -286,4 +229,35 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         s.push_str("\nNone.\n");
     }
     s
+}
+
+/// A table's heading row, `| FIRST | column… |`, and its rule, each column aligned by
+/// `align` (`:-:` centred, `--:` right).
+fn table_head(s: &mut String, first: &str, columns: &[Column], align: &str) {
+    let _ = write!(s, "| {first} |");
+    for c in columns {
+        let _ = write!(s, " {} |", esc(&c.label));
+    }
+    s.push_str("\n|---|");
+    for _ in columns {
+        let _ = write!(s, "{align}|");
+    }
+    s.push('\n');
+}
+
+/// One row of the race table: per target `!` when its race could not run, `·` when there
+/// is no report, else `cell` of its counts.
+fn race_cells(m: &Matrix<'_>, cell: impl Fn(&RaceColumn) -> String) -> Vec<String> {
+    m.races
+        .iter()
+        .map(|rc| {
+            if rc.error.is_some() {
+                "!".into()
+            } else if rc.absent {
+                "·".into()
+            } else {
+                cell(rc)
+            }
+        })
+        .collect()
 }

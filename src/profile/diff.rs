@@ -1,7 +1,8 @@
 //! Comparing two recorded profiles without any target: what changed, per rule and per
 //! scenario, in plain words. Counts of a concurrent block (how many runs held, how many
 //! violations) are the recording's weather and never a change; whether it always, never
-//! or only sometimes held is. Two racy records of a step are the same (both say "racy").
+//! or only sometimes held is. Two racy records of a step are the same (both say "racy"), and
+//! a racy record is the same as a record of one of the answers it lists.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,8 +148,25 @@ fn key_of(r: Option<&StepRecord>) -> Value {
     }
 }
 
+/// Whether two records of a step say the same behaviour. A racy record says the step may
+/// answer any of the ways it was seen, so it agrees with a record of one of those ways (as
+/// a run held to it would pass there); two racy records agree.
 fn same_step(x: Option<&StepRecord>, y: Option<&StepRecord>) -> bool {
-    key_of(x) == key_of(y)
+    let racy = |r: Option<&StepRecord>| match r.map(|r| &r.seen) {
+        Some(Seen::Racy(vs)) => Some(vs.clone()),
+        _ => None,
+    };
+    // What a record that is not racy says was seen (`null`: as strict).
+    let seen = |r: Option<&StepRecord>| match r.map(|r| &r.seen) {
+        Some(Seen::Same(v)) if !observe::is_concurrent(v) => v.clone(),
+        _ => Value::Null,
+    };
+    match (racy(x), racy(y)) {
+        (Some(_), Some(_)) => true,
+        (Some(vs), None) => vs.contains(&seen(y)),
+        (None, Some(vs)) => vs.contains(&seen(x)),
+        (None, None) => key_of(x) == key_of(y),
+    }
 }
 
 fn step_words(r: Option<&StepRecord>) -> String {
@@ -222,4 +240,65 @@ fn describe(p: &Recorded) -> String {
         .and_then(Value::as_str)
         .unwrap_or("?");
     format!("{} ({target}, recorded {date})", p.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::recorded::State;
+    use serde_json::json;
+
+    fn profile(name: &str, seen: Option<Seen>) -> Recorded {
+        let steps = seen
+            .into_iter()
+            .map(|seen| {
+                (
+                    StepKey::Step(6),
+                    StepRecord {
+                        rules: None,
+                        strict: json!({"ok": true}),
+                        seen,
+                    },
+                )
+            })
+            .collect();
+        let s = ScenarioRecord {
+            title: "t".into(),
+            rules: vec![Rule::S16],
+            state: State::Ran,
+            steps,
+        };
+        Recorded {
+            name: name.into(),
+            recorded: json!({}),
+            scenarios: [("s".to_string(), s)].into_iter().collect(),
+            file: name.into(),
+        }
+    }
+
+    #[test]
+    fn a_racy_step_agrees_with_a_record_of_one_of_its_answers() {
+        let racy = profile(
+            "racy",
+            Some(Seen::Racy(vec![Value::Null, json!({"error": "not_found"})])),
+        );
+        let gone = profile("gone", Some(Seen::Same(json!({"error": "not_found"}))));
+        let strict = profile("strict", None);
+        let other = profile("other", Some(Seen::Same(json!({"error": "io"}))));
+        for (a, b) in [
+            (&racy, &gone),
+            (&gone, &racy),
+            (&strict, &racy),
+            (&racy, &racy),
+        ] {
+            assert_eq!(diff(a, b), Vec::new(), "{} -> {}", a.name, b.name);
+        }
+        let changes = diff(&racy, &other);
+        assert_eq!(changes.len(), 1);
+        assert!(
+            changes[0].steps[0].contains("is racy (seen null and {\"error\":\"not_found\"})"),
+            "{changes:?}"
+        );
+        assert_eq!(diff(&gone, &strict).len(), 1);
+    }
 }
