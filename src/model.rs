@@ -113,6 +113,7 @@ impl Model {
                     version: env!("CARGO_PKG_VERSION").into(),
                     layout: Layout::Opaque,
                     features: Feature::ALL.into_iter().collect(),
+                    mapping: Default::default(),
                 });
             }
         };

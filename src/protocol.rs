@@ -2,7 +2,7 @@
 //! line. Both sides live here: the reference store decodes requests and encodes responses;
 //! the harness encodes requests and decodes (and judges) what a target answers.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
@@ -99,6 +99,10 @@ pub struct Hello {
     pub version: String,
     pub layout: Layout,
     pub features: BTreeSet<Feature>,
+    /// How the adapter maps requests onto the store's own operations, where it is not
+    /// one to one (a request's op or field → what the store is asked instead, or
+    /// `unsupported`): optional, for people reading reports; the harness judges nothing by it.
+    pub mapping: BTreeMap<String, String>,
 }
 
 impl Hello {
@@ -107,14 +111,18 @@ impl Hello {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "ok": true,
             "protocol": self.protocol,
             "name": self.name,
             "version": self.version,
             "layout": self.layout.as_str(),
             "features": self.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-        })
+        });
+        if !self.mapping.is_empty() {
+            v["mapping"] = json!(self.mapping);
+        }
+        v
     }
 
     /// Decodes a `hello` answer. Unknown features are an error: a target that claims
@@ -156,12 +164,24 @@ impl Hello {
                 .collect::<Result<_, _>>()?,
             _ => return Err("hello: `features` must be an array".into()),
         };
+        let mapping = match obj.get("mapping") {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| match v.as_str() {
+                    Some(s) => Ok((k.clone(), s.to_string())),
+                    None => Err(format!("hello: `mapping.{k}` must be a string")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("hello: `mapping` must be an object of strings".into()),
+        };
         Ok(Hello {
             protocol,
             name: string("name")?,
             version: string("version")?,
             layout,
             features,
+            mapping,
         })
     }
 }
@@ -526,6 +546,28 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hello_keeps_a_stated_mapping_and_refuses_a_malformed_one() {
+        let line = r#"{"ok":true,"protocol":1,"name":"x","version":"1","layout":"opaque","features":[],"mapping":{"delete":"unsupported"}}"#;
+        let h = Hello::from_json(&serde_json::from_str(line).unwrap()).unwrap();
+        assert_eq!(
+            h.mapping.get("delete").map(String::as_str),
+            Some("unsupported")
+        );
+        assert_eq!(Hello::from_json(&h.to_json()).unwrap(), h);
+        let plain = Hello {
+            mapping: BTreeMap::new(),
+            ..h.clone()
+        };
+        assert!(
+            plain.to_json().get("mapping").is_none(),
+            "no mapping, no field"
+        );
+        let bad = line.replace(r#""unsupported""#, "3");
+        let e = Hello::from_json(&serde_json::from_str(&bad).unwrap()).unwrap_err();
+        assert!(e.contains("mapping.delete"), "{e}");
+    }
 
     #[test]
     fn requests_round_trip() {

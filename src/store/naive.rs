@@ -206,6 +206,7 @@ impl TaskStore for NaiveStore {
             version: env!("CARGO_PKG_VERSION").into(),
             layout: LAYOUT,
             features: Feature::ALL.into_iter().collect(),
+            mapping: Default::default(),
         }
     }
 

@@ -134,6 +134,7 @@ impl ProcessSession {
                 version: String::new(),
                 layout: crate::protocol::Layout::Opaque,
                 features: Default::default(),
+                mapping: Default::default(),
             },
             dead: None,
         };

@@ -25,6 +25,45 @@ pub struct Features {
     pub delete: bool,
 }
 
+impl Features {
+    /// The mapping `hello` states (docs/claude-code.md has the same table): each request
+    /// and each field the tools cannot express, and what the session asks the CLI instead.
+    pub fn stated(self) -> std::collections::BTreeMap<String, String> {
+        let delete = if self.delete {
+            "TaskUpdate {taskId, status: \"deleted\"}"
+        } else {
+            "unsupported (this version's TaskUpdate has no status \"deleted\")"
+        };
+        [
+            (
+                "create",
+                "TaskCreate, then TaskUpdate {addBlockedBy, addBlocks} for its edges",
+            ),
+            (
+                "get",
+                "TaskGet; owner, activeForm and metadata read from the task file",
+            ),
+            ("update", "TaskUpdate with the patch as given"),
+            (
+                "list",
+                "TaskList; each task read from its file; corrupt is always []",
+            ),
+            (
+                "claim",
+                "TaskUpdate {taskId, status: \"in_progress\", owner}",
+            ),
+            ("delete", delete),
+            ("patch.removeBlockedBy", "unsupported (only TaskGet runs)"),
+            ("patch.removeBlocks", "unsupported (only TaskGet runs)"),
+            ("activeForm: null", "unsupported (only TaskGet runs)"),
+            ("metadata: null", "unsupported (only TaskGet runs)"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+}
+
 /// Claude Code's file and folder names: every character outside `[A-Za-z0-9_-]` becomes `-`
 /// (the same function in 2.1.17 and 2.1.112), for list names and task ids alike.
 pub fn sanitize(name: &str) -> String {
@@ -508,6 +547,16 @@ mod tests {
     use super::*;
 
     const FEATURES: Features = Features { delete: true };
+
+    #[test]
+    fn hello_states_delete_only_where_the_version_has_it() {
+        let new = FEATURES.stated();
+        assert!(new["delete"].contains("\"deleted\""), "{new:?}");
+        assert!(new["claim"].contains("in_progress"));
+        assert!(new["patch.removeBlocks"].starts_with("unsupported"));
+        let old = Features { delete: false }.stated();
+        assert!(old["delete"].starts_with("unsupported"), "{old:?}");
+    }
 
     fn run(req: Value) -> Planned {
         match plan(&req, FEATURES) {

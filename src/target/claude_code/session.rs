@@ -123,6 +123,7 @@ impl ClaudeCodeSession {
             version: install.version.clone(),
             layout: Layout::ClaudeCode,
             features: announced.into_iter().collect(),
+            mapping: features.stated(),
         };
         Ok(ClaudeCodeSession {
             hello,
