@@ -130,10 +130,17 @@ impl Drop for Group {
 pub struct TempGuard(PathBuf);
 
 impl TempGuard {
-    pub fn new(path: PathBuf) -> TempGuard {
+    /// Creates a private temporary folder whose name starts with `prefix` and registers it
+    /// in one step, under the registry's lock: a signal that arrives meanwhile is handled
+    /// once the folder is registered, so it is removed too. (Created first and registered
+    /// after, a folder made by a session starting just as SIGTERM came was left behind.)
+    pub fn tempdir(prefix: &str) -> std::io::Result<(tempfile::TempDir, TempGuard)> {
         install_handlers();
-        live().folders.insert(path.clone());
-        TempGuard(path)
+        let mut live = live();
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+        let path = dir.path().to_path_buf();
+        live.folders.insert(path.clone());
+        Ok((dir, TempGuard(path)))
     }
 }
 

@@ -104,13 +104,10 @@ impl ClaudeCodeSession {
     ) -> Result<ClaudeCodeSession, (TargetError, String)> {
         let install = spec.prepare().map_err(spawn_error)?;
         let root = std::path::absolute(root).map_err(spawn_error)?;
-        let config = tempfile::Builder::new()
-            .prefix("taskproof-claude-code-")
-            .tempdir()
+        // Created and registered at once, before anything is written into it, so a signal
+        // that ends taskproof from here on removes it.
+        let (config, guard) = TempGuard::tempdir("taskproof-claude-code-")
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
-        // Registered before anything is written into it, so a signal that ends taskproof
-        // from here on removes it.
-        let guard = TempGuard::new(config.path().to_path_buf());
         let setup = prepare_config(config.path(), &root, &install, extra).map_err(spawn_error)?;
         let features = spec::features(&install.version);
         let mut announced = vec![Feature::Claim, Feature::Edges];
