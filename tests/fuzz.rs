@@ -623,3 +623,47 @@ fn a_junit_report_of_a_fuzz_run_is_a_usage_error() {
     assert!(text.contains("json:PATH or md:PATH"), "{text}");
     assert!(!junit.exists());
 }
+
+#[test]
+fn a_hand_written_files_finding_replays_against_the_written_expectations() {
+    // The reference refuses what the naive model allows (a cycle, an edge to a missing
+    // task), so fuzzing it against the hand-written set finds a divergence. Its replay must
+    // hold the reference to that set's expectations, not to the real 2.1.17's recording
+    // (which `--profile cc-2.1.17` means to `run`, and which knows no fuzz scenario).
+    let dir = util::tempdir();
+    let out = dir.path().to_str().unwrap();
+    let args = [
+        "--target",
+        "reference",
+        "--profile",
+        "hand-written-files",
+        "--cases",
+        "500",
+        "--seed",
+        "3",
+        "--out",
+        out,
+        "--max-findings",
+        "1",
+    ];
+    let (code, text) = fuzz(&args);
+    assert_eq!(code, 1, "no finding: {text}");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: taskproof run "))
+        .unwrap_or_else(|| panic!("no replay line: {text}"));
+    assert!(
+        line.ends_with("--target reference --profile written:cc-2.1.17"),
+        "{line}"
+    );
+    let file = line.split(' ').next().unwrap();
+    let (code, report) = run(&[
+        file,
+        "--target",
+        "reference",
+        "--profile",
+        "written:cc-2.1.17",
+    ]);
+    assert_eq!(code, 1, "the replay did not fail again:\n{report}");
+    assert!(report.contains("1 failed"), "{report}");
+}

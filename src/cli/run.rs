@@ -45,8 +45,10 @@ pub struct Args {
     #[arg(long, short, default_value = "reference")]
     pub target: TargetSpec,
     /// The profile the target is held to: strict, a recorded profile built in (see
-    /// `taskproof profile list`), or a recorded profile file's path (*.json, written by
-    /// `taskproof record`) [default: strict; hand-written-files for naive].
+    /// `taskproof profile list`), a recorded profile file's path (*.json, written by
+    /// `taskproof record`), or written:cc-2.1.17 / written:s07 (the expectations written
+    /// into the scenario files under those names, as fuzz's replay lines use them)
+    /// [default: strict; hand-written-files for naive].
     #[arg(long, short, value_parser = parse_profile)]
     pub profile: Option<Choice>,
     /// Scenarios run at once [default: the number of CPUs; for cmd: targets twice that, at

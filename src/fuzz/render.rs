@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::run::{Found, FuzzFinding, Plan, Report, ShrinkStop, Written};
+use crate::profile::Profile;
 use crate::report::markdown::{bullets, cell};
 use crate::report::output::{paint, style};
 
@@ -111,13 +112,19 @@ fn shrink_bound(plan: &Plan, stopped: Option<ShrinkStop>) -> String {
     }
 }
 
-/// The command that replays a finding's scenario against the same target and profile.
+/// The command that replays a finding's scenario against the same target and profile. The
+/// scenario's expectations are written under the profile's name in the scenario files
+/// (`cc-2.1.17` for `hand-written-files`), which `run` reads as a recording unless it is
+/// asked for the written set (`written:cc-2.1.17`).
 pub fn replay(plan: &Plan, f: &Found) -> String {
+    let profile = match plan.setup.profile {
+        Profile::Strict => Profile::Strict.to_string(),
+        other => format!("written:{other}"),
+    };
     format!(
-        "taskproof run {} --target {} --profile {}",
+        "taskproof run {} --target {} --profile {profile}",
         f.written.path().display(),
         shell_word(&plan.setup.target.to_string()),
-        plan.setup.profile
     )
 }
 

@@ -90,8 +90,12 @@ impl Choice {
                 .map(|r| Choice::Recorded(Arc::new(r)))
                 .map_err(|e| e.to_string());
         }
-        if let Ok(p) = s.parse::<Profile>() {
-            return Ok(Choice::Written(p));
+        // The expectation sets written into the scenario files under a name a recording
+        // now answers to (`cc-2.1.17`, `s07`): what a fuzz finding made under
+        // `hand-written-files` or `hand-written-s07` is judged by, so its replay line names
+        // them this way.
+        if let Some(written) = s.strip_prefix("written:") {
+            return written.parse::<Profile>().map(Choice::Written);
         }
         let names: Vec<&str> = std::iter::once("strict")
             .chain(
@@ -101,7 +105,7 @@ impl Choice {
             )
             .collect();
         Err(format!(
-            "unknown profile {s:?}; expected {}, or a profile file's path (ending in .json)",
+            "unknown profile {s:?}; expected {}, written:cc-2.1.17 or written:s07 (the scenario files' own expectations), or a profile file's path (ending in .json)",
             names.join(", ")
         ))
     }
