@@ -27,6 +27,13 @@ impl Fixture {
         Fixture { dir, store }
     }
 
+    /// A store that syncs every write (`--fsync`).
+    fn durable() -> Fixture {
+        let dir = tempdir();
+        let store = StrictStore::open(dir.path(), Options { durable: true }).unwrap();
+        Fixture { dir, store }
+    }
+
     fn reopen(&mut self) {
         self.store = StrictStore::open(self.dir.path(), Options { durable: false }).unwrap();
     }
@@ -129,6 +136,77 @@ fn s1_a_missing_or_damaged_highwatermark_never_reuses_an_existing_id() {
     // A watermark below a task another program wrote is stepped past.
     std::fs::write(&hwm, b"1\n").unwrap();
     assert_eq!(f.create(json!({"subject": "d"})).id, TaskId(6));
+}
+
+#[test]
+fn s1_a_durable_delete_leaves_both_watermark_files_at_the_deleted_id() {
+    // Creates exchange the watermark with its twin and sync neither, so after a power cut
+    // the name may carry either file's last synced content. A durable delete must leave both
+    // covering the deleted id; the next create then writes only the one it exchanges in.
+    let f = Fixture::durable();
+    let read = |name: &str| std::fs::read_to_string(f.folder().join(name)).unwrap();
+    for s in ["a", "b", "c"] {
+        f.create(json!({"subject": s}));
+    }
+    assert_eq!(
+        (read(HIGHWATERMARK_NAME), read(HIGHWATERMARK_SCRATCH_NAME)),
+        ("3\n".into(), "2\n".into())
+    );
+    assert_eq!(
+        f.call(json!({"op": "delete", "list": "l", "id": "3"})),
+        Response::Done
+    );
+    assert_eq!(
+        (read(HIGHWATERMARK_NAME), read(HIGHWATERMARK_SCRATCH_NAME)),
+        ("3\n".into(), "3\n".into())
+    );
+    assert_eq!(f.create(json!({"subject": "d"})).id, TaskId(4));
+    assert_eq!(
+        (read(HIGHWATERMARK_NAME), read(HIGHWATERMARK_SCRATCH_NAME)),
+        ("4\n".into(), "3\n".into())
+    );
+}
+
+#[test]
+fn s1_a_durable_delete_of_a_task_above_the_watermark_raises_both_files_and_follows_no_link() {
+    let f = Fixture::durable();
+    f.create(json!({"subject": "a"}));
+    // Another program wrote task 7 without raising the watermark, and a link sits where the
+    // twin goes.
+    let seven = serde_json::to_vec(&f.get(1).to_json()).unwrap();
+    let seven = String::from_utf8(seven).unwrap().replace("\"1\"", "\"7\"");
+    std::fs::write(f.folder().join("7.json"), seven).unwrap();
+    let outside = f.dir.path().join("outside");
+    std::fs::write(&outside, b"keep").unwrap();
+    let twin = f.folder().join(HIGHWATERMARK_SCRATCH_NAME);
+    std::fs::remove_file(&twin).ok();
+    std::os::unix::fs::symlink(&outside, &twin).unwrap();
+    assert_eq!(
+        f.call(json!({"op": "delete", "list": "l", "id": "7"})),
+        Response::Done
+    );
+    assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+    assert!(!std::fs::symlink_metadata(&twin).unwrap().is_symlink());
+    for name in [HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME] {
+        assert_eq!(
+            std::fs::read_to_string(f.folder().join(name)).unwrap(),
+            "7\n",
+            "{name}"
+        );
+    }
+    assert_eq!(f.create(json!({"subject": "b"})).id, TaskId(8));
+}
+
+#[test]
+fn s1_a_watermark_cut_short_by_a_power_cut_still_counts() {
+    // A watermark that grew from 9 to 10 when the power went: its new length reached the
+    // disk, its new bytes did not. It reads as the old number and a zero byte, and the old
+    // number is still a floor for new ids (falling back to the highest task would hand out
+    // 1 again here, where tasks 1 to 9 were deleted).
+    let f = Fixture::durable();
+    std::fs::create_dir_all(f.folder()).unwrap();
+    std::fs::write(f.folder().join(HIGHWATERMARK_NAME), b"9\n\0").unwrap();
+    assert_eq!(f.create(json!({"subject": "a"})).id, TaskId(10));
 }
 
 #[test]

@@ -23,7 +23,9 @@ use super::discover::ListLocation;
 use super::finding::{EdgeField, Repair};
 use crate::layout;
 use crate::protocol::Layout;
-use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, replay_journal};
+use crate::store::{
+    Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark, replay_journal,
+};
 use crate::task::TaskId;
 
 /// What became of one repair.
@@ -153,9 +155,7 @@ pub fn dry_run(audit: &ListAudit) -> Vec<Change> {
 
 fn raise_highwatermark(dir: &Dir, to: u64) -> RepairOutcome {
     let current = match dir.read(HIGHWATERMARK_NAME) {
-        Ok(b) => std::str::from_utf8(&b)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok()),
+        Ok(b) => parse_watermark(&b),
         Err(ReadError::Missing) => None,
         Err(e) => return RepairOutcome::Skipped(e.to_string()),
     };

@@ -14,7 +14,7 @@ use super::finding::{Finding, FindingKind};
 use super::hook::{HookContext, str_field};
 use super::{audit, judge};
 use crate::protocol::Layout;
-use crate::store::{HIGHWATERMARK_NAME, ReadError};
+use crate::store::{HIGHWATERMARK_NAME, ReadError, parse_watermark};
 use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 
 /// A list folder the hook decided on, and how it got there (for the user's message).
@@ -253,8 +253,7 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
     let highwatermark = dir
         .read(HIGHWATERMARK_NAME)
         .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.trim().parse::<u64>().ok());
+        .and_then(|b| parse_watermark(&b));
     list.bound = highest.max(highwatermark.unwrap_or(0));
     let tasks: Vec<Task> = list.tasks.values().cloned().collect();
     list.old.extend(

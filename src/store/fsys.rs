@@ -60,6 +60,24 @@ fn check_name(name: &str) {
     );
 }
 
+/// Makes the open regular file hold exactly `bytes`: written from offset 0, then cut to
+/// length only when it was longer (a content that grows is never truncated first, so a lost
+/// write leaves the old content whole).
+fn write_whole_at_start(fd: &OwnedFd, old_len: i64, bytes: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::pwrite(fd, &bytes[done..], done as u64) {
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(errno_io(e)),
+        }
+    }
+    if old_len > bytes.len() as i64 {
+        rfs::ftruncate(fd, bytes.len() as u64).map_err(errno_io)?;
+    }
+    Ok(())
+}
+
 impl Dir {
     /// Opens the root folder (following links in the root's own path, which the user chose).
     pub fn open_root(path: &Path) -> io::Result<Dir> {
@@ -230,63 +248,26 @@ impl Dir {
         Ok(())
     }
 
-    /// Writes `name` whole by filling the store's own file `scratch` and exchanging the two
-    /// names in one `renameat2(RENAME_EXCHANGE)`: a reader sees the old content or the new, as
-    /// with [`Dir::write_atomic`], but no inode is created or freed, which on ext4 is most of
-    /// the cost of a small write (allocating an inode scans for recently deleted ones). After
-    /// the exchange `scratch` holds the old content; it is never read, only rewritten whole
-    /// before its next exchange, so a kill mid-write leaves nothing anyone reads. A `scratch`
-    /// that is a link or not a regular file is removed (never followed) and made afresh.
+    /// Writes `name` whole by filling the store's own file `scratch` in place and exchanging
+    /// the two names in one `renameat2(RENAME_EXCHANGE)`: a reader sees the old content or the
+    /// new, as with [`Dir::write_atomic`], but no inode is created or freed, which on ext4 is
+    /// most of the cost of a small write (allocating an inode scans for recently deleted ones),
+    /// and no block is newly allocated, which a durable write's journal commit would have to
+    /// flush as well. After the exchange `scratch` holds the old content, and it is only ever
+    /// rewritten in place before its next exchange. A `scratch` that is a link or not a
+    /// regular file is removed (never followed) and made afresh. The caller holds the lock.
     ///
-    /// Not durable: the scratch is overwritten in place, so after a power cut the exchanged
-    /// file could hold an older content. Used only without fsync; the caller holds the lock.
+    /// Nothing is synced: after a power cut either name may hold a content older than its
+    /// last write (the in-place write lost while the exchange reached the journal). Callers
+    /// that need a value to survive make both files durable first
+    /// ([`Dir::write_scratch_durably`] and [`Dir::sync_file`]); writes only ever grow the
+    /// content, so a lost write leaves the older, shorter content, never a mixture.
     pub fn write_exchange(&self, name: &str, scratch: &str, bytes: &[u8]) -> io::Result<()> {
         check_name(name);
-        check_name(scratch);
-        let open = || {
-            rfs::openat(
-                &self.fd,
-                scratch,
-                OFlags::RDWR
-                    | OFlags::CREATE
-                    | OFlags::NOFOLLOW
-                    | OFlags::NONBLOCK
-                    | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o644),
-            )
-        };
-        let fd = match open() {
-            Ok(fd) => Some(fd),
-            Err(Errno::LOOP | Errno::ISDIR | Errno::NXIO) => None,
-            Err(e) => return Err(errno_io(e)),
-        };
-        let fd = match fd.map(|fd| rfs::fstat(&fd).map(|st| (fd, st))).transpose() {
-            Ok(Some((fd, st))) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
-                Some((fd, st.st_size))
-            }
-            Ok(_) => None,
-            Err(e) => return Err(errno_io(e)),
-        };
-        let Some((fd, size)) = fd else {
-            // Something else sits at the scratch name: remove it (a link itself, never its
-            // target) and let the whole-file write make the real file.
-            match rfs::unlinkat(&self.fd, scratch, AtFlags::empty()) {
-                Ok(()) | Err(Errno::NOENT | Errno::ISDIR) => {}
-                Err(e) => return Err(errno_io(e)),
-            }
+        let Some((fd, old_len)) = self.open_scratch(scratch)? else {
             return self.write_atomic(name, bytes, false);
         };
-        let mut done = 0;
-        while done < bytes.len() {
-            match rustix::io::pwrite(&fd, &bytes[done..], done as u64) {
-                Ok(n) => done += n,
-                Err(Errno::INTR) => {}
-                Err(e) => return Err(errno_io(e)),
-            }
-        }
-        if size != bytes.len() as i64 {
-            rfs::ftruncate(&fd, bytes.len() as u64).map_err(errno_io)?;
-        }
+        write_whole_at_start(&fd, old_len, bytes)?;
         drop(fd);
         match rfs::renameat_with(&self.fd, scratch, &self.fd, name, RenameFlags::EXCHANGE) {
             Ok(()) => Ok(()),
@@ -296,6 +277,49 @@ impl Dir {
             Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
                 self.write_atomic(name, bytes, false)
             }
+            Err(e) => Err(errno_io(e)),
+        }
+    }
+
+    /// Writes the store's own file `scratch` in place, creating it, and flushes its data
+    /// (`fdatasync`); a `scratch` that is a link or not a regular file is removed (never
+    /// followed) and made afresh. A newly made file's name is durable with the next folder
+    /// sync. The caller holds the lock.
+    pub fn write_scratch_durably(&self, scratch: &str, bytes: &[u8]) -> io::Result<()> {
+        let (fd, old_len) = match self.open_scratch(scratch)? {
+            Some(opened) => opened,
+            None => self.open_scratch(scratch)?.ok_or_else(|| {
+                io::Error::other(format!("{scratch}: cannot be made a regular file"))
+            })?,
+        };
+        write_whole_at_start(&fd, old_len, bytes)?;
+        rfs::fdatasync(&fd).map_err(errno_io)
+    }
+
+    /// Opens (creating) the store's own file `scratch` to write in place, never through a
+    /// link, with its length. `None` when something that is not a regular file sat there:
+    /// it is removed then (a link itself, never its target).
+    fn open_scratch(&self, scratch: &str) -> io::Result<Option<(OwnedFd, i64)>> {
+        check_name(scratch);
+        let opened = rfs::openat(
+            &self.fd,
+            scratch,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        );
+        let fd = match opened {
+            Ok(fd) => Some(fd),
+            Err(Errno::LOOP | Errno::ISDIR | Errno::NXIO) => None,
+            Err(e) => return Err(errno_io(e)),
+        };
+        if let Some(fd) = fd {
+            let st = rfs::fstat(&fd).map_err(errno_io)?;
+            if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile {
+                return Ok(Some((fd, st.st_size)));
+            }
+        }
+        match rfs::unlinkat(&self.fd, scratch, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT | Errno::ISDIR) => Ok(None),
             Err(e) => Err(errno_io(e)),
         }
     }
@@ -515,6 +539,30 @@ mod tests {
         assert_eq!(std::fs::read(root.join("f")).unwrap(), b"5\n");
         assert!(
             !std::fs::symlink_metadata(root.join("f"))
+                .unwrap()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn durable_scratch_writes_go_in_place_and_never_follow_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (outside, root) = outside_and_root(&tmp, "outside", b"keep");
+        let dir = Dir::open_root(&root).unwrap();
+        dir.write_scratch_durably("s", b"22\n").unwrap();
+        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let first = inode(&root.join("s"));
+        // Rewritten in place (the same inode), a shorter content leaving no tail.
+        dir.write_scratch_durably("s", b"3\n").unwrap();
+        assert_eq!(std::fs::read(root.join("s")).unwrap(), b"3\n");
+        assert_eq!(inode(&root.join("s")), first);
+        std::fs::remove_file(root.join("s")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("s")).unwrap();
+        dir.write_scratch_durably("s", b"4\n").unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert_eq!(std::fs::read(root.join("s")).unwrap(), b"4\n");
+        assert!(
+            !std::fs::symlink_metadata(root.join("s"))
                 .unwrap()
                 .is_symlink()
         );

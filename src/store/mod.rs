@@ -18,7 +18,7 @@ pub use mutant::Mutant;
 pub use naive::NaiveStore;
 pub use strict::{
     HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH,
-    StrictStore,
+    StrictStore, parse_watermark,
 };
 
 use std::path::Path;

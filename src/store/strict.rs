@@ -36,8 +36,17 @@ use crate::task::{Change, ListName, NewTask, Patch, Status, Strictness, Task, Ta
 /// The high-watermark file: the highest id ever assigned in the list, as a JSON number.
 pub const HIGHWATERMARK_NAME: &str = ".highwatermark";
 /// The store's second watermark file, exchanged with [`HIGHWATERMARK_NAME`] on each create
-/// without fsync (see [`Dir::write_exchange`]); it holds an older value and is never read.
+/// (see [`Dir::write_exchange`]); it holds an older value and is never read as the watermark.
 pub const HIGHWATERMARK_SCRATCH_NAME: &str = ".highwatermark.next";
+
+/// The value of a watermark file: a whole number, blanks around it allowed. Zero bytes after
+/// it are allowed too: they are what a file that grew (`9` to `10`) reads as when the power
+/// was cut after its new length reached the disk but before its new bytes did, and the number
+/// before them is the old value, which is still a floor for new ids.
+pub fn parse_watermark(bytes: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    text.trim_end_matches('\0').trim().parse().ok()
+}
 /// Metadata larger than this, serialized, is `invalid` (S12 requires 64 KiB to be accepted).
 pub const MAX_METADATA_BYTES: usize = 256 * 1024;
 /// Metadata nested deeper than this is `invalid` (S12 requires 32 levels to be accepted).
@@ -368,7 +377,7 @@ impl super::Operations for StrictStore {
         };
         // The `no-lock` mutant writes without the lock, so it cannot use `.tmp` here.
         if self.options.durable && !self.broken(Mutant::NoLock) {
-            tx.persist_watermark()?;
+            tx.persist_watermark(id)?;
         }
         tx.commit()
     }
@@ -624,6 +633,17 @@ mod tests {
         match store.handle_value(&json!({"op": "list", "list": "l"})) {
             Response::Tasks { tasks, .. } => tasks,
             other => panic!("list: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn watermarks_are_whole_numbers_with_blanks_and_a_cut_short_tail_allowed() {
+        assert_eq!(parse_watermark(b"12\n"), Some(12));
+        assert_eq!(parse_watermark(b" 12 "), Some(12));
+        assert_eq!(parse_watermark(b"9\n\0"), Some(9));
+        assert_eq!(parse_watermark(b"9\0\0"), Some(9));
+        for bad in [&b""[..], b"\0\0", b"x", b"-1", b"1.5", b"\x001", b"\xff"] {
+            assert_eq!(parse_watermark(bad), None, "{bad:?}");
         }
     }
 

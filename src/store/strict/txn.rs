@@ -497,16 +497,16 @@ impl Txn<'_> {
     /// Records `id` as the highest id assigned, on its own (never in the journal), before the
     /// task it names is written.
     ///
-    /// Without fsync the new value goes into the scratch file, which is exchanged with the
-    /// watermark in one rename: no inode is created or freed. With fsync it is a whole-file
-    /// write through `.tmp` whose data is not synced on its own: the rename is made durable by
-    /// the folder sync that makes the new task durable, so a create costs the two sync rounds
-    /// of the task's write. After a power cut the watermark may then be empty or its rename
-    /// lost; that is safe because every acknowledged task that still exists is on disk (an
-    /// unreadable watermark falls back to the highest task file, and `next_id` steps past
-    /// every file that exists), and a delete first syncs the watermark
-    /// ([`Txn::persist_watermark`]), so the id of a deleted task is always below a watermark
-    /// that survives.
+    /// The new value goes into the scratch file in place, which is then exchanged with the
+    /// watermark in one rename ([`Dir::write_exchange`]): no inode or block is allocated, with
+    /// fsync or without, and nothing is synced here; with fsync the exchange is made durable
+    /// by the folder sync that makes the new task durable, so a durable create costs the two
+    /// sync rounds of the task's write. After a power cut either watermark file may hold an
+    /// older value than its last write. That is safe: every acknowledged task that still
+    /// exists is on disk, and `next_id` steps past every file that exists; and a durable
+    /// delete first makes *both* files hold at least the deleted id durably
+    /// ([`Txn::persist_watermark`]). Values only grow and are only ever written in place, so
+    /// from then on whichever file carries the watermark's name reads that id or more.
     pub(super) fn write_watermark(&self, id: TaskId) -> Outcome<()> {
         let s = self.store;
         let bytes = format!("{id}\n").into_bytes();
@@ -516,37 +516,46 @@ impl Txn<'_> {
         {
             return self.write_file(HIGHWATERMARK_NAME, bytes);
         }
-        let r = if s.options.durable {
-            self.dir.write_atomic(HIGHWATERMARK_NAME, &bytes, false)
-        } else {
-            self.dir
-                .write_exchange(HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, &bytes)
-        };
-        r.map_err(|e| io_failure(format!("{HIGHWATERMARK_NAME}: {e}")))
+        self.dir
+            .write_exchange(HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, &bytes)
+            .map_err(|e| io_failure(format!("{HIGHWATERMARK_NAME}: {e}")))
     }
 
-    /// Before a durable delete: makes sure the watermark on disk covers every id assigned so
-    /// far, so that the deleted task's id survives a power cut in the watermark (creates do
-    /// not sync it; see [`Txn::write_watermark`]). A readable watermark is synced; an
-    /// unreadable or missing one is written whole and synced.
-    pub(super) fn persist_watermark(&mut self) -> Outcome<()> {
-        let readable = self.read_watermark()?.is_some();
-        if readable && self.dir.sync_file(HIGHWATERMARK_NAME).map_err(io_failure)? {
-            return Ok(());
+    /// Before a durable delete of `deleted`: makes the watermark and its scratch twin both
+    /// hold, on disk, at least every id assigned so far, so that the deleted id survives a
+    /// power cut under the watermark's name whichever of the two a later create's exchange
+    /// leaves there (creates sync neither; see [`Txn::write_watermark`]). A watermark that
+    /// already covers the id is synced as it is; a lower, unreadable or missing one is written
+    /// whole and synced. The twin is written in place and synced. One more `fdatasync` than
+    /// a delete with a single watermark file: deletes pay so that creates need not.
+    pub(super) fn persist_watermark(&mut self, deleted: TaskId) -> Outcome<()> {
+        let fail = |name: &str, e: std::io::Error| io_failure(format!("{name}: {e}"));
+        let current = self.read_watermark()?;
+        let highest = match current {
+            Some(h) if h >= deleted.get() => h,
+            _ => (self.next_id()?.get() - 1).max(deleted.get()),
+        };
+        let synced = current == Some(highest)
+            && self
+                .dir
+                .sync_file(HIGHWATERMARK_NAME)
+                .map_err(|e| fail(HIGHWATERMARK_NAME, e))?;
+        let bytes = format!("{highest}\n").into_bytes();
+        if !synced {
+            self.dir
+                .write_atomic(HIGHWATERMARK_NAME, &bytes, true)
+                .map_err(|e| fail(HIGHWATERMARK_NAME, e))?;
         }
-        let highest = self.next_id()?.get() - 1;
         self.dir
-            .write_atomic(HIGHWATERMARK_NAME, format!("{highest}\n").as_bytes(), true)
-            .map_err(|e| io_failure(format!("{HIGHWATERMARK_NAME}: {e}")))
+            .write_scratch_durably(HIGHWATERMARK_SCRATCH_NAME, &bytes)
+            .map_err(|e| fail(HIGHWATERMARK_SCRATCH_NAME, e))
     }
 
     /// The watermark's value; `None` when it is missing, a link, or not a number.
     pub(super) fn read_watermark(&self) -> Outcome<Option<u64>> {
         let mut buf = Vec::with_capacity(24);
         match self.dir.read_into(HIGHWATERMARK_NAME, &mut buf) {
-            Ok(_) => Ok(std::str::from_utf8(&buf)
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())),
+            Ok(_) => Ok(parse_watermark(&buf)),
             Err(ReadError::Io(e)) => Err(io_failure(e)),
             Err(_) => Ok(None),
         }
