@@ -8,9 +8,13 @@
 #   - the built-in suite against `cmd:sleep SLEEP; exec taskproof serve --no-fsync` (a target
 #     that takes SLEEP seconds, default 2, to start), with sessions started where they are
 #     first used (--start-ahead 0: today's behaviour) and started ahead (the default);
-#   - the reference store in-process, both ways (it must stay under 2 s).
+#   - the reference store in-process, both ways (it must stay under 2 s);
+#   - with CLAUDE_CODE=VERSION, also the real Claude Code (`claude-code@VERSION`, installed
+#     into the cache by an untimed warm-up run first), both ways, CLAUDE_CODE_ROUNDS times
+#     (default 1: a round takes minutes).
 #
-#   scripts/suite-speed.sh              # ROUNDS=2 SLEEP=2
+#   scripts/suite-speed.sh                         # ROUNDS=2 SLEEP=2
+#   CLAUDE_CODE=2.1.112 scripts/suite-speed.sh     # and the real Claude Code 2.1.112
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,20 +28,45 @@ trap 'rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
 
-# time_run NAME ARGS...: runs `taskproof run ARGS`, appends "NAME SECONDS" to $work/times,
-# keeps the summary line in $work/NAME.line.
+# CPU seconds (user + system) used so far by this shell's finished children: `times` runs
+# in this shell (in a subshell it would count the subshell's children only), its file is
+# read after.
+children_cpu() {
+    times >"$work/times.now"
+    tail -1 "$work/times.now" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }; printf "%.2f\n", t }'
+}
+
+# time_run NAME ARGS...: runs `taskproof run ARGS`, appends "NAME SECONDS" to $work/times
+# and "NAME CPU-SECONDS" (the run and every process it started) to $work/cpu, keeps the
+# summary line in $work/NAME.line.
 time_run() {
     local name="$1"
     shift
-    local t0 t1 status=0
+    local t0 t1 c0 c1 status=0
+    children_cpu >"$work/cpu.before"
     t0=$(now)
     "$bin" run "$@" >"$work/$name.out" 2>&1 || status=$?
     t1=$(now)
+    children_cpu >"$work/cpu.after"
+    c0=$(cat "$work/cpu.before")
+    c1=$(cat "$work/cpu.after")
     awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%s %.2f\n", n, b - a }' >>"$work/times"
+    awk -v a="$c0" -v b="$c1" -v n="$name" 'BEGIN { printf "%s %.2f\n", n, b - a }' >>"$work/cpu"
     echo "$(tail -1 "$work/$name.out") (exit $status)" >"$work/$name.line"
 }
 
-for _ in $(seq "$rounds"); do
+cc="${CLAUDE_CODE:-}"
+cc_rounds="${CLAUDE_CODE_ROUNDS:-1}"
+if [ -n "$cc" ]; then
+    # Installs the version into the cache (not charged to the timed runs).
+    "$bin" run scenarios/rt01-basic-creation.json --target "claude-code@$cc" --timeout 120 >/dev/null 2>&1 || true
+fi
+
+for round in $(seq "$rounds"); do
+    if [ -n "$cc" ] && [ "$round" -le "$cc_rounds" ]; then
+        time_run cc-today --target "claude-code@$cc" --start-ahead 0 --jobs "$(nproc)" --timeout 120
+        time_run cc-ahead --target "claude-code@$cc" --timeout 120
+    fi
     time_run slow-today --target "$slow" --start-ahead 0 --jobs "$(nproc)"
     time_run slow-ahead --target "$slow"
     time_run ref-today --start-ahead 0
@@ -54,6 +83,38 @@ slow_ahead=$(median slow-ahead)
 ref_today=$(median ref-today)
 ref_ahead=$(median ref-ahead)
 scenarios=$("$bin" scenarios list | wc -l)
+cpu_row() {
+    local t a ct ca
+    t=$(median "$1-today"); a=$(median "$1-ahead")
+    ct=$(cpu_median "$1-today"); ca=$(cpu_median "$1-ahead")
+    echo "| $2 | $ct | $ca | $(ratio "$ct" "$t") | $(ratio "$ca" "$a") |"
+}
+cc_row() {
+    [ -n "$cc" ] || return 0
+    local today ahead
+    today=$(median cc-today)
+    ahead=$(median cc-ahead)
+    echo "| Claude Code $cc, real CLI | $today | $ahead | $(ratio "$ahead" "$today") | $(all cc-today) | $(all cc-ahead) |"
+}
+cc_lines() {
+    [ -n "$cc" ] || return 0
+    local today ahead cpu busy need
+    today=$(median cc-today)
+    ahead=$(median cc-ahead)
+    cpu=$(cpu_median cc-ahead)
+    busy=$(ratio "$cpu" "$ahead")
+    need=$(awk -v c="$cpu" -v t="$today" 'BEGIN { printf "%.1f", c / (t / 3) }')
+    echo "- Claude Code $cc, today: $(cat "$work/cc-today.line")"
+    echo "- Claude Code $cc, ahead: $(cat "$work/cc-ahead.line")"
+    echo
+    echo "The real Claude Code ($cc, from npm, unmodified, driven by the scripted model; $cc_rounds"
+    echo "round(s), --timeout 120) starts one CLI per session and list, and restarts it every"
+    echo "40 requests. Its ratio is $(ratio "$ahead" "$today") ($(verdict "$(ratio "$ahead" "$today")" 0.33) against the third). Its suite is"
+    echo "bound by CPU, not by start-up: ahead, the run and its CLIs used $cpu CPU-seconds in $ahead s,"
+    echo "$busy of the $cores cores busy on average; today, $(cpu_median cc-today) CPU-seconds in $today s. Even with"
+    echo "every request in parallel, a third of today's time would need $need cores for the same work."
+}
+cpu_median() { grep "^$1 " "$work/cpu" | awk '{print $2}' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 cores=$(nproc)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -79,6 +140,15 @@ concurrent block start together.
 |---|---|---|---|---|---|
 | slow ($sleep_s s start-up) | $slow_today | $slow_ahead | $(ratio "$slow_ahead" "$slow_today") | $(all slow-today) | $(all slow-ahead) |
 | reference, in-process | $ref_today | $ref_ahead | $(ratio "$ref_ahead" "$ref_today") | $(all ref-today) | $(all ref-ahead) |
+$(cc_row)
+
+CPU-seconds (user and system, of \`taskproof run\` and every process it started; medians):
+
+| target | CPU today (s) | CPU ahead (s) | cores busy today | cores busy ahead |
+|---|---|---|---|---|
+$(cpu_row slow "slow ($sleep_s s start-up)")
+$(cpu_row ref "reference, in-process")
+$( [ -n "$cc" ] && cpu_row cc "Claude Code $cc, real CLI")
 
 Goal (issue 15): the slow target's suite in under a third of today's time (ratio below
 0.33), every scenario still on an empty root, the reference suite under 2 s. In this run:
@@ -95,6 +165,7 @@ Verdicts (the last round's summary lines; the same in both ways):
 - slow, ahead: $(cat "$work/slow-ahead.line")
 - reference, today: $(cat "$work/ref-today.line")
 - reference, ahead: $(cat "$work/ref-ahead.line")
+$(cc_lines)
 
 What remains is start-up that cannot move: the hello probe (one start-up before anything
 runs), and sessions a scenario opens after it changed its root (restarts, the session that
