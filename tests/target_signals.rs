@@ -62,16 +62,29 @@ fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Starts `taskproof ARGS` with `tmp` as its TMPDIR, output discarded.
+/// Starts `taskproof ARGS` with `tmp` as its TMPDIR, output discarded, and the signals it
+/// handles at their default disposition, as a terminal leaves them. (A test run started in
+/// the background by a shell without job control inherits SIGINT ignored, and taskproof
+/// rightly leaves an ignored signal ignored, so the SIGINT test would wait in vain.)
 fn start(tmp: &Path, args: &[&str]) -> Child {
-    util::taskproof()
+    use std::os::unix::process::CommandExt;
+    let mut command = util::taskproof();
+    command
         .args(args)
         .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start taskproof")
+        .stderr(Stdio::null());
+    // SAFETY: between fork and exec this only calls signal(2), which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    command.spawn().expect("start taskproof")
 }
 
 /// Sends `signal` to taskproof once `ready` holds for its processes, then checks that it
