@@ -24,7 +24,8 @@
 #   names, in LEARN_CLAUDE_CODE_DIR, with its requirements importable by
 #   LEARN_CLAUDE_CODE_PYTHON (default: $LEARN_CLAUDE_CODE_DIR/.venv/bin/python).
 #
-# TASKPROOF names the binary (default: a release build of this checkout). TIMEOUT and
+# TASKPROOF names the binary (default: a release build of this checkout), HOLDS_DIR the
+# folder for the reports (default: reports/profiles/holds). TIMEOUT and
 # START_TIMEOUT override the per-target defaults below, which leave room for a loaded
 # 2-core machine: Claude Code 2.1.17's terminal UI and Task Master's MCP server are slow to
 # start.
@@ -35,7 +36,7 @@ if [ -z "${TASKPROOF:-}" ]; then
   cargo build --release --quiet || exit 2
   TASKPROOF=target/release/taskproof
 fi
-out_dir=reports/profiles/holds
+out_dir=${HOLDS_DIR:-reports/profiles/holds}
 mkdir -p "$out_dir"
 day=$(date -u +%F)
 
