@@ -73,7 +73,10 @@ for round in $(seq "$rounds"); do
     time_run ref-ahead
 done
 
-median() { grep "^$1 " "$work/times" | awk '{print $2}' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# median_in FILE NAME: the median of NAME's values in $work/FILE ("NAME VALUE" lines).
+median_in() { grep "^$2 " "$work/$1" | awk '{print $2}' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { median_in times "$1"; }
+cpu_median() { median_in cpu "$1"; }
 all() { grep "^$1 " "$work/times" | awk '{print $2}' | paste -sd, | sed 's/,/, /g'; }
 verdict() { awk -v x="$1" -v lim="$2" 'BEGIN { if (x < lim) print "met"; else print "not met at this load" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -114,7 +117,6 @@ cc_lines() {
     echo "$busy of the $cores cores busy on average; today, $(cpu_median cc-today) CPU-seconds in $today s. Even with"
     echo "every request in parallel, a third of today's time would need $need cores for the same work."
 }
-cpu_median() { grep "^$1 " "$work/cpu" | awk '{print $2}' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 cores=$(nproc)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 

@@ -67,6 +67,14 @@ fn fuzz(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// `taskproof fuzz ARGS --seed 3 --max-findings 1 --out OUT`: a seeded run that stops at its
+/// first finding (a run goes on past it unless told otherwise).
+fn first_finding(out: &str, args: &[&str]) -> (i32, String) {
+    let mut all = args.to_vec();
+    all.extend(["--seed", "3", "--max-findings", "1", "--out", out]);
+    fuzz(&all)
+}
+
 fn run(args: &[&str]) -> (i32, String) {
     let out = util::taskproof()
         .arg("run")
@@ -132,20 +140,9 @@ fn check_mutant(m: taskproof::store::Mutant) {
     let dir = util::tempdir();
     let out = dir.path().to_str().unwrap();
     let target = format!("mutant:{m}");
-    // The first finding is enough here; a run goes on past it unless told otherwise.
-    let args = [
-        "--target",
-        &target,
-        "--cases",
-        "2000",
-        "--seed",
-        "3",
-        "--out",
-        out,
-        "--max-findings",
-        "1",
-    ];
-    let (code, text) = fuzz(&args);
+    // The first finding is enough here.
+    let args = ["--target", &target, "--cases", "2000"];
+    let (code, text) = first_finding(out, &args);
     assert_eq!(code, 1, "{m} not found: {text}");
     let written: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -178,7 +175,7 @@ fn check_mutant(m: taskproof::store::Mutant) {
     if m == taskproof::store::Mutant::NoMirror {
         // The same bug found again is recognised, and its file left alone.
         let before = std::fs::read(file).unwrap();
-        let (code, text) = fuzz(&args);
+        let (code, text) = first_finding(out, &args);
         assert_eq!(code, 1);
         assert!(text.contains("known finding"), "{text}");
         assert_eq!(std::fs::read(file).unwrap(), before);
@@ -193,20 +190,10 @@ fn a_cmd_target_is_fuzzed_through_real_processes() {
         "cmd:exec '{}' serve --no-fsync --mutant no-mirror",
         util::bin()
     );
-    let (code, text) = fuzz(&[
-        "--target",
-        &target,
-        "--cases",
-        "200",
-        "--seed",
-        "3",
-        "--steps",
-        "12",
-        "--out",
+    let (code, text) = first_finding(
         out,
-        "--max-findings",
-        "1",
-    ]);
+        &["--target", &target, "--cases", "200", "--steps", "12"],
+    );
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("rules: S8"), "{text}");
 }
@@ -406,20 +393,10 @@ fn shrinking_is_bounded_by_flags_and_reported_in_taskproofs_words() {
     ] {
         let dir = util::tempdir();
         let out = dir.path().to_str().unwrap();
-        let (code, text) = fuzz(&[
-            "--target",
-            "mutant:no-mirror",
-            "--cases",
-            "50",
-            "--seed",
-            "3",
-            "--max-findings",
-            "1",
-            flag,
-            value,
-            "--out",
+        let (code, text) = first_finding(
             out,
-        ]);
+            &["--target", "mutant:no-mirror", "--cases", "50", flag, value],
+        );
         assert_eq!(code, 1, "{text}");
         assert!(text.contains(said), "{flag}: {text}");
         assert!(text.contains("it may not be minimal"), "{text}");
@@ -632,21 +609,17 @@ fn a_hand_written_files_finding_replays_against_the_written_expectations() {
     // (which `--profile cc-2.1.17` means to `run`, and which knows no fuzz scenario).
     let dir = util::tempdir();
     let out = dir.path().to_str().unwrap();
-    let args = [
-        "--target",
-        "reference",
-        "--profile",
-        "hand-written-files",
-        "--cases",
-        "500",
-        "--seed",
-        "3",
-        "--out",
+    let (code, text) = first_finding(
         out,
-        "--max-findings",
-        "1",
-    ];
-    let (code, text) = fuzz(&args);
+        &[
+            "--target",
+            "reference",
+            "--profile",
+            "hand-written-files",
+            "--cases",
+            "500",
+        ],
+    );
     assert_eq!(code, 1, "no finding: {text}");
     let line = text
         .lines()

@@ -173,9 +173,9 @@ fn s1_a_durable_delete_of_a_task_above_the_watermark_raises_both_files_and_follo
     f.create(json!({"subject": "a"}));
     // Another program wrote task 7 without raising the watermark, and a link sits where the
     // twin goes.
-    let seven = serde_json::to_vec(&f.get(1).to_json()).unwrap();
-    let seven = String::from_utf8(seven).unwrap().replace("\"1\"", "\"7\"");
-    std::fs::write(f.folder().join("7.json"), seven).unwrap();
+    let mut seven = f.get(1).to_json();
+    seven["id"] = json!("7");
+    std::fs::write(f.folder().join("7.json"), seven.to_string()).unwrap();
     let outside = f.dir.path().join("outside");
     std::fs::write(&outside, b"keep").unwrap();
     let twin = f.folder().join(HIGHWATERMARK_SCRATCH_NAME);

@@ -526,21 +526,34 @@ mod tests {
         dir.write_exchange("f", "s", b"3\n").unwrap();
         assert_eq!(std::fs::read(root.join("f")).unwrap(), b"3\n");
         // A scratch that is a link is removed, not written through.
-        std::fs::remove_file(root.join("s")).unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("s")).unwrap();
-        dir.write_exchange("f", "s", b"4\n").unwrap();
-        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
-        assert_eq!(std::fs::read(root.join("f")).unwrap(), b"4\n");
+        writes_past_a_link(&root, &outside, "s", "f", b"4\n", || {
+            dir.write_exchange("f", "s", b"4\n").unwrap()
+        });
         // A target that is a link is exchanged away as a link; its target is untouched.
-        std::fs::remove_file(root.join("f")).unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("f")).unwrap();
-        dir.write_exchange("f", "s", b"5\n").unwrap();
-        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
-        assert_eq!(std::fs::read(root.join("f")).unwrap(), b"5\n");
+        writes_past_a_link(&root, &outside, "f", "f", b"5\n", || {
+            dir.write_exchange("f", "s", b"5\n").unwrap()
+        });
+    }
+
+    /// Puts a link to `outside` at `linked`, runs `write`, and checks that `outside` kept its
+    /// content, that `written` holds `bytes`, and that `linked` is no longer a link (a
+    /// regular file, or gone).
+    fn writes_past_a_link(
+        root: &Path,
+        outside: &Path,
+        linked: &str,
+        written: &str,
+        bytes: &[u8],
+        write: impl FnOnce(),
+    ) {
+        let _ = std::fs::remove_file(root.join(linked));
+        std::os::unix::fs::symlink(outside, root.join(linked)).unwrap();
+        write();
+        assert_eq!(std::fs::read(outside).unwrap(), b"keep");
+        assert_eq!(std::fs::read(root.join(written)).unwrap(), bytes);
         assert!(
-            !std::fs::symlink_metadata(root.join("f"))
-                .unwrap()
-                .is_symlink()
+            std::fs::symlink_metadata(root.join(linked)).map_or(true, |m| !m.is_symlink()),
+            "{linked} is still a link"
         );
     }
 
@@ -556,16 +569,9 @@ mod tests {
         dir.write_scratch_durably("s", b"3\n").unwrap();
         assert_eq!(std::fs::read(root.join("s")).unwrap(), b"3\n");
         assert_eq!(inode(&root.join("s")), first);
-        std::fs::remove_file(root.join("s")).unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("s")).unwrap();
-        dir.write_scratch_durably("s", b"4\n").unwrap();
-        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
-        assert_eq!(std::fs::read(root.join("s")).unwrap(), b"4\n");
-        assert!(
-            !std::fs::symlink_metadata(root.join("s"))
-                .unwrap()
-                .is_symlink()
-        );
+        writes_past_a_link(&root, &outside, "s", "s", b"4\n", || {
+            dir.write_scratch_durably("s", b"4\n").unwrap()
+        });
     }
 
     #[test]
