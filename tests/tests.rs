@@ -16,6 +16,7 @@ mod profile;
 mod race;
 mod race_mixed;
 mod run;
+mod session_steps;
 mod store_kill;
 mod store_model;
 mod store_multiprocess;

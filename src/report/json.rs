@@ -130,5 +130,13 @@ fn failure_json(f: &StepFailure) -> Value {
         "reason": f.reason,
         "rules": f.rules,
         "note": f.note,
+        "witness": f.witness.as_ref().map(|w| json!({
+            "event": w.event,
+            "seconds": (w.seconds * 1000.0).round() / 1000.0,
+            "files_before": w.before,
+            "files_after": w.after,
+            "gone": w.gone(),
+            "vanished": w.vanished,
+        })),
     })
 }

@@ -44,6 +44,54 @@ pub struct StepFailure {
     pub note: Option<String>,
     /// The step as written in the file.
     pub step_json: Option<Value>,
+    /// Set when a session step (a `wait`, `clear`, `compact`, `exit`, `kill`, `resume`)
+    /// came before the failing step: what happened between the requests.
+    pub witness: Option<EventWitness>,
+}
+
+/// What happened between requests before a failing step: the last session step before it,
+/// the files of the root just before that step and when the failing step was judged, and
+/// the seconds in between. It shows a task that vanished without a `delete`: its file is in
+/// `before` and not in `after`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventWitness {
+    /// The session step, in words: `steps[4] wait 7 s`, `steps[3] clear (session main)`.
+    pub event: String,
+    /// Seconds from just before the session step to the failing step's judgement.
+    pub seconds: f64,
+    /// Files under the root (relative paths, with their sizes) just before the session step;
+    /// `None` when the target's layout is opaque (its files say nothing).
+    pub before: Option<Vec<String>>,
+    /// The same, when the failing step was judged.
+    pub after: Option<Vec<String>>,
+    /// Each task file that was seen after an earlier step and is gone now, with the steps
+    /// between which it went: `shared-plan/1.json: last seen after steps[3] (at 4.2 s), gone
+    /// after steps[4] (at 11.3 s)`. Times count from the scenario's first step.
+    pub vanished: Vec<String>,
+}
+
+impl EventWitness {
+    /// The files present before and gone after.
+    pub fn gone(&self) -> Vec<&str> {
+        match (&self.before, &self.after) {
+            (Some(b), Some(a)) => {
+                let names = |v: &Vec<String>| -> BTreeSet<String> {
+                    v.iter().map(|f| file_name_of(f).to_string()).collect()
+                };
+                let now = names(a);
+                b.iter()
+                    .map(|f| file_name_of(f))
+                    .filter(|f| !now.contains(*f))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `l/1.json` of `l/1.json (312 B)`.
+fn file_name_of(entry: &str) -> &str {
+    entry.split(" (").next().unwrap_or(entry)
 }
 
 /// A step that did not run, and why (its file steps, against a target whose layout is

@@ -283,11 +283,38 @@ pub fn failure_text(r: &ScenarioResult) -> String {
                 if let Some(n) = &f.note {
                     out.push_str(&format!("    note:     {n}\n"));
                 }
+                if let Some(w) = &f.witness {
+                    out.push_str(&witness_block(w));
+                }
             }
         }
     }
     out.push_str(&stderr_block(&r.stderr));
     out.trim_end().to_string()
+}
+
+/// What happened between the requests before a failure, under `witness:`.
+fn witness_block(w: &crate::report::result::EventWitness) -> String {
+    let files = |f: &Option<Vec<String>>| match f {
+        None => "(not visible: the target's layout is opaque)".to_string(),
+        Some(v) if v.is_empty() => "(none)".to_string(),
+        Some(v) => v.join(", "),
+    };
+    let mut out = format!(
+        "    witness:  {:.1} s after {}\n      files before it: {}\n      files now:       {}\n",
+        w.seconds,
+        w.event,
+        files(&w.before),
+        files(&w.after)
+    );
+    let gone = w.gone();
+    if !gone.is_empty() {
+        out.push_str(&format!("      gone since it:   {}\n", gone.join(", ")));
+    }
+    for v in &w.vanished {
+        out.push_str(&format!("      vanished:        {v}\n"));
+    }
+    out
 }
 
 /// The tail of an adapter's stderr, indented under `adapter stderr:`; empty when it said

@@ -11,6 +11,7 @@ use super::expect::Expect;
 use crate::profile::Profile;
 use crate::protocol::Feature;
 use crate::rule::Rule;
+pub use crate::target::SessionEvent;
 
 /// One scenario file.
 #[derive(Debug, Clone)]
@@ -54,6 +55,29 @@ impl Scenario {
         self.steps_for(profile)
             .find(|s| s.action.is_file_step())
             .map(|s| s.index)
+    }
+
+    /// Whether the scenario plays a user at a terminal: it waits, or it clears, compacts,
+    /// exits or resumes a session. Agent targets then run its sessions the way a person
+    /// uses them (Claude Code: its terminal UI rather than print mode). A `kill` alone does
+    /// not: SIGKILL ends a process the same way however it was driven, and the scenarios
+    /// that kill (S14) were recorded in print mode.
+    pub fn plays_a_user(&self, profile: Profile) -> bool {
+        self.steps_for(profile)
+            .any(|s| matches!(s.action, Action::Wait(_) | Action::Event { .. }))
+    }
+
+    /// The first step under `profile` doing a session event the target cannot do, with
+    /// the target's reason.
+    pub fn unsupported_event(
+        &self,
+        profile: Profile,
+        can: impl Fn(SessionEvent) -> Result<(), String>,
+    ) -> Option<(usize, SessionEvent, String)> {
+        self.steps_for(profile).find_map(|s| match &s.action {
+            Action::Event { event, .. } => can(*event).err().map(|why| (s.index, *event, why)),
+            _ => None,
+        })
     }
 }
 
@@ -182,6 +206,14 @@ pub enum Action {
     Restart(String),
     Kill(String),
     Close(String),
+    /// Real time passes with nothing sent (docs/scenario-format.md, "Session events").
+    Wait(std::time::Duration),
+    /// Something a user does to an agent session between requests: `clear`, `compact`,
+    /// `exit`, `resume` (a `kill` is [`Action::Kill`]).
+    Event {
+        event: SessionEvent,
+        session: String,
+    },
     WriteTask {
         list: String,
         id: String,

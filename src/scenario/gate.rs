@@ -116,7 +116,12 @@ fn step_lists(step: &Step) -> Vec<String> {
 }
 
 /// Why a scenario cannot run against this target under this profile, if it cannot.
-pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<String> {
+pub fn skip_reason(
+    s: &Scenario,
+    profile: Profile,
+    hello: &Hello,
+    target: &crate::target::TargetSpec,
+) -> Option<String> {
     if !s.profiles.contains(&profile) {
         let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
         return Some(format!(
@@ -137,6 +142,11 @@ pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<Stri
         return Some(format!(
             "the target lacks the feature {}",
             missing.join(" and ")
+        ));
+    }
+    if let Some((i, event, why)) = s.unsupported_event(profile, |e| target.can(e)) {
+        return Some(format!(
+            "steps[{i}] is a `{event}` the target cannot do: {why}"
         ));
     }
     None

@@ -97,9 +97,19 @@ impl Run<'_> {
                     .map_err(|e| Self::target_error(step, None, e.to_string()))?;
                 self.session(step, name).map(|_| ())
             }
-            Action::Kill(name) => self
-                .end(name, true)
-                .map_err(|e| Self::target_error(step, None, e.to_string())),
+            Action::Kill(name) => {
+                self.mark_event(step, format!("kill (session {name})"));
+                self.session_event(step, name, SessionEvent::Kill)
+            }
+            Action::Wait(d) => {
+                self.mark_event(step, format!("wait {} s", d.as_secs_f64()));
+                std::thread::sleep(*d);
+                Ok(())
+            }
+            Action::Event { event, session } => {
+                self.mark_event(step, format!("{event} (session {session})"));
+                self.session_event(step, session, *event)
+            }
             Action::Close(name) => self
                 .end(name, false)
                 .map_err(|e| Self::target_error(step, None, format!("session {name}: {e}"))),
@@ -187,6 +197,66 @@ impl Run<'_> {
                 self.check(step, &list, invariants, ready.as_ref())
             }
             Action::Concurrent(c) => self.concurrent(step, c),
+        }
+    }
+
+    /// A session event: done by the session itself when it is an agent conversation
+    /// (`Session::event`), else by the runner on the connection (`exit` closes it, `kill`
+    /// kills it, `resume` opens a new one; `clear` and `compact` were gated out before).
+    fn session_event(&mut self, step: &Step, name: &str, event: SessionEvent) -> Result<(), Stop> {
+        let failed = |e: crate::target::TargetError| {
+            Self::target_error(step, None, format!("session {name}: {event}: {e}"))
+        };
+        match event {
+            SessionEvent::Resume => {
+                let Some(mut s) = self.suspended.remove(name) else {
+                    return self.session(step, name).map(|_| ());
+                };
+                match s.event(event) {
+                    Ok(true) => {
+                        self.sessions.insert(name.to_string(), s);
+                        Ok(())
+                    }
+                    Ok(false) => {
+                        self.ended.push((name.to_string(), s.stderr()));
+                        self.session(step, name).map(|_| ())
+                    }
+                    Err(e) => {
+                        self.ended.push((name.to_string(), s.stderr()));
+                        Err(failed(e))
+                    }
+                }
+            }
+            SessionEvent::Exit | SessionEvent::Kill => {
+                let Some(mut s) = self.sessions.remove(name) else {
+                    // Not open (never used, or ended already): nothing to end.
+                    return Ok(());
+                };
+                match s.event(event) {
+                    Ok(true) => {
+                        self.suspended.insert(name.to_string(), s);
+                        Ok(())
+                    }
+                    Ok(false) => {
+                        self.sessions.insert(name.to_string(), s);
+                        self.end(name, event == SessionEvent::Kill).map_err(failed)
+                    }
+                    Err(e) => {
+                        self.ended.push((name.to_string(), s.stderr()));
+                        Err(failed(e))
+                    }
+                }
+            }
+            SessionEvent::Clear | SessionEvent::Compact => {
+                let s = self.session(step, name)?;
+                match s.event(event) {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err(failed(crate::target::TargetError::Io(format!(
+                        "the session has no conversation to {event}"
+                    )))),
+                    Err(e) => Err(failed(e)),
+                }
+            }
         }
     }
 

@@ -46,7 +46,7 @@ impl Run<'_> {
             .collect();
         if missing.len() > 1 && self.config.start_ahead > 0 {
             let root = self.sandbox.root().to_path_buf();
-            let options = self.config.session_options();
+            let options = self.config.options_for(self.scenario);
             let target = &self.config.target;
             let opened: Vec<_> = std::thread::scope(|scope| {
                 let handles: Vec<_> = missing

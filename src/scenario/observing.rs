@@ -97,6 +97,7 @@ impl Run<'_> {
                 rules: step.map_or_else(|| vec![Rule::S13], |s| self.rules(s)),
                 note: step.and_then(|s| s.note.clone()),
                 step_json: step.map(|s| s.raw.clone()),
+                witness: step.and_then(|_| self.witness()),
             }),
         }
     }

@@ -10,7 +10,7 @@
 //! Concurrent blocks are run by [`super::lanes`], file steps' paths and checks by
 //! [`super::files`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ use crate::profile::recorded::StepKey;
 use crate::profile::{Mode, observe};
 use crate::protocol::Answer;
 use crate::report::result::{
-    Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
+    EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
 use crate::rule::Rule;
 use crate::target::{Session, TargetError};
@@ -62,7 +62,7 @@ pub(super) fn judge(
             );
         }
     };
-    if let Some(reason) = skip_reason(s, config.profile, hello) {
+    if let Some(reason) = skip_reason(s, config.profile, hello, &config.target) {
         return nothing(Ok(Outcome::Skip(reason)));
     }
     // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.
@@ -114,7 +114,17 @@ pub(super) fn judge(
         notes: Vec::new(),
         steps: Vec::new(),
         observation: None,
+        suspended: BTreeMap::new(),
+        last_event: None,
+        timeline: Vec::new(),
+        started: std::time::Instant::now(),
     };
+    let timeline = s.steps_for(config.profile).any(|st| {
+        matches!(
+            st.action,
+            Action::Wait(_) | Action::Event { .. } | Action::Kill(_)
+        )
+    });
     for (name, opened) in prepared.sessions {
         match opened {
             Ok(session) => {
@@ -139,6 +149,9 @@ pub(super) fn judge(
         }
         run.observation = None;
         let stepped = run.step(step);
+        if timeline {
+            run.note_files(step);
+        }
         // [recorded profiles] Observe the step; under a recorded profile, judge that.
         let stepped = match config.mode {
             Mode::Expectations => stepped,
@@ -234,6 +247,52 @@ pub(super) struct Run<'a> {
     /// [recorded profiles] What the current step showed, when it did not behave as strict
     /// expects and the step itself can say more than "it failed" (set only when observing).
     pub(super) observation: Option<Value>,
+    /// Sessions that an `exit` or `kill` ended and that keep their conversation for a later
+    /// `resume` (agent sessions, see `Session::event`).
+    pub(super) suspended: BTreeMap<String, Box<dyn Session>>,
+    /// The last session step so far, for the witness of a later failure.
+    pub(super) last_event: Option<EventMark>,
+    /// In a scenario with session steps: the root's files after each step, for the witness.
+    pub(super) timeline: Vec<(usize, std::time::Instant, Vec<String>)>,
+    pub(super) started: std::time::Instant,
+}
+
+/// A session step and what the root held just before it.
+pub(super) struct EventMark {
+    event: String,
+    at: std::time::Instant,
+    files: Vec<String>,
+}
+
+/// Every file under `root`, as `path (N B)` relative to it, sorted; folders only through
+/// their files, links as `path -> target`.
+pub(super) fn files_under(root: &std::path::Path) -> Vec<String> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => walk(root, &path, out),
+                Ok(m) if m.file_type().is_symlink() => {
+                    let to = std::fs::read_link(&path).unwrap_or_default();
+                    out.push(format!("{rel} -> {}", to.display()));
+                }
+                Ok(m) => out.push(format!("{rel} ({} B)", m.len())),
+                Err(_) => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
 }
 
 /// The most stderr kept per session for the report, from the end.
@@ -264,7 +323,78 @@ impl Run<'_> {
             rules: self.rules(step),
             note: step.note.clone(),
             step_json: Some(step.raw.clone()),
+            witness: self.witness(),
         }))
+    }
+
+    /// The witness of what happened between requests, for a failure after a session step.
+    pub(super) fn witness(&self) -> Option<EventWitness> {
+        let mark = self.last_event.as_ref()?;
+        let visible = self.layout != crate::protocol::Layout::Opaque;
+        let now = visible.then(|| files_under(self.sandbox.root()));
+        Some(EventWitness {
+            event: mark.event.clone(),
+            seconds: mark.at.elapsed().as_secs_f64(),
+            before: visible.then(|| mark.files.clone()),
+            vanished: now
+                .as_ref()
+                .map(|now| self.vanished(now))
+                .unwrap_or_default(),
+            after: now,
+        })
+    }
+
+    /// Task files (`*.json`) seen after some step that are not in `now`, each with the
+    /// steps between which it went.
+    fn vanished(&self, now: &[String]) -> Vec<String> {
+        let name = |entry: &str| entry.split(" (").next().unwrap_or(entry).to_string();
+        let present: BTreeSet<String> = now.iter().map(|e| name(e)).collect();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (k, (_, _, files)) in self.timeline.iter().enumerate() {
+            for f in files {
+                let f = name(f);
+                if f.ends_with(".json") && !f.contains(" -> ") {
+                    seen.insert(f, k);
+                }
+            }
+        }
+        let at = |t: std::time::Instant| t.duration_since(self.started).as_secs_f64();
+        seen.into_iter()
+            .filter(|(f, _)| !present.contains(f))
+            .map(|(f, k)| {
+                let (step, t, _) = &self.timeline[k];
+                let gone = match self.timeline.get(k + 1) {
+                    Some((next, t2, _)) => {
+                        format!("gone after steps[{next}] (at {:.1} s)", at(*t2))
+                    }
+                    None => "gone when the failing step was judged".to_string(),
+                };
+                format!(
+                    "{f}: last seen after steps[{step}] (at {:.1} s), {gone}",
+                    at(*t)
+                )
+            })
+            .collect()
+    }
+
+    /// After a step of a scenario with session steps: what the root holds now.
+    pub(super) fn note_files(&mut self, step: &Step) {
+        if self.layout != crate::protocol::Layout::Opaque {
+            self.timeline.push((
+                step.index,
+                std::time::Instant::now(),
+                files_under(self.sandbox.root()),
+            ));
+        }
+    }
+
+    /// Notes a session step about to happen, and what the root holds just before it.
+    pub(super) fn mark_event(&mut self, step: &Step, words: String) {
+        self.last_event = Some(EventMark {
+            event: format!("steps[{}] {words}", step.index),
+            at: std::time::Instant::now(),
+            files: files_under(self.sandbox.root()),
+        });
     }
 
     pub(super) fn target_error(step: &Step, request: Option<Value>, message: String) -> Stop {
@@ -282,12 +412,17 @@ impl Run<'_> {
         name: &str,
     ) -> Result<&mut Box<dyn Session>, Stop> {
         if !self.sessions.contains_key(name) {
+            // A session that `exit` or `kill` ended and that is used again without `resume`
+            // starts afresh: its old conversation is let go.
+            if let Some(old) = self.suspended.remove(name) {
+                self.ended.push((name.to_string(), old.stderr()));
+            }
             let opened = match self.failed_opens.remove(name) {
                 Some(failed) => Err(failed),
                 None => self
                     .config
                     .target
-                    .open_with_stderr(self.sandbox.root(), self.config.session_options()),
+                    .open_with_stderr(self.sandbox.root(), self.config.options_for(self.scenario)),
             };
             match opened {
                 Ok(s) => {
@@ -321,8 +456,16 @@ impl Run<'_> {
         closed
     }
 
+    /// Lets go of the sessions kept for a `resume` that never came, keeping their stderr.
+    fn drop_suspended(&mut self) {
+        for (name, s) in std::mem::take(&mut self.suspended) {
+            self.ended.push((name, s.stderr()));
+        }
+    }
+
     /// Kills every session (after a failure there is nothing left to judge).
     fn kill_all(&mut self) {
+        self.drop_suspended();
         let names: Vec<String> = self.sessions.keys().cloned().collect();
         for name in names {
             let _ = self.end(&name, true);
@@ -332,6 +475,7 @@ impl Run<'_> {
     /// Ends every session normally; an adapter that does not exit with status 0 at the end
     /// of its input broke the protocol.
     fn close_all(&mut self) -> Result<(), TargetFailure> {
+        self.drop_suspended();
         let names: Vec<String> = self.sessions.keys().cloned().collect();
         let mut first = None;
         for name in names {
@@ -362,6 +506,7 @@ impl Run<'_> {
             rules: vec![Rule::S13],
             note: None,
             step_json: None,
+            witness: None,
         })
     }
 

@@ -85,6 +85,15 @@ impl RunConfig {
             timeout: self.timeout,
             start_timeout: self.start_timeout,
             durable: self.durable,
+            interactive: false,
+        }
+    }
+
+    /// The options of the sessions of scenario `s`: interactive when it plays a user.
+    pub(super) fn options_for(&self, s: &Scenario) -> SessionOptions {
+        SessionOptions {
+            interactive: s.plays_a_user(self.profile),
+            ..self.session_options()
         }
     }
 }
@@ -165,6 +174,12 @@ pub fn run_suite(
     if config.start_ahead > 0 {
         order.sort_by_key(|&i| std::cmp::Reverse(late_starts(&scenarios[i], config.profile)));
     }
+    // Scenarios that wait spend most of their time asleep: each runs on a thread of its own,
+    // started first, so that waits overlap each other and the rest of the suite instead of
+    // holding one of the `jobs` slots.
+    let (waiting, order): (Vec<usize>, Vec<usize>) = order
+        .into_iter()
+        .partition(|&i| waits(&scenarios[i], config.profile));
     let order = &order;
     let mut results = Vec::with_capacity(scenarios.len());
     let (tx, rx) = mpsc::channel::<ScenarioResult>();
@@ -176,6 +191,16 @@ pub fn run_suite(
         let target = &target;
         let hello = &hello;
         let next = &next;
+        for &i in &waiting {
+            let tx = tx.clone();
+            scope.spawn(move || {
+                let s = &scenarios[i];
+                let prepared = (config.start_ahead > 0)
+                    .then(|| prepare(s, config, hello))
+                    .flatten();
+                let _ = tx.send(run_prepared(s, config, target, prepared));
+            });
+        }
         if config.start_ahead == 0 {
             // Every session opens when the scenario first uses it.
             for _ in 0..jobs {
@@ -307,6 +332,12 @@ pub fn late_starts(s: &Scenario, profile: Profile) -> usize {
     count
 }
 
+/// Whether scenario `s` has a `wait` step under `profile` (it then sleeps for real).
+fn waits(s: &Scenario, profile: Profile) -> bool {
+    s.steps_for(profile)
+        .any(|st| matches!(st.action, Action::Wait(_)))
+}
+
 /// The result of a scenario that was not run because the target could not start.
 fn not_run(s: &Scenario, message: String) -> ScenarioResult {
     result_of(
@@ -381,13 +412,13 @@ pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
 /// Prepares a scenario that will run (`None` for one that will be skipped whole, or when
 /// no sandbox can be made: the run then reports why).
 fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> {
-    if skip_reason(s, config.profile, hello).is_some() {
+    if skip_reason(s, config.profile, hello, &config.target).is_some() {
         return None;
     }
     let sandbox = Sandbox::new().ok()?;
     let names = early_sessions(s, config.profile);
     let root = sandbox.root();
-    let options = config.session_options();
+    let options = config.options_for(s);
     let sessions = std::thread::scope(|scope| {
         let handles: Vec<_> = names
             .into_iter()
@@ -484,6 +515,7 @@ fn run_prepared(
                 rules: s.rules.clone(),
                 note: None,
                 step_json: None,
+                witness: None,
             }])),
             Ok(Outcome::Skip(r)) => Ok(Outcome::Skip(r)),
             Ok(Outcome::Fail(_)) | Err(_) => {

@@ -66,6 +66,10 @@ pub struct SessionOptions {
     pub start_timeout: Duration,
     /// For in-process stores: fsync or not.
     pub durable: bool,
+    /// The session plays a user at a terminal (the scenario waits or has session events):
+    /// an agent target runs the way a person uses it (Claude Code: its terminal UI, in every
+    /// version), others are unaffected.
+    pub interactive: bool,
 }
 
 impl Default for SessionOptions {
@@ -74,7 +78,51 @@ impl Default for SessionOptions {
             timeout: DEFAULT_TIMEOUT,
             start_timeout: DEFAULT_START_TIMEOUT,
             durable: true,
+            interactive: false,
         }
+    }
+}
+
+/// What a user does to an agent session between requests (docs/scenario-format.md,
+/// "Session events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SessionEvent {
+    /// The user's `/clear`: the conversation starts over.
+    Clear,
+    /// The user's `/compact`: the conversation is summarised.
+    Compact,
+    /// The session ends normally (the user's `/exit`).
+    Exit,
+    /// SIGKILL of the session.
+    Kill,
+    /// The same conversation started again (`--resume`).
+    Resume,
+}
+
+impl SessionEvent {
+    pub const ALL: [SessionEvent; 5] = [
+        SessionEvent::Clear,
+        SessionEvent::Compact,
+        SessionEvent::Exit,
+        SessionEvent::Kill,
+        SessionEvent::Resume,
+    ];
+
+    /// The step's key in a scenario file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionEvent::Clear => "clear",
+            SessionEvent::Compact => "compact",
+            SessionEvent::Exit => "exit",
+            SessionEvent::Kill => "kill",
+            SessionEvent::Resume => "resume",
+        }
+    }
+}
+
+impl fmt::Display for SessionEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -95,6 +143,16 @@ pub trait Session: Send {
 
     /// What the target wrote to stderr so far (empty for in-process targets).
     fn stderr(&self) -> String;
+
+    /// Does a session event the way a user would, for sessions that are agent
+    /// conversations; answers `Ok(false)` when the session has no such thing and leaves the
+    /// event to the runner, which ends (`exit`, `kill`) and opens (`resume`) connections to
+    /// a store itself. After `exit` or `kill` done here the session answers nothing until
+    /// `resume`.
+    fn event(&mut self, event: SessionEvent) -> Result<bool, TargetError> {
+        let _ = event;
+        Ok(false)
+    }
 
     /// Sends a typed request and decodes the answer.
     fn request(&mut self, request: &Request) -> Result<Response, TargetError> {
@@ -175,6 +233,19 @@ impl TargetSpec {
                 )
             })?;
         Ok(Box::new(InProcessSession::new(store)))
+    }
+
+    /// Whether this target's sessions can go through `event` (see [`Session::event`]), and
+    /// if not, why, in words for the skip reason.
+    pub fn can(&self, event: SessionEvent) -> Result<(), String> {
+        match (self, event) {
+            (TargetSpec::ClaudeCode(_), _) => Ok(()),
+            // A connection to a store ends, dies and opens again; the runner does that.
+            (_, SessionEvent::Exit | SessionEvent::Kill | SessionEvent::Resume) => Ok(()),
+            (_, SessionEvent::Clear | SessionEvent::Compact) => Err(format!(
+                "{self}'s sessions are connections to a task store, not agent conversations: there is no conversation to {event}"
+            )),
+        }
     }
 
     /// Whether sessions are separate processes (so kills are real SIGKILLs).

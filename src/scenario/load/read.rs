@@ -13,7 +13,7 @@ use super::variables::check_variables;
 use crate::field::{FieldError, Fields, str_array, type_name};
 use crate::profile::Profile;
 use crate::protocol::Feature;
-use crate::scenario::format::Scenario;
+use crate::scenario::format::{Action, Scenario, SessionEvent};
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,7 +205,61 @@ pub fn parse_scenario(v: &Value, file: &Path) -> Result<Scenario, FieldError> {
         file: file.to_path_buf(),
     };
     check_variables(&scenario)?;
+    check_resumes(&scenario)?;
     Ok(scenario)
+}
+
+/// A `resume` starts again a conversation that ended: its session must have been ended
+/// (`exit`, `kill`, `close`) by an earlier step and not used since, under every profile the
+/// step runs under.
+fn check_resumes(s: &Scenario) -> Result<(), FieldError> {
+    for profile in s.profiles.iter().copied() {
+        let mut ended: BTreeSet<&str> = BTreeSet::new();
+        for step in s.steps_for(profile) {
+            match &step.action {
+                Action::Kill(name)
+                | Action::Close(name)
+                | Action::Event {
+                    event: SessionEvent::Exit,
+                    session: name,
+                } => {
+                    ended.insert(name);
+                }
+                Action::Event {
+                    event: SessionEvent::Resume,
+                    session: name,
+                } if !ended.contains(name.as_str()) => {
+                    return Err(FieldError::new(
+                        format!("steps[{}].resume", step.index),
+                        format!(
+                            "session {name:?} is not ended here{}: resume follows an `exit` or `kill` of the same session",
+                            if s.profiles.len() > 1 {
+                                format!(" under profile {profile}")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    ));
+                }
+                Action::Open(name) | Action::Restart(name) => {
+                    ended.remove(name.as_str());
+                }
+                Action::Event { session, .. } => {
+                    ended.remove(session.as_str());
+                }
+                Action::Concurrent(c) => {
+                    for lane in &c.lanes {
+                        ended.remove(lane.session.as_str());
+                    }
+                }
+                Action::Send { .. } | Action::Check { .. } => {
+                    ended.remove(step.session.as_str());
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

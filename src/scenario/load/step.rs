@@ -93,12 +93,17 @@ fn outside_name(v: &Value, path: &str) -> Result<String, FieldError> {
     Ok(s)
 }
 
-const ACTIONS: [&str; 15] = [
+const ACTIONS: [&str; 20] = [
     "send",
     "open",
     "restart",
     "kill",
     "close",
+    "wait",
+    "clear",
+    "compact",
+    "exit",
+    "resume",
     "write_task",
     "write_file",
     "outside_file",
@@ -145,6 +150,12 @@ pub(super) fn parse_step(
         allowed.extend(["expect", "bind"]);
     }
     o.deny_unknown(&allowed)?;
+    if action == "wait" && o.has("session") {
+        return Err(FieldError::new(
+            o.at("session"),
+            "`wait` lets time pass for every session at once; it takes no `session`",
+        ));
+    }
     let session = match o.get("session") {
         Some(v) => session_name(v, &o.at("session"))?,
         None => "main".to_string(),
@@ -210,6 +221,16 @@ pub(super) fn parse_step(
         "restart" => Action::Restart(session_name(body, &at)?),
         "kill" => Action::Kill(session_name(body, &at)?),
         "close" => Action::Close(session_name(body, &at)?),
+        "wait" => Action::Wait(wait_seconds(body, &at)?),
+        "clear" | "compact" | "exit" | "resume" => Action::Event {
+            event: match action {
+                "clear" => SessionEvent::Clear,
+                "compact" => SessionEvent::Compact,
+                "exit" => SessionEvent::Exit,
+                _ => SessionEvent::Resume,
+            },
+            session: session_name(body, &at)?,
+        },
         "write_task" => {
             let b = Fields::only(body, &at, &["list", "id", "task"])?;
             let task = b.req("task")?;
@@ -349,6 +370,33 @@ pub(super) fn parse_step(
         action,
         raw: v.clone(),
     })
+}
+
+/// The longest `wait` a scenario may ask for, in seconds: time is real, and a suite is run
+/// by people waiting for it.
+pub const MAX_WAIT_SECS: f64 = 600.0;
+
+/// `wait`: real seconds, a number from 0 to [`MAX_WAIT_SECS`] (fractions allowed).
+fn wait_seconds(v: &Value, path: &str) -> Result<std::time::Duration, FieldError> {
+    let secs = match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        other => {
+            return Err(FieldError::new(
+                path,
+                format!(
+                    "expected a number of seconds (0 to {MAX_WAIT_SECS}), got {}",
+                    type_name(other)
+                ),
+            ));
+        }
+    };
+    if !(0.0..=MAX_WAIT_SECS).contains(&secs) {
+        return Err(FieldError::new(
+            path,
+            format!("expected a number of seconds from 0 to {MAX_WAIT_SECS}, got {v}"),
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 fn contents(b: &Fields<'_>) -> Result<Contents, FieldError> {

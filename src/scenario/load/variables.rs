@@ -72,7 +72,12 @@ pub(crate) fn templated(step: &Step) -> Vec<(Value, String)> {
             }
             out
         }
-        Action::Open(_) | Action::Restart(_) | Action::Kill(_) | Action::Close(_) => vec![],
+        Action::Open(_)
+        | Action::Restart(_)
+        | Action::Kill(_)
+        | Action::Close(_)
+        | Action::Wait(_)
+        | Action::Event { .. } => vec![],
     }
 }
 

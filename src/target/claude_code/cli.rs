@@ -20,8 +20,12 @@ use crate::target::group::Group;
 
 /// How much of the CLI's output is kept.
 const MAX_OUTPUT: usize = 64 * 1024;
-/// The text the terminal UI shows under its input box once it takes input.
-const READY: &str = "for shortcuts";
+/// What the terminal UI shows under its input box once it takes input, by version, blanks
+/// left out: `? for shortcuts` up to 2.1.211 at least (2.1.112 draws it as `?forshortcuts`,
+/// moving the cursor over the blanks); 2.1.332 shows its permission mode there instead
+/// (`⏵⏵ auto mode on (shift+tab to cycle)`). Measured by starting each version in a
+/// pseudo-terminal (docs/claude-code.md, "The terminal UI").
+const READY: [&str; 2] = ["forshortcuts", "shift+tabtocycle"];
 
 /// How the CLI is driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,8 +122,31 @@ fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, 
     env
 }
 
+/// Which conversation a CLI holds: Claude Code names each by a UUID, chosen here so that
+/// the same conversation can be started again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conversation {
+    /// A new conversation with this id (`--session-id`).
+    New(String),
+    /// The conversation with this id, started again (`--resume`), as a user resumes it.
+    Resume(String),
+}
+
+impl Conversation {
+    pub fn id(&self) -> &str {
+        match self {
+            Conversation::New(id) | Conversation::Resume(id) => id,
+        }
+    }
+}
+
 impl Cli {
-    pub fn start(setup: &Setup, list: &str, base_url: &str) -> Result<Cli, CliError> {
+    pub fn start(
+        setup: &Setup,
+        list: &str,
+        base_url: &str,
+        conversation: &Conversation,
+    ) -> Result<Cli, CliError> {
         let spawn_error = |reason: String| CliError::Spawn {
             version: setup.install.version.clone(),
             reason,
@@ -130,6 +157,10 @@ impl Cli {
             .envs(environment(setup, list, base_url))
             .current_dir(&setup.cwd)
             .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"]);
+        match conversation {
+            Conversation::New(id) => command.args(["--session-id", id]),
+            Conversation::Resume(id) => command.args(["--resume", id]),
+        };
         let output = Arc::new(Mutex::new(Output::default()));
         let (child, input, reader): (Group, Input, Box<dyn Read + Send>) = match setup.drive {
             Drive::Print => {
@@ -221,6 +252,32 @@ impl Cli {
                 master.flush()
             }
             None => Err(std::io::Error::other("the CLI was stopped")),
+        }
+    }
+
+    /// Types one of the terminal UI's own commands (`/clear`, `/compact`, `/exit`) as a
+    /// person would: the text, then Enter once it shows. In print mode the command is sent
+    /// as the user message it would be.
+    pub fn command(&mut self, text: &str) -> std::io::Result<()> {
+        self.submit(text)
+    }
+
+    /// How many bytes the CLI wrote so far (its screen changes while it works).
+    pub fn written(&self) -> u64 {
+        self.output.lock().unwrap_or_else(|p| p.into_inner()).total
+    }
+
+    /// Waits up to `max` for the CLI to end by itself; true when it did.
+    pub fn wait_exit(&mut self, max: Duration) -> bool {
+        let deadline = Instant::now() + max;
+        loop {
+            if self.child.exited().is_some() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
@@ -361,7 +418,7 @@ fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
             out.total += n as u64;
             out.last = Some(Instant::now());
             out.text.push_str(&text);
-            if !out.ready && out.text.contains(READY) {
+            if !out.ready && shows_input_box(&out.text) {
                 out.ready = true;
             }
             if out.text.len() > MAX_OUTPUT {
@@ -373,6 +430,13 @@ fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
             }
         }
     });
+}
+
+/// Whether the terminal UI's text shows the line under its input box (see [`READY`]),
+/// blanks aside.
+fn shows_input_box(text: &str) -> bool {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    READY.iter().any(|r| compact.contains(r))
 }
 
 /// Terminal output without its control sequences (CSI, OSC and two-byte escapes), so that
@@ -416,6 +480,21 @@ mod tests {
     fn escapes_are_removed_from_terminal_output() {
         let raw = b"\x1b[2K\x1b[1G  ? for\x1b[39m shortcuts\x1b]0;title\x07!";
         assert_eq!(strip_escapes(raw), "  ? for shortcuts!");
+    }
+
+    #[test]
+    fn the_input_box_is_recognised_in_every_version_measured() {
+        // 2.1.17: the line under the box, blanks written.
+        assert!(shows_input_box("  ? for shortcuts  "));
+        // 2.1.112: the cursor moved over the blanks.
+        assert!(shows_input_box("───\r\n ?forshortcuts●high·/effort"));
+        // 2.1.332: the permission mode instead of the shortcuts hint.
+        assert!(shows_input_box(
+            "──── ⏵⏵ auto mode on (shift+tab to cycle) · ← for agents"
+        ));
+        // The welcome banner before the box is drawn is not ready.
+        assert!(!shows_input_box("Welcome to Claude Code! /help for help"));
+        assert!(!shows_input_box("Tips for getting started"));
     }
 
     #[test]

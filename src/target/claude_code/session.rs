@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::cli::{Cli, Drive, Setup};
+use super::cli::{Cli, Conversation, Drive, Setup};
 use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
 use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
 use super::spec::{self, ClaudeCode};
 use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION};
 use crate::target::group::TempGuard;
-use crate::target::{Session, SessionOptions, TargetError};
+use crate::target::{Session, SessionEvent, SessionOptions, TargetError};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;
@@ -48,6 +48,10 @@ struct Running {
     model: ModelServer,
     requests: u64,
 }
+
+/// How long the terminal UI may take over `/clear`, `/compact` or `/exit` before the session
+/// reports it as an error of the target (at least; the request limit applies when longer).
+const EVENT_LIMIT: Duration = Duration::from_secs(30);
 
 /// What a caller adds to every CLI of a session; the default adds nothing, and `open` uses
 /// it. This is how a session runs Claude Code with hooks installed (tests/claude_code_hook.rs).
@@ -78,6 +82,36 @@ pub struct ClaudeCodeSession {
     tool_results: u64,
     transcript: String,
     dead: Option<TargetError>,
+    /// The conversation of each list's CLI (Claude Code's session id), kept across `exit`
+    /// and `kill` so that `resume` starts the same conversation again.
+    conversations: HashMap<String, String>,
+    /// The lists whose CLIs an `exit` or `kill` ended, in the order they were started:
+    /// `resume` starts them again.
+    suspended: Option<Vec<String>>,
+    /// Lists whose next CLI resumes its conversation.
+    resuming: Vec<String>,
+}
+
+/// A new conversation id: a random UUID (version 4), as Claude Code makes its own.
+fn new_conversation_id() -> String {
+    let b: [u8; 16] = rand::random();
+    let hex: String = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match i {
+            6 => format!("{:02x}", (x & 0x0f) | 0x40),
+            8 => format!("{:02x}", (x & 0x3f) | 0x80),
+            _ => format!("{x:02x}"),
+        })
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 fn spawn_error(e: impl std::fmt::Display) -> (TargetError, String) {
@@ -108,7 +142,8 @@ impl ClaudeCodeSession {
         // that ends taskproof from here on removes it.
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-")
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
-        let setup = prepare_config(config.path(), &root, &install, extra).map_err(spawn_error)?;
+        let setup = prepare_config(config.path(), &root, &install, extra, options.interactive)
+            .map_err(spawn_error)?;
         let features = spec::features(&install.version);
         let mut announced = vec![Feature::Claim, Feature::Edges];
         if features.delete {
@@ -137,7 +172,15 @@ impl ClaudeCodeSession {
             tool_results: 0,
             transcript: String::new(),
             dead: None,
+            conversations: HashMap::new(),
+            suspended: None,
+            resuming: Vec::new(),
         })
+    }
+
+    /// How the CLIs of this session are driven.
+    pub fn drive(&self) -> Drive {
+        self.setup.drive
     }
 
     /// How many `tool_use` calls the scripted model made, and how many `tool_result`s of
@@ -177,8 +220,17 @@ impl ClaudeCodeSession {
             old.cli.kill();
         }
         if !self.clis.contains_key(list) {
+            let conversation = match self.resuming.iter().position(|l| l == list) {
+                Some(i) => {
+                    self.resuming.remove(i);
+                    Conversation::Resume(self.conversations[list].clone())
+                }
+                None => Conversation::New(new_conversation_id()),
+            };
+            self.conversations
+                .insert(list.to_string(), conversation.id().to_string());
             let model = ModelServer::start().map_err(|e| TargetError::Spawn(e.to_string()))?;
-            let mut cli = Cli::start(&self.setup, list, &model.base_url())
+            let mut cli = Cli::start(&self.setup, list, &model.base_url(), &conversation)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             if let Err(reason) = cli.wait_ready(self.options.start_timeout) {
                 let output = cli.output();
@@ -356,6 +408,133 @@ impl ClaudeCodeSession {
     }
 }
 
+impl ClaudeCodeSession {
+    /// How long one session event may take.
+    fn event_limit(&self) -> Duration {
+        EVENT_LIMIT.max(self.options.timeout)
+    }
+
+    /// Types `/clear` or `/compact` into every running CLI of the session and waits until
+    /// each is idle again (`/compact` asks the model for a summary first: a side request,
+    /// answered with a short text).
+    fn slash(&mut self, command: &str, asks_model: bool) -> Result<(), TargetError> {
+        let limit = self.event_limit();
+        let lists: Vec<String> = self.clis.keys().cloned().collect();
+        for list in lists {
+            let run = self.clis.get_mut(&list).expect("listed above");
+            let side_before = run.model.seen().side;
+            run.cli
+                .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+            let written = run.cli.written();
+            if let Err(e) = run.cli.command(command) {
+                let status = run.cli.exited().unwrap_or_else(|| e.to_string());
+                let output = run.cli.output();
+                return Err(self.fail(TargetError::Exited {
+                    status: format!(
+                        "{status} on {command}; its output ended with: {}",
+                        tail(&output)
+                    ),
+                }));
+            }
+            let started = Instant::now();
+            // The UI answers on its screen; a summary needs the model first.
+            loop {
+                let run = self.clis.get_mut(&list).expect("listed above");
+                if let Some(status) = run.cli.exited() {
+                    let output = run.cli.output();
+                    return Err(self.fail(TargetError::Exited {
+                        status: format!(
+                            "{status} after {command}; its output ended with: {}",
+                            tail(&output)
+                        ),
+                    }));
+                }
+                let answered = run.cli.written() > written
+                    && (!asks_model || run.model.seen().side > side_before);
+                if answered {
+                    break;
+                }
+                if started.elapsed() >= limit {
+                    let output = run.cli.output();
+                    self.note(format!(
+                        "{command} in the CLI of list {list:?}: nothing within {limit:?}"
+                    ));
+                    return Err(self.fail(TargetError::Io(format!(
+                        "Claude Code did not act on {command} within {limit:?}; its output ended with: {}",
+                        tail(&output)
+                    ))));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let run = self.clis.get_mut(&list).expect("listed above");
+            run.cli.wait_quiet(
+                Duration::from_millis(700),
+                limit.saturating_sub(started.elapsed()),
+            );
+            self.note(format!(
+                "{command} in the CLI of list {list:?}: done in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ends every CLI: `/exit` typed (each must then end by itself within the limit), or
+    /// SIGKILL. The conversations stay for `resume`.
+    fn end_clis(&mut self, exit: bool) -> Result<(), TargetError> {
+        let limit = self.event_limit();
+        let mut lists: Vec<String> = self.clis.keys().cloned().collect();
+        lists.sort();
+        let mut first_error = None;
+        for list in &lists {
+            let mut run = self.clis.remove(list).expect("listed above");
+            if exit {
+                run.cli
+                    .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+                let sent = run.cli.command("/exit");
+                let ended = sent.is_ok() && run.cli.wait_exit(limit);
+                if ended {
+                    let status = run.cli.exited().unwrap_or_default();
+                    self.note(format!(
+                        "/exit in the CLI of list {list:?}: it ended ({status})"
+                    ));
+                } else {
+                    let output = run.cli.output();
+                    first_error.get_or_insert(TargetError::Io(format!(
+                        "Claude Code did not end within {limit:?} of /exit; its output ended with: {}",
+                        tail(&output)
+                    )));
+                }
+            } else {
+                self.note(format!("SIGKILL to the CLI of list {list:?}"));
+            }
+            // Whatever the CLI left behind in its process group ends too.
+            run.cli.kill();
+        }
+        self.suspended = Some(lists);
+        match first_error {
+            Some(e) => Err(self.fail(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts again, with `--resume`, the conversation of every CLI that `exit` or `kill`
+    /// ended, each until its input box shows, as a user who resumes sees the session.
+    fn resume(&mut self) -> Result<(), TargetError> {
+        let lists = self.suspended.take().unwrap_or_default();
+        self.dead = None;
+        self.resuming = lists.clone();
+        for list in &lists {
+            self.running(list)?;
+            self.note(format!(
+                "--resume {} for list {list:?}: the input box shows",
+                self.conversations[list]
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The last part of a CLI's output, for an error message.
 fn tail(output: &str) -> String {
     let text: String = output.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -375,6 +554,7 @@ fn prepare_config(
     root: &Path,
     install: &Installation,
     extra: &Extra,
+    interactive: bool,
 ) -> Result<Setup, String> {
     std::env::join_paths(&extra.path)
         .map_err(|e| format!("failed to put the extra folders on PATH: {e}"))?;
@@ -402,7 +582,7 @@ fn prepare_config(
     }
     Ok(Setup {
         install: install.clone(),
-        drive: spec::drive(&install.version),
+        drive: spec::drive(&install.version, interactive),
         config: config.to_path_buf(),
         cwd,
         api_key: API_KEY.into(),
@@ -447,6 +627,28 @@ impl Session for ClaudeCodeSession {
             None | Some(TargetError::Killed) => Ok(()),
             Some(e) => Err(e),
         }
+    }
+
+    fn event(&mut self, event: SessionEvent) -> Result<bool, TargetError> {
+        if let Some(e) = &self.dead
+            && !matches!(event, SessionEvent::Resume | SessionEvent::Kill)
+        {
+            return Err(e.clone());
+        }
+        match event {
+            SessionEvent::Clear => self.slash("/clear", false)?,
+            SessionEvent::Compact => self.slash("/compact", true)?,
+            SessionEvent::Exit => {
+                self.end_clis(true)?;
+                self.dead = Some(TargetError::Io("the session was exited".into()));
+            }
+            SessionEvent::Kill => {
+                self.end_clis(false)?;
+                self.dead = Some(TargetError::Killed);
+            }
+            SessionEvent::Resume => self.resume()?,
+        }
+        Ok(true)
     }
 
     fn stderr(&self) -> String {

@@ -90,17 +90,25 @@ pub fn features(version: &str) -> Features {
 /// The environment variable that forces a way of driving (`print` or `terminal`).
 pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
-/// How `version` must be driven, unless [`DRIVE_ENV`] says `print` or `terminal`.
-pub fn drive(version: &str) -> Drive {
-    choose_drive(version, std::env::var(DRIVE_ENV).ok().as_deref())
+/// How `version` must be driven, unless [`DRIVE_ENV`] says `print` or `terminal`;
+/// `interactive` sessions (a scenario that plays a user) use the terminal UI.
+pub fn drive(version: &str, interactive: bool) -> Drive {
+    choose_drive(
+        version,
+        std::env::var(DRIVE_ENV).ok().as_deref(),
+        interactive,
+    )
 }
 
-/// The choice behind [`drive`]: an override of `print` or `terminal` wins; otherwise print
-/// mode from [`PRINT_MODE_FROM`] on, the terminal UI before.
-pub fn choose_drive(version: &str, forced: Option<&str>) -> Drive {
+/// The choice behind [`drive`]: an override of `print` or `terminal` wins; otherwise the
+/// terminal UI for a session that plays a user (what happens between requests, such as
+/// the reset of a finished list, happens only there) and for versions before
+/// [`PRINT_MODE_FROM`], print mode for the rest.
+pub fn choose_drive(version: &str, forced: Option<&str>, interactive: bool) -> Drive {
     match forced {
         Some("print") => Drive::Print,
         Some("terminal") => Drive::Terminal,
+        _ if interactive => Drive::Terminal,
         _ if numbers(version) >= PRINT_MODE_FROM => Drive::Print,
         _ => Drive::Terminal,
     }
@@ -132,15 +140,21 @@ mod tests {
     #[test]
     fn the_drive_follows_the_measured_versions_unless_forced() {
         for v in ["2.0.76", "2.1.17", "2.1.18"] {
-            assert_eq!(choose_drive(v, None), Drive::Terminal, "{v}");
+            assert_eq!(choose_drive(v, None, false), Drive::Terminal, "{v}");
         }
         for v in ["2.1.19", "2.1.20", "2.1.21", "2.1.112", "2.1.330", "3.0.0"] {
-            assert_eq!(choose_drive(v, None), Drive::Print, "{v}");
+            assert_eq!(choose_drive(v, None, false), Drive::Print, "{v}");
+            // A session that plays a user gets the terminal UI in every version.
+            assert_eq!(choose_drive(v, None, true), Drive::Terminal, "{v}");
         }
-        assert_eq!(choose_drive("2.1.17", Some("print")), Drive::Print);
-        assert_eq!(choose_drive("2.1.112", Some("terminal")), Drive::Terminal);
+        assert_eq!(choose_drive("2.1.17", Some("print"), false), Drive::Print);
+        assert_eq!(choose_drive("2.1.332", Some("print"), true), Drive::Print);
+        assert_eq!(
+            choose_drive("2.1.112", Some("terminal"), false),
+            Drive::Terminal
+        );
         // Anything else is no override.
-        assert_eq!(choose_drive("2.1.17", Some("tui")), Drive::Terminal);
-        assert_eq!(choose_drive("2.1.21", Some("")), Drive::Print);
+        assert_eq!(choose_drive("2.1.17", Some("tui"), false), Drive::Terminal);
+        assert_eq!(choose_drive("2.1.21", Some(""), false), Drive::Print);
     }
 }

@@ -1,0 +1,230 @@
+//! Session steps (`wait`, `clear`, `compact`, `exit`, `kill`, `resume`) end to end through the
+//! built binary: load-time errors, what a store target does with each step, and the witness
+//! of a task that vanished between requests (docs/scenario-format.md, "Session steps").
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::util::{bin, taskproof_in, tempdir};
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Ran {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = taskproof_in(dir)
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("run taskproof");
+    Ran {
+        code: status.code().expect("an exit code"),
+        stdout: String::from_utf8(stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(stderr).expect("UTF-8 stderr"),
+    }
+}
+
+fn scenario(id: &str, steps: &str) -> String {
+    format!(
+        r#"{{"id": "{id}", "title": "t", "rules": ["S14"], "profiles": ["strict"], "steps": {steps}}}"#
+    )
+}
+
+#[test]
+fn bad_waits_and_resumes_are_errors_naming_the_file_and_step() {
+    let dir = tempdir();
+    let files = [
+        ("too-long.json", scenario("a", r#"[{"wait": 900}]"#)),
+        ("negative.json", scenario("b", r#"[{"wait": -1}]"#)),
+        ("a-string.json", scenario("c", r#"[{"wait": "10"}]"#)),
+        (
+            "wait-session.json",
+            scenario("d", r#"[{"wait": 1, "session": "a"}]"#),
+        ),
+        (
+            "resume-open.json",
+            scenario(
+                "e",
+                r#"[{"send": {"op": "list", "list": "l"}}, {"resume": "main"}]"#,
+            ),
+        ),
+        (
+            "resume-used-again.json",
+            scenario(
+                "f",
+                r#"[{"exit": "main"}, {"send": {"op": "list", "list": "l"}}, {"resume": "main"}]"#,
+            ),
+        ),
+        ("bad-session.json", scenario("g", r#"[{"clear": "a b"}]"#)),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let r = run_in(dir.path(), &["."]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for want in [
+        "too-long.json: steps[0].wait: expected a number of seconds from 0 to 600, got 900",
+        "negative.json: steps[0].wait: expected a number of seconds from 0 to 600, got -1",
+        "a-string.json: steps[0].wait: expected a number of seconds (0 to 600), got a string",
+        "wait-session.json: steps[0].session: `wait` lets time pass for every session at once",
+        "resume-open.json: steps[1].resume: session \"main\" is not ended here",
+        "resume-used-again.json: steps[2].resume: session \"main\" is not ended here",
+        "bad-session.json: steps[0].clear: expected a session name",
+    ] {
+        assert!(
+            r.stderr.contains(want),
+            "missing {want:?} in:\n{}",
+            r.stderr
+        );
+    }
+    assert!(r.stdout.is_empty(), "nothing runs: {}", r.stdout);
+}
+
+#[test]
+fn exit_and_resume_end_the_adapter_process_and_start_a_new_one() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("exit-resume.json"),
+        scenario(
+            "exit-resume",
+            r#"[
+              {"send": {"op": "create", "list": "l", "task": {"subject": "kept"}}},
+              {"exit": "main"},
+              {"resume": "main"},
+              {"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true, "task": {"subject": "kept"}}}
+            ]"#,
+        ),
+    )
+    .unwrap();
+    let reference = format!("cmd:exec '{}' serve --no-fsync", bin());
+    let r = run_in(dir.path(), &[".", "--target", &reference]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A store that keeps its tasks in a folder private to each process loses them when the
+    // session exits and a new process resumes: so `exit` really ended the process.
+    let memory_only = format!(
+        "cmd:TMPDIR=\"$TASKPROOF_ROOT\" exec '{}' serve --no-fsync --mutant memory-only",
+        bin()
+    );
+    let r = run_in(dir.path(), &[".", "--target", &memory_only]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("expected a success, got error not_found"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn clear_and_compact_skip_a_store_and_say_which_step_and_why() {
+    let dir = tempdir();
+    for (id, event) in [("clears", "clear"), ("compacts", "compact")] {
+        std::fs::write(
+            dir.path().join(format!("{id}.json")),
+            scenario(
+                id,
+                &format!(
+                    r#"[{{"send": {{"op": "list", "list": "l"}}}}, {{"{event}": "main"}}, {{"send": {{"op": "list", "list": "l"}}}}]"#
+                ),
+            ),
+        )
+        .unwrap();
+    }
+    let r = run_in(dir.path(), &[".", "--target", "reference"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for event in ["clear", "compact"] {
+        let want = format!(
+            "steps[1] is a `{event}` the target cannot do: reference's sessions are connections to a task store, not agent conversations: there is no conversation to {event}"
+        );
+        assert!(r.stdout.contains(&want), "missing {want:?}:\n{}", r.stdout);
+    }
+    assert!(
+        r.stdout
+            .ends_with("0 passed, 0 failed, 0 errors, 2 skipped\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// An adapter whose store forgets a list a moment after it starts, between requests: the
+/// reference store behind `serve`, and a background job of the adapter's own that removes
+/// the list's task files after 1 s (as Claude Code's reset of a finished list does).
+fn forgetful_target() -> String {
+    format!(
+        "cmd:(sleep 1; rm -f \"$TASKPROOF_ROOT\"/l/*.json) & exec '{}' serve --no-fsync",
+        bin()
+    )
+}
+
+#[test]
+fn a_task_that_vanishes_during_a_wait_fails_with_a_witness_of_the_files() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("vanish.json"),
+        scenario(
+            "vanish",
+            r#"[
+              {"send": {"op": "create", "list": "l", "task": {"subject": "done"}}},
+              {"send": {"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}},
+              {"wait": 2},
+              {"send": {"op": "list", "list": "l"}, "expect": {"ok": true, "tasks": [{"id": "1", "status": "completed"}]}}
+            ]"#,
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let r = run_in(
+        dir.path(),
+        &[
+            ".",
+            "--target",
+            &forgetful_target(),
+            "--report",
+            &format!("json:{}", report.display()),
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "FAIL vanish",
+        "witness:  ",
+        " s after steps[2] wait 2 s",
+        "files before it: l/",
+        ", l/1.json (",
+        "gone since it:   l/1.json",
+        "vanished:        l/1.json: last seen after steps[1] (at ",
+        "gone after steps[2] (at ",
+    ] {
+        assert!(r.stdout.contains(want), "missing {want:?}:\n{}", r.stdout);
+    }
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let witness = &json["scenarios"][0]["failures"][0]["witness"];
+    assert_eq!(witness["event"], "steps[2] wait 2 s", "{json:#}");
+    assert_eq!(witness["gone"], serde_json::json!(["l/1.json"]), "{json:#}");
+    assert!(
+        witness["seconds"].as_f64().unwrap() >= 2.0,
+        "the wait really lasted: {witness}"
+    );
+}
+
+#[test]
+fn a_failure_without_a_session_step_before_it_has_no_witness() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("plain.json"),
+        scenario(
+            "plain",
+            r#"[{"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true}}]"#,
+        ),
+    )
+    .unwrap();
+    let r = run_in(dir.path(), &[".", "--target", "reference"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("witness:"), "{}", r.stdout);
+}
