@@ -148,6 +148,7 @@ fn a_small_race_runs_against_the_real_cli() {
         readers: 1,
         timeout: Duration::from_secs(60),
         profile: taskproof::profile::Profile::Strict,
+        settle: Duration::ZERO,
     };
     let report = race::run_all(
         &cfg,

@@ -35,6 +35,7 @@ pub(crate) fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) 
         timeout: Duration::from_secs(10),
         // The mutants and the naive store are caught against the strict promises.
         profile: Profile::Strict,
+        settle: Duration::ZERO,
     }
 }
 
@@ -577,6 +578,9 @@ fn exit_codes_and_the_json_report() {
 
     for bad in [
         &["race", "--workload", "nope"][..],
+        &["race", "--settle", "-1"],
+        &["race", "--settle", "601"],
+        &["race", "--settle", "soon"],
         &["race", "--report", "csv:x"],
         &["race", "--writers", "0"],
         &["race", "--target", "mutant:nope"],
@@ -659,4 +663,100 @@ fn opposite_edges_that_both_succeed_are_caught() {
         f.witnesses
     );
     assert_eq!(f.count(AnomalyKind::Lost), 0, "{:?}", f.witnesses);
+}
+
+/// An adapter for the reference store behind `serve` whose store, like Claude Code, removes
+/// the list's task files 2 s after it sees every one of them completed: a background job of
+/// the adapter's own, in its process group.
+fn forgetful_target() -> String {
+    format!(
+        "cmd:(while sleep 0.1; do f=$(ls \"$TASKPROOF_ROOT\"/race/*.json 2>/dev/null); \
+         if [ -n \"$f\" ] && [ -z \"$(grep -L '\"completed\"' $f)\" ]; then sleep 2; rm -f $f; break; fi; done) & \
+         exec '{}' serve --no-fsync",
+        crate::util::bin()
+    )
+}
+
+/// A mixed race of the reference and the forgetful adapter that finishes the list: the
+/// settle phase sees the files go with no request in flight, counts their tasks as lost and
+/// charges them to the adapter, the one target whose sessions act between requests.
+#[test]
+fn the_settle_phase_counts_tasks_removed_between_requests_and_charges_their_remover() {
+    let dir = crate::util::tempdir();
+    let report = dir.path().join("race.json");
+    let forgetful = forgetful_target();
+    let out = taskproof_with(&[
+        "race",
+        "--target",
+        "reference",
+        "--target",
+        &forgetful,
+        "--workload",
+        "finish",
+        "--writers",
+        "1",
+        "--ops",
+        "2",
+        "--settle",
+        "5",
+        "--seed",
+        "1",
+        "--report",
+        &format!("json:{}", report.display()),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("settle: the writers' sessions stayed open and idle 5.0 s after the last acknowledgement; 4 task files vanished without a delete"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("race/1.json at +") && stdout.contains("charged to cmd:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 whose task files it removed between requests"),
+        "{stdout}"
+    );
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let w = &json["workloads"][0];
+    assert_eq!(w["settle"]["seconds"], 5.0, "{w:#}");
+    assert_eq!(
+        w["settle"]["vanished"].as_array().unwrap().len(),
+        4,
+        "{w:#}"
+    );
+    assert_eq!(w["anomalies"]["lost"], 4, "{w:#}");
+    assert_eq!(w["targets"][0]["target"], "reference", "{w:#}");
+    assert_eq!(w["targets"][0]["lost"], 0, "{w:#}");
+    assert_eq!(w["targets"][1]["lost_between_requests"], 4, "{w:#}");
+}
+
+#[test]
+fn without_a_settle_phase_the_same_race_sees_nothing_vanish() {
+    let forgetful = forgetful_target();
+    let out = taskproof_with(&[
+        "race",
+        "--target",
+        "reference",
+        "--target",
+        &forgetful,
+        "--workload",
+        "finish",
+        "--writers",
+        "1",
+        "--ops",
+        "2",
+        "--settle",
+        "0",
+        "--seed",
+        "1",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("settle:"), "{stdout}");
 }

@@ -62,6 +62,19 @@ pub struct Args {
     /// outside it are observations. Default: hand-written-files for naive, strict otherwise.
     #[arg(long, value_parser = crate::profile::parse_promises)]
     pub profile: Option<Profile>,
+    /// After the last acknowledgement, keep every writer's session open and idle this many
+    /// seconds (0 to 600), then read the list back: a task or change gone then, with no
+    /// request in flight, is lost and charged to the target that removed it. Default: 7
+    /// (longer than Claude Code's 5 s reset of a finished list) when a target's sessions are
+    /// processes, 0 for in-process stores alone, which do nothing between requests.
+    #[arg(long, value_name = "SECS", value_parser = settle_seconds)]
+    pub settle: Option<f64>,
+    /// How to drive Claude Code targets: `terminal` (its terminal UI in a pseudo-terminal,
+    /// as a person uses it; what happens between requests happens only there) or `print`
+    /// (`-p` with stream-json). Default: print mode from 2.1.19 on, the terminal UI before
+    /// (TASKPROOF_CLAUDE_CODE_DRIVE says the same).
+    #[arg(long, value_enum)]
+    pub drive: Option<crate::target::claude_code::Drive>,
     /// The workload to run, or `all`.
     #[arg(long, default_value = "all")]
     pub workload: String,
@@ -161,7 +174,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         },
         think,
     };
+    if let Some(d) = args.drive {
+        crate::target::claude_code::force_drive(d);
+    }
+    let settle = match args.settle {
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None if targets.iter().any(TargetSpec::is_process) => race::driver::DEFAULT_SETTLE,
+        None => std::time::Duration::ZERO,
+    };
     let cfg = Config {
+        settle,
         profile,
         target: first,
         writers: args.writers as usize,
@@ -241,4 +263,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     } else {
         exit::OK
     })
+}
+
+/// `--settle`: seconds from 0 to 600.
+fn settle_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=600.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "expected a number of seconds from 0 to 600, got {s:?}"
+        )),
+    }
 }

@@ -10,7 +10,7 @@
 //! sessions cannot be interrupted mid-request: a killed in-process writer's request runs to
 //! the end and its answer is discarded (`info`), then the store instance is dropped.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -67,6 +67,37 @@ pub struct Config {
     pub timeout: Duration,
     /// What the target promises: anomalies it does not promise against are observations.
     pub profile: crate::profile::Profile,
+    /// How long the writers' sessions stay open and idle after the last acknowledgement
+    /// before the list is read back (the settle phase): what vanishes then, with no request
+    /// in flight, is lost to a target's own doing between requests.
+    pub settle: Duration,
+}
+
+/// The settle default: longer than every timer measured in a real store (Claude Code
+/// resets a finished list 5 s after it sees every task completed, 2.1.20 to 2.1.332), for
+/// races with a target whose sessions are processes; in-process stores do nothing between
+/// requests, so a race of those alone does not wait unless told to.
+pub const DEFAULT_SETTLE: Duration = Duration::from_secs(7);
+
+/// The settle phase of a run: how long it waited and what vanished meanwhile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settle {
+    pub seconds: f64,
+    /// Task files present when the writers finished and gone during the settle phase, with
+    /// no request in flight.
+    pub vanished: Vec<Vanished>,
+}
+
+/// A task file that vanished during the settle phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vanished {
+    /// `race/1.json`.
+    pub file: String,
+    /// Seconds after the writers finished when it was first seen gone.
+    pub after: f64,
+    /// The target it is charged to, and why.
+    pub charged_to: String,
+    pub evidence: String,
 }
 
 /// What a run produced, for the checker and the report.
@@ -106,6 +137,8 @@ pub struct Run {
     pub targets: Vec<String>,
     /// Which of `targets` each writer (by number) ran on; empty for one target.
     pub writer_targets: Vec<usize>,
+    /// The settle phase, when there was one.
+    pub settle: Option<Settle>,
 }
 
 /// Progress reporting: called with (requests done, requests planned).
@@ -337,11 +370,14 @@ pub fn run_mixed(
 
     let mut ops: Vec<Operation> = setup_ops;
     let (mut kills, mut errors) = (0, Vec::new());
+    let mut idle = Vec::new();
     for o in outs {
         ops.extend(o.ops);
         kills += o.kills;
         errors.extend(o.errors);
+        idle.extend(o.open);
     }
+    let settle = (!cfg.settle.is_zero()).then(|| settle_phase(cfg.settle, &folder, layout, ctx));
     ops.sort_by_key(|o| (o.invoke, o.session));
     // The main thread may be scheduled late after the barrier; the first writer request
     // marks the release better.
@@ -402,6 +438,9 @@ pub fn run_mixed(
             Err(e) => return Err(DriverError::Final(e.to_string())),
         };
     let _ = last.session.close();
+    for mut o in idle {
+        let _ = o.session.close();
+    }
     let mut corrupt: Vec<(String, String)> = if layout == Layout::Opaque {
         Vec::new()
     } else {
@@ -439,5 +478,83 @@ pub fn run_mixed(
         } else {
             Vec::new()
         },
+        settle,
     })
+}
+
+/// The task files of the race's list (`race/1.json`), in the layout's naming.
+fn task_files(folder: &Path, layout: Layout) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| layout.task_id_of(n).is_some())
+        .map(|n| format!("{LIST}/{n}"))
+        .collect()
+}
+
+/// The settle phase: the writers' sessions stay open and idle for `wait`; the list's task
+/// files are watched every 50 ms, and each that vanishes (no request is in flight) is
+/// charged to the target that can act between requests: a target whose sessions are
+/// processes. An in-process store runs only inside a request, so it cannot be the one.
+/// When the store's `.highwatermark` was rewritten at the same moment, the report says so
+/// (Claude Code's reset of a finished list writes it as it deletes).
+fn settle_phase(wait: Duration, folder: &Path, layout: Layout, ctx: &Ctx) -> Settle {
+    let started = Instant::now();
+    let mut present = task_files(folder, layout);
+    let watermark = folder.join(".highwatermark");
+    let stamp = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut last_stamp = stamp(&watermark);
+    let acting: Vec<String> = ctx
+        .targets
+        .iter()
+        .filter(|t| t.is_process())
+        .map(ToString::to_string)
+        .collect();
+    let charged_to = if acting.is_empty() {
+        "unknown: no target's sessions run between requests".to_string()
+    } else {
+        acting.join(" or ")
+    };
+    let mut vanished = Vec::new();
+    while layout != Layout::Opaque && started.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = task_files(folder, layout);
+        let stamp_now = stamp(&watermark);
+        let rewritten = stamp_now != last_stamp;
+        last_stamp = stamp_now;
+        for file in present.difference(&now) {
+            let mut evidence = format!(
+                "the file was gone {:.2} s into the settle phase, with no request in flight",
+                started.elapsed().as_secs_f64()
+            );
+            if acting.len() == 1 && ctx.targets.len() > 1 {
+                evidence.push_str(&format!(
+                    "; {} is the only target of the race whose sessions run between requests (in-process stores act only inside a request)",
+                    acting[0]
+                ));
+            }
+            if rewritten {
+                evidence.push_str(
+                    "; .highwatermark was rewritten at the same moment (Claude Code's reset of a finished list writes it as it deletes the task files)",
+                );
+            }
+            vanished.push(Vanished {
+                file: file.clone(),
+                after: started.elapsed().as_secs_f64(),
+                charged_to: charged_to.clone(),
+                evidence,
+            });
+        }
+        present = now;
+    }
+    if layout == Layout::Opaque {
+        std::thread::sleep(wait);
+    }
+    Settle {
+        seconds: wait.as_secs_f64(),
+        vanished,
+    }
 }

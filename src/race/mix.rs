@@ -105,6 +105,14 @@ pub struct TargetLosses {
     pub lost_own: usize,
     /// Of them: other targets' changes, made under the lock, that its writes dropped.
     pub lost_of_others: usize,
+    /// Of them: changes whose task file it removed on its own in the settle phase, with no
+    /// request in flight (counted apart from the two above).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lost_between_requests: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Charges each lost change of a mixed run to a target; `None` for a plain run.
@@ -148,7 +156,21 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
         let locked = under_lock(&run.targets[by], &change.request);
         let named = w.ops.get(1).copied();
         let dropped = named.map(target_of_op);
-        let charged = if !locked {
+        // A task whose file vanished in the settle phase, with no request in flight, was
+        // removed by the one target that acts between requests (see `driver::settle_phase`).
+        let vanished_by = w.task.and_then(|id| {
+            let file = format!("{}/{}", super::workload::LIST, run.layout.file_name(id)?);
+            let v = run
+                .settle
+                .as_ref()?
+                .vanished
+                .iter()
+                .find(|v| v.file == file)?;
+            run.targets.iter().position(|t| *t == v.charged_to)
+        });
+        let charged = if let Some(t) = vanished_by {
+            t
+        } else if !locked {
             by
         } else {
             // Writes of the task, by targets that write it without the lock, in flight while
@@ -199,7 +221,9 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
                 (None, None) => later_unlocked().unwrap_or(by),
             }
         };
-        if charged == by {
+        if vanished_by.is_some() {
+            per[charged].lost_between_requests += 1;
+        } else if charged == by {
             per[charged].lost_own += 1;
         } else {
             per[charged].lost_of_others += 1;
@@ -224,8 +248,16 @@ pub fn summary(per: &[TargetLosses]) -> String {
             let detail = if t.lost == 0 {
                 String::new()
             } else {
+                let between = if t.lost_between_requests > 0 {
+                    format!(
+                        ", {} whose task files it removed between requests",
+                        t.lost_between_requests
+                    )
+                } else {
+                    String::new()
+                };
                 format!(
-                    " ({} of its own changes, {} of others' that its writes dropped)",
+                    " ({} of its own changes, {} of others' that its writes dropped{between})",
                     t.lost_own, t.lost_of_others
                 )
             };
@@ -258,6 +290,7 @@ pub fn total(runs: &[&[TargetLosses]]) -> Vec<TargetLosses> {
             e.lost += t.lost;
             e.lost_own += t.lost_own;
             e.lost_of_others += t.lost_of_others;
+            e.lost_between_requests += t.lost_between_requests;
         }
     }
     by.into_values().collect()

@@ -81,6 +81,28 @@ pub struct WorkloadReport {
     /// the run from passing.
     #[serde(skip)]
     pub lin_promised: bool,
+    /// The settle phase: how long the idle sessions stayed open after the last
+    /// acknowledgement before the list was read back, and the task files that vanished
+    /// meanwhile (their tasks are counted in `lost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleReport>,
+}
+
+/// What the settle phase saw.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettleReport {
+    pub seconds: f64,
+    pub vanished: Vec<VanishedFile>,
+}
+
+/// A task file that vanished in the settle phase, and who is charged with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VanishedFile {
+    pub file: String,
+    /// Seconds into the settle phase.
+    pub after_s: f64,
+    pub charged_to: String,
+    pub evidence: String,
 }
 
 fn zero_counts() -> BTreeMap<&'static str, usize> {
@@ -125,6 +147,7 @@ impl WorkloadReport {
             targets: Vec::new(),
             charges: Vec::new(),
             lin_promised: true,
+            settle: None,
         }
     }
 
@@ -235,6 +258,19 @@ impl WorkloadReport {
             targets,
             charges,
             lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
+            settle: run.settle.as_ref().map(|st| SettleReport {
+                seconds: st.seconds,
+                vanished: st
+                    .vanished
+                    .iter()
+                    .map(|v| VanishedFile {
+                        file: v.file.clone(),
+                        after_s: (v.after * 1000.0).round() / 1000.0,
+                        charged_to: v.charged_to.clone(),
+                        evidence: v.evidence.clone(),
+                    })
+                    .collect(),
+            }),
         }
     }
 
@@ -453,6 +489,28 @@ impl RaceReport {
                 continue;
             }
             let _ = writeln!(s, "\n{label}: {verdict}");
+            if let Some(st) = &w.settle {
+                let _ = writeln!(
+                    s,
+                    "  settle: the writers' sessions stayed open and idle {:.1} s after the last acknowledgement; {}",
+                    st.seconds,
+                    if st.vanished.is_empty() {
+                        "no task file vanished".to_string()
+                    } else {
+                        format!(
+                            "{} task files vanished without a delete (their tasks are counted as lost):",
+                            st.vanished.len()
+                        )
+                    }
+                );
+                for v in &st.vanished {
+                    let _ = writeln!(
+                        s,
+                        "    {} at +{:.2} s, charged to {}: {}",
+                        v.file, v.after_s, v.charged_to, v.evidence
+                    );
+                }
+            }
             let _ = writeln!(
                 s,
                 "  {} requests in {:.2} s (from {:.3} s on the clock of the times below): {} acknowledged, {} refused, {} unknown; {} kills, {} sessions, {} raw reads ({} torn)",

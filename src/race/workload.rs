@@ -41,6 +41,11 @@ pub enum Workload {
     Claim,
     /// Writers complete blockers while others edit the dependents.
     Complete,
+    /// Writers complete every task of the list, each its own share, so that the list ends
+    /// finished, as a team's list does when the work is done. With a settle phase it shows
+    /// a store that removes a finished list on its own (Claude Code's reset,
+    /// anthropics/claude-code#38075). Not part of `all`: it is for the settle phase.
+    Finish,
 }
 
 impl Workload {
@@ -61,6 +66,7 @@ impl Workload {
             Workload::Edges => "edges",
             Workload::Claim => "claim",
             Workload::Complete => "complete",
+            Workload::Finish => "finish",
         }
     }
 
@@ -85,10 +91,11 @@ impl FromStr for Workload {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Workload::ALL
             .into_iter()
+            .chain([Workload::Finish])
             .find(|w| w.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete or all"
+                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete, finish or all"
                 )
             })
     }
@@ -126,6 +133,9 @@ pub fn seeds(w: Workload, writers: usize, ops: usize) -> Vec<Seed> {
         }
         Workload::Claim => (0..ops.max(1))
             .map(|i| plain(format!("claimable {i}")))
+            .collect(),
+        Workload::Finish => (0..writers * ops)
+            .map(|i| plain(format!("task {i}")))
             .collect(),
         Workload::Complete => {
             let mut s = Vec::new();
@@ -202,6 +212,17 @@ pub fn plan(
                     },
                 };
                 update(ids[0], patch)
+            })
+            .collect(),
+        Workload::Finish => (0..ops)
+            .map(|k| {
+                update(
+                    ids[writer * ops + k],
+                    Patch {
+                        status: Some(Status::Completed),
+                        ..Patch::default()
+                    },
+                )
             })
             .collect(),
         Workload::Create => (0..ops)

@@ -132,6 +132,9 @@ pub(super) struct WriterOut {
     pub(super) ops: Vec<Operation>,
     pub(super) kills: usize,
     pub(super) errors: Vec<String>,
+    /// The writer's last session, still open: the settle phase keeps it idle, as an agent
+    /// left open, before the driver closes it.
+    pub(super) open: Option<Open>,
 }
 
 pub(super) fn writer(
@@ -148,6 +151,7 @@ pub(super) fn writer(
         ops: Vec::with_capacity(plan.len()),
         kills: 0,
         errors: Vec::new(),
+        open: None,
     };
     start.wait();
     let deadline = orders.duration.map(|d| Instant::now() + d);
@@ -267,6 +271,6 @@ pub(super) fn writer(
             }
         }
     }
-    let _ = open.session.close();
+    out.open = Some(open);
     out
 }

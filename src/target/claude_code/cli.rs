@@ -23,12 +23,13 @@ const MAX_OUTPUT: usize = 64 * 1024;
 /// What the terminal UI shows under its input box once it takes input, by version, blanks
 /// left out: `? for shortcuts` up to 2.1.211 at least (2.1.112 draws it as `?forshortcuts`,
 /// moving the cursor over the blanks); 2.1.332 shows its permission mode there instead
-/// (`⏵⏵ auto mode on (shift+tab to cycle)`). Measured by starting each version in a
+/// (`⏵⏵ auto mode on (shift+tab to cycle)`), and 2.1.211 does after a turn (`⏸ manual
+/// mode on · ctrl+t to hide tasks`). Measured by starting each version in a
 /// pseudo-terminal (docs/claude-code.md, "The terminal UI").
-const READY: [&str; 2] = ["forshortcuts", "shift+tabtocycle"];
+const READY: [&str; 3] = ["forshortcuts", "shift+tabtocycle", "modeon·"];
 
 /// How the CLI is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Drive {
     /// `-p --input-format stream-json --output-format stream-json`.
     Print,
@@ -76,6 +77,9 @@ struct Output {
     text: String,
     /// Set once the terminal UI showed its input box.
     ready: bool,
+    /// How many reads drew the line under the input box: it is drawn again when the UI is
+    /// done with a command and takes input again.
+    redraws: u64,
     /// Bytes read so far, and when the last came: the terminal UI animates a spinner while
     /// it works, so silence means it is idle.
     total: u64,
@@ -267,6 +271,24 @@ impl Cli {
         self.output.lock().unwrap_or_else(|p| p.into_inner()).total
     }
 
+    /// How many times the terminal UI drew the line under its input box so far.
+    pub fn redraws(&self) -> u64 {
+        self.output
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .redraws
+    }
+
+    /// Whether the end of the screen shows the input box and nothing was drawn for `quiet`.
+    pub fn idle_at_input(&self, quiet: Duration) -> bool {
+        let out = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        let mut from = out.text.len().saturating_sub(2048);
+        while !out.text.is_char_boundary(from) {
+            from -= 1;
+        }
+        out.last.is_none_or(|t| t.elapsed() >= quiet) && shows_input_box(&out.text[from..])
+    }
+
     /// Waits up to `max` for the CLI to end by itself; true when it did.
     pub fn wait_exit(&mut self, max: Duration) -> bool {
         let deadline = Instant::now() + max;
@@ -417,6 +439,16 @@ fn drain(mut from: Box<dyn Read + Send>, into: Arc<Mutex<Output>>) {
             let mut out = into.lock().unwrap_or_else(|p| p.into_inner());
             out.total += n as u64;
             out.last = Some(Instant::now());
+            // The marker may straddle two reads: look at it with the end of the last one.
+            let mut from = out.text.len().saturating_sub(64);
+            while !out.text.is_char_boundary(from) {
+                from -= 1;
+            }
+            let around = format!("{}{text}", &out.text[from..]);
+            let before = shows_input_box(&out.text[from..]);
+            if shows_input_box(&around) && (!before || shows_input_box(&text)) {
+                out.redraws += 1;
+            }
             out.text.push_str(&text);
             if !out.ready && shows_input_box(&out.text) {
                 out.ready = true;
@@ -491,6 +523,10 @@ mod tests {
         // 2.1.332: the permission mode instead of the shortcuts hint.
         assert!(shows_input_box(
             "──── ⏵⏵ auto mode on (shift+tab to cycle) · ← for agents"
+        ));
+        // 2.1.211 after a turn.
+        assert!(shows_input_box(
+            "──── ⏸ manual mode on · ctrl+t to hide tasks · ← for agents"
         ));
         // The welcome banner before the box is drawn is not ready.
         assert!(!shows_input_box("Welcome to Claude Code! /help for help"));

@@ -13,4 +13,4 @@ pub use install::{CACHE_ENV, Executable, Installation, cache_dir};
 /// The scripted model, for tests that script their own tool calls (tests/claude_code_mcp.rs).
 pub use model::{Exchange, ModelServer, Reply, ToolResult, Turn, prompt_marker};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
-pub use spec::{ClaudeCode, DRIVE_ENV, drive, features};
+pub use spec::{ClaudeCode, DRIVE_ENV, drive, features, force_drive};

@@ -425,7 +425,6 @@ impl ClaudeCodeSession {
             let side_before = run.model.seen().side;
             run.cli
                 .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
-            let written = run.cli.written();
             if let Err(e) = run.cli.command(command) {
                 let status = run.cli.exited().unwrap_or_else(|| e.to_string());
                 let output = run.cli.output();
@@ -437,6 +436,7 @@ impl ClaudeCodeSession {
                 }));
             }
             let started = Instant::now();
+            let (written, redraws) = (run.cli.written(), run.cli.redraws());
             // The UI answers on its screen; a summary needs the model first.
             loop {
                 let run = self.clis.get_mut(&list).expect("listed above");
@@ -449,8 +449,17 @@ impl ClaudeCodeSession {
                         ),
                     }));
                 }
-                let answered = run.cli.written() > written
-                    && (!asks_model || run.model.seen().side > side_before);
+                // Done when the UI drew its input box again after the command (in print
+                // mode, when it wrote anything), and a summary was asked for if needed.
+                let drawn = match run.cli.drive {
+                    Drive::Terminal => {
+                        run.cli.redraws() > redraws
+                            || (run.cli.written() > written
+                                && run.cli.idle_at_input(Duration::from_millis(1000)))
+                    }
+                    Drive::Print => run.cli.written() > written,
+                };
+                let answered = drawn && (!asks_model || run.model.seen().side > side_before);
                 if answered {
                     break;
                 }

@@ -90,14 +90,25 @@ pub fn features(version: &str) -> Features {
 /// The environment variable that forces a way of driving (`print` or `terminal`).
 pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
-/// How `version` must be driven, unless [`DRIVE_ENV`] says `print` or `terminal`;
-/// `interactive` sessions (a scenario that plays a user) use the terminal UI.
+/// The way every CLI of this process is driven when the command line said so (`--drive`);
+/// it wins over [`DRIVE_ENV`].
+static FORCED: OnceLock<Drive> = OnceLock::new();
+
+/// Forces how every CLI of this process is driven (`--drive print|terminal`); the first
+/// call wins.
+pub fn force_drive(drive: Drive) {
+    let _ = FORCED.set(drive);
+}
+
+/// How `version` must be driven, unless `--drive` or [`DRIVE_ENV`] says `print` or
+/// `terminal`; `interactive` sessions (a scenario that plays a user) use the terminal UI.
 pub fn drive(version: &str, interactive: bool) -> Drive {
-    choose_drive(
-        version,
-        std::env::var(DRIVE_ENV).ok().as_deref(),
-        interactive,
-    )
+    let forced = match FORCED.get() {
+        Some(Drive::Print) => Some("print".to_string()),
+        Some(Drive::Terminal) => Some("terminal".to_string()),
+        None => std::env::var(DRIVE_ENV).ok(),
+    };
+    choose_drive(version, forced.as_deref(), interactive)
 }
 
 /// The choice behind [`drive`]: an override of `print` or `terminal` wins; otherwise the
