@@ -166,3 +166,35 @@ fn a_small_race_runs_against_the_real_cli() {
     assert_eq!(w.acknowledged + w.refused + w.unknown, w.requests);
     assert!(w.acknowledged > 0, "{w:?}");
 }
+
+/// The reset of a finished list (anthropics/claude-code#38075), seen by the scenario that
+/// waits: the real CLI, in its terminal UI, deletes both task files while the session sits
+/// idle, and the failure's witness shows them gone.
+#[test]
+fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
+    prepared();
+    let out = crate::util::taskproof_with(&[
+        "run",
+        "--target",
+        &format!("claude-code@{}", version()),
+        "--filter",
+        "nothing-vanishes-finished-list-left-idle",
+        "--timeout",
+        "60",
+        "--start-timeout",
+        "120",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for want in [
+        "FAIL nothing-vanishes-finished-list-left-idle",
+        "why:      tasks: expected 2 tasks, got 0",
+        "s after steps[6] wait 7 s",
+        "gone since it:   shared-plan/1.json, shared-plan/2.json",
+        "vanished:        shared-plan/1.json: last seen after steps[5]",
+    ] {
+        assert!(stdout.contains(want), "missing {want:?}:\n{stdout}");
+    }
+}

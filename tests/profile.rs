@@ -892,11 +892,11 @@ fn the_hold_script_passes_a_store_held_to_its_own_recording_and_keeps_the_report
     let (_, txt) = only_file_ending(out.path(), "-hand-written-files.txt");
     assert!(
         txt.trim_end()
-            .ends_with("43 passed, 0 failed, 0 errors, 0 skipped"),
+            .ends_with("49 passed, 0 failed, 0 errors, 0 skipped"),
         "{txt}"
     );
     assert!(
-        stdout.contains("hand-written-files: exit 0, 43 passed"),
+        stdout.contains("hand-written-files: exit 0, 49 passed"),
         "{stdout}"
     );
 }

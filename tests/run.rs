@@ -478,10 +478,12 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     assert_eq!(
         keys(f),
         [
-            "step", "session", "request", "expected", "actual", "reason", "rules", "note"
+            "step", "session", "request", "expected", "actual", "reason", "rules", "note",
+            "witness"
         ]
     );
     assert_eq!(f["step"], 0);
+    assert_eq!(f["witness"], Value::Null, "no session step came before it");
     assert_eq!(f["request"]["op"], "create");
     assert_eq!(f["expected"]["ok"], true);
     assert_eq!(f["actual"]["error"]["kind"], "invalid");

@@ -66,19 +66,6 @@ impl Scenario {
         self.steps_for(profile)
             .any(|s| matches!(s.action, Action::Wait(_) | Action::Event { .. }))
     }
-
-    /// The first step under `profile` doing a session event the target cannot do, with
-    /// the target's reason.
-    pub fn unsupported_event(
-        &self,
-        profile: Profile,
-        can: impl Fn(SessionEvent) -> Result<(), String>,
-    ) -> Option<(usize, SessionEvent, String)> {
-        self.steps_for(profile).find_map(|s| match &s.action {
-            Action::Event { event, .. } => can(*event).err().map(|why| (s.index, *event, why)),
-            _ => None,
-        })
-    }
 }
 
 /// One step: an action and the keys every step may have.

@@ -116,12 +116,7 @@ fn step_lists(step: &Step) -> Vec<String> {
 }
 
 /// Why a scenario cannot run against this target under this profile, if it cannot.
-pub fn skip_reason(
-    s: &Scenario,
-    profile: Profile,
-    hello: &Hello,
-    target: &crate::target::TargetSpec,
-) -> Option<String> {
+pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<String> {
     if !s.profiles.contains(&profile) {
         let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
         return Some(format!(
@@ -142,11 +137,6 @@ pub fn skip_reason(
         return Some(format!(
             "the target lacks the feature {}",
             missing.join(" and ")
-        ));
-    }
-    if let Some((i, event, why)) = s.unsupported_event(profile, |e| target.can(e)) {
-        return Some(format!(
-            "steps[{i}] is a `{event}` the target cannot do: {why}"
         ));
     }
     None

@@ -251,9 +251,15 @@ impl Run<'_> {
                 let s = self.session(step, name)?;
                 match s.event(event) {
                     Ok(true) => Ok(()),
-                    Ok(false) => Err(failed(crate::target::TargetError::Io(format!(
-                        "the session has no conversation to {event}"
-                    )))),
+                    Ok(false) => {
+                        // A connection to a store has no conversation: the user's command
+                        // happens in the agent above the store, which sees nothing of it.
+                        self.notes.push(format!(
+                            "steps[{}] {event}: {}'s sessions are connections to a task store, not agent conversations; the {event} happens in the agent above the store, which sees nothing of it",
+                            step.index, self.config.target
+                        ));
+                        Ok(())
+                    }
                     Err(e) => Err(failed(e)),
                 }
             }

@@ -62,7 +62,7 @@ pub(super) fn judge(
             );
         }
     };
-    if let Some(reason) = skip_reason(s, config.profile, hello, &config.target) {
+    if let Some(reason) = skip_reason(s, config.profile, hello) {
         return nothing(Ok(Outcome::Skip(reason)));
     }
     // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.

@@ -412,7 +412,7 @@ pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
 /// Prepares a scenario that will run (`None` for one that will be skipped whole, or when
 /// no sandbox can be made: the run then reports why).
 fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> {
-    if skip_reason(s, config.profile, hello, &config.target).is_some() {
+    if skip_reason(s, config.profile, hello).is_some() {
         return None;
     }
     let sandbox = Sandbox::new().ok()?;

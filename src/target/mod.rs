@@ -235,19 +235,6 @@ impl TargetSpec {
         Ok(Box::new(InProcessSession::new(store)))
     }
 
-    /// Whether this target's sessions can go through `event` (see [`Session::event`]), and
-    /// if not, why, in words for the skip reason.
-    pub fn can(&self, event: SessionEvent) -> Result<(), String> {
-        match (self, event) {
-            (TargetSpec::ClaudeCode(_), _) => Ok(()),
-            // A connection to a store ends, dies and opens again; the runner does that.
-            (_, SessionEvent::Exit | SessionEvent::Kill | SessionEvent::Resume) => Ok(()),
-            (_, SessionEvent::Clear | SessionEvent::Compact) => Err(format!(
-                "{self}'s sessions are connections to a task store, not agent conversations: there is no conversation to {event}"
-            )),
-        }
-    }
-
     /// Whether sessions are separate processes (so kills are real SIGKILLs).
     pub fn is_process(&self) -> bool {
         matches!(self, TargetSpec::Cmd(_) | TargetSpec::ClaudeCode(_))
