@@ -250,6 +250,10 @@ impl FolderStamp {
 pub struct SharedTask {
     task: Task,
     json: OnceLock<Box<[u8]>>,
+    /// For `taskproof mcp`'s `task_list`: the pretty JSON as it stands in the answer's text,
+    /// and the task's structured value.
+    pretty: OnceLock<Box<[u8]>>,
+    value: OnceLock<Value>,
 }
 
 impl SharedTask {
@@ -257,6 +261,8 @@ impl SharedTask {
         Arc::new(SharedTask {
             task,
             json: OnceLock::new(),
+            pretty: OnceLock::new(),
+            value: OnceLock::new(),
         })
     }
 
@@ -271,6 +277,29 @@ impl SharedTask {
                 .expect("tasks serialize")
                 .into()
         })
+    }
+
+    /// The task as pretty JSON (two spaces a level) standing two levels deep, as an item of
+    /// `{"tasks": [...]}` pretty-printed: every line after the first indented four more
+    /// spaces. A newline in pretty JSON is always layout (one inside a string is escaped).
+    pub fn pretty_in_list(&self) -> &[u8] {
+        self.pretty.get_or_init(|| {
+            let flat = serde_json::to_vec_pretty(&self.task).expect("tasks serialize");
+            let mut out = Vec::with_capacity(flat.len() + flat.len() / 4);
+            for &b in &flat {
+                out.push(b);
+                if b == b'\n' {
+                    out.extend_from_slice(b"    ");
+                }
+            }
+            out.into()
+        })
+    }
+
+    /// The task as a JSON value, made once.
+    pub fn value(&self) -> &Value {
+        self.value
+            .get_or_init(|| serde_json::to_value(&self.task).expect("tasks serialize"))
     }
 
     /// The task itself: moved out when nothing else holds it, copied otherwise.
