@@ -202,13 +202,15 @@ impl Dir {
     /// through a link, and returns the watch with that file's status. The file is opened
     /// with `O_PATH` (nothing is read) and watched through its descriptor's `/proc/self/fd`
     /// entry, so the watch and the status are those of one and the same inode even if the
-    /// name is replaced meanwhile. `Ok(None)` when the name is gone.
+    /// name is replaced meanwhile. `Ok(None)` when the name is gone; no watch (`None`) with
+    /// the status when the kernel would not place one (its limit of watches reached, no
+    /// `/proc`).
     pub fn watch_c(
         &self,
         name: &std::ffi::CStr,
         inotify: BorrowedFd<'_>,
         mask: rustix::fs::inotify::WatchFlags,
-    ) -> io::Result<Option<(i32, rfs::Stat)>> {
+    ) -> io::Result<Option<(Option<i32>, rfs::Stat)>> {
         let fd = match rfs::openat(
             &self.fd,
             name,
@@ -221,7 +223,7 @@ impl Dir {
         };
         let mut path = [0u8; 40];
         let proc_path = proc_fd_path(fd.as_raw_fd(), &mut path);
-        let wd = rustix::fs::inotify::add_watch(inotify, proc_path, mask).map_err(errno_io)?;
+        let wd = rustix::fs::inotify::add_watch(inotify, proc_path, mask).ok();
         let st = rfs::fstat(&fd).map_err(errno_io)?;
         Ok(Some((wd, st)))
     }

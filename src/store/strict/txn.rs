@@ -121,12 +121,15 @@ impl Txn<'_> {
                             #[allow(clippy::unnecessary_cast)]
                             let watchable =
                                 st.st_nlink as u64 == 1 && st.st_dev as u64 == folder_dev;
-                            let update = if watchable {
-                                WatchUpdate::Set(wd)
-                            } else {
-                                // Removing a watch only ever makes `list` check more.
-                                let _ = rustix::fs::inotify::remove_watch(inotify, wd);
-                                WatchUpdate::Clear
+                            let update = match wd {
+                                Some(wd) if watchable => WatchUpdate::Set(wd),
+                                Some(wd) => {
+                                    // Removing a watch only ever makes `list` check more.
+                                    let _ = rustix::fs::inotify::remove_watch(inotify, wd);
+                                    WatchUpdate::Clear
+                                }
+                                // No watch could be placed: checked as by `stat` this time.
+                                None => WatchUpdate::Clear,
                             };
                             return Ok(Listed::Hit(c.task.clone(), update));
                         }
