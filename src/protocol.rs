@@ -422,6 +422,12 @@ impl Response {
         }
     }
 
+    /// Writes the answer as one line of JSON (its bytes are those of
+    /// `serde_json::to_vec(&self.to_json())`), straight from the typed answer.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        serde_json::to_writer(out, self).expect("answers serialize");
+    }
+
     /// Decodes a target's answer to a request of kind `op`. Tasks are read leniently (any
     /// status string), since judging them is the harness's business, not the decoder's.
     pub fn from_json(v: &Value, op: Op) -> Result<Response, String> {
@@ -489,6 +495,41 @@ impl Response {
     }
 }
 
+/// The JSON of [`Response::to_json`], written without building it: a `list` answer's tasks
+/// go out through [`Task`]'s own `Serialize`.
+impl serde::Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        if let Response::Hello(h) = self {
+            return serde::Serialize::serialize(&h.to_json(), s);
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("ok", &self.is_ok())?;
+        match self {
+            Response::Hello(_) | Response::Done => {}
+            Response::Task(t) => m.serialize_entry("task", t)?,
+            Response::Tasks { tasks, corrupt } => {
+                m.serialize_entry("tasks", tasks)?;
+                m.serialize_entry("corrupt", corrupt)?;
+            }
+            Response::Error(f) => m.serialize_entry("error", &FailureJson(f))?,
+        }
+        m.end()
+    }
+}
+
+struct FailureJson<'a>(&'a Failure);
+
+impl serde::Serialize for FailureJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("kind", self.0.kind.as_str())?;
+        m.serialize_entry("message", &self.0.message)?;
+        m.end()
+    }
+}
+
 impl From<Result<Task, Failure>> for Response {
     fn from(r: Result<Task, Failure>) -> Response {
         match r {
@@ -546,6 +587,41 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_answer_is_written_as_its_to_json() {
+        let mut t = Task::new(TaskId(12), "sub \u{e9}\"\n");
+        t.metadata = Some(
+            json!({"a": {"b": [1, "x", null]}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        t.extra.insert("kept".into(), json!({"n": 1.5}));
+        let hello = Hello::from_json(&json!({
+            "ok": true, "protocol": PROTOCOL_VERSION, "name": "n", "version": "1",
+            "layout": "claude-code", "features": []
+        }));
+        let mut answers = vec![
+            Response::Task(t.clone()),
+            Response::Tasks {
+                tasks: vec![t.clone(), Task::new(TaskId(13), "b")],
+                corrupt: vec!["7.json".into()],
+            },
+            Response::Tasks {
+                tasks: vec![],
+                corrupt: vec![],
+            },
+            Response::Done,
+            Response::error(ErrorKind::Conflict, "taken \u{1F600}"),
+        ];
+        answers.push(Response::Hello(hello.expect("a hello")));
+        for r in &answers {
+            let mut line = Vec::new();
+            r.write_json(&mut line);
+            assert_eq!(line, serde_json::to_vec(&r.to_json()).unwrap(), "{r:?}");
+        }
+    }
 
     #[test]
     fn hello_keeps_a_stated_mapping_and_refuses_a_malformed_one() {

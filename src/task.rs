@@ -288,6 +288,62 @@ impl Task {
     }
 }
 
+/// On the wire an id is a string of its digits; written without building the string.
+impl serde::Serialize for TaskId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+/// A set of ids as a JSON array of id strings.
+struct IdArray<'a>(&'a BTreeSet<TaskId>);
+
+impl serde::Serialize for IdArray<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0)
+    }
+}
+
+/// The same JSON as [`Task::to_json`], field for field and in the same order, written
+/// straight from the task: no `Value` tree is built and nothing is cloned, which is what
+/// `list` answers of thousands of tasks spend their time on otherwise.
+impl serde::Serialize for Task {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("subject", &self.subject)?;
+        m.serialize_entry("description", &self.description)?;
+        if let Some(a) = &self.active_form {
+            m.serialize_entry("activeForm", a)?;
+        }
+        m.serialize_entry("status", self.status.as_str())?;
+        m.serialize_entry("blocks", &IdArray(&self.blocks))?;
+        m.serialize_entry("blockedBy", &IdArray(&self.blocked_by))?;
+        if let Some(o) = &self.owner {
+            m.serialize_entry("owner", o)?;
+        }
+        if let Some(md) = &self.metadata {
+            m.serialize_entry("metadata", md)?;
+        }
+        // As in `to_json`, an unknown field never overrides a field written above (one
+        // that is unset here, such as an `owner` kept in `extra`, is written from `extra`).
+        for (k, v) in &self.extra {
+            let written = match k.as_str() {
+                "id" | "subject" | "description" | "status" | "blocks" | "blockedBy" => true,
+                "activeForm" => self.active_form.is_some(),
+                "owner" => self.owner.is_some(),
+                "metadata" => self.metadata.is_some(),
+                _ => false,
+            };
+            if !written {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
+    }
+}
+
 /// Encodes a set of ids as a JSON array of strings.
 pub fn ids_json<'a>(ids: impl IntoIterator<Item = &'a TaskId>) -> Value {
     Value::Array(
@@ -640,6 +696,82 @@ pub fn json_depth(v: &Value) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Serializing a task directly must give exactly the bytes of serializing `to_json`,
+    /// compact and pretty, for odd content too.
+    fn assert_same_json(t: &Task) {
+        let typed = serde_json::to_string(t).unwrap();
+        let via_value = serde_json::to_string(&t.to_json()).unwrap();
+        assert_eq!(typed, via_value);
+        let typed = serde_json::to_string_pretty(t).unwrap();
+        let via_value = serde_json::to_string_pretty(&t.to_json()).unwrap();
+        assert_eq!(typed, via_value);
+    }
+
+    #[test]
+    fn a_task_serializes_as_its_to_json() {
+        let mut t = Task::new(TaskId(0), "plain");
+        assert_same_json(&t);
+        t = Task::new(
+            TaskId(u64::MAX),
+            "ünïcødé \u{1F600} \"quoted\" \\ back\nnew\tline \u{7f}\u{0}",
+        );
+        t.description = "line 1\r\nline 2 \u{2028} \u{1b}[0m".into();
+        t.active_form = Some("Doing it".into());
+        t.status = Status::Other("weird status \u{e9}".into());
+        t.blocks = [TaskId(3), TaskId(10), TaskId(2)].into_iter().collect();
+        t.blocked_by = [TaskId(1)].into_iter().collect();
+        t.owner = Some("agent-\u{3b1}".into());
+        let md = json!({
+            "z": 1, "a": [1, 2.5, -3e300, null, true, {"deep": {"deeper": ["x", {}]}}],
+            "big": 18446744073709551615u64, "neg": -9223372036854775808i64,
+            "f": 0.1, "s": "\u{fffd}\u{0}", "": {"": ""}
+        });
+        t.metadata = Some(md.as_object().unwrap().clone());
+        assert_same_json(&t);
+        // Unknown fields keep their order and their nested values; those named like a field
+        // that is unset are written (as `to_json` writes them), those named like a field that
+        // is set are not.
+        let extra = json!({
+            "zeta": {"k": [1, {"v": null}]}, "owner": "hidden by the owner",
+            "alpha": "\u{10ffff}", "id": "99", "metadata": {"m": 1},
+        });
+        t.extra = extra.as_object().unwrap().clone();
+        assert_same_json(&t);
+        t.owner = None;
+        t.metadata = None;
+        t.active_form = None;
+        t.extra
+            .insert("activeForm".into(), json!(["not", "a", "string"]));
+        assert_same_json(&t);
+        let v: Value = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(v["owner"], "hidden by the owner");
+        assert_eq!(v["id"], json!(u64::MAX.to_string()));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_task_read_from_a_file_serializes_as_its_to_json(
+            id in proptest::num::u64::ANY,
+            subject in "\\PC{0,20}",
+            description in proptest::option::of(".{0,30}"),
+            owner in proptest::option::of("\\PC{0,10}"),
+            key in "\\PC{0,8}",
+            n in proptest::num::f64::ANY,
+            edges in proptest::collection::btree_set(0u64..50, 0..5),
+        ) {
+            proptest::prop_assume!(!TASK_FIELDS.contains(&key.as_str()));
+            let file = json!({
+                "id": id.to_string(), "subject": subject, "description": description,
+                "status": "pending", "owner": owner,
+                "blocks": edges.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+                "metadata": {key.clone(): n, "nested": {key.clone(): [n, key.clone()]}},
+                key.clone(): {"unknown": key.clone()},
+            });
+            let t = Task::from_json(&file, Strictness::Lenient).unwrap();
+            assert_same_json(&t);
+        }
+    }
 
     #[test]
     fn ids_are_canonical_decimal_strings() {

@@ -53,6 +53,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut buf = Vec::new();
+    // The answer line, reused: a long `list` answer is not allocated again each time.
+    let mut line = Vec::new();
     loop {
         buf.clear();
         let n = (&mut input)
@@ -62,7 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         if n == 0 {
             return Ok(super::exit::OK);
         }
-        let response = if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
+        line.clear();
+        if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
             // Skip the rest of the oversized line before answering it.
             let mut sink = Vec::new();
             input.read_until(b'\n', &mut sink).ok();
@@ -70,13 +73,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 ErrorKind::Invalid,
                 format!("request: longer than {MAX_LINE} bytes"),
             )
+            .write_json(&mut line);
         } else {
             match std::str::from_utf8(&buf) {
-                Ok(line) => store.handle_line(line.trim_end_matches(['\n', '\r'])),
-                Err(e) => Response::error(ErrorKind::Invalid, format!("request: not UTF-8: {e}")),
+                // The answer is written straight from the store's tasks (no `Value` tree).
+                Ok(l) => store.write_answer(l.trim_end_matches(['\n', '\r']), &mut line),
+                Err(e) => Response::error(ErrorKind::Invalid, format!("request: not UTF-8: {e}"))
+                    .write_json(&mut line),
             }
-        };
-        let mut line = serde_json::to_vec(&response.to_json()).expect("responses serialize");
+        }
         line.push(b'\n');
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
             // The harness hung up; nothing more to answer.

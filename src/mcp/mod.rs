@@ -183,6 +183,9 @@ impl TaskServer {
             Err(f) => return failure(&f),
         };
         let (request, actor) = (call.request, call.actor);
+        if let crate::protocol::Request::List { list } = &request {
+            return self.list(list.clone()).await;
+        }
         let inner = self.inner.clone();
         let req = request.clone();
         let answer = tokio::task::spawn_blocking(move || inner.store.handle_as(&req, &actor)).await;
@@ -202,6 +205,33 @@ impl TaskServer {
                 result.structured_content = Some(tools::answer_value(r));
                 result
             }
+        }
+    }
+}
+
+impl TaskServer {
+    /// `task_list`: its text and structured form are made from the tasks the store's cache
+    /// shares, on the blocking thread, after the list's lock is released.
+    async fn list(&self, list: ListName) -> CallToolResult {
+        let inner = self.inner.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            inner
+                .store
+                .list_shared(&list)
+                .map(|(tasks, corrupt)| tools::list_answer(&list, &tasks, &corrupt))
+        })
+        .await;
+        match answer {
+            Ok(Ok((text, value))) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(value);
+                result
+            }
+            Ok(Err(f)) => failure(&f),
+            Err(e) => failure(&Failure::new(
+                ErrorKind::Io,
+                format!("the store stopped while answering: {e}"),
+            )),
         }
     }
 }

@@ -14,7 +14,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
@@ -187,6 +187,45 @@ impl Dir {
     /// The status of the folder itself, through its descriptor.
     pub fn stat_self(&self) -> io::Result<rfs::Stat> {
         rfs::fstat(&self.fd).map_err(errno_io)
+    }
+
+    /// The kind of file system the folder is on (`statfs`'s `f_type`).
+    pub fn fs_type(&self) -> io::Result<u64> {
+        // The field's type differs between targets.
+        #[allow(clippy::unnecessary_cast)]
+        rfs::fstatfs(&self.fd)
+            .map(|s| s.f_type as u64)
+            .map_err(errno_io)
+    }
+
+    /// Places an inotify watch (`mask`, on `inotify`) on the file `name` names now, never
+    /// through a link, and returns the watch with that file's status. The file is opened
+    /// with `O_PATH` (nothing is read) and watched through its descriptor's `/proc/self/fd`
+    /// entry, so the watch and the status are those of one and the same inode even if the
+    /// name is replaced meanwhile. `Ok(None)` when the name is gone; no watch (`None`) with
+    /// the status when the kernel would not place one (its limit of watches reached, no
+    /// `/proc`).
+    pub fn watch_c(
+        &self,
+        name: &std::ffi::CStr,
+        inotify: BorrowedFd<'_>,
+        mask: rustix::fs::inotify::WatchFlags,
+    ) -> io::Result<Option<(Option<i32>, rfs::Stat)>> {
+        let fd = match rfs::openat(
+            &self.fd,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(errno_io(e)),
+        };
+        let mut path = [0u8; 40];
+        let proc_path = proc_fd_path(fd.as_raw_fd(), &mut path);
+        let wd = rustix::fs::inotify::add_watch(inotify, proc_path, mask).ok();
+        let st = rfs::fstat(&fd).map_err(errno_io)?;
+        Ok(Some((wd, st)))
     }
 
     /// Reads the regular file `name` without following a link into `buf` (cleared first), so
@@ -471,6 +510,14 @@ fn push_entry(out: &mut Vec<(String, Option<FileType>)>, bytes: &[u8], ft: FileT
             .into_owned(),
     };
     out.push((name, (ft != FileType::Unknown).then_some(ft)));
+}
+
+/// `/proc/self/fd/{fd}` as a C string written into `buf`.
+fn proc_fd_path(fd: i32, buf: &mut [u8; 40]) -> &std::ffi::CStr {
+    let mut w = &mut buf[..];
+    write!(w, "/proc/self/fd/{fd}\0").expect("fits in 40 bytes");
+    let len = 40 - w.len();
+    std::ffi::CStr::from_bytes_with_nul(&buf[..len]).expect("one NUL, at the end")
 }
 
 #[cfg(test)]

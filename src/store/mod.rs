@@ -18,7 +18,7 @@ pub use mutant::Mutant;
 pub use naive::NaiveStore;
 pub use strict::{
     HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH,
-    StrictStore, parse_watermark,
+    SharedTask, StrictStore, parse_watermark,
 };
 
 use std::path::Path;
@@ -67,6 +67,13 @@ pub trait TaskStore: Send + Sync {
                 format!("request: not valid JSON: {e}"),
             ),
         }
+    }
+
+    /// Answers one raw request line as [`TaskStore::handle_line`] does, and writes the
+    /// answer's JSON (one line, without the newline) to `out`: what `taskproof serve` sends.
+    /// A store may write an answer without making the [`Response`] first.
+    fn write_answer(&self, line: &str, out: &mut Vec<u8>) {
+        self.handle_line(line).write_json(out)
     }
 }
 

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use rayon::prelude::*;
@@ -67,6 +67,9 @@ pub struct StrictStore {
     list_cache: Mutex<HashMap<String, ListCache>>,
     /// How long ago a file must have changed for `list` to cache it (see [`LIST_SETTLE`]).
     list_settle: Duration,
+    /// Lists of at least this many task files have their cached files watched (see
+    /// [`LIST_WATCH_MIN`]).
+    list_watch_min: usize,
     /// Record every change in the list's audit log, starting it if needed (a list whose
     /// log exists is audited anyway; see `audit.rs`).
     audit: bool,
@@ -78,6 +81,11 @@ pub struct StrictStore {
 /// change time moving (timestamps are coarse), so `list` does not cache it yet: the rule git
 /// applies to "racy" index entries.
 const LIST_SETTLE: Duration = Duration::from_secs(2);
+
+/// The smallest list whose cached files `list` watches with inotify instead of `stat`ing
+/// each: below it the `stat`s cost little, and an inotify instance (of which a user may have
+/// only 128) is not worth taking.
+const LIST_WATCH_MIN: usize = 256;
 
 type Outcome<T> = Result<T, Failure>;
 
@@ -100,6 +108,7 @@ impl StrictStore {
             _private: None,
             list_cache: Mutex::new(HashMap::new()),
             list_settle: LIST_SETTLE,
+            list_watch_min: LIST_WATCH_MIN,
             audit: false,
             claude_code_locks: false,
         })
@@ -383,107 +392,11 @@ impl super::Operations for StrictStore {
     }
 
     fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
-        let Some(tx) = self.begin(list.as_str(), false)? else {
-            return Ok((Vec::new(), Vec::new()));
-        };
-        let settled = SystemTime::now()
-            .checked_sub(self.list_settle)
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or((0, 0), |d| {
-                (d.as_secs() as i64, i64::from(d.subsec_nanos()))
-            });
-        let folder_st = tx.dir.stat_self().map_err(io_failure)?;
-        // The field types differ between targets.
-        #[allow(clippy::unnecessary_cast)]
-        let folder = (folder_st.st_dev as u64, folder_st.st_ino as u64);
-        let stamp = FolderStamp::of(&folder_st);
-        // The mutants keep the plain reads their bugs are written against.
-        let caching = self.mutant.is_none();
-        let mut cache = if caching {
-            self.list_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(list.as_str())
-                .filter(|c| c.folder == folder)
-                .unwrap_or_default()
-        } else {
-            ListCache::default()
-        };
-        // The names in the folder: those of the last list when the folder has not changed
-        // since (every create, removal or rename in it moves its change time, and names are
-        // kept only from a folder whose change time had settled, as for files below);
-        // otherwise read afresh.
-        let mut fresh_names = false;
-        let ids = match cache.names.take() {
-            Some((s, ids)) if s == stamp => ids,
-            _ => {
-                fresh_names = true;
-                let entries = tx.dir.entries().map_err(io_failure)?;
-                let mut ids: Vec<TaskId> = entries
-                    .iter()
-                    .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
-                    .filter_map(|(name, _)| LAYOUT.task_id_of(name))
-                    .collect();
-                ids.sort_unstable();
-                ids
-            }
-        };
-        // The files are read and decoded in parallel: under the lock nothing of this store
-        // changes them, and each read is one name relative to the held folder, never through
-        // a link. Each worker reuses one read buffer; the results come back in id order.
-        let tx = &tx;
-        let old = &cache.tasks;
-        let slots: Vec<Outcome<Listed>> = ids
-            .par_iter()
-            .with_min_len(64)
-            .map_init(Vec::new, |buf, &id| {
-                if caching {
-                    tx.read_listed(id, buf, old.get(&id), settled)
-                } else {
-                    tx.read_disk_into(id, buf).map(|s| Listed::Read(s, None))
-                }
-            })
-            .collect();
-        let mut tasks = Vec::with_capacity(ids.len());
-        let mut corrupt = Vec::new();
-        // Entries of files read afresh replace the old ones (or, when the file may not be
-        // kept, remove them); a hit leaves its entry where it is.
-        for (&id, listed) in ids.iter().zip(slots) {
-            let slot = match listed? {
-                Listed::Hit(t) => Slot::Task(t),
-                Listed::Read(slot, entry) => {
-                    match entry {
-                        Some(c) => {
-                            cache.tasks.insert(id, c);
-                        }
-                        None => {
-                            cache.tasks.remove(&id);
-                        }
-                    }
-                    slot
-                }
-            };
-            match slot {
-                Slot::Task(t) => tasks.push(t),
-                Slot::Missing => {}
-                Slot::Corrupt(_) if self.broken(Mutant::CorruptHidden) => {}
-                Slot::Corrupt(_) => corrupt.push(LAYOUT.file_name(id).expect("file layout")),
-            }
-        }
-        if caching {
-            // Entries of files that are gone (the name list is sorted); with the names of
-            // the last list there are none.
-            if fresh_names {
-                cache.tasks.retain(|id, _| ids.binary_search(id).is_ok());
-            }
-            cache.folder = folder;
-            cache.names = (stamp.ctime < settled).then_some((stamp, ids));
-            self.list_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(list.to_string(), cache);
-        }
-        Ok((tasks, corrupt))
+        let (tasks, corrupt) = self.list_shared(list)?;
+        Ok((
+            tasks.into_iter().map(SharedTask::into_task).collect(),
+            corrupt,
+        ))
     }
 
     fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Outcome<Task> {
@@ -545,6 +458,228 @@ fn encode_task(task: &Task) -> Vec<u8> {
 }
 
 impl StrictStore {
+    /// `list`, with the tasks as the cache holds them (shared, not copied), for answers
+    /// written straight from them (`TaskStore::write_answer`).
+    pub fn list_shared(&self, list: &ListName) -> Outcome<(Vec<Arc<SharedTask>>, Vec<String>)> {
+        let Some(tx) = self.begin(list.as_str(), false)? else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let settled = SystemTime::now()
+            .checked_sub(self.list_settle)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or((0, 0), |d| {
+                (d.as_secs() as i64, i64::from(d.subsec_nanos()))
+            });
+        let folder_st = tx.dir.stat_self().map_err(io_failure)?;
+        // The field types differ between targets.
+        #[allow(clippy::unnecessary_cast)]
+        let folder = (folder_st.st_dev as u64, folder_st.st_ino as u64);
+        let stamp = FolderStamp::of(&folder_st);
+        // The mutants keep the plain reads their bugs are written against.
+        let caching = self.mutant.is_none();
+        let mut cache = if caching {
+            self.list_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(list.as_str())
+                .filter(|c| c.folder == folder)
+                .unwrap_or_default()
+        } else {
+            ListCache::default()
+        };
+        // The names in the folder: those of the last list when the folder has not changed
+        // since (every create, removal or rename in it moves its change time, and names are
+        // kept only from a folder whose change time had settled, as for files below);
+        // otherwise read afresh.
+        let mut fresh_names = false;
+        let ids = match cache.names.take() {
+            Some((s, ids)) if s == stamp => ids,
+            _ => {
+                fresh_names = true;
+                let entries = tx.dir.entries().map_err(io_failure)?;
+                let mut ids: Vec<TaskId> = entries
+                    .iter()
+                    .filter(|(_, ft)| *ft != Some(rustix::fs::FileType::Directory))
+                    .filter_map(|(name, _)| LAYOUT.task_id_of(name))
+                    .collect();
+                ids.sort_unstable();
+                ids
+            }
+        };
+        // Watches prove cached files unchanged without a `stat` each (see `watch.rs`): only
+        // for a list large enough for them to pay, on a local file system.
+        if caching && cache.watcher.is_none() && ids.len() >= self.list_watch_min {
+            let local = tx
+                .dir
+                .fs_type()
+                .is_ok_and(|t| watch::LOCAL_FILE_SYSTEMS.contains(&t));
+            if local {
+                cache.watcher = watch::Watcher::new();
+            }
+        }
+        let drained = cache.watcher.as_mut().map(watch::Watcher::drain);
+        let checks: Vec<Check<'_>> = ids
+            .iter()
+            .map(|id| {
+                let (Some(w), Some(d)) = (&cache.watcher, &drained) else {
+                    return Check::Stat;
+                };
+                match cache.tasks.get(id).and_then(|c| c.wd) {
+                    Some(wd) if w.watches(wd, *id) => {
+                        if d.overflow || d.changed.contains(id) {
+                            Check::Stat
+                        } else {
+                            Check::Trusted
+                        }
+                    }
+                    _ => Check::Watch(w.fd(), folder.0),
+                }
+            })
+            .collect();
+        cache.checked = checks
+            .iter()
+            .filter(|c| !matches!(c, Check::Trusted))
+            .count();
+        // The files are read and decoded in parallel: under the lock nothing of this store
+        // changes them, and each read is one name relative to the held folder, never through
+        // a link. Each worker reuses one read buffer; the results come back in id order.
+        let tx = &tx;
+        let old = &cache.tasks;
+        let slots: Vec<Outcome<Listed>> = ids
+            .par_iter()
+            .zip(checks.par_iter())
+            .with_min_len(64)
+            .map_init(Vec::new, |buf, (&id, &check)| {
+                if caching {
+                    tx.read_listed(id, buf, old.get(&id), check, settled)
+                } else {
+                    Ok(match tx.read_disk_into(id, buf)? {
+                        Slot::Task(t) => Listed::Read(SharedTask::new(t), None),
+                        Slot::Missing => Listed::Missing,
+                        Slot::Corrupt(_) => Listed::Corrupt,
+                    })
+                }
+            })
+            .collect();
+        drop(checks);
+        let mut tasks = Vec::with_capacity(ids.len());
+        let mut corrupt = Vec::new();
+        // Entries of files read afresh replace the old ones (or, when the file may not be
+        // kept, remove them); a hit leaves its entry where it is.
+        for (&id, listed) in ids.iter().zip(slots) {
+            let task = match listed? {
+                Listed::Hit(t, update) => {
+                    let entry = cache.tasks.get_mut(&id).expect("a hit is cached");
+                    match update {
+                        WatchUpdate::Keep => {}
+                        WatchUpdate::Set(wd) => {
+                            entry.wd = Some(wd);
+                            if let Some(w) = cache.watcher.as_mut() {
+                                w.register(wd, id);
+                            }
+                        }
+                        WatchUpdate::Clear => entry.wd = None,
+                    }
+                    t
+                }
+                Listed::Read(t, identity) => {
+                    let new = identity.map(|identity| CachedTask {
+                        identity,
+                        task: t.clone(),
+                        wd: None,
+                    });
+                    let old = match new {
+                        Some(c) => cache.tasks.insert(id, c),
+                        None => cache.tasks.remove(&id),
+                    };
+                    forget_watch(&mut cache.watcher, id, old);
+                    t
+                }
+                gone @ (Listed::Missing | Listed::Corrupt) => {
+                    forget_watch(&mut cache.watcher, id, cache.tasks.remove(&id));
+                    if matches!(gone, Listed::Corrupt) && !self.broken(Mutant::CorruptHidden) {
+                        corrupt.push(LAYOUT.file_name(id).expect("file layout"));
+                    }
+                    continue;
+                }
+            };
+            tasks.push(task);
+        }
+        if caching {
+            // Entries of files that are gone (the name list is sorted); with the names of
+            // the last list there are none.
+            if fresh_names {
+                let watcher = &mut cache.watcher;
+                cache.tasks.retain(|id, c| {
+                    let keep = ids.binary_search(id).is_ok();
+                    if !keep && let (Some(w), Some(wd)) = (watcher.as_mut(), c.wd) {
+                        w.forget(wd, *id);
+                    }
+                    keep
+                });
+            }
+            cache.folder = folder;
+            cache.names = (stamp.ctime < settled).then_some((stamp, ids));
+            self.list_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(list.to_string(), cache);
+        }
+        Ok((tasks, corrupt))
+    }
+
+    /// Answers one raw request line as [`TaskStore::handle_line`] does, writing the answer's
+    /// JSON (one line, without its newline) to `out`. A `list` answer is written from the
+    /// tasks the cache shares, each task's JSON made once and kept with it, after the list's
+    /// lock is released.
+    fn write_answer_line(&self, line: &str, out: &mut Vec<u8>) {
+        let request = match serde_json::from_str::<Value>(line) {
+            Ok(v) if self.mutant.is_none() => Request::from_json(&v),
+            // The mutants answer through `handle_value`, which some of them replace.
+            Ok(v) => return self.handle_value(&v).write_json(out),
+            Err(_) => return self.handle_line(line).write_json(out),
+        };
+        match request {
+            Ok(Request::List { list }) => {
+                match super::audit::with_op(crate::protocol::Op::List, || self.list_shared(&list)) {
+                    Ok((tasks, corrupt)) => write_tasks_answer(&tasks, &corrupt, out),
+                    Err(f) => Response::Error(f).write_json(out),
+                }
+            }
+            Ok(req) => self.handle(&req).write_json(out),
+            Err(e) => Response::Error(e.into()).write_json(out),
+        }
+    }
+}
+
+/// Drops the watch of a cache entry that was replaced or removed.
+fn forget_watch(watcher: &mut Option<watch::Watcher>, id: TaskId, old: Option<CachedTask>) {
+    if let (Some(w), Some(CachedTask { wd: Some(wd), .. })) = (watcher.as_mut(), old) {
+        w.forget(wd, id);
+    }
+}
+
+/// `{"ok":true,"tasks":[...],"corrupt":[...]}`, the bytes `Response::write_json` gives for
+/// the same answer, from the shared tasks' kept JSON (made in parallel where missing).
+fn write_tasks_answer(tasks: &[Arc<SharedTask>], corrupt: &[String], out: &mut Vec<u8>) {
+    tasks.par_iter().with_min_len(256).for_each(|t| {
+        t.json();
+    });
+    let size: usize = tasks.iter().map(|t| t.json().len() + 1).sum();
+    out.reserve(size + 64);
+    out.extend_from_slice(b"{\"ok\":true,\"tasks\":[");
+    for (i, t) in tasks.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(t.json());
+    }
+    out.extend_from_slice(b"],\"corrupt\":");
+    serde_json::to_writer(&mut *out, corrupt).expect("names serialize");
+    out.push(b'}');
+}
+
+impl StrictStore {
     /// Answers `request` on behalf of `actor`, whom the audit log records.
     pub fn handle_as(&self, request: &Request, actor: &str) -> Response {
         super::audit::with_actor(actor, || self.handle(request))
@@ -568,6 +703,10 @@ impl TaskStore for StrictStore {
 
     fn handle(&self, request: &Request) -> Response {
         super::audit::with_op(request.op(), || super::answer(self, request))
+    }
+
+    fn write_answer(&self, line: &str, out: &mut Vec<u8>) {
+        self.write_answer_line(line, out)
     }
 
     fn handle_value(&self, v: &Value) -> Response {
@@ -620,8 +759,10 @@ impl StrictStore {
 }
 
 mod txn;
+mod watch;
 
-use txn::{FolderStamp, ListCache, Listed, Slot, Txn};
+pub use txn::SharedTask;
+use txn::{CachedTask, Check, FolderStamp, ListCache, Listed, Slot, Txn, WatchUpdate};
 
 #[cfg(test)]
 mod tests {
@@ -766,6 +907,161 @@ mod tests {
         // 3.json now holds id 4: not a task of that name.
         assert_eq!(subjects(tasks), ["B"]);
         assert_eq!(corrupt, ["3.json"]);
+    }
+
+    /// A store whose every list is watched and whose files settle after 20 ms, with tasks
+    /// a, b, c created and settled.
+    fn watched_store(tmp: &Path) -> StrictStore {
+        let mut store = StrictStore::open(tmp, Options { durable: false }).unwrap();
+        store.list_settle = Duration::from_millis(20);
+        store.list_watch_min = 0;
+        for s in ["a", "b", "c"] {
+            let r =
+                store.handle_value(&json!({"op": "create", "list": "l", "task": {"subject": s}}));
+            assert!(r.is_ok(), "{r:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        store
+    }
+
+    fn checked(store: &StrictStore) -> usize {
+        store.list_cache.lock().unwrap()["l"].checked
+    }
+
+    fn subjects(store: &StrictStore) -> Vec<String> {
+        list_of(store).into_iter().map(|t| t.subject).collect()
+    }
+
+    #[test]
+    fn a_watched_list_checks_no_file_until_one_changes_and_then_sees_the_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = watched_store(tmp.path());
+        if !local_fs(tmp.path()) {
+            eprintln!("skipped: the temporary folder is not on a local file system");
+            return;
+        }
+        let settle = || std::thread::sleep(Duration::from_millis(100));
+        // The first list reads every file, the second places the watches, the third needs
+        // no system call per file.
+        assert_eq!(subjects(&store), ["a", "b", "c"]);
+        assert_eq!(checked(&store), 3);
+        assert_eq!(subjects(&store), ["a", "b", "c"]);
+        assert_eq!(checked(&store), 3);
+        assert_eq!(subjects(&store), ["a", "b", "c"]);
+        assert_eq!(checked(&store), 0, "nothing changed, nothing checked");
+        let folder = tmp.path().join("l");
+        // Another process rewrites a file in place with as many bytes: the folder does not
+        // change, the watch does.
+        let before = std::fs::read_to_string(folder.join("2.json")).unwrap();
+        let after = before.replace("\"b\"", "\"B\"");
+        assert_eq!(before.len(), after.len());
+        std::fs::write(tmp.path().join("new"), &after).unwrap();
+        other_process(&folder, "cat ../new > 2.json");
+        assert_eq!(subjects(&store), ["a", "B", "c"]);
+        assert_eq!(checked(&store), 1, "only the changed file is checked");
+        quiet(&store);
+        assert_eq!(subjects(&store), ["a", "B", "c"]);
+        // A hard link made in another folder after the watch was placed, and a write in
+        // place through it: the watch is on the inode, not on the name.
+        std::fs::create_dir(tmp.path().join("elsewhere")).unwrap();
+        other_process(&folder, "ln 3.json ../elsewhere/x");
+        let before = std::fs::read_to_string(folder.join("3.json")).unwrap();
+        let after = before.replace("\"c\"", "\"C\"");
+        std::fs::write(tmp.path().join("new"), &after).unwrap();
+        other_process(&folder, "cat ../new > ../elsewhere/x");
+        assert_eq!(subjects(&store), ["a", "B", "C"]);
+        // A file with a second name is never trusted to its watch.
+        settle();
+        for _ in 0..3 {
+            assert_eq!(subjects(&store), ["a", "B", "C"]);
+        }
+        assert_eq!(
+            checked(&store),
+            1,
+            "3.json has two names: checked every time"
+        );
+        other_process(&folder, "rm ../elsewhere/x");
+        quiet(&store);
+        // Truncated in place by another process.
+        other_process(&folder, ": > 1.json");
+        let r = store.handle_value(&json!({"op": "list", "list": "l"}));
+        let Response::Tasks { tasks, corrupt } = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(tasks.len(), 2);
+        assert_eq!(corrupt, ["1.json"]);
+        other_process(&folder, "rm 1.json");
+        quiet(&store);
+        // A change of mode only: checked again, and still the same task.
+        other_process(&folder, "chmod 600 2.json");
+        assert_eq!(subjects(&store), ["B", "C"]);
+        assert_eq!(checked(&store), 1);
+        // Changes by this store are seen as before.
+        let r = store.handle_value(
+            &json!({"op": "update", "list": "l", "id": "2", "patch": {"subject": "again"}}),
+        );
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(subjects(&store), ["again", "C"]);
+    }
+
+    /// Lets every file settle and lists until no file needs a check (at most three lists:
+    /// one reads a changed file, one places its watch).
+    fn quiet(store: &StrictStore) {
+        std::thread::sleep(Duration::from_millis(100));
+        for _ in 0..3 {
+            subjects(store);
+            if checked(store) == 0 {
+                return;
+            }
+        }
+        panic!("still {} files checked after three lists", checked(store));
+    }
+
+    fn local_fs(p: &Path) -> bool {
+        rustix::fs::statfs(p).is_ok_and(|s| watch::LOCAL_FILE_SYSTEMS.contains(&(s.f_type as u64)))
+    }
+
+    #[test]
+    fn a_list_answer_is_written_as_the_response_would_be() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = watched_store(tmp.path());
+        let r = store.handle_value(&json!({"op": "update", "list": "l", "id": "2", "patch": {
+            "subject": "ünï \u{1F600} \"q\" \\", "owner": "\u{3b1}",
+            "metadata": {"deep": {"x": [1, 2.5, null, {"y": "\n"}]}, "n": -0.0}
+        }}));
+        assert!(r.is_ok(), "{r:?}");
+        let folder = tmp.path().join("l");
+        std::fs::write(folder.join("7.json"), "not json").unwrap();
+        std::fs::write(
+            folder.join("8.json"),
+            r#"{"id":"8","subject":"s","status":"pending","unknown":{"kept":[1,"x"]},"blocks":["3","3"]}"#,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let line = r#"{"op":"list","list":"l"}"#;
+        // Cold, warm, and with watches placed: the same bytes as the response's JSON.
+        for _ in 0..3 {
+            let mut written = Vec::new();
+            store.write_answer(line, &mut written);
+            let expected = serde_json::to_vec(&store.handle_line(line).to_json()).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+        // Other requests and bad lines too.
+        for line in [
+            r#"{"op":"get","list":"l","id":"2"}"#,
+            r#"{"op":"list","list":"nothing-here"}"#,
+            r#"{"op":"list","list":"../x"}"#,
+            r#"{"op":"hello"}"#,
+            "not json",
+        ] {
+            let mut written = Vec::new();
+            store.write_answer(line, &mut written);
+            let expected = serde_json::to_vec(&store.handle_line(line).to_json()).unwrap();
+            assert_eq!(written, expected, "{line}");
+        }
     }
 
     #[test]

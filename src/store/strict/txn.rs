@@ -4,6 +4,8 @@
 //! `list` keeps between calls (file identities and the decoded tasks).
 
 use super::*;
+use std::os::fd::BorrowedFd;
+use std::sync::{Arc, OnceLock};
 
 /// What a read of one task found.
 // Slots live in a per-operation cache of a handful of tasks; boxing would only add
@@ -92,38 +94,85 @@ impl Txn<'_> {
     }
 
     /// Reads task `id` for `list`: from `cached` when the file is still the one it was
-    /// decoded from (same inode, size and change time: one `fstatat`, never through a
-    /// link), otherwise from disk, returning a new cache entry when the file has settled.
+    /// decoded from, otherwise from disk, returning a new cache entry when the file has
+    /// settled. A cached entry whose watch has no event pending (`trusted`) is taken as it
+    /// is (see `watch.rs`); otherwise the file's identity (inode, size, change time) is
+    /// checked by one `fstatat`, never through a link, or, when `watcher` is given and the
+    /// entry has no watch yet, by placing one first and checking the watched inode.
     pub(super) fn read_listed(
         &self,
         id: TaskId,
         buf: &mut Vec<u8>,
         cached: Option<&CachedTask>,
+        check: Check<'_>,
         settled: (i64, i64),
     ) -> Outcome<Listed> {
         if let Some(c) = cached {
             let mut name = [0; TASK_CNAME_LEN];
-            match self.dir.stat_c(task_cname(id, &mut name)) {
-                Ok(Some(st)) if c.identity == FileIdentity::of(&st) => {
-                    return Ok(Listed::Hit(c.task.clone()));
+            let cname = task_cname(id, &mut name);
+            let fail = |e: io::Error| io_failure(format!("{}: {e}", Self::file_name(id)));
+            match check {
+                Check::Trusted => return Ok(Listed::Hit(c.task.clone(), WatchUpdate::Keep)),
+                Check::Watch(inotify, folder_dev) => {
+                    match self.dir.watch_c(cname, inotify, super::watch::mask()) {
+                        Ok(Some((wd, st))) if c.identity == FileIdentity::of(&st) => {
+                            // A file with another name elsewhere, or on another device than
+                            // its folder, is left to the `stat` check.
+                            #[allow(clippy::unnecessary_cast)]
+                            let watchable =
+                                st.st_nlink as u64 == 1 && st.st_dev as u64 == folder_dev;
+                            let update = match wd {
+                                Some(wd) if watchable => WatchUpdate::Set(wd),
+                                Some(wd) => {
+                                    // Removing a watch only ever makes `list` check more.
+                                    let _ = rustix::fs::inotify::remove_watch(inotify, wd);
+                                    WatchUpdate::Clear
+                                }
+                                // No watch could be placed: checked as by `stat` this time.
+                                None => WatchUpdate::Clear,
+                            };
+                            return Ok(Listed::Hit(c.task.clone(), update));
+                        }
+                        // Another file now (read below; watched from the next list on), or
+                        // gone. The watch placed on it is left to `Watcher::forget`.
+                        Ok(_) => {}
+                        Err(e) => return Err(fail(e)),
+                    }
                 }
-                Ok(_) => {}
-                Err(e) => return Err(io_failure(format!("{}: {e}", Self::file_name(id)))),
+                Check::Stat => match self.dir.stat_c(cname) {
+                    Ok(Some(st)) if c.identity == FileIdentity::of(&st) => {
+                        return Ok(Listed::Hit(c.task.clone(), WatchUpdate::Keep));
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Err(fail(e)),
+                },
             }
         }
         let (slot, stat) = self.read_disk_stat(id, buf)?;
-        let keep = match (&slot, stat) {
+        Ok(match (slot, stat) {
             (Slot::Task(t), Some(st)) => {
                 let identity = FileIdentity::of(&st);
-                (identity.ctime < settled).then(|| CachedTask {
-                    identity,
-                    task: t.clone(),
-                })
+                Listed::Read(
+                    SharedTask::new(t),
+                    (identity.ctime < settled).then_some(identity),
+                )
             }
-            _ => None,
-        };
-        Ok(Listed::Read(slot, keep))
+            (Slot::Task(t), None) => Listed::Read(SharedTask::new(t), None),
+            (Slot::Missing, _) => Listed::Missing,
+            (Slot::Corrupt(_), _) => Listed::Corrupt,
+        })
     }
+}
+
+/// How `list` may confirm one cached file (see [`Txn::read_listed`]).
+#[derive(Clone, Copy)]
+pub(super) enum Check<'a> {
+    /// Its watch had no event: no system call.
+    Trusted,
+    /// Place a watch on it (on this inotify instance; the folder's device), then check.
+    Watch(BorrowedFd<'a>, u64),
+    /// One `fstatat`.
+    Stat,
 }
 
 /// What identifies one version of a file the store never rewrites in place: every write of
@@ -198,10 +247,76 @@ impl FolderStamp {
     }
 }
 
-/// A task `list` decoded, with the identity of the file it came from.
+/// A task `list` decoded, shared by the cache and by the answers that include it, so that
+/// neither a hit nor an answer written from it copies the task. Its answer JSON is made the
+/// first time it is written, and kept with it.
+pub struct SharedTask {
+    task: Task,
+    json: OnceLock<Box<[u8]>>,
+    /// For `taskproof mcp`'s `task_list`: the pretty JSON as it stands in the answer's text,
+    /// and the task's structured value.
+    pretty: OnceLock<Box<[u8]>>,
+    value: OnceLock<Value>,
+}
+
+impl SharedTask {
+    pub fn new(task: Task) -> Arc<SharedTask> {
+        Arc::new(SharedTask {
+            task,
+            json: OnceLock::new(),
+            pretty: OnceLock::new(),
+            value: OnceLock::new(),
+        })
+    }
+
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    /// The task as compact JSON, the bytes `serde_json::to_vec(task)` gives.
+    pub fn json(&self) -> &[u8] {
+        self.json.get_or_init(|| {
+            serde_json::to_vec(&self.task)
+                .expect("tasks serialize")
+                .into()
+        })
+    }
+
+    /// The task as pretty JSON (two spaces a level) standing two levels deep, as an item of
+    /// `{"tasks": [...]}` pretty-printed: every line after the first indented four more
+    /// spaces. A newline in pretty JSON is always layout (one inside a string is escaped).
+    pub fn pretty_in_list(&self) -> &[u8] {
+        self.pretty.get_or_init(|| {
+            let flat = serde_json::to_vec_pretty(&self.task).expect("tasks serialize");
+            let mut out = Vec::with_capacity(flat.len() + flat.len() / 4);
+            for &b in &flat {
+                out.push(b);
+                if b == b'\n' {
+                    out.extend_from_slice(b"    ");
+                }
+            }
+            out.into()
+        })
+    }
+
+    /// The task as a JSON value, made once.
+    pub fn value(&self) -> &Value {
+        self.value
+            .get_or_init(|| serde_json::to_value(&self.task).expect("tasks serialize"))
+    }
+
+    /// The task itself: moved out when nothing else holds it, copied otherwise.
+    pub fn into_task(this: Arc<SharedTask>) -> Task {
+        Arc::try_unwrap(this).map_or_else(|a| a.task.clone(), |s| s.task)
+    }
+}
+
+/// A task `list` decoded, with the identity of the file it came from and, when one proves
+/// it unchanged, the inotify watch on that file's inode (see `watch.rs`).
 pub(super) struct CachedTask {
     pub(super) identity: FileIdentity,
-    pub(super) task: Task,
+    pub(super) task: Arc<SharedTask>,
+    pub(super) wd: Option<i32>,
 }
 
 /// What `list` keeps of a list between calls.
@@ -213,16 +328,33 @@ pub(super) struct ListCache {
     /// read; kept only when the folder had not changed for [`LIST_SETTLE`].
     pub(super) names: Option<(FolderStamp, Vec<TaskId>)>,
     pub(super) tasks: HashMap<TaskId, CachedTask>,
+    /// The watches on the cached files, when the list is large enough and its folder on a
+    /// local file system.
+    pub(super) watcher: Option<super::watch::Watcher>,
+    /// How many files the last list had to `stat`, watch or read (the others were proven
+    /// unchanged by their watch).
+    pub(super) checked: usize,
+}
+
+/// What a confirmed cache entry's watch becomes.
+pub(super) enum WatchUpdate {
+    Keep,
+    /// A watch was placed on the file before its identity was confirmed.
+    Set(i32),
+    /// The file cannot be proven unchanged by a watch.
+    Clear,
 }
 
 /// One task file as `list` got it.
-// One per listed file, moved once into the answer; boxing would add an allocation each.
-#[allow(clippy::large_enum_variant)]
 pub(super) enum Listed {
-    /// Unchanged since it was cached.
-    Hit(Task),
-    /// Read from disk, with a new cache entry when it may be kept.
-    Read(Slot, Option<CachedTask>),
+    /// Unchanged since it was cached; what to do with the entry's watch.
+    Hit(Arc<SharedTask>, WatchUpdate),
+    /// Read from disk, with the identity to cache it under when it may be kept.
+    Read(Arc<SharedTask>, Option<FileIdentity>),
+    /// Missing.
+    Missing,
+    /// Not a task.
+    Corrupt,
 }
 
 impl Txn<'_> {
