@@ -368,7 +368,10 @@ impl Mapping {
             if !TASK_FIELDS.contains(&k.as_str()) {
                 return Err(err(
                     &format!("task.fields.{k}"),
-                    format!("not a wire task field; expected one of {}", TASK_FIELDS.join(", ")),
+                    format!(
+                        "not a wire task field; expected one of {}",
+                        TASK_FIELDS.join(", ")
+                    ),
                 ));
             }
         }
@@ -399,7 +402,9 @@ impl Mapping {
             let key = format!("errors.text[{i}]");
             let re = Regex::new(&rule.pattern)
                 .map_err(|e| err(&format!("{key}.pattern"), format!("does not compile: {e}")))?;
-            errors.text.push((re, kind(&format!("{key}.kind"), &rule.kind)?));
+            errors
+                .text
+                .push((re, kind(&format!("{key}.kind"), &rule.kind)?));
         }
         for (code, k) in &raw.errors.rpc {
             let key = format!("errors.rpc.{code}");
@@ -632,7 +637,10 @@ fn op_map(
 ) -> Result<OpMap, MappingError> {
     let base = format!("ops.{op}");
     if raw.calls.is_empty() {
-        return Err(err(&format!("{base}.calls"), "needs at least one call".into()));
+        return Err(err(
+            &format!("{base}.calls"),
+            "needs at least one call".into(),
+        ));
     }
     let mut known: BTreeSet<&str> = roots(op).iter().copied().collect();
     let mut calls = Vec::new();
@@ -656,15 +664,13 @@ fn op_map(
             inner.insert("item");
         }
         let args = toml_to_json(&toml::Value::Table(c.args.clone()));
-        let args = template(&args, &inner)
-            .map_err(|(at, e)| err(&format!("{key}.args{at}"), e))?;
+        let args = template(&args, &inner).map_err(|(at, e)| err(&format!("{key}.args{at}"), e))?;
         let doc = doc_source(c.from.as_deref(), c.pattern.as_deref())
             .map_err(|(k, e)| err(&format!("{key}.{k}"), e))?;
-        let id = c
-            .id
-            .as_deref()
-            .map(|p| pointer(p).map_err(|e| err(&format!("{key}.id"), e)))
-            .transpose()?;
+        let id =
+            c.id.as_deref()
+                .map(|p| pointer(p).map_err(|e| err(&format!("{key}.id"), e)))
+                .transpose()?;
         if id.is_some() {
             known.insert("id");
         }
@@ -707,7 +713,10 @@ fn op_map(
     match op {
         Op::Create | Op::Update | Op::Claim | Op::Get => {
             if op == Op::Get && answer.fetch {
-                return Err(err(&format!("{akey}.fetch"), "get cannot fetch itself".into()));
+                return Err(err(
+                    &format!("{akey}.fetch"),
+                    "get cannot fetch itself".into(),
+                ));
             }
             if answer.task.is_none() && !answer.fetch {
                 return Err(err(
@@ -724,13 +733,11 @@ fn op_map(
                 ));
             }
         }
-        Op::List => {
-            if answer.tasks.is_none() {
-                return Err(err(
-                    &format!("{akey}.tasks"),
-                    "missing: a JSON pointer to the array of tasks".into(),
-                ));
-            }
+        Op::List if answer.tasks.is_none() => {
+            return Err(err(
+                &format!("{akey}.tasks"),
+                "missing: a JSON pointer to the array of tasks".into(),
+            ));
         }
         _ => {}
     }
@@ -753,7 +760,9 @@ fn toml_to_json(v: &toml::Value) -> Value {
     match v {
         toml::Value::String(s) => Value::String(s.clone()),
         toml::Value::Integer(i) => Value::from(*i),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+        }
         toml::Value::Boolean(b) => Value::Bool(*b),
         toml::Value::Datetime(d) => Value::String(d.to_string()),
         toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
@@ -829,7 +838,10 @@ fn string_template(s: &str, known: &BTreeSet<&str>) -> Result<Template, String> 
         }
         let inner = &rest[open + 1..close];
         let (path, filter) = match inner.split_once('|') {
-            Some((p, f)) => (p, Some(Filter::parse(f).map_err(|e| format!("{s:?}: {e}"))?)),
+            Some((p, f)) => (
+                p,
+                Some(Filter::parse(f).map_err(|e| format!("{s:?}: {e}"))?),
+            ),
             None => (inner, None),
         };
         parts.push(Part::Var(
@@ -1106,21 +1118,87 @@ answer = { tasks = "/tasks" }
     #[test]
     fn bad_mappings_name_the_file_and_key() {
         let cases: Vec<(String, &str, &str)> = vec![
-            (GOOD.replace("layout = \"claude-code\"", "layout = 3"), "(toml)", "layout"),
-            (GOOD.replace("[server]", "[server]\nport = 1"), "(toml)", "port"),
-            (GOOD.replace("layout = \"claude-code\"", "layout = \"flat\""), "server.layout", "flat"),
-            (GOOD.replace("\"not found\"", "\"not (found\""), "errors.text[0].pattern", "compile"),
-            (GOOD.replace("kind = \"not_found\"", "kind = \"gone\""), "errors.text[0].kind", "gone"),
-            (GOOD.replace("{task.subject}", "{patch.subject}"), "ops.create.calls[0].args.title", "patch"),
-            (GOOD.replace("{id|int}", "{id|hex}"), "ops.get.calls[0].args.id", "hex"),
-            (GOOD.replace("{item}", "{list"), "ops.update.calls[2].args.on", "without"),
-            (GOOD.replace("unsupported = [\"claim\"]", ""), "ops.claim", "missing"),
-            (GOOD.replace("[\"claim\"]", "[\"claim\", \"get\"]"), "unsupported[1]", "both"),
-            (GOOD.replace("answer = { tasks = \"/tasks\" }", ""), "ops.list.answer.tasks", "missing"),
-            (GOOD.replace("answer = { tasks = \"/tasks\" }", "answer = { tasks = \"tasks\" }"), "ops.list.answer.tasks", "pointer"),
-            (GOOD.replace("features = [\"delete\", \"edges\"]", "features = [\"claim\"]"), "server.features", "claim"),
-            (GOOD.replace("[status]\ncompleted", "[status]\ndone"), "status.done", "wire status"),
-            (GOOD.replace("[ops.delete]", "[ops.hello]\ncalls = []\n[ops.delete]"), "ops.hello", "initialize"),
+            (
+                GOOD.replace("layout = \"claude-code\"", "layout = 3"),
+                "(toml)",
+                "layout",
+            ),
+            (
+                GOOD.replace("[server]", "[server]\nport = 1"),
+                "(toml)",
+                "port",
+            ),
+            (
+                GOOD.replace("layout = \"claude-code\"", "layout = \"flat\""),
+                "server.layout",
+                "flat",
+            ),
+            (
+                GOOD.replace("\"not found\"", "\"not (found\""),
+                "errors.text[0].pattern",
+                "compile",
+            ),
+            (
+                GOOD.replace("kind = \"not_found\"", "kind = \"gone\""),
+                "errors.text[0].kind",
+                "gone",
+            ),
+            (
+                GOOD.replace("{task.subject}", "{patch.subject}"),
+                "ops.create.calls[0].args.title",
+                "patch",
+            ),
+            (
+                GOOD.replace("{id|int}", "{id|hex}"),
+                "ops.get.calls[0].args.id",
+                "hex",
+            ),
+            (
+                GOOD.replace("{item}", "{list"),
+                "ops.update.calls[2].args.on",
+                "without",
+            ),
+            (
+                GOOD.replace("unsupported = [\"claim\"]", ""),
+                "ops.claim",
+                "missing",
+            ),
+            (
+                GOOD.replace("[\"claim\"]", "[\"claim\", \"get\"]"),
+                "unsupported[1]",
+                "both",
+            ),
+            (
+                GOOD.replace("answer = { tasks = \"/tasks\" }", ""),
+                "ops.list.answer.tasks",
+                "missing",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { tasks = \"/tasks\" }",
+                    "answer = { tasks = \"tasks\" }",
+                ),
+                "ops.list.answer.tasks",
+                "pointer",
+            ),
+            (
+                GOOD.replace(
+                    "features = [\"delete\", \"edges\"]",
+                    "features = [\"claim\"]",
+                ),
+                "server.features",
+                "claim",
+            ),
+            (
+                GOOD.replace("[status]\ncompleted", "[status]\ndone"),
+                "status.done",
+                "wire status",
+            ),
+            (
+                GOOD.replace("[ops.delete]", "[ops.hello]\ncalls = []\n[ops.delete]"),
+                "ops.hello",
+                "initialize",
+            ),
         ];
         for (text, key, word) in cases {
             let e = parse(&text).expect_err(key);

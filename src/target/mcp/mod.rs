@@ -13,7 +13,6 @@
 //! server that exits, writes something that is not MCP or answers a JSON-RPC error is an error
 //! of the target, and the group is killed.
 
-
 pub mod mapping;
 
 use std::collections::BTreeMap;
@@ -128,6 +127,8 @@ pub struct McpSession {
     timeout: Duration,
     hello: Hello,
     dead: Option<TargetError>,
+    /// The first line the server wrote that is not a JSON-RPC message, if any.
+    garbage: Arc<Mutex<Option<String>>>,
 }
 
 /// Why a request could not be answered: a protocol answer to give (the server refused), or
@@ -234,11 +235,14 @@ impl McpSession {
                 mapping: Default::default(),
             },
             dead: None,
+            garbage: Arc::default(),
         };
         let limit = options.start_timeout;
+        let garbage = Arc::clone(&session.garbage);
         let handshake = session.rt.block_on(async {
+            let stdout = tokio::process::ChildStdout::from_std(stdout)?;
             let io = (
-                tokio::process::ChildStdout::from_std(stdout)?,
+                pump(stdout, Arc::clone(&garbage)),
                 tokio::process::ChildStdin::from_std(stdin)?,
             );
             let left = limit.saturating_sub(started.elapsed());
@@ -324,6 +328,9 @@ impl McpSession {
 
     /// A lost connection is better told as the server's exit, with its status.
     fn explain(&mut self, e: TargetError) -> TargetError {
+        if let Some(g) = self.garbage_line() {
+            return g;
+        }
         if let TargetError::BadHello(m) = &e
             && let Some(status) = self.exit_status()
         {
@@ -347,7 +354,20 @@ impl McpSession {
         }
     }
 
+    /// The server wrote something that is not MCP: that is the error, whatever followed.
+    fn garbage_line(&self) -> Option<TargetError> {
+        let g = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
+        g.as_ref().map(|line| TargetError::Garbage {
+            line: line.chars().take(500).collect(),
+            reason: "the server wrote a line that is not an MCP (JSON-RPC) message on stdout"
+                .into(),
+        })
+    }
+
     fn service_error(&mut self, what: &str, e: ServiceError) -> TargetError {
+        if let Some(g) = self.garbage_line() {
+            return g;
+        }
         match e {
             ServiceError::McpError(err) => TargetError::Io(format!(
                 "the server answered {what} with a JSON-RPC error {}: {}",
@@ -491,15 +511,29 @@ impl McpSession {
                 if let Some(item) = item {
                     vars["item"] = item;
                 }
+                if let mapping::Template::Object(_, Some(p)) = &call.args
+                    && let Some(v) = mapping::lookup(vars, p)
+                    && !v.is_object()
+                {
+                    return Err(Stop::Answer(failure(
+                        ErrorKind::Invalid,
+                        format!(
+                            "{}: expected an object, got {v} (taskproof's client: {} spreads it \
+                             into the arguments of {})",
+                            p.join("."),
+                            call.key,
+                            call.tool
+                        ),
+                    )));
+                }
                 let args = mapping.fill(&call.args, vars).unwrap_or(json!({}));
                 let result = self.call_tool(&call.tool, args)?;
                 if result.is_error == Some(true) {
                     return Err(Stop::Answer(self.error_answer(&call.tool, &result)));
                 }
                 if let Some(ptr) = &call.id {
-                    let doc = document(&call.doc, &result).map_err(|e| {
-                        bad_answer(op, &format!("{}.id", call.key), &call.tool, e)
-                    })?;
+                    let doc = document(&call.doc, &result)
+                        .map_err(|e| bad_answer(op, &format!("{}.id", call.key), &call.tool, e))?;
                     match doc.pointer(ptr) {
                         Some(Value::String(s)) => vars["id"] = Value::String(s.clone()),
                         Some(Value::Number(n)) => vars["id"] = Value::String(n.to_string()),
@@ -576,9 +610,8 @@ impl McpSession {
         match op {
             Op::Delete => Ok(json!({"ok": true})),
             Op::List => {
-                let (tool, doc) = doc.ok_or_else(|| {
-                    bad_answer(op, &key, "(none)", "no call ran".into())
-                })?;
+                let (tool, doc) =
+                    doc.ok_or_else(|| bad_answer(op, &key, "(none)", "no call ran".into()))?;
                 let tasks = self.read_tasks(op, &key, &tool, &doc, a)?;
                 let corrupt = match &a.corrupt {
                     None => json!([]),
@@ -603,15 +636,24 @@ impl McpSession {
                         }
                     }
                 }
-                let mut task = if a.fetch || doc.is_none() {
-                    self.fetch(&vars)?
-                } else {
-                    let (tool, d) = doc.expect("checked");
-                    let p = a.task.as_deref().unwrap_or("");
-                    let t = d.pointer(p).ok_or_else(|| {
-                        bad_answer(op, &format!("{key}.task"), &tool, format!("no task at {p:?} in {d}"))
-                    })?;
-                    self.mapping.task_in(t)
+                let mut task = match doc {
+                    Some((tool, d)) if !a.fetch => {
+                        let p = a.task.as_deref().unwrap_or("");
+                        let t = d.pointer(p).ok_or_else(|| {
+                            bad_answer(
+                                op,
+                                &format!("{key}.task"),
+                                &tool,
+                                format!("no task at {p:?} in {d}"),
+                            )
+                        })?;
+                        self.mapping.task_in(t)
+                    }
+                    // `get` reads its own answer: with no call run, it has none.
+                    None if op == Op::Get => {
+                        return Err(bad_answer(op, &key, "(none)", "no call ran".into()));
+                    }
+                    _ => self.fetch(&vars)?,
                 };
                 if self.mapping.task.derived_blocks {
                     self.derive_blocks(&mut task, &vars)?;
@@ -641,6 +683,12 @@ impl McpSession {
                 ));
             }
         };
+        if self.mapping.task.derived_blocks {
+            let all = tasks.clone();
+            for t in &mut tasks {
+                set_derived_blocks(t, &all);
+            }
+        }
         if self.mapping.task.sort {
             let num = |t: &Value| {
                 t.get("id")
@@ -679,22 +727,26 @@ impl McpSession {
         let mut vars = json!({"root": vars["root"], "list": vars["list"]});
         let results = self.run_calls(Op::List, list, &mut vars)?;
         let all = self.read_answer(Op::List, list, &results, &vars)?;
-        let id = task.get("id").cloned().unwrap_or(Value::Null);
-        let blocks: Vec<Value> = all["tasks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| {
-                t.get("blockedBy")
-                    .and_then(Value::as_array)
-                    .is_some_and(|b| b.contains(&id))
-            })
-            .filter_map(|t| t.get("id").cloned())
-            .collect();
-        if let Some(o) = task.as_object_mut() {
-            o.insert("blocks".into(), Value::Array(blocks));
-        }
+        let all = all["tasks"].as_array().cloned().unwrap_or_default();
+        set_derived_blocks(task, &all);
         Ok(())
+    }
+}
+
+/// Sets a task's `blocks` to the ids of the tasks in `all` whose `blockedBy` names it.
+fn set_derived_blocks(task: &mut Value, all: &[Value]) {
+    let id = task.get("id").cloned().unwrap_or(Value::Null);
+    let blocks: Vec<Value> = all
+        .iter()
+        .filter(|t| {
+            t.get("blockedBy")
+                .and_then(Value::as_array)
+                .is_some_and(|b| b.contains(&id))
+        })
+        .filter_map(|t| t.get("id").cloned())
+        .collect();
+    if let Some(o) = task.as_object_mut() {
+        o.insert("blocks".into(), Value::Array(blocks));
     }
 }
 
@@ -705,6 +757,41 @@ fn bad_answer(op: Op, key: &str, tool: &str, reason: String) -> Stop {
         op: op.to_string(),
         reason: format!("{key} (tool {tool}): {reason}"),
     })
+}
+
+/// Passes the server's stdout on to the MCP client line by line, stopping at the first line
+/// that is not JSON (kept in `garbage`): the client then sees the end of the stream at once,
+/// where rmcp would skip the line and wait.
+fn pump(
+    stdout: tokio::process::ChildStdout,
+    garbage: Arc<Mutex<Option<String>>>,
+) -> tokio::io::DuplexStream {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (ours, mut theirs) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(stdout);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                *garbage.lock().unwrap_or_else(|p| p.into_inner()) = Some(text.to_string());
+                return;
+            }
+            if theirs.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+    });
+    ours
 }
 
 /// The result's text content, joined.
@@ -792,9 +879,9 @@ impl Session for McpSession {
             };
         }
         if let Some(mut c) = self.client.take() {
-            let _ = self.rt.block_on(async {
-                tokio::time::timeout(EXIT_GRACE, c.close()).await
-            });
+            let _ = self
+                .rt
+                .block_on(async { tokio::time::timeout(EXIT_GRACE, c.close()).await });
         }
         let deadline = Instant::now() + EXIT_GRACE;
         while self.group.exited().is_none() && Instant::now() < deadline {
