@@ -12,7 +12,7 @@
 //! the tool list are bounded by the start-up limit, every tool call by the request limit; a
 //! server that exits, writes something that is not MCP or answers a JSON-RPC error is an error
 //! of the target, and the group is killed.
-
+pub mod draft;
 pub mod mapping;
 
 use std::collections::BTreeMap;
@@ -129,6 +129,8 @@ pub struct McpSession {
     dead: Option<TargetError>,
     /// The first line the server wrote that is not a JSON-RPC message, if any.
     garbage: Arc<Mutex<Option<String>>>,
+    /// The server's tools: name → (description, input schema).
+    tools: BTreeMap<String, (String, Value)>,
 }
 
 /// Why a request could not be answered: a protocol answer to give (the server refused), or
@@ -236,6 +238,7 @@ impl McpSession {
             },
             dead: None,
             garbage: Arc::default(),
+            tools: BTreeMap::new(),
         };
         let limit = options.start_timeout;
         let garbage = Arc::clone(&session.garbage);
@@ -277,7 +280,12 @@ impl McpSession {
             Ok(t) => t,
             Err(e) => return Err((session.fail(e), session.stderr())),
         };
-        if let Err(e) = session.mapping.check_tools(&tools) {
+        let schemas = tools
+            .iter()
+            .map(|(k, (_, schema))| (k.clone(), schema.clone()))
+            .collect();
+        session.tools = tools;
+        if let Err(e) = session.mapping.check_tools(&schemas) {
             let e = TargetError::BadHello(format!("the mapping does not fit the server: {e}"));
             return Err((session.fail(e), session.stderr()));
         }
@@ -306,12 +314,17 @@ impl McpSession {
         Ok(session)
     }
 
-    /// The server's tools, each with its input schema.
+    /// The server's tools, each with its description and input schema, as `tools/list`
+    /// answered when the session opened.
+    pub fn tools(&self) -> &BTreeMap<String, (String, Value)> {
+        &self.tools
+    }
+
     fn list_tools(
         &mut self,
         left: Duration,
         limit: Duration,
-    ) -> Result<BTreeMap<String, Value>, TargetError> {
+    ) -> Result<BTreeMap<String, (String, Value)>, TargetError> {
         let client = self.client.as_ref().expect("connected");
         let listed = self
             .rt
@@ -321,7 +334,11 @@ impl McpSession {
             Ok(Err(e)) => Err(self.service_error("tools/list", e)),
             Ok(Ok(tools)) => Ok(tools
                 .into_iter()
-                .map(|t| (t.name.to_string(), Value::Object((*t.input_schema).clone())))
+                .map(|t| {
+                    let about = t.description.as_deref().unwrap_or("").to_string();
+                    let schema = Value::Object((*t.input_schema).clone());
+                    (t.name.to_string(), (about, schema))
+                })
                 .collect()),
         }
     }
