@@ -276,7 +276,7 @@ pub enum Part {
     Var(Vec<String>, Option<Filter>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Filter {
     /// A wire status word → the server's word (others as given).
     Status,
@@ -288,6 +288,10 @@ pub enum Filter {
     String,
     /// Any value → its JSON text.
     Json,
+    /// An array → its elements' texts joined with commas.
+    Join,
+    /// This text when the value is absent, null or `""` (`{task.description|or:none}`).
+    Or(String),
 }
 
 impl Filter {
@@ -298,11 +302,16 @@ impl Filter {
             "ints" => Filter::Ints,
             "string" => Filter::String,
             "json" => Filter::Json,
-            _ => {
-                return Err(format!(
-                    "unknown filter {s:?}; expected status, int, ints, string or json"
-                ));
-            }
+            "join" => Filter::Join,
+            _ => match s.strip_prefix("or:") {
+                Some(text) => Filter::Or(text.to_string()),
+                None => {
+                    return Err(format!(
+                        "unknown filter {s:?}; expected status, int, ints, string, json, join \
+                         or or:TEXT"
+                    ));
+                }
+            },
         })
     }
 }
@@ -856,7 +865,7 @@ fn string_template(s: &str, known: &BTreeSet<&str>) -> Result<Template, String> 
     Ok(match parts.as_slice() {
         [] => Template::Literal(Value::String(String::new())),
         [Part::Lit(l)] => Template::Literal(Value::String(l.clone())),
-        [Part::Var(p, f)] => Template::Value(p.clone(), *f),
+        [Part::Var(p, f)] => Template::Value(p.clone(), f.clone()),
         _ => Template::Text(parts),
     })
 }
@@ -885,7 +894,16 @@ pub fn present(vars: &Value, path: &[String]) -> bool {
 }
 
 impl Mapping {
-    fn filter(&self, v: &Value, f: Option<Filter>) -> Value {
+    /// The value at `path` through filter `f`; `None` when absent (after `or:`).
+    fn value(&self, vars: &Value, path: &[String], f: Option<&Filter>) -> Option<Value> {
+        if let Some(Filter::Or(text)) = f {
+            return Some(match lookup(vars, path) {
+                None => Value::String(text.clone()),
+                Some(Value::String(s)) if s.is_empty() => Value::String(text.clone()),
+                Some(v) => v.clone(),
+            });
+        }
+        let v = lookup(vars, path)?;
         let int = |v: &Value| match v {
             Value::String(s)
                 if !s.is_empty()
@@ -896,8 +914,12 @@ impl Mapping {
             }
             other => other.clone(),
         };
-        match f {
-            None => v.clone(),
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        Some(match f {
+            None | Some(Filter::Or(_)) => v.clone(),
             Some(Filter::Status) => match v {
                 Value::String(s) => Value::String(self.status_out(s)),
                 other => other.clone(),
@@ -907,25 +929,26 @@ impl Mapping {
                 Value::Array(a) => Value::Array(a.iter().map(int).collect()),
                 other => int(other),
             },
-            Some(Filter::String) => match v {
-                Value::String(_) => v.clone(),
-                other => Value::String(other.to_string()),
-            },
+            Some(Filter::String) => Value::String(text(v)),
             Some(Filter::Json) => Value::String(v.to_string()),
-        }
+            Some(Filter::Join) => match v {
+                Value::Array(a) => Value::String(a.iter().map(text).collect::<Vec<_>>().join(",")),
+                other => other.clone(),
+            },
+        })
     }
 
     /// Fills a template from `vars`; `None` when it names something absent.
     pub fn fill(&self, t: &Template, vars: &Value) -> Option<Value> {
         match t {
             Template::Literal(v) => Some(v.clone()),
-            Template::Value(p, f) => lookup(vars, p).map(|v| self.filter(v, *f)),
+            Template::Value(p, f) => self.value(vars, p, f.as_ref()),
             Template::Text(parts) => {
                 let mut s = String::new();
                 for part in parts {
                     match part {
                         Part::Lit(l) => s.push_str(l),
-                        Part::Var(p, f) => match self.filter(lookup(vars, p)?, *f) {
+                        Part::Var(p, f) => match self.value(vars, p, f.as_ref())? {
                             Value::String(x) => s.push_str(&x),
                             other => s.push_str(&other.to_string()),
                         },
@@ -1093,6 +1116,18 @@ answer = { tasks = "/tasks" }
         assert_eq!(
             m.fill(create, &json!({"list": "l", "task": {"subject": "s"}})),
             Some(json!({"list": "l", "title": "s"}))
+        );
+        let m2 = parse(&GOOD.replace(
+            "title = \"{task.subject}\"",
+            "title = \"{task.subject}\", about = \"{task.description|or:(none)}\", on = \"{task.blockedBy|join}\"",
+        ))
+        .unwrap();
+        assert_eq!(
+            m2.fill(
+                &m2.ops[&Op::Create].calls[0].args,
+                &json!({"list": "l", "task": {"subject": "s", "description": "", "blockedBy": ["1", "2"]}})
+            ),
+            Some(json!({"list": "l", "title": "s", "about": "(none)", "on": "1,2", "deps": [1, 2]}))
         );
         assert!(present(&vars, &["patch".into(), "status".into()]));
         assert!(!present(&vars, &["patch".into(), "owner".into()]));
