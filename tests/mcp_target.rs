@@ -277,3 +277,47 @@ fn taskproof_mcp_passes_the_strict_suite_through_its_mapping() {
     assert!(text.contains("mappings/taskproof.toml"), "{text:.2000}");
     assert!(text.contains("task_claim"), "{text:.2000}");
 }
+
+/// `race --target mcp:… --writers N` runs N server processes on one root (and kills some),
+/// and the strict store behind `taskproof mcp` loses nothing.
+#[test]
+fn race_runs_one_server_per_writer_on_one_root() {
+    let out = taskproof_in(repo())
+        .args([
+            "race",
+            "--target",
+            &format!("mcp:'{}' mcp", bin()),
+            "--mapping",
+            "mappings/taskproof.toml",
+            "--writers",
+            "3",
+            "--ops",
+            "15",
+            "--workload",
+            "create",
+            "--workload",
+            "metadata",
+            "--kill",
+            "--seed",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("0 anomalies"), "{stdout}");
+    // Each writer is a session, and each session its own server process.
+    for line in stdout.lines().filter(|l| l.contains(" sessions")) {
+        let sessions: usize = line
+            .split(", ")
+            .find_map(|p| p.strip_suffix(" sessions"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no session count in {line}"));
+        assert!(sessions >= 3, "{line}");
+    }
+}

@@ -39,6 +39,8 @@ pub use mapping::{Mapping, MappingError};
 
 /// How much of the server's stderr is kept for the report.
 const MAX_STDERR: usize = 256 * 1024;
+/// How long the server started by [`McpTarget::prepare`] may take to start and list its tools.
+const PREPARE_START_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a server may take to exit after its input closed before it is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -95,7 +97,13 @@ impl McpTarget {
     pub fn prepare(&self) -> Result<(), TargetError> {
         self.mapping()?;
         let root = tempfile::tempdir().map_err(|e| TargetError::Spawn(e.to_string()))?;
-        let mut s = McpSession::open(self, root.path(), SessionOptions::default())
+        // A one-time check, charged to no session: a server on a loaded machine (Task
+        // Master's takes up to minutes) gets a generous start-up limit.
+        let options = SessionOptions {
+            start_timeout: PREPARE_START_TIMEOUT,
+            ..SessionOptions::default()
+        };
+        let mut s = McpSession::open(self, root.path(), options)
             .map_err(|(e, stderr)| with_stderr(e, &stderr))?;
         s.kill();
         Ok(())
