@@ -347,7 +347,13 @@ impl Mapping {
         let raw: RawMapping = toml::from_str(text).map_err(|e| {
             // toml's message says the line, the column and the key's problem; the key path
             // is in its message too ("unknown field `x`", "invalid type ... for key `y`").
-            err("(toml)", e.to_string().trim_end().replace('\n', " "))
+            err(
+                "(toml)",
+                e.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
         })?;
 
         let layout = match &raw.server.layout {
@@ -816,6 +822,7 @@ fn template(v: &Value, known: &BTreeSet<&str>) -> Result<Template, (String, Stri
                 if k == "..." {
                     match string_template(v.as_str().unwrap_or(""), known) {
                         Ok(Template::Value(p, None)) => spread = Some(p),
+                        Err(e) => return Err((".\"...\"".into(), e)),
                         _ => {
                             return Err((
                                 ".\"...\"".into(),
@@ -1182,6 +1189,11 @@ answer = { tasks = "/tasks" }
                 GOOD.replace("{task.subject}", "{patch.subject}"),
                 "ops.create.calls[0].args.title",
                 "patch",
+            ),
+            (
+                GOOD.replace("\"...\" = \"{patch}\"", "\"...\" = \"{task}\""),
+                "ops.update.calls[3].args.\"...\"",
+                "no \"task\" here",
             ),
             (
                 GOOD.replace("{id|int}", "{id|hex}"),
