@@ -172,6 +172,33 @@ fn a_server_that_does_not_speak_mcp_fails_to_open_at_once() {
 }
 
 #[test]
+fn stdout_noise_is_garbage_unless_the_mapping_skips_it() {
+    let (root, s, _) = open("noisy");
+    match s.err().expect("no session") {
+        TargetError::Garbage { line, .. } => assert_eq!(line, "[WARN] a log line on stdout"),
+        e => panic!("expected garbage, got {e:?}"),
+    }
+    assert!(server_gone(root.path()));
+    let dir = tempdir();
+    let text = std::fs::read_to_string(fake_mapping())
+        .unwrap()
+        .replace("[status]", "[server]\nskip_stdout_noise = true\n\n[status]");
+    write(dir.path(), "m.toml", &text);
+    let root = tempdir();
+    let mut s = fake("noisy", &dir.path().join("m.toml"))
+        .open(root.path(), options())
+        .expect("the noise is skipped");
+    let list = s.call(&json!({"op": "list", "list": "l"})).unwrap();
+    assert_eq!(list["tasks"].as_array().map(Vec::len), Some(2), "{list}");
+    assert!(s.hello().mapping["stdout"].contains("skipped"));
+    assert!(
+        s.stderr().contains("[stdout, not MCP] [WARN] a log line on stdout"),
+        "{}",
+        s.stderr()
+    );
+}
+
+#[test]
 fn a_server_that_never_answers_fails_at_the_start_limit() {
     let (root, s, took) = open("silent");
     let e = s.err().expect("no session");

@@ -76,6 +76,8 @@ struct RawServer {
     features: Vec<String>,
     #[serde(default)]
     check_form: bool,
+    #[serde(default)]
+    skip_stdout_noise: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -158,6 +160,9 @@ pub struct Mapping {
     /// Check each request's form with the protocol's own decoder before any tool call, and
     /// answer a malformed one `invalid` without asking the server.
     pub check_form: bool,
+    /// Skip lines on the server's stdout that are not JSON (kept with its stderr for the
+    /// report) instead of ending the session: MCP forbids them, but some servers log there.
+    pub skip_stdout_noise: bool,
     /// Wire status word → the server's word.
     pub status: BTreeMap<String, String>,
     pub task: TaskShape,
@@ -478,6 +483,7 @@ impl Mapping {
             layout,
             features,
             check_form: raw.server.check_form,
+            skip_stdout_noise: raw.server.skip_stdout_noise,
             status: raw.status,
             task: TaskShape {
                 fields: raw.task.fields,
@@ -536,6 +542,13 @@ impl Mapping {
     pub fn stated(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
         m.insert("mapping".into(), self.path.display().to_string());
+        if self.skip_stdout_noise {
+            m.insert(
+                "stdout".into(),
+                "lines on the server's stdout that are not MCP are skipped (server.skip_stdout_noise)"
+                    .into(),
+            );
+        }
         if self.check_form {
             m.insert(
                 "form".into(),

@@ -250,10 +250,15 @@ impl McpSession {
         };
         let limit = options.start_timeout;
         let garbage = Arc::clone(&session.garbage);
+        // Skipped noise goes to the report with the server's stderr.
+        let noise = session
+            .mapping
+            .skip_stdout_noise
+            .then(|| Arc::clone(&session.stderr));
         let handshake = session.rt.block_on(async {
             let stdout = tokio::process::ChildStdout::from_std(stdout)?;
             let io = (
-                pump(stdout, Arc::clone(&garbage)),
+                pump(stdout, Arc::clone(&garbage), noise),
                 tokio::process::ChildStdin::from_std(stdin)?,
             );
             let left = limit.saturating_sub(started.elapsed());
@@ -786,10 +791,12 @@ fn bad_answer(op: Op, key: &str, tool: &str, reason: String) -> Stop {
 
 /// Passes the server's stdout on to the MCP client line by line, stopping at the first line
 /// that is not JSON (kept in `garbage`): the client then sees the end of the stream at once,
-/// where rmcp would skip the line and wait.
+/// where rmcp would skip the line and wait. With `noise` (the mapping's
+/// `server.skip_stdout_noise`) such lines are appended there instead and skipped.
 fn pump(
     stdout: tokio::process::ChildStdout,
     garbage: Arc<Mutex<Option<String>>>,
+    noise: Option<Arc<Mutex<Vec<u8>>>>,
 ) -> tokio::io::DuplexStream {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (ours, mut theirs) = tokio::io::duplex(1 << 20);
@@ -808,6 +815,13 @@ fn pump(
                 continue;
             }
             if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                if let Some(sink) = &noise {
+                    let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
+                    if kept.len() < MAX_STDERR {
+                        kept.extend_from_slice(format!("[stdout, not MCP] {text}\n").as_bytes());
+                    }
+                    continue;
+                }
                 *garbage.lock().unwrap_or_else(|p| p.into_inner()) = Some(text.to_string());
                 return;
             }
