@@ -5,7 +5,7 @@
 #   scripts/compare-runs.sh A.json B.json "label A" "label B" > reports/x.md
 set -eu
 a=$1 b=$2 la=${3:-A} lb=${4:-B}
-printf '| scenario | %s | %s | same |\n|---|---|---|---|\n' "$la" "$lb"
+printf '| scenario | %s | %s | same outcome |\n|---|---|---|---|\n' "$la" "$lb"
 jq -r -n --slurpfile a "$a" --slurpfile b "$b" '
   def cell(s): if s == null then "(absent)" else
     s.outcome + (if s.reason then ": " + (s.reason | gsub("\\|"; "/") | gsub("\n"; " ") | .[0:110]) else "" end) end;
