@@ -111,6 +111,11 @@ fn a_well_behaved_server_is_read_through_the_mapping() {
             .unwrap()
             .contains("Task 5 was not found")
     );
+    // A missing task is not_found before its change is judged unsupported
+    // (`unsupported_after = 1`: the read runs first).
+    let update = json!({"op": "update", "list": "l", "id": "5", "patch": {"subject": "x"}});
+    let answer = s.call(&update).unwrap();
+    assert_eq!(answer["error"]["kind"], "not_found", "{answer}");
     // What the mapping leaves out is unsupported; what no tool can carry is the client's.
     let claim = s
         .call(&json!({"op": "claim", "list": "l", "id": "1", "owner": "a"}))
@@ -192,7 +197,8 @@ fn stdout_noise_is_garbage_unless_the_mapping_skips_it() {
     assert_eq!(list["tasks"].as_array().map(Vec::len), Some(2), "{list}");
     assert!(s.hello().mapping["stdout"].contains("skipped"));
     assert!(
-        s.stderr().contains("[stdout, not MCP] [WARN] a log line on stdout"),
+        s.stderr()
+            .contains("[stdout, not MCP] [WARN] a log line on stdout"),
         "{}",
         s.stderr()
     );
@@ -320,8 +326,6 @@ fn race_runs_one_server_per_writer_on_one_root() {
             "3",
             "--ops",
             "15",
-            "--workload",
-            "create",
             "--workload",
             "metadata",
             "--kill",

@@ -118,6 +118,8 @@ struct RawOp {
     answer: RawRead,
     #[serde(default)]
     unsupported_when: Vec<String>,
+    #[serde(default)]
+    unsupported_after: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -219,6 +221,8 @@ pub struct OpMap {
     /// Request paths that make the request `unsupported` when present (not null, not
     /// empty).
     pub unsupported_when: Vec<Vec<String>>,
+    /// How many calls run before `unsupported_when` is judged (a read of the task first).
+    pub unsupported_after: usize,
 }
 
 #[derive(Debug)]
@@ -777,10 +781,17 @@ fn op_map(
             var_path(p, &known).map_err(|e| err(&format!("{base}.unsupported_when[{i}]"), e))
         })
         .collect::<Result<_, _>>()?;
+    if raw.unsupported_after > calls.len() {
+        return Err(err(
+            &format!("{base}.unsupported_after"),
+            format!("there are only {} calls", calls.len()),
+        ));
+    }
     Ok(OpMap {
         calls,
         answer,
         unsupported_when,
+        unsupported_after: raw.unsupported_after,
     })
 }
 

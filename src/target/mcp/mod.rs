@@ -495,6 +495,10 @@ impl McpSession {
         };
         let mut vars = request.clone();
         vars["root"] = Value::String(self.root.to_string_lossy().into_owned());
+        // The first `unsupported_after` calls (a read that finds a missing task) run before
+        // the unsupported parts are judged, as the order of checks wants.
+        let first = map.unsupported_after.min(map.calls.len());
+        let mut results = self.run_calls(op, map, &mut vars, 0..first)?;
         for p in &map.unsupported_when {
             if mapping::present(&vars, p) {
                 return Err(Stop::Answer(failure(
@@ -506,11 +510,11 @@ impl McpSession {
                 )));
             }
         }
-        let results = self.run_calls(op, map, &mut vars)?;
+        results.extend(self.run_calls(op, map, &mut vars, first..map.calls.len())?);
         self.read_answer(op, map, &results, &vars)
     }
 
-    /// Runs an operation's calls in order; the first error result stops them and is the
+    /// Runs the operation's calls `which` in order; the first error result stops them and is the
     /// answer. Returns each call's last result by position (`None` for calls that did not
     /// run).
     fn run_calls(
@@ -518,10 +522,11 @@ impl McpSession {
         op: Op,
         map: &mapping::OpMap,
         vars: &mut Value,
+        which: std::ops::Range<usize>,
     ) -> Result<Vec<Option<CallToolResult>>, Stop> {
         let mapping = Arc::clone(&self.mapping);
         let mut results = Vec::new();
-        for call in &map.calls {
+        for call in &map.calls[which] {
             if let Some(w) = &call.when
                 && !mapping::present(vars, w)
             {
@@ -745,7 +750,7 @@ impl McpSession {
             o.remove("task");
             o.remove("owner");
         }
-        let results = self.run_calls(Op::Get, get, &mut vars)?;
+        let results = self.run_calls(Op::Get, get, &mut vars, 0..get.calls.len())?;
         let answer = self.read_answer(Op::Get, get, &results, &vars)?;
         Ok(answer["task"].clone())
     }
@@ -755,7 +760,7 @@ impl McpSession {
         let mapping = Arc::clone(&self.mapping);
         let list = mapping.ops.get(&Op::List).expect("checked when read");
         let mut vars = json!({"root": vars["root"], "list": vars["list"]});
-        let results = self.run_calls(Op::List, list, &mut vars)?;
+        let results = self.run_calls(Op::List, list, &mut vars, 0..list.calls.len())?;
         let all = self.read_answer(Op::List, list, &results, &vars)?;
         let all = all["tasks"].as_array().cloned().unwrap_or_default();
         set_derived_blocks(task, &all);
