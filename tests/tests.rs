@@ -12,6 +12,7 @@ mod claude_code_mcp;
 mod fuzz;
 mod matrix;
 mod mcp;
+mod mcp_target;
 mod profile;
 mod race;
 mod race_mixed;

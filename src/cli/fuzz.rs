@@ -43,10 +43,14 @@ Exit status: 0 when no case diverged but for known or unconfirmed findings, 1 wh
 finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the target could
 not be started.")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
-    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
+    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, default_value = "reference")]
     pub target: TargetSpec,
+    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
+    /// mcp-draft COMMAND` writes a draft).
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<std::path::PathBuf>,
     /// The profile whose model the target is compared with (default: the target's own;
     /// `strict` and `hand-written-files`, the scenario files' cc-2.1.17, have models).
     #[arg(long, value_parser = crate::profile::parse_promises)]
@@ -87,6 +91,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut args = args;
+    args.target = args
+        .target
+        .with_mapping(args.mapping.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
     for r in &args.report {
         reporters.push(match r {

@@ -7,6 +7,7 @@ pub mod fuzz;
 pub mod log;
 pub mod matrix;
 pub mod mcp;
+pub mod mcp_draft;
 pub mod profile;
 pub mod race;
 pub mod record;
@@ -54,6 +55,9 @@ pub enum Command {
     /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
     /// -- taskproof mcp`).
     Mcp(mcp::Args),
+    /// Write a draft mapping file for an MCP task server (an mcp:COMMAND target), from its
+    /// tool list.
+    McpDraft(mcp_draft::Args),
     /// Show a list's audit log (the changes `taskproof mcp` and the strict store recorded).
     Log(log::Args),
 }
@@ -83,6 +87,7 @@ pub fn main() -> i32 {
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::McpDraft(a) => mcp_draft::run(a),
         Command::Log(a) => log::run(a),
     };
     match result {

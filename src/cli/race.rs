@@ -53,11 +53,15 @@ Examples:
   taskproof race --target reference --target claude-code@2.1.112 --writers 2 --ops 20 \
       --workload metadata --think 0.05")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
-    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
+    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     /// Give it again for a mixed race: --writers sessions of each target on one list.
     #[arg(long, default_value = "reference")]
     pub target: Vec<TargetSpec>,
+    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
+    /// mcp-draft COMMAND` writes a draft).
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<std::path::PathBuf>,
     /// What the target promises (strict, hand-written-files, hand-written-s07); anomalies
     /// outside it are observations. Default: hand-written-files for naive, strict otherwise.
     #[arg(long, value_parser = crate::profile::parse_promises)]
@@ -121,6 +125,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut args = args;
+    args.target = args
+        .target
+        .into_iter()
+        .map(|t| match t {
+            TargetSpec::Mcp(_) => t.with_mapping(args.mapping.as_deref()),
+            other => other.with_mapping(None),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
+    if args.mapping.is_some() && !args.target.iter().any(|t| matches!(t, TargetSpec::Mcp(_))) {
+        anyhow::bail!("--mapping is for mcp: targets, and no --target is one");
+    }
     if args.bench_checker {
         print!("{}", race::bench::run(args.lin_budget));
         return Ok(exit::OK);

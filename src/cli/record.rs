@@ -41,10 +41,14 @@ with that scenario recorded as an error).")]
 pub struct Args {
     /// Scenario files or folders [default: the built-in suite].
     pub paths: Vec<PathBuf>,
-    /// The store to record: reference, naive, mutant:NAME, cmd:COMMAND or
-    /// claude-code@VERSION.
+    /// The store to record: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND
+    /// (with --mapping) or claude-code@VERSION.
     #[arg(long, short, default_value = "reference")]
     pub target: TargetSpec,
+    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
+    /// mcp-draft COMMAND` writes a draft).
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<std::path::PathBuf>,
     /// Where to write the profile [default: profiles/NAME.json].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -83,6 +87,11 @@ fn valid_name(s: &str) -> bool {
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut args = args;
+    args.target = args
+        .target
+        .with_mapping(args.mapping.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
         eprintln!("taskproof record: {msg}");
         Ok(exit::USAGE)

@@ -40,10 +40,14 @@ pub struct Args {
     /// Scenario files or folders (searched recursively for *.json) [default: the built-in
     /// suite].
     pub paths: Vec<PathBuf>,
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, or
-    /// claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
+    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
     #[arg(long, short, default_value = "reference")]
     pub target: TargetSpec,
+    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
+    /// mcp-draft COMMAND` writes a draft).
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<std::path::PathBuf>,
     /// The profile the target is held to: strict, a recorded profile built in (see
     /// `taskproof profile list`), a recorded profile file's path (*.json, written by
     /// `taskproof record`), or written:cc-2.1.17 / written:s07 (the expectations written
@@ -176,6 +180,11 @@ pub(super) fn scenarios_or_errors(
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut args = args;
+    args.target = args
+        .target
+        .with_mapping(args.mapping.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
         Ok(exit::USAGE)

@@ -8,6 +8,7 @@
 pub mod claude_code;
 pub mod group;
 mod inprocess;
+pub mod mcp;
 mod process;
 
 pub use inprocess::InProcessSession;
@@ -177,6 +178,8 @@ pub enum TargetSpec {
     Cmd(String),
     /// A published version of Claude Code, installed with npm and driven by a scripted model.
     ClaudeCode(claude_code::ClaudeCode),
+    /// An MCP task server (`mcp:COMMAND`), one process per session, through a mapping file.
+    Mcp(mcp::McpTarget),
 }
 
 impl TargetSpec {
@@ -218,6 +221,7 @@ impl TargetSpec {
                     cc, root, options,
                 )?));
             }
+            TargetSpec::Mcp(t) => return Ok(Box::new(mcp::McpSession::open(t, root, options)?)),
         };
         let store = kind
             .open(
@@ -237,7 +241,25 @@ impl TargetSpec {
 
     /// Whether sessions are separate processes (so kills are real SIGKILLs).
     pub fn is_process(&self) -> bool {
-        matches!(self, TargetSpec::Cmd(_) | TargetSpec::ClaudeCode(_))
+        matches!(
+            self,
+            TargetSpec::Cmd(_) | TargetSpec::ClaudeCode(_) | TargetSpec::Mcp(_)
+        )
+    }
+
+    /// Gives an `mcp:` target its mapping file (`--mapping FILE`); other targets take none.
+    pub fn with_mapping(self, path: Option<&Path>) -> Result<TargetSpec, String> {
+        match (self, path) {
+            (TargetSpec::Mcp(t), Some(p)) => t
+                .with_mapping(p)
+                .map(TargetSpec::Mcp)
+                .map_err(|e| e.to_string()),
+            (TargetSpec::Mcp(t), None) => Err(format!(
+                "{t} needs --mapping FILE (docs/mcp-targets.md; `taskproof mcp-draft` writes a draft)"
+            )),
+            (t, None) => Ok(t),
+            (t, Some(_)) => Err(format!("--mapping is for mcp: targets, not {t}")),
+        }
     }
 
     /// Does the slow one-time work a target needs before sessions open (installing a
@@ -246,6 +268,7 @@ impl TargetSpec {
     pub fn prepare(&self) -> Result<(), TargetError> {
         match self {
             TargetSpec::ClaudeCode(cc) => cc.prepare().map(drop).map_err(TargetError::Spawn),
+            TargetSpec::Mcp(t) => t.prepare(),
             _ => Ok(()),
         }
     }
@@ -259,6 +282,7 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Mutant(m) => write!(f, "mutant:{m}"),
             TargetSpec::Cmd(c) => write!(f, "cmd:{c}"),
             TargetSpec::ClaudeCode(cc) => write!(f, "{cc}"),
+            TargetSpec::Mcp(t) => write!(f, "{t}"),
         }
     }
 }
@@ -275,6 +299,8 @@ impl FromStr for TargetSpec {
                         return Err("cmd: needs a command, e.g. cmd:'python3 adapter.py'".into());
                     }
                     Ok(TargetSpec::Cmd(cmd.to_string()))
+                } else if let Some(cmd) = s.strip_prefix("mcp:") {
+                    Ok(TargetSpec::Mcp(mcp::McpTarget::parse(cmd)?))
                 } else if let Some(m) = s.strip_prefix("mutant:") {
                     Ok(TargetSpec::Mutant(m.parse()?))
                 } else if let Some(v) = s.strip_prefix("claude-code@") {
@@ -286,7 +312,7 @@ impl FromStr for TargetSpec {
                     )
                 } else {
                     Err(format!(
-                        "unknown target {s:?}; expected reference, naive, mutant:NAME, cmd:COMMAND or claude-code@VERSION"
+                        "unknown target {s:?}; expected reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND or claude-code@VERSION"
                     ))
                 }
             }
