@@ -15,8 +15,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: $0 VERSION..." >&2; exit 2; }
-cargo build --release --locked -q || exit 2
-bin=./target/release/taskproof
+# TASKPROOF_BIN: a taskproof binary to use instead of building one.
+if [ -n "${TASKPROOF_BIN:-}" ]; then
+  bin=$TASKPROOF_BIN
+else
+  cargo build --release --locked -q || exit 2
+  bin=./target/release/taskproof
+fi
 for v in "$@"; do
   out=reports/claude-code/$v
   mkdir -p "$out"
