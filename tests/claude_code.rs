@@ -167,18 +167,31 @@ fn a_small_race_runs_against_the_real_cli() {
     assert!(w.acknowledged > 0, "{w:?}");
 }
 
-/// The reset of a finished list (anthropics/claude-code#38075), seen by the scenario that
-/// waits: the real CLI, in its terminal UI, deletes both task files while the session sits
-/// idle, and the failure's witness shows them gone.
+/// The reset of a finished list (anthropics/claude-code#38075): the real CLI, in its
+/// terminal UI (a scenario that waits plays a user), deletes both task files while the
+/// session sits idle, and the failure's witness shows them gone. The shipped scenario waits
+/// 7 s; this one 15 s, so that a test machine busy with other tests still sees the 5 s
+/// timer fire within the wait.
 #[test]
 fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
     prepared();
+    let dir = crate::util::tempdir();
+    let shipped = std::fs::read_to_string(
+        crate::util::repo().join("scenarios/nothing-vanishes-finished-list-left-idle.json"),
+    )
+    .unwrap();
+    let mut scenario: Value = serde_json::from_str(&shipped).unwrap();
+    scenario["steps"][6]["wait"] = json!(15);
+    std::fs::write(
+        dir.path().join("idle.json"),
+        serde_json::to_string_pretty(&scenario).unwrap(),
+    )
+    .unwrap();
     let out = crate::util::taskproof_with(&[
         "run",
+        dir.path().join("idle.json").to_str().unwrap(),
         "--target",
         &format!("claude-code@{}", version()),
-        "--filter",
-        "nothing-vanishes-finished-list-left-idle",
         "--timeout",
         "60",
         "--start-timeout",
@@ -191,7 +204,7 @@ fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
     for want in [
         "FAIL nothing-vanishes-finished-list-left-idle",
         "why:      tasks: expected 2 tasks, got 0",
-        "s after steps[6] wait 7 s",
+        "s after steps[6] wait 15 s",
         "gone since it:   shared-plan/1.json, shared-plan/2.json",
         "vanished:        shared-plan/1.json: last seen after steps[5]",
     ] {

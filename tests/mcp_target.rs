@@ -343,7 +343,10 @@ fn race_runs_one_server_per_writer_on_one_root() {
     );
     assert!(stdout.contains("0 anomalies"), "{stdout}");
     // Each writer is a session, and each session its own server process.
-    for line in stdout.lines().filter(|l| l.contains(" sessions")) {
+    for line in stdout
+        .lines()
+        .filter(|l| l.contains(" sessions") && l.contains(" requests in "))
+    {
         let sessions: usize = line
             .split(", ")
             .find_map(|p| p.strip_suffix(" sessions"))

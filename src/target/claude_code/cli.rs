@@ -279,14 +279,10 @@ impl Cli {
             .redraws
     }
 
-    /// Whether the end of the screen shows the input box and nothing was drawn for `quiet`.
-    pub fn idle_at_input(&self, quiet: Duration) -> bool {
+    /// Whether nothing was drawn for `quiet`.
+    pub fn quiet_for(&self, quiet: Duration) -> bool {
         let out = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        let mut from = out.text.len().saturating_sub(2048);
-        while !out.text.is_char_boundary(from) {
-            from -= 1;
-        }
-        out.last.is_none_or(|t| t.elapsed() >= quiet) && shows_input_box(&out.text[from..])
+        out.last.is_none_or(|t| t.elapsed() >= quiet)
     }
 
     /// Waits up to `max` for the CLI to end by itself; true when it did.

@@ -49,6 +49,13 @@ struct Running {
     requests: u64,
 }
 
+/// The least time a request gets in the terminal UI, whatever `--timeout` says: the UI
+/// answers a turn in about a second on an idle machine, but with the other core busy
+/// (load 5 to 9) 2.1.17's requests went past the default 10 s limit (5 of 6 scenarios of
+/// `nothing-vanishes-*` ended as target errors on 2026-11-26), so the target asks for more
+/// itself rather than leaving it to the user's `--timeout`.
+pub const TERMINAL_MIN_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How long the terminal UI may take over `/clear`, `/compact` or `/exit` before the session
 /// reports it as an error of the target (at least; the request limit applies when longer).
 const EVENT_LIMIT: Duration = Duration::from_secs(30);
@@ -145,6 +152,15 @@ impl ClaudeCodeSession {
         let setup = prepare_config(config.path(), &root, &install, extra, options.interactive)
             .map_err(spawn_error)?;
         let features = spec::features(&install.version);
+        let mut options = options;
+        let mut transcript = String::new();
+        if setup.drive == Drive::Terminal && options.timeout < TERMINAL_MIN_TIMEOUT {
+            transcript.push_str(&format!(
+                "the terminal UI gets {TERMINAL_MIN_TIMEOUT:?} a request (asked: {:?})\n",
+                options.timeout
+            ));
+            options.timeout = TERMINAL_MIN_TIMEOUT;
+        }
         let mut announced = vec![Feature::Claim, Feature::Edges];
         if features.delete {
             announced.push(Feature::Delete);
@@ -170,7 +186,7 @@ impl ClaudeCodeSession {
             next_tool: 1,
             tool_uses: 0,
             tool_results: 0,
-            transcript: String::new(),
+            transcript,
             dead: None,
             conversations: HashMap::new(),
             suspended: None,
@@ -451,11 +467,14 @@ impl ClaudeCodeSession {
                 }
                 // Done when the UI drew its input box again after the command (in print
                 // mode, when it wrote anything), and a summary was asked for if needed.
+                // The line under the box is not always redrawn in a form READY knows (2.1.332
+                // shows its task panel there after /compact), so a screen that changed and
+                // then stayed still for a second counts too.
                 let drawn = match run.cli.drive {
                     Drive::Terminal => {
                         run.cli.redraws() > redraws
                             || (run.cli.written() > written
-                                && run.cli.idle_at_input(Duration::from_millis(1000)))
+                                && run.cli.quiet_for(Duration::from_millis(1000)))
                     }
                     Drive::Print => run.cli.written() > written,
                 };
