@@ -20,10 +20,10 @@ fn fixtures(sub: &str) -> PathBuf {
 /// A `hello` answer for hand-written adapters.
 const HELLO: &str = r#"{"ok":true,"protocol":1,"name":"script","version":"0","layout":"opaque","features":["delete","claim","edges"]}"#;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
@@ -32,7 +32,8 @@ impl Run {
     }
 }
 
-fn run_in(dir: &Path, args: &[&str]) -> Run {
+/// `taskproof run ARGS` from `dir`, with CI unset (tests/session_steps.rs uses it too).
+pub(crate) fn run_in(dir: &Path, args: &[&str]) -> Run {
     let Output {
         status,
         stdout,

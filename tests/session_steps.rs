@@ -2,35 +2,10 @@
 //! built binary: load-time errors, what a store target does with each step, and the witness
 //! of a task that vanished between requests (docs/scenario-format.md, "Session steps").
 
-use std::path::Path;
-use std::process::Output;
-
 use serde_json::Value;
 
-use crate::util::{bin, taskproof_in, tempdir};
-
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Ran {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = taskproof_in(dir)
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("run taskproof");
-    Ran {
-        code: status.code().expect("an exit code"),
-        stdout: String::from_utf8(stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(stderr).expect("UTF-8 stderr"),
-    }
-}
+use crate::run::run_in;
+use crate::util::{bin, tempdir};
 
 fn scenario(id: &str, steps: &str) -> String {
     format!(

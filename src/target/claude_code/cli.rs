@@ -221,7 +221,8 @@ impl Cli {
         self.drive == Drive::Print || self.output.lock().unwrap_or_else(|p| p.into_inner()).ready
     }
 
-    /// Sends one user message.
+    /// Sends one user message (a prompt, or one of the terminal UI's own commands such as
+    /// `/clear`): in the terminal UI typed as a person types it, Enter once the text shows.
     pub fn submit(&mut self, text: &str) -> std::io::Result<()> {
         match self.input.as_mut() {
             Some(Input::Pipe(stdin)) => {
@@ -257,13 +258,6 @@ impl Cli {
             }
             None => Err(std::io::Error::other("the CLI was stopped")),
         }
-    }
-
-    /// Types one of the terminal UI's own commands (`/clear`, `/compact`, `/exit`) as a
-    /// person would: the text, then Enter once it shows. In print mode the command is sent
-    /// as the user message it would be.
-    pub fn command(&mut self, text: &str) -> std::io::Result<()> {
-        self.submit(text)
     }
 
     /// How many bytes the CLI wrote so far (its screen changes while it works).

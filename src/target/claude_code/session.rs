@@ -441,7 +441,7 @@ impl ClaudeCodeSession {
             let side_before = run.model.seen().side;
             run.cli
                 .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
-            if let Err(e) = run.cli.command(command) {
+            if let Err(e) = run.cli.submit(command) {
                 let status = run.cli.exited().unwrap_or_else(|| e.to_string());
                 let output = run.cli.output();
                 return Err(self.fail(TargetError::Exited {
@@ -519,7 +519,7 @@ impl ClaudeCodeSession {
             if exit {
                 run.cli
                     .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
-                let sent = run.cli.command("/exit");
+                let sent = run.cli.submit("/exit");
                 let ended = sent.is_ok() && run.cli.wait_exit(limit);
                 if ended {
                     let status = run.cli.exited().unwrap_or_default();
