@@ -10,6 +10,7 @@ use super::{Seconds, exit};
 use crate::fuzz::driver::Setup;
 use crate::fuzz::known::KnownFindings;
 use crate::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
+use crate::fuzz::strategy::BetweenRequests;
 use crate::profile::Profile;
 use crate::report::json::JsonReporter;
 use crate::report::markdown::MarkdownReporter;
@@ -88,6 +89,21 @@ pub struct Args {
     /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+    /// Generate `wait` steps of up to SECS seconds (0 to 600, in tenths; default 0: none).
+    /// A wait shrinks toward no wait.
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = super::race::settle_seconds)]
+    pub wait_max: f64,
+    /// Generate session events between requests: `clear`, `compact`, and `exit` then
+    /// `resume` (Claude Code does each in its terminal UI; a store connection has no
+    /// conversation to clear, and its exit and resume close it and open another).
+    #[arg(long)]
+    pub session_steps: bool,
+    /// Seconds each case leaves the store alone after its last step, before the final
+    /// listings (0 to 600; default 7 for claude-code targets, whose finished lists are reset
+    /// 5 s after their last task is completed, and 0 for others). What vanishes then is a
+    /// finding under S14.
+    #[arg(long, value_name = "SECS", value_parser = super::race::settle_seconds)]
+    pub settle: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -133,6 +149,17 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .prefix("taskproof-fuzz-")
         .tempdir()
         .context("failed to make a scratch folder")?;
+    let between = BetweenRequests {
+        wait_max_tenths: (args.wait_max * 10.0).round() as u16,
+        events: args.session_steps,
+    };
+    let settle = match args.settle {
+        Some(s) => Duration::from_secs_f64(s),
+        None if matches!(args.target, TargetSpec::ClaudeCode(_)) => {
+            crate::race::driver::DEFAULT_SETTLE
+        }
+        None => Duration::ZERO,
+    };
     let plan = Plan {
         setup: Setup {
             target: args.target.clone(),
@@ -141,14 +168,20 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 timeout: args.timeout.0,
                 // fsync buys nothing here: a kill between requests loses no written file.
                 durable: false,
+                // Waits and user events are what a person does to an agent's session: an
+                // agent session is driven as a person drives it (Claude Code: its terminal
+                // UI), as a scenario with such steps is (docs/scenario-format.md).
+                interactive: between.plays_a_user() || !settle.is_zero(),
                 ..SessionOptions::default()
             },
             scratch: scratch.path().to_path_buf(),
+            settle,
         },
         cases: args.cases,
         steps: args.steps.max(1),
         seed,
         files: profile == Profile::Strict,
+        between,
         shrink: ShrinkLimit {
             runs: args.shrink_runs,
             time: Duration::from_secs(args.shrink_time),

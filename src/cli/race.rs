@@ -283,7 +283,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 }
 
 /// `--settle`: seconds from 0 to 600.
-fn settle_seconds(s: &str) -> Result<f64, String> {
+pub(super) fn settle_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if (0.0..=600.0).contains(&x) => Ok(x),
         _ => Err(format!(

@@ -11,10 +11,10 @@ use serde_json::{Map, Value, json};
 use super::oracle::{Damage, Oracle, describe, differences};
 pub use super::resolve::ResolvedStep;
 use super::resolve::{Ids, Resolver, op_of, resolve};
-use super::strategy::Step;
+use super::strategy::{EventGen, Step};
 use crate::profile::Profile;
 use crate::protocol::{Feature, Layout, Response};
-use crate::target::{Session, SessionOptions, TargetSpec};
+use crate::target::{Session, SessionEvent, SessionOptions, TargetSpec};
 use crate::task::TaskId;
 
 /// One step of a history and what the oracle expected of it.
@@ -61,6 +61,10 @@ pub struct Setup {
     pub session_options: SessionOptions,
     /// Where the cases' sandboxes go (a fresh folder each).
     pub scratch: PathBuf,
+    /// How long a case waits, idle, after its last generated step before the final
+    /// listings (the settle phase, as in `race`): what vanishes then is lost between
+    /// requests.
+    pub settle: std::time::Duration,
 }
 
 /// The sessions of one case, opened on first use.
@@ -159,7 +163,8 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
             }
         } else if !finals_added {
             finals_added = true;
-            // The final state: every list the sequence touched, through the main session.
+            // The final state: every list the sequence touched, through the main session,
+            // after the settle phase (pushed last, so popped first).
             for l in touched.iter().rev() {
                 let v = json!({"op": "list", "list": l});
                 actions.push((
@@ -168,6 +173,16 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                         request: v.clone(),
                         shown: v,
                         bind: None,
+                    },
+                    true,
+                ));
+            }
+            let tenths = (setup.settle.as_secs_f64() * 10.0).round() as u16;
+            if tenths > 0 && !touched.is_empty() {
+                actions.push((
+                    ResolvedStep::Wait {
+                        tenths,
+                        settle: true,
                     },
                     true,
                 ));
@@ -254,6 +269,37 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     });
                 }
             }
+            ResolvedStep::Wait { tenths, .. } => {
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(*tenths) * 100));
+                records.push(Record {
+                    action,
+                    expected: None,
+                    final_check,
+                });
+            }
+            ResolvedStep::Event { session, event } => {
+                let (session, event) = (*session, *event);
+                // Only a session that is open has a conversation to act on.
+                if !sessions.open.contains_key(&session) {
+                    continue;
+                }
+                records.push(Record {
+                    action: action.clone(),
+                    expected: None,
+                    final_check,
+                });
+                if let Err(e) = session_event(&mut sessions, session, event) {
+                    return Ok(History {
+                        records: records.clone(),
+                        divergence: Some(Divergence {
+                            at: records.len() - 1,
+                            expected: Response::Done,
+                            actual: Err(e.clone()),
+                            differences: vec![format!("target error on {}: {e}", event.name())],
+                        }),
+                    });
+                }
+            }
             ResolvedStep::Garbage { list, id } => {
                 if hello.layout != Layout::ClaudeCode {
                     continue;
@@ -333,6 +379,37 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
         records,
         divergence: None,
     })
+}
+
+/// Does `event` on open session `i` the way the scenario runner does: an agent session
+/// acts on it as its user would; a connection to a store has no conversation to clear or
+/// compact, and its exit and resume are a close and a new connection.
+fn session_event(sessions: &mut Sessions<'_>, i: usize, event: EventGen) -> Result<(), String> {
+    let s = sessions
+        .open
+        .get_mut(&i)
+        .expect("the caller checked it is open");
+    match event {
+        EventGen::Clear | EventGen::Compact => {
+            let e = if event == EventGen::Clear {
+                SessionEvent::Clear
+            } else {
+                SessionEvent::Compact
+            };
+            s.event(e).map(|_| ()).map_err(|e| e.to_string())
+        }
+        EventGen::ExitResume => {
+            if s.event(SessionEvent::Exit).map_err(|e| e.to_string())? {
+                if s.event(SessionEvent::Resume).map_err(|e| e.to_string())? {
+                    return Ok(());
+                }
+            } else {
+                s.close().map_err(|e| e.to_string())?;
+            }
+            sessions.open.remove(&i);
+            sessions.get(i).map(|_| ())
+        }
+    }
 }
 
 /// The optional features a request needs: `delete`, `claim`, and `edges` for any edge field.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::driver::{Divergence, History, ResolvedStep};
 use super::oracle::difference_fields;
-use super::strategy::SESSIONS;
+use super::strategy::{EventGen, SESSIONS};
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Response};
 use crate::rule::Rule;
@@ -111,8 +111,15 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
         || request["task"].get("blockedBy").is_some()
         || request["task"].get("blocks").is_some();
     let actions = || history.records[..d.at].iter().map(|r| &r.action);
-    let restarted = actions().any(|a| matches!(a, ResolvedStep::Restart { .. }))
-        || actions().any(|a| matches!(a, ResolvedStep::Send { session, .. } if *session != 0))
+    // A task missing after a restart, another session, time or a user's event between
+    // requests breaks what S14 promises (acknowledged state survives; nothing vanishes).
+    let restarted = actions().any(|a| {
+        matches!(
+            a,
+            ResolvedStep::Restart { .. } | ResolvedStep::Wait { .. } | ResolvedStep::Event { .. }
+        )
+    }) || actions()
+        .any(|a| matches!(a, ResolvedStep::Send { session, .. } if *session != 0))
         || matches!(&history.records[d.at].action, ResolvedStep::Send { session, .. } if *session != 0);
     let symlink = actions().any(|a| matches!(a, ResolvedStep::Symlink { .. }));
     let foreign_task = actions().any(|a| matches!(a, ResolvedStep::WriteTask { .. }));
@@ -285,6 +292,22 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
             ResolvedStep::Restart { session } => {
                 steps.push(json!({ "restart": SESSIONS[*session] }))
             }
+            ResolvedStep::Wait { tenths, settle } => {
+                let seconds = f64::from(*tenths) / 10.0;
+                steps.push(if *settle {
+                    json!({"wait": seconds, "note": "the settle phase: nothing is sent while the store is left alone"})
+                } else {
+                    json!({ "wait": seconds })
+                })
+            }
+            ResolvedStep::Event { session, event } => match event {
+                EventGen::Clear => steps.push(json!({ "clear": SESSIONS[*session] })),
+                EventGen::Compact => steps.push(json!({ "compact": SESSIONS[*session] })),
+                EventGen::ExitResume => {
+                    steps.push(json!({ "exit": SESSIONS[*session] }));
+                    steps.push(json!({ "resume": SESSIONS[*session] }));
+                }
+            },
             ResolvedStep::Garbage { list, id } => steps.push(json!({
                 "write_file": {"path": task_file(&vars, list, *id), "text": "{\"id\": \""},
                 "note": "another program leaves a half-written file where a deleted task was",
@@ -377,6 +400,7 @@ mod tests {
                 ..SessionOptions::default()
             },
             scratch: scratch.path().to_path_buf(),
+            settle: std::time::Duration::ZERO,
         };
         let history = run_case(&setup, steps).unwrap();
         finding(&history, 7, Profile::Strict).expect("no-mirror diverges")
@@ -409,5 +433,52 @@ mod tests {
         ]);
         assert_eq!(a.fingerprint, b.fingerprint);
         assert_ne!(a.scenario, b.scenario);
+    }
+
+    /// Waits and session events between requests become the scenario's own `wait`,
+    /// `clear`, `compact`, `exit` and `resume` steps, so the replay does what the case did.
+    #[test]
+    fn waits_and_session_events_become_scenario_steps_that_load() {
+        use crate::fuzz::strategy::EventGen;
+        let f = found(&[
+            create(1, vec![]),
+            Step::Event {
+                s: 0,
+                event: EventGen::Clear,
+            },
+            Step::Wait { tenths: 3 },
+            Step::Event {
+                s: 0,
+                event: EventGen::ExitResume,
+            },
+            Step::Event {
+                s: 0,
+                event: EventGen::Compact,
+            },
+            create(2, vec![Ref::Created(0)]),
+        ]);
+        assert_eq!(f.rules, [Rule::S8]);
+        let steps = f.scenario["steps"].as_array().unwrap();
+        let kinds: Vec<&str> = steps
+            .iter()
+            .map(|s| {
+                ["send", "clear", "wait", "exit", "resume", "compact"]
+                    .into_iter()
+                    .find(|k| s.get(*k).is_some())
+                    .unwrap_or("?")
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "send", "clear", "wait", "exit", "resume", "compact", "send", "send"
+            ]
+        );
+        assert_eq!(steps[2]["wait"], json!(0.3));
+        assert_eq!(steps[3]["exit"], "main");
+        let scenario =
+            crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
+                .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
+        assert!(scenario.plays_a_user(Profile::Strict));
     }
 }

@@ -20,6 +20,27 @@ pub fn started(plan: &Plan) -> String {
         "fuzzing {} against the {} model: {} cases of up to {} steps, seed {}\n",
         plan.setup.target, plan.setup.profile, plan.cases, plan.steps, plan.seed
     );
+    let between = plan.between;
+    if between.wait_max_tenths > 0 || between.events {
+        let mut what = Vec::new();
+        if between.wait_max_tenths > 0 {
+            what.push(format!(
+                "waits of up to {} s",
+                f64::from(between.wait_max_tenths) / 10.0
+            ));
+        }
+        if between.events {
+            what.push("clear, compact, and exit then resume".to_string());
+        }
+        let _ = writeln!(out, "between requests: {}", what.join("; "));
+    }
+    if !plan.setup.settle.is_zero() {
+        let _ = writeln!(
+            out,
+            "each case then leaves the store alone for {} s before its final listings (--settle)",
+            plan.setup.settle.as_secs_f64()
+        );
+    }
     if !plan.known.is_empty() {
         let _ = writeln!(out, "leaving out {} known findings", plan.known.len());
     }
@@ -190,6 +211,9 @@ pub fn json(plan: &Plan, r: &Report) -> Value {
         "cases": r.cases,
         "planned_cases": plan.cases,
         "max_steps": plan.steps,
+        "wait_max_seconds": f64::from(plan.between.wait_max_tenths) / 10.0,
+        "session_steps": plan.between.events,
+        "settle_seconds": plan.setup.settle.as_secs_f64(),
         "stopped_early": r.stopped_early,
         "duration_ms": r.elapsed.as_millis() as u64,
         "found": r.found.iter().map(|f| json!({

@@ -10,7 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::oracle::Oracle;
 use super::strategy::{
-    Bad, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step, Subject,
+    Bad, EventGen, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step,
+    Subject,
 };
 use crate::protocol::Op;
 use crate::task::{ListName, TaskId};
@@ -46,6 +47,17 @@ pub enum ResolvedStep {
         list: String,
         id: TaskId,
         task: Value,
+    },
+    /// Nothing sent for `tenths` tenths of a second; `settle` marks the settle phase after
+    /// the last generated step.
+    Wait {
+        tenths: u16,
+        settle: bool,
+    },
+    /// A user's event on a session; `ExitResume` is written as `exit` then `resume`.
+    Event {
+        session: usize,
+        event: EventGen,
     },
 }
 
@@ -259,6 +271,14 @@ pub(super) fn resolve(step: &Step, r: &Resolver) -> Option<ResolvedStep> {
         }
         Step::Restart { s } => ResolvedStep::Restart {
             session: usize::from(*s) % SESSIONS.len(),
+        },
+        Step::Wait { tenths } => ResolvedStep::Wait {
+            tenths: *tenths,
+            settle: false,
+        },
+        Step::Event { s, event } => ResolvedStep::Event {
+            session: usize::from(*s) % SESSIONS.len(),
+            event: *event,
         },
         Step::Foreign { list, task, what } => {
             let l = Resolver::list_name(*list);

@@ -28,7 +28,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use super::driver::{CaseError, History, Setup, run_case};
 use super::finding::{Finding, finding, fingerprint_of};
 use super::known::{KnownEntry, KnownFindings};
-use super::strategy::{Step, steps};
+use super::strategy::{BetweenRequests, Step, steps};
 use crate::report::Event;
 use crate::report::result::{Outcome, TargetInfo};
 use crate::scenario::{RunConfig, probe, run_scenario};
@@ -60,6 +60,8 @@ pub struct Plan {
     /// Generate steps that write into the target's files (strict profile only: the oracle
     /// predicts them only there).
     pub files: bool,
+    /// Waits and session events in the generated sequences.
+    pub between: BetweenRequests,
     pub shrink: ShrinkLimit,
     /// Findings to leave out.
     pub known: KnownFindings,
@@ -227,7 +229,7 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report,
 
 fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
-    let strategy = steps(plan.steps, plan.files, true);
+    let strategy = steps(plan.steps, plan.files, true, plan.between);
     let mut report = Report::default();
     // Fingerprints met so far: found, or not confirmed.
     let mut met: BTreeSet<String> = BTreeSet::new();
@@ -455,7 +457,7 @@ mod tests {
     use crate::target::{SessionOptions, TargetSpec};
 
     fn first_case(seed: u64) -> Vec<Step> {
-        steps(24, true, true)
+        steps(24, true, true, BetweenRequests::default())
             .new_tree(&mut generator(seed))
             .expect("the strategy generates")
             .current()
@@ -477,11 +479,13 @@ mod tests {
                     ..SessionOptions::default()
                 },
                 scratch: scratch.to_path_buf(),
+                settle: std::time::Duration::ZERO,
             },
             cases: 40,
             steps: 24,
             seed: 3,
             files: true,
+            between: BetweenRequests::default(),
             shrink,
             known: KnownFindings::default(),
             max_findings: Some(1),

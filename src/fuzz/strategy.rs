@@ -1,6 +1,8 @@
 //! The proptest strategies of `taskproof fuzz`: random operation sequences, biased toward
 //! what breaks stores: edges (and so cycles), deletes, claims, status changes, bad input,
-//! several sessions on one root, restarts, and files written by another program.
+//! several sessions on one root, restarts, and files written by another program; and, when
+//! asked ([`BetweenRequests`]), time passing and what a user does to a session between
+//! requests (`/clear`, `/compact`, `/exit` then `--resume`).
 //!
 //! A generated [`Step`] names tasks by [`Ref`] (the n-th task created so far, or a missing
 //! id), not by id, so that any subsequence of a sequence is still meaningful: that is what
@@ -8,6 +10,7 @@
 
 use proptest::collection::vec;
 use proptest::prelude::*;
+use proptest::strategy::Union;
 
 /// The lists a sequence uses: mostly one, sometimes a second (isolation, S13).
 pub const LISTS: [&str; 2] = ["l", "m"];
@@ -147,6 +150,53 @@ pub enum Step {
         task: Ref,
         what: Foreign,
     },
+    /// Nothing is sent for `tenths` tenths of a second (a scenario's `wait`).
+    Wait {
+        tenths: u16,
+    },
+    /// A user's event on session `s` (a scenario's `clear`, `compact`, or `exit` then
+    /// `resume`).
+    Event {
+        s: u8,
+        event: EventGen,
+    },
+}
+
+/// A session event the fuzzer does between requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventGen {
+    Clear,
+    Compact,
+    /// The session ends normally and the same conversation is resumed.
+    ExitResume,
+}
+
+/// What happens between requests in generated sequences: waits of up to `wait_max_tenths`
+/// tenths of a second (none at 0), and session events when `events`. Both are off by
+/// default, so that a seed gives the sequences it always gave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BetweenRequests {
+    pub wait_max_tenths: u16,
+    pub events: bool,
+}
+
+impl EventGen {
+    /// How a history and a report name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventGen::Clear => "clear",
+            EventGen::Compact => "compact",
+            EventGen::ExitResume => "exit and resume",
+        }
+    }
+}
+
+impl BetweenRequests {
+    /// True when sequences may wait or carry session events, which a target that is an
+    /// agent session does as its user would (Claude Code: in its terminal UI).
+    pub fn plays_a_user(self) -> bool {
+        self.wait_max_tenths > 0 || self.events
+    }
 }
 
 fn session() -> impl Strategy<Value = u8> {
@@ -240,8 +290,8 @@ fn bad() -> impl Strategy<Value = Bad> {
 
 /// Steps for a target with the given abilities: `files` when the harness may write into
 /// the target's layout (not `opaque`), `sessions` when several sessions and restarts are
-/// wanted.
-pub fn step(files: bool, sessions: bool) -> BoxedStrategy<Step> {
+/// wanted, and what may happen `between` requests.
+pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrategy<Step> {
     let sess = move || -> BoxedStrategy<u8> {
         if sessions {
             session().boxed()
@@ -299,21 +349,43 @@ pub fn step(files: bool, sessions: bool) -> BoxedStrategy<Step> {
         ],
     )
         .prop_map(|(list, task, what)| Step::Foreign { list, task, what });
-    prop_oneof![
-        10 => create,
-        4 => get,
-        12 => update,
-        3 => delete,
-        3 => listing,
-        3 => claim,
-        2 => bad,
-        if sessions { 1 } else { 0 } => restart,
-        if files { 2 } else { 0 } => foreign,
-    ]
-    .boxed()
+    // A wait shrinks toward no wait, like any number proptest generates.
+    let wait = (0..=between.wait_max_tenths).prop_map(|tenths| Step::Wait { tenths });
+    let event = (
+        sess(),
+        prop_oneof![
+            Just(EventGen::Clear),
+            Just(EventGen::Compact),
+            Just(EventGen::ExitResume)
+        ],
+    )
+        .prop_map(|(s, event)| Step::Event { s, event });
+    // proptest refuses an arm of weight 0, so the arms a target cannot have are left out.
+    let arms: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (10, create.boxed()),
+        (4, get.boxed()),
+        (12, update.boxed()),
+        (3, delete.boxed()),
+        (3, listing.boxed()),
+        (3, claim.boxed()),
+        (2, bad.boxed()),
+        (u32::from(sessions), restart.boxed()),
+        (if files { 2 } else { 0 }, foreign.boxed()),
+        (
+            if between.wait_max_tenths > 0 { 2 } else { 0 },
+            wait.boxed(),
+        ),
+        (if between.events { 2 } else { 0 }, event.boxed()),
+    ];
+    Union::new_weighted(arms.into_iter().filter(|(w, _)| *w > 0).collect()).boxed()
 }
 
 /// A sequence of 1 to `max` steps.
-pub fn steps(max: usize, files: bool, sessions: bool) -> BoxedStrategy<Vec<Step>> {
-    vec(step(files, sessions), 1..=max.max(1)).boxed()
+pub fn steps(
+    max: usize,
+    files: bool,
+    sessions: bool,
+    between: BetweenRequests,
+) -> BoxedStrategy<Vec<Step>> {
+    vec(step(files, sessions, between), 1..=max.max(1)).boxed()
 }
