@@ -359,3 +359,36 @@ fn running_one_target_into_a_matrix_keeps_the_other_columns() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Issue 24: a cell is `vanished` when the scenario failed because acknowledged task files
+/// went between requests (its failure's witness names them), apart from other failures.
+/// The checked-in run of the six `nothing-vanishes-*` scenarios against Claude Code 2.1.332
+/// in its terminal UI shows three such cells.
+#[test]
+fn a_failure_whose_witness_shows_files_gone_between_requests_is_its_own_state() {
+    let report = repo().join("reports/claude-code/2.1.332/between-requests.json");
+    let column = matrix::Column {
+        run: Some(matrix::input::read_run(&report).expect("the checked-in report reads")),
+        label: "claude-code@2.1.332".into(),
+        ..Default::default()
+    };
+    let columns = [column];
+    let m = matrix::build(&columns);
+    let state = |id: &str| m.rows().find(|r| r.id == id).expect(id).cells[0].state;
+    assert_eq!(
+        state("nothing-vanishes-finished-list-left-idle"),
+        State::Vanished
+    );
+    assert_eq!(state("nothing-vanishes-after-clear"), State::Pass);
+    let vanished = m
+        .rows()
+        .filter(|r| r.cells[0].state == State::Vanished)
+        .count();
+    assert_eq!(vanished, 3);
+    let md = matrix::markdown::render(&m, "t", "");
+    assert!(
+        md.contains("⌛ `nothing-vanishes-finished-list-left-idle` vanished"),
+        "{md}"
+    );
+    assert!(md.contains("    vanished: shared-plan/"), "{md}");
+}

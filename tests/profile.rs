@@ -455,6 +455,9 @@ fn record_repeats_every_scenario_and_marks_a_step_that_differs_as_racy() {
                 out,
                 "--repeat",
                 repeat,
+                // The counter counts sessions: no time probe's runs in it.
+                "--time-probe",
+                "0",
             ],
         );
         assert_eq!(code, 0, "{stdout}{err}");
@@ -499,6 +502,14 @@ fn record_repeats_every_scenario_and_marks_a_step_that_differs_as_racy() {
             ],
         );
         assert_eq!(code, 0, "{stdout}{err}");
+        // The time probe runs the scenario again with and without idle time before the
+        // racy step, in the order with, without, without, with; this proxy fails every
+        // second session whatever the time, so the runs with idle time differ and the step
+        // stays racy.
+        assert!(
+            err.contains("time probe of get-after-create steps[1]: left racy: the runs with the idle time differed"),
+            "{err}"
+        );
         let text = std::fs::read_to_string(dir.path().join("default.json")).unwrap();
         (
             stdout,
@@ -924,5 +935,121 @@ fn the_hold_script_fails_a_store_that_differs_and_refuses_an_unknown_profile() {
         String::from_utf8_lossy(&o.stderr).contains("profiles/no-such-profile.json"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// An adapter for the reference store whose store removes a task file once it sees it
+/// completed: after 1.5 s in the first, third, … session that sees one, after 0.05 s in
+/// the second, fourth, … (a counter file beside the scenario counts them). A `get` half a
+/// second after the completion finds the task or not by turns; after 2 s more it never does.
+fn alternating_remover(dir: &Path) -> String {
+    let count = dir.join("count");
+    format!(
+        "cmd:(while sleep 0.05; do f=$(grep -l '\"completed\"' \"$TASKPROOF_ROOT\"/*/*.json 2>/dev/null); \
+         if [ -n \"$f\" ]; then n=$(cat '{c}' 2>/dev/null || echo 0); echo $((n+1)) > '{c}'; \
+         if [ $((n % 2)) = 0 ]; then sleep 1.5; else sleep 0.05; fi; rm -f $f; break; fi; done) & \
+         exec '{}' serve --no-fsync",
+        crate::util::bin(),
+        c = count.display()
+    )
+}
+
+/// Issue 24 item 5: a step that answers differently between runs because of time is probed
+/// with idle time before it and recorded as time-dependent, with both answers and the
+/// delay; a run held to the profile accepts either answer and says why, and one that gives
+/// a third answer fails.
+#[test]
+fn record_probes_a_racy_step_with_idle_time_and_records_it_as_time_dependent() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("timed.json"),
+        r#"{"id": "timed-get", "title": "A completed task read back half a second later", "rules": ["S14"], "steps": [
+        {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "expect": {"ok": true}},
+        {"send": {"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}, "expect": {"ok": true}},
+        {"wait": 0.5},
+        {"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true, "task": {"id": "1"}}}]}"#,
+    )
+    .unwrap();
+    let target = alternating_remover(dir.path());
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "record",
+            "timed.json",
+            "--target",
+            &target,
+            "--jobs",
+            "1",
+            "--time-probe",
+            "2",
+            "--out",
+            "p.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 racy steps, 1 time-dependent"), "{out}");
+    assert!(
+        err.contains("time probe of timed-get steps[3]: time-dependent: every run answered {\"error\":\"not_found\"} after the idle time"),
+        "{err}"
+    );
+    let profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("p.json")).unwrap()).unwrap();
+    assert_eq!(
+        profile["scenarios"]["timed-get"]["steps"]["3"]["timed"],
+        json!({"soon": [null], "late": {"error": "not_found"}, "after_seconds": 2.0})
+    );
+    assert_eq!(profile["recorded"]["time_probe_seconds"], 2.0);
+
+    // The reference keeps the task: the profile's "sooner" answer, accepted with a note,
+    // and the run report names the step, which the matrix shows as its own state.
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "run",
+            "timed.json",
+            "--target",
+            "reference",
+            "--profile",
+            "p.json",
+            "--report",
+            "json:r.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let report = taskproof::matrix::input::read_run(&dir.path().join("r.json")).unwrap();
+    assert_eq!(report.scenarios[0].time_dependent_steps, [3]);
+    let columns = [taskproof::matrix::Column {
+        run: Some(report),
+        ..Default::default()
+    }];
+    let m = taskproof::matrix::build(&columns);
+    assert_eq!(
+        m.rows().next().unwrap().cells[0].state,
+        taskproof::matrix::State::Timed
+    );
+    assert!(
+        out.contains("steps[3] is time-dependent in the profile p (it answers {\"error\":\"not_found\"} after 2 s idle, what strict expects sooner); this run saw what strict expects"),
+        "{out}"
+    );
+    // Held to a record whose answers are both errors, the reference's answer is neither.
+    let mut other = profile.clone();
+    other["profile"] = json!("q");
+    other["scenarios"]["timed-get"]["steps"]["3"]["timed"]["soon"] = json!([{"error": "io"}]);
+    std::fs::write(dir.path().join("q.json"), other.to_string()).unwrap();
+    let (code, out, err) = tp(
+        dir.path(),
+        &[
+            "run",
+            "timed.json",
+            "--target",
+            "reference",
+            "--profile",
+            "q.json",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("this run saw what strict expects, neither"),
+        "{out}"
     );
 }

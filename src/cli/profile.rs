@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{Value, json};
+
 use super::exit;
 use crate::profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
 use crate::profile::{Choice, diff};
@@ -56,6 +58,43 @@ written, 2 when a profile cannot be read or written or the targets differ.")]
         /// The merged profile's name [default: the first recording's].
         #[arg(long)]
         name: Option<String>,
+    },
+    /// Probe the racy steps of a recorded profile for time, against its target, and record
+    /// each step the idle time decides as time-dependent.
+    #[command(after_long_help = "\
+Examples:
+  taskproof profile probe profiles/claude-code-2.1.20.json
+  taskproof profile probe claude-code-2.1.17 --time-probe 10 --out /tmp/2.1.17.json
+
+Each racy step's scenario runs --repeat times with --time-probe seconds of idle time before
+the step (sessions open, nothing sent) and --repeat times without, in the order with,
+without, without, with. When every run with the idle time gives one answer the profile
+already lists, and some run without it gives another, the step becomes `timed`: that
+answer after the idle time, the others sooner. Otherwise it stays racy, and the line says
+why. `record` does the same for the steps its own runs saw differ; this is for a profile
+recorded before the probe existed, or merged from recordings of different days. The target
+is the profile's own (`recorded.target`) unless --target names another. Exit status: 0 when
+the profile was written, 2 when it cannot be read or written, 3 when the target cannot
+start.")]
+    Probe {
+        /// The recorded profile (a built-in name or a file).
+        profile: String,
+        /// The target to probe [default: the profile's recorded.target].
+        #[arg(long)]
+        target: Option<crate::target::TargetSpec>,
+        /// Seconds of idle time before each racy step (0 to 600).
+        #[arg(long, value_name = "SECS", default_value = "7", value_parser = super::race::settle_seconds)]
+        time_probe: f64,
+        /// Runs with the idle time, and as many without.
+        #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
+        /// Seconds a request may go unanswered before the target is judged hung.
+        #[arg(long, value_name = "SECS", default_value = "10")]
+        timeout: super::Seconds,
+        /// Where to write the profile [default: the profile's own file; a built-in name
+        /// writes profiles/NAME.json].
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
     },
     /// List the recorded profiles built into taskproof.
     List,
@@ -114,20 +153,35 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             if let Err(e) = std::fs::write(&out, merged.to_text()) {
                 return usage(format!("cannot write {}: {e}", out.display()));
             }
-            let racy: usize = merged
-                .scenarios
-                .values()
-                .flat_map(|s| s.steps.values())
-                .filter(|r| matches!(r.seen, crate::profile::recorded::Seen::Racy(_)))
-                .count();
+            let count = |timed: bool| {
+                merged
+                    .scenarios
+                    .values()
+                    .flat_map(|s| s.steps.values())
+                    .filter(|r| match r.seen {
+                        crate::profile::recorded::Seen::Racy(_) => !timed,
+                        crate::profile::recorded::Seen::Timed { .. } => timed,
+                        crate::profile::recorded::Seen::Same(_) => false,
+                    })
+                    .count()
+            };
+            let (racy, timed) = (count(false), count(true));
             println!(
-                "merged {} recordings into {} (profile {name}): {} scenarios, {racy} racy steps",
+                "merged {} recordings into {} (profile {name}): {} scenarios, {racy} racy steps, {timed} time-dependent",
                 parts.len(),
                 out.display(),
                 merged.scenarios.len()
             );
             Ok(exit::OK)
         }
+        Command::Probe {
+            profile,
+            target,
+            time_probe,
+            repeat,
+            timeout,
+            out,
+        } => probe(profile, target, time_probe, repeat, timeout, out),
         Command::Diff { a, b } => {
             let (a, b) = match (load(&a), load(&b)) {
                 (Ok(a), Ok(b)) => (a, b),
@@ -188,4 +242,112 @@ fn load(s: &str) -> Result<Recorded, String> {
             "{p} is written into the scenario files, not recorded; diff recorded profiles or strict"
         )),
     }
+}
+
+/// `profile probe`: the time probe of `record`, for the racy steps of a profile on disk.
+fn probe(
+    profile: String,
+    target: Option<crate::target::TargetSpec>,
+    time_probe: f64,
+    repeat: u32,
+    timeout: super::Seconds,
+    out: Option<std::path::PathBuf>,
+) -> anyhow::Result<i32> {
+    let usage = |e: String| {
+        eprintln!("taskproof profile probe: {e}");
+        Ok(exit::USAGE)
+    };
+    let mut recorded = match load(&profile) {
+        Ok(r) if r.file == "strict" => return usage("strict is not a recording".into()),
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let target = match target {
+        Some(t) => t,
+        None => {
+            let spec = recorded
+                .recorded
+                .get("target")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
+            match spec.parse::<crate::target::TargetSpec>() {
+                Ok(t) => t,
+                Err(e) => {
+                    return usage(format!(
+                        "{}: recorded.target {spec:?} is not a target ({e}); name one with --target",
+                        recorded.file
+                    ));
+                }
+            }
+        }
+    };
+    let idle = std::time::Duration::from_secs_f64(time_probe);
+    if idle.is_zero() {
+        return usage("--time-probe 0 probes nothing".into());
+    }
+    let racy = super::record::racy_steps(&recorded);
+    let out = out.unwrap_or_else(|| {
+        if recorded.file.ends_with(".json") && std::path::Path::new(&recorded.file).is_file() {
+            std::path::PathBuf::from(&recorded.file)
+        } else {
+            crate::profile::recorded::default_path(&recorded.name)
+        }
+    });
+    if racy.is_empty() {
+        println!("{} has no racy step: nothing to probe", recorded.file);
+        return Ok(exit::OK);
+    }
+    let scenarios = match crate::scenario::load_builtin() {
+        Ok(s) => s,
+        Err(errors) => {
+            return usage(
+                errors
+                    .iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+        }
+    };
+    if let Some(code) = super::prepare_target(&target) {
+        return Ok(code);
+    }
+    let config = crate::scenario::RunConfig {
+        profile: crate::profile::Profile::Strict,
+        timeout: timeout.0,
+        jobs: 1,
+        ..crate::scenario::RunConfig::new(target)
+    };
+    let probed = super::record::time_probe(&scenarios, &config, &racy, idle, repeat as usize);
+    let mut timed = 0;
+    for (id, index, seen) in &probed {
+        let folded = seen
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(with, without)| recorded.time_dependent(id, *index, idle, with, without));
+        let words = match folded {
+            Ok(late) => {
+                timed += 1;
+                format!("time-dependent: every run answered {late} after the idle time")
+            }
+            Err(why) => format!("left racy: {why}"),
+        };
+        println!("{id} steps[{index}]: {words}");
+    }
+    if let Value::Object(m) = &mut recorded.recorded {
+        m.insert(
+            "time_probe".into(),
+            json!({"date": crate::profile::recorded::today(), "seconds": time_probe, "repeat": repeat}),
+        );
+    }
+    if let Err(e) = std::fs::write(&out, recorded.to_text()) {
+        return usage(format!("cannot write {}: {e}", out.display()));
+    }
+    println!(
+        "probed {} racy steps: {timed} time-dependent, {} left racy; wrote {}",
+        probed.len(),
+        probed.len() - timed,
+        out.display()
+    );
+    Ok(exit::OK)
 }

@@ -9,11 +9,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Seconds;
 use super::exit;
-use crate::profile::recorded::{self, Recorded, State};
+use crate::profile::recorded::{self, Recorded, State, StepKey};
 use crate::profile::{Mode, Observer, Profile};
 use crate::scenario::{Action, RunConfig, Scenario, run_suite};
 use crate::target::TargetSpec;
@@ -32,7 +32,11 @@ every concurrent block with how often it held. Every scenario runs --repeat time
 2); a step that answered differently between those runs is recorded as racy, with every
 answer seen, and `run --profile` accepts any of them there. A store whose behaviour depends
 on timing (Claude Code clears a list 5 s after its last task is completed) needs this, or
-its recording flips from one day to the next. Review the file, check it in, and hold the
+its recording flips from one day to the next. Each racy step is then probed for time
+(--time-probe, 7 s): its scenario runs again with that much idle time before the step, and
+if every probe run gives one of the answers seen, the step is recorded as time-dependent
+(`timed`: that answer after the idle time, the others sooner), a state of its own in
+`profile diff`, `run --profile` and the matrix. Review the file, check it in, and hold the
 next release to it with `taskproof run --profile FILE`.
 
 Exit status: 0 when the profile was written, 2 on a usage error, 3 when the target could
@@ -77,6 +81,110 @@ pub struct Args {
     /// Scenarios prepared ahead (as for `run`).
     #[arg(long, value_name = "N", default_value_t = crate::scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
+    /// The time probe: each step that answered differently between runs is run again
+    /// --repeat times (at least 2) with SECS seconds of idle time before it, sessions open
+    /// and nothing sent; if every one of those runs answers the same, one of the answers
+    /// seen, the step is recorded as time-dependent (`timed`: that answer after SECS s, the
+    /// others sooner) instead of racy. 0 turns it off.
+    #[arg(long, value_name = "SECS", default_value = "7", value_parser = super::race::settle_seconds)]
+    pub time_probe: f64,
+}
+
+/// The steps (not concurrent blocks) recorded as racy: (scenario id, step index).
+pub(super) fn racy_steps(profile: &Recorded) -> Vec<(String, usize)> {
+    profile
+        .scenarios
+        .iter()
+        .flat_map(|(id, s)| {
+            s.steps.iter().filter_map(move |(k, r)| match (k, &r.seen) {
+                (StepKey::Step(i), recorded::Seen::Racy(_)) => Some((id.clone(), *i)),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+/// What the time probe saw at one racy step (`None`: as strict): the runs with the idle
+/// time before the step and the runs without, or why it has no answer.
+pub(super) type ProbeResult = (
+    String,
+    usize,
+    Result<(Vec<Option<Value>>, Vec<Option<Value>>), String>,
+);
+
+/// Runs each racy step's scenario `runs` times with `idle` before that step and `runs`
+/// times without, interleaved, one racy step at a time (so that no
+/// probe's wait moves another step). Only that step's answers are kept: after the idle
+/// time the later steps may well answer otherwise, which says nothing about them.
+pub(super) fn time_probe(
+    scenarios: &[Scenario],
+    config: &RunConfig,
+    racy: &[(String, usize)],
+    idle: std::time::Duration,
+    runs: usize,
+) -> Vec<ProbeResult> {
+    let mut out = Vec::new();
+    for (id, index) in racy {
+        let Some(s) = scenarios.iter().find(|s| &s.id == id) else {
+            continue;
+        };
+        let (with, without) = (Arc::new(Observer::default()), Arc::new(Observer::default()));
+        let probe = |observer: &Arc<Observer>, delay: bool| RunConfig {
+            mode: Mode::Record(observer.clone()),
+            delays: if delay {
+                [((id.clone(), *index), idle)].into_iter().collect()
+            } else {
+                Default::default()
+            },
+            ..config.clone()
+        };
+        for run in 0..runs {
+            // In the order with, without, without, with, … so that a store whose answers
+            // alternate from one session to the next cannot pass for one that depends on
+            // time: its runs with the idle time would differ.
+            let order = if run % 2 == 0 {
+                [(&with, true), (&without, false)]
+            } else {
+                [(&without, false), (&with, true)]
+            };
+            for (observer, delay) in order {
+                run_suite(std::slice::from_ref(s), &probe(observer, delay), &mut |e| {
+                    if let crate::report::Event::ScenarioFinished { result, .. } = e {
+                        eprintln!(
+                            "taskproof record: time probe {}/{runs}: {id} steps[{index}] {} ({:.1} s)",
+                            run + 1,
+                            if delay {
+                                format!("after {} s idle", idle.as_secs_f64())
+                            } else {
+                                "without idle time".to_string()
+                            },
+                            result.elapsed.as_secs_f64()
+                        );
+                    }
+                });
+            }
+        }
+        // A run that stopped before the step (a target error) has no answer there.
+        let answers = |observer: &Arc<Observer>| {
+            observer
+                .take()
+                .iter()
+                .map(|r| {
+                    r.steps
+                        .get(&StepKey::Step(*index))
+                        .map(|(_, _, obs)| obs.clone())
+                        .ok_or_else(|| match &r.state {
+                            State::Error(e) => format!("a probe run ended before the step: {e}"),
+                            State::Skipped(why) => format!("a probe run was skipped: {why}"),
+                            State::Ran => "a probe run did not reach the step".to_string(),
+                        })
+                })
+                .collect::<Result<Vec<_>, String>>()
+        };
+        let seen = answers(&with).and_then(|w| answers(&without).map(|wo| (w, wo)));
+        out.push((id.clone(), *index, seen));
+    }
+    out
 }
 
 /// A profile name: what `--profile` and file names can carry.
@@ -170,6 +278,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             run_suite(&raced, &config, &mut progress);
         }
     }
+    let runs = observer.take();
+    let probe = std::time::Duration::from_secs_f64(args.time_probe);
+    let racy = racy_steps(&Recorded::from_runs("probe", json!({}), runs.clone()));
+    let probed = if probe.is_zero() {
+        Vec::new()
+    } else {
+        time_probe(&scenarios, &config, &racy, probe, repeat.max(2))
+    };
     let name = args
         .name
         .or(from_out)
@@ -186,8 +302,20 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         "date": recorded::today(),
         "repeat": args.repeat,
         "runs": raced_runs,
+        "time_probe_seconds": args.time_probe,
     });
-    let profile = Recorded::from_runs(&name, about, observer.take());
+    let mut profile = Recorded::from_runs(&name, about, runs);
+    for (id, index, seen) in &probed {
+        let folded = seen
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(with, without)| profile.time_dependent(id, *index, probe, with, without));
+        let words = match folded {
+            Ok(late) => format!("time-dependent: every run answered {late} after the idle time"),
+            Err(why) => format!("left racy: {why}"),
+        };
+        eprintln!("taskproof record: time probe of {id} steps[{index}]: {words}");
+    }
     let out = args.out.unwrap_or_else(|| recorded::default_path(&name));
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
         && let Err(e) = std::fs::create_dir_all(parent)
@@ -197,7 +325,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Err(e) = std::fs::write(&out, profile.to_text()) {
         return usage(format!("cannot write {}: {e}", out.display()));
     }
-    let (mut strict, mut differ, mut skipped, mut errors, mut racy) = (0, 0, 0, 0, 0);
+    let (mut strict, mut differ, mut skipped, mut errors) = (0, 0, 0, 0);
+    let (mut racy, mut timed) = (0, 0);
     for s in profile.scenarios.values() {
         match &s.state {
             State::Skipped(_) => skipped += 1,
@@ -205,14 +334,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             State::Ran if s.as_strict() => strict += 1,
             State::Ran => differ += 1,
         }
-        racy += s
-            .steps
-            .values()
-            .filter(|r| matches!(r.seen, recorded::Seen::Racy(_)))
-            .count();
+        for r in s.steps.values() {
+            match r.seen {
+                recorded::Seen::Racy(_) => racy += 1,
+                recorded::Seen::Timed { .. } => timed += 1,
+                recorded::Seen::Same(_) => {}
+            }
+        }
     }
     println!(
-        "recorded {} scenarios against {} into {} (profile {name}): {strict} as strict expects, {differ} differ, {skipped} skipped, {errors} errors; {racy} racy steps",
+        "recorded {} scenarios against {} into {} (profile {name}): {strict} as strict expects, {differ} differ, {skipped} skipped, {errors} errors; {racy} racy steps, {timed} time-dependent",
         profile.scenarios.len(),
         args.target,
         out.display()

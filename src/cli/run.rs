@@ -256,6 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         jobs: args.jobs,
         durable: false,
         skips,
+        delays: Default::default(),
     };
     let stdout = std::io::stdout();
     let output = Output::from_env();

@@ -47,7 +47,12 @@ pub const ANOMALY_NAMES: [(&str, &str); 9] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
     Pass,
+    /// Passed, at a step the recorded profile held to records as time-dependent.
+    Timed,
     Fail,
+    /// Failed because acknowledged task files vanished between requests (the witness of a
+    /// failure after a session step names them).
+    Vanished,
     Skip,
     Error,
     /// The target's report has no such scenario (another suite, a filter).
@@ -55,9 +60,11 @@ pub enum State {
 }
 
 impl State {
-    pub const ALL: [State; 5] = [
+    pub const ALL: [State; 7] = [
         State::Pass,
+        State::Timed,
         State::Fail,
+        State::Vanished,
         State::Skip,
         State::Error,
         State::Missing,
@@ -66,7 +73,9 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::Pass => "pass",
+            State::Timed => "timed",
             State::Fail => "fail",
+            State::Vanished => "vanished",
             State::Skip => "skip",
             State::Error => "error",
             State::Missing => "not run",
@@ -77,7 +86,9 @@ impl State {
     pub fn symbol(self) -> &'static str {
         match self {
             State::Pass => "✓",
+            State::Timed => "◷",
             State::Fail => "✗",
+            State::Vanished => "⌛",
             State::Skip => "–",
             State::Error => "!",
             State::Missing => "·",
@@ -238,6 +249,22 @@ pub fn column_error(c: &Column) -> Option<String> {
     c.run_error.clone()
 }
 
+/// A scenario's cell state: its outcome, told apart where time decided it (a failure whose
+/// witness shows task files gone between requests; a pass at a time-dependent step).
+fn state_of(s: &ScenarioReport) -> State {
+    match s.outcome {
+        Outcome::Fail
+            if s.failures
+                .iter()
+                .any(|f| f.witness.as_ref().is_some_and(|w| !w.vanished.is_empty())) =>
+        {
+            State::Vanished
+        }
+        Outcome::Pass if !s.time_dependent_steps.is_empty() => State::Timed,
+        o => o.into(),
+    }
+}
+
 /// Builds the matrix from the columns.
 pub fn build(columns: &[Column]) -> Matrix<'_> {
     // Every scenario any report holds, with the first title and rules seen.
@@ -262,7 +289,7 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
                     .and_then(|r| r.scenarios.iter().find(|s| s.id == id));
                 match (found, err) {
                     (Some(s), _) => Cell {
-                        state: s.outcome.into(),
+                        state: state_of(s),
                         scenario: Some(s),
                         reason: s
                             .reason

@@ -67,7 +67,7 @@ pub fn json_line(v: &Value) -> String {
 }
 
 const STYLE: &str = r#"
-:root{--pass:#0072b2;--fail:#d55e00;--skip:#c8c8c8;--error:#3b2a4d;--none:#fff;--line:#d0d0d0}
+:root{--pass:#0072b2;--timed:#56b4e9;--fail:#d55e00;--vanished:#8c1c4a;--skip:#c8c8c8;--error:#3b2a4d;--none:#fff;--line:#d0d0d0}
 *{box-sizing:border-box}
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1a1a1a;margin:1.5em 2em;background:#fff}
 h1{font-size:1.5em;margin:0 0 .2em}h2{font-size:1.2em;margin:1.6em 0 .4em}
@@ -94,17 +94,20 @@ td.c>span{cursor:default}
 td.c summary::-webkit-details-marker{display:none}
 td.pass{background:var(--pass);color:#fff}
 td.fail{background:var(--fail);color:#fff}
+td.timed{background:var(--timed);color:#000}
+td.vanished{background:var(--vanished);color:#fff}
 td.skip{background:var(--skip);color:#222}
 td.error{background:var(--error);color:#fff}
 td.none{background:var(--none);color:#777;box-shadow:inset 0 0 0 1px var(--line)}
 .legend .pass{background:var(--pass);color:#fff}.legend .fail{background:var(--fail);color:#fff}
+.legend .timed{background:var(--timed)}.legend .vanished{background:var(--vanished);color:#fff}
 .legend .skip{background:var(--skip)}.legend .error{background:var(--error);color:#fff}.legend .none{background:#fff;color:#777}
 td.c summary:hover,td.c summary:focus{outline:2px solid #000;outline-offset:-2px}
 details[open]>summary{outline:3px solid #000;outline-offset:-3px}
 .pop{position:absolute;top:100%;left:0;z-index:10;width:38em;max-width:80vw;background:#fff;color:#1a1a1a;border:1px solid #777;box-shadow:0 4px 14px rgba(0,0,0,.25);padding:.6em .8em;text-align:left;font-weight:400;font-size:.85rem;white-space:normal;max-height:34em;overflow:auto}
 tr>td:nth-last-child(-n+4) .pop{left:auto;right:0}
 .pop .st{display:inline-block;padding:0 .4em;font-weight:700}
-.pop .st.pass{background:var(--pass);color:#fff}.pop .st.fail{background:var(--fail);color:#fff}.pop .st.skip{background:var(--skip)}.pop .st.error{background:var(--error);color:#fff}.pop .st.none{border:1px solid var(--line)}
+.pop .st.pass{background:var(--pass);color:#fff}.pop .st.fail{background:var(--fail);color:#fff}.pop .st.timed{background:var(--timed)}.pop .st.vanished{background:var(--vanished);color:#fff}.pop .st.skip{background:var(--skip)}.pop .st.error{background:var(--error);color:#fff}.pop .st.none{border:1px solid var(--line)}
 .pop dl{margin:.4em 0;display:grid;grid-template-columns:max-content 1fr;gap:.15em .6em}
 .pop dt{color:#555}.pop dd{margin:0}
 .pop pre{margin:0;white-space:pre-wrap;word-break:break-all;font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;background:#f6f6f6;padding:.15em .3em}
@@ -158,7 +161,13 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     for s in State::ALL {
         let meaning = match s {
             State::Pass => "pass: every answer met the contract",
+            State::Timed => {
+                "timed: passed; the recorded profile says a step's answer depends on time"
+            }
             State::Fail => "fail: an answer broke an expectation",
+            State::Vanished => {
+                "vanished: failed because acknowledged tasks vanished between requests"
+            }
             State::Skip => "skip: not judged (a feature or layout the target lacks)",
             State::Error => "error: the target broke (hung, crashed, could not start)",
             State::Missing => "not run: not in this target's report",
@@ -316,6 +325,17 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
             let _ = write!(h, "<dt>why</dt><dd>{}</dd>", esc(&f.reason));
             if let Some(n) = &f.note {
                 let _ = write!(h, "<dt>note</dt><dd>{}</dd>", esc(n));
+            }
+            if let Some(w) = &f.witness {
+                let _ = write!(
+                    h,
+                    "<dt>between</dt><dd>{}, {:.1} s before this step</dd>",
+                    esc(&w.event),
+                    w.seconds
+                );
+                for v in &w.vanished {
+                    let _ = write!(h, "<dt>vanished</dt><dd>{}</dd>", esc(v));
+                }
             }
             h.push_str("</dl></div>");
         }

@@ -98,6 +98,9 @@ pub struct ScenarioReport {
     pub notes: Vec<String>,
     #[serde(default)]
     pub skipped_steps: Vec<SkippedStep>,
+    /// Steps the recorded profile held to records as time-dependent.
+    #[serde(default)]
+    pub time_dependent_steps: Vec<u64>,
 }
 
 /// A broken expectation.
@@ -112,6 +115,19 @@ pub struct StepFailure {
     pub reason: String,
     pub rules: Vec<String>,
     pub note: Option<String>,
+    /// What happened between requests, for a failure after a session step.
+    pub witness: Option<Witness>,
+}
+
+/// The witness of a failure after a session step (`wait`, `clear`, `exit`, …).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Witness {
+    /// The session step before the failure (`steps[3] wait 7 s`).
+    pub event: String,
+    pub seconds: f64,
+    /// Task files seen earlier and gone now, each with the steps between which it went.
+    pub vanished: Vec<String>,
 }
 
 /// Where and how the target broke.

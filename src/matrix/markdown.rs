@@ -84,20 +84,22 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         .collect();
     let _ = writeln!(s, "Legend: {}.\n", legend.join(", "));
 
-    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ✗ | – | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|\n");
+    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◷ | ✗ | ⌛ | – | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
     for (i, c) in m.columns.iter().enumerate() {
         let hello = cut(&c.hello(), 200);
         let counts = m.counts(i);
         let n = |st: State| counts.get(&st).copied().unwrap_or(0);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             esc(&c.label),
             code(&c.spec),
             esc(&hello),
             esc(c.profile().unwrap_or("")),
             n(State::Pass),
+            n(State::Timed),
             n(State::Fail),
+            n(State::Vanished),
             n(State::Skip),
             n(State::Error),
             n(State::Missing)
@@ -176,7 +178,12 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     for (i, c) in m.columns.iter().enumerate() {
         let bad: Vec<_> = m
             .rows()
-            .filter(|r| matches!(r.cells[i].state, State::Fail | State::Error))
+            .filter(|r| {
+                matches!(
+                    r.cells[i].state,
+                    State::Fail | State::Vanished | State::Error
+                )
+            })
             .collect();
         if bad.is_empty() {
             continue;
@@ -208,6 +215,17 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
                         let _ = writeln!(s, "  - {}: {}", step, esc(&f.reason));
                         let _ = writeln!(s, "    expected {}", code(&json_line(&f.expected)));
                         let _ = writeln!(s, "    actual {}", code(&json_line(&f.actual)));
+                        if let Some(w) = &f.witness {
+                            let _ = writeln!(
+                                s,
+                                "    between requests: {}, {:.1} s before this step",
+                                esc(&w.event),
+                                w.seconds
+                            );
+                            for v in &w.vanished {
+                                let _ = writeln!(s, "    vanished: {}", esc(v));
+                            }
+                        }
                     }
                 }
                 Some(sc) if sc.error.is_some() => {

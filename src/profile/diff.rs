@@ -141,6 +141,7 @@ fn key_of(r: Option<&StepRecord>) -> Value {
         None => Value::Null,
         Some(s) if s.as_strict() => Value::Null,
         Some(Seen::Racy(_)) => Value::String("racy".into()),
+        Some(Seen::Timed { .. }) => Value::String("timed".into()),
         Some(Seen::Same(v)) if observe::is_concurrent(v) => {
             serde_json::json!({"verify": v.get("verify"), "held": v.get("held")})
         }
@@ -152,8 +153,9 @@ fn key_of(r: Option<&StepRecord>) -> Value {
 /// answer any of the ways it was seen, so it agrees with a record of one of those ways (as
 /// a run held to it would pass there); two racy records agree.
 fn same_step(x: Option<&StepRecord>, y: Option<&StepRecord>) -> bool {
+    // A time-dependent record, like a racy one, allows each answer it lists.
     let racy = |r: Option<&StepRecord>| match r.map(|r| &r.seen) {
-        Some(Seen::Racy(vs)) => Some(vs.clone()),
+        Some(s @ (Seen::Racy(_) | Seen::Timed { .. })) => Some(s.answers()),
         _ => None,
     };
     // What a record that is not racy says was seen (`null`: as strict).
@@ -180,6 +182,14 @@ fn step_words(r: Option<&StepRecord>) -> String {
                     .map(Value::to_string)
                     .collect::<Vec<_>>()
                     .join(" and ")
+            ),
+            Seen::Timed { soon, late, after } => format!(
+                "is time-dependent (answers {} after {after} s idle, {} sooner)",
+                Seen::words(late),
+                soon.iter()
+                    .map(Seen::words)
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             ),
             Seen::Same(v) if observe::is_concurrent(v) => {
                 let held = v.get("held").and_then(Value::as_str).unwrap_or("?");

@@ -81,6 +81,14 @@ pub enum Seen {
     Same(Value),
     /// Different between runs: every distinct observation (`null` for as strict).
     Racy(Vec<Value>),
+    /// Different between runs, and decided by time: every run that waited `after` seconds
+    /// (idle, sessions open) before the step saw `late`; the other answers (`soon`) were
+    /// seen when the step came sooner (`record`'s time probe).
+    Timed {
+        soon: Vec<Value>,
+        late: Value,
+        after: f64,
+    },
 }
 
 /// One scenario in a recorded profile.
@@ -104,7 +112,29 @@ impl Seen {
     pub fn as_strict(&self) -> bool {
         match self {
             Seen::Same(v) => observe::is_concurrent(v) && v.get("held") == Some(&json!("always")),
-            Seen::Racy(_) => false,
+            Seen::Racy(_) | Seen::Timed { .. } => false,
+        }
+    }
+
+    /// How a message names one observation: `null` is what strict expects.
+    pub fn words(v: &Value) -> String {
+        if v.is_null() {
+            "what strict expects".to_string()
+        } else {
+            v.to_string()
+        }
+    }
+
+    /// Every answer this record allows at the step (`null`: as strict).
+    pub fn answers(&self) -> Vec<Value> {
+        match self {
+            Seen::Same(v) => vec![v.clone()],
+            Seen::Racy(vs) => vs.clone(),
+            Seen::Timed { soon, late, .. } => {
+                let mut all = soon.clone();
+                all.push(late.clone());
+                all
+            }
         }
     }
 
@@ -112,6 +142,10 @@ impl Seen {
         match self {
             Seen::Same(v) => ("seen", v.clone()),
             Seen::Racy(vs) => ("racy", Value::Array(vs.clone())),
+            Seen::Timed { soon, late, after } => (
+                "timed",
+                json!({"soon": soon, "late": late, "after_seconds": after}),
+            ),
         }
     }
 }
@@ -279,7 +313,7 @@ fn decode(v: &Value) -> Result<Recorded, FieldError> {
                     step(&Fields::only(
                         rv,
                         &st.at(k),
-                        &["strict", "rules", "seen", "racy"],
+                        &["strict", "rules", "seen", "racy", "timed"],
                     )?)?,
                 );
             }
@@ -302,22 +336,27 @@ fn decode(v: &Value) -> Result<Recorded, FieldError> {
 
 /// One step's record.
 fn step(r: &Fields<'_>) -> Result<StepRecord, FieldError> {
-    let seen = match (r.get("seen"), r.get("racy")) {
-        (Some(v), None) => {
+    let seen = match (r.get("seen"), r.get("racy"), r.get("timed")) {
+        (Some(v), None, None) => {
             check_seen(v, &r.at("seen"))?;
             Seen::Same(v.clone())
         }
-        (None, Some(Value::Array(vs))) if vs.len() >= 2 => Seen::Racy(vs.clone()),
-        (None, Some(_)) => {
+        (None, Some(Value::Array(vs)), None) if vs.len() >= 2 => Seen::Racy(vs.clone()),
+        (None, Some(_), None) => {
             return Err(FieldError::new(
                 r.at("racy"),
                 "expected an array of at least two observations",
             ));
         }
+        (None, None, Some(t)) => timed(&Fields::only(
+            t,
+            &r.at("timed"),
+            &["soon", "late", "after_seconds"],
+        )?)?,
         _ => {
             return Err(FieldError::new(
                 r.path.clone(),
-                "expected exactly one of seen and racy",
+                "expected exactly one of seen, racy and timed",
             ));
         }
     };
@@ -328,6 +367,34 @@ fn step(r: &Fields<'_>) -> Result<StepRecord, FieldError> {
             .transpose()?,
         strict: r.req("strict")?.clone(),
         seen,
+    })
+}
+
+/// A time-dependent step: `{"soon": [..], "late": V, "after_seconds": N}`.
+fn timed(t: &Fields<'_>) -> Result<Seen, FieldError> {
+    let soon = match t.req("soon")? {
+        Value::Array(vs) if !vs.is_empty() => vs.clone(),
+        _ => {
+            return Err(FieldError::new(
+                t.at("soon"),
+                "expected an array of at least one observation",
+            ));
+        }
+    };
+    let after = t
+        .req("after_seconds")?
+        .as_f64()
+        .filter(|s| *s > 0.0 && *s <= 600.0)
+        .ok_or_else(|| {
+            FieldError::new(
+                t.at("after_seconds"),
+                "expected a number of seconds above 0, at most 600",
+            )
+        })?;
+    Ok(Seen::Timed {
+        soon,
+        late: t.req("late")?.clone(),
+        after,
     })
 }
 

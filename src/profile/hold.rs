@@ -151,6 +151,14 @@ impl Recorded {
         }
     }
 
+    /// Whether the profile records step `key` of scenario `id` as time-dependent.
+    pub fn is_time_dependent(&self, id: &str, key: StepKey) -> bool {
+        self.scenarios
+            .get(id)
+            .and_then(|s| s.steps.get(&key))
+            .is_some_and(|r| matches!(r.seen, Seen::Timed { .. }))
+    }
+
     /// Judges one step's observation (`None`: as strict) against the record. The error
     /// says what the profile recorded and what this run saw; the second value is a note
     /// for a step that is not judged (racy, or a block not promised).
@@ -184,6 +192,31 @@ impl Recorded {
                     .join(" and "),
                 saw()
             )),
+            Some(StepRecord {
+                seen: seen @ Seen::Timed { soon, late, after },
+                ..
+            }) => {
+                let answers = seen.answers();
+                let this = obs.cloned().unwrap_or(Value::Null);
+                let words = format!(
+                    "{} is time-dependent in the profile {} (it answers {} after {after} s idle, {} sooner)",
+                    key.label(),
+                    self.name,
+                    Seen::words(late),
+                    soon.iter()
+                        .map(Seen::words)
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                );
+                if answers.contains(&this) {
+                    Judged::NotJudged(format!("{words}; this run saw {}", saw()))
+                } else {
+                    Judged::Differs {
+                        recorded: seen.to_json().1,
+                        reason: format!("{words}; this run saw {}, neither", saw()),
+                    }
+                }
+            }
             Some(StepRecord {
                 seen: Seen::Same(v),
                 ..

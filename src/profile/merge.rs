@@ -65,6 +65,69 @@ impl Recorded {
     }
 }
 
+impl Recorded {
+    /// Folds a time probe of a racy step into the profile. `with` is what each probe run
+    /// saw at the step after `after` of idle time, `without` what the runs without it saw
+    /// (`None`: as strict). The idle time decides the answer when every run with it gave
+    /// one answer the recording saw too, and some run without it gave another: then the
+    /// step becomes time-dependent and that answer is returned. Otherwise it stays racy and
+    /// the error says why.
+    pub fn time_dependent(
+        &mut self,
+        id: &str,
+        index: usize,
+        after: std::time::Duration,
+        with: &[Option<Value>],
+        without: &[Option<Value>],
+    ) -> Result<Value, String> {
+        let rec = self
+            .scenarios
+            .get_mut(id)
+            .and_then(|s| s.steps.get_mut(&StepKey::Step(index)))
+            .ok_or_else(|| format!("{id} steps[{index}] is not in the profile"))?;
+        let Seen::Racy(answers) = &rec.seen else {
+            return Err(format!("{id} steps[{index}] is not racy"));
+        };
+        let plain = |vs: &[Option<Value>]| -> Vec<Value> {
+            vs.iter()
+                .map(|v| v.clone().unwrap_or(Value::Null))
+                .collect()
+        };
+        let (with, without) = (plain(with), plain(without));
+        let Some(late) = with.first() else {
+            return Err("no probe run reached the step".into());
+        };
+        if let Some(other) = with.iter().find(|v| *v != late) {
+            return Err(format!(
+                "the runs with the idle time differed ({late} and {other})"
+            ));
+        }
+        if !answers.contains(late) {
+            return Err(format!(
+                "after the idle time it answered {late}, which the recording never saw"
+            ));
+        }
+        if without.iter().all(|v| v == late) {
+            return Err(format!(
+                "the runs without the idle time answered {late} too, so time did not decide it"
+            ));
+        }
+        let mut soon: Vec<Value> = Vec::new();
+        for v in answers.iter().chain(&without) {
+            if v != late && !soon.contains(v) {
+                soon.push(v.clone());
+            }
+        }
+        let late = late.clone();
+        rec.seen = Seen::Timed {
+            soon,
+            late: late.clone(),
+            after: after.as_secs_f64(),
+        };
+        Ok(late)
+    }
+}
+
 /// Merges the runs of one scenario: each run is the record of a one-run recording, and
 /// those merge as recordings do.
 fn merge(runs: Vec<RunRecord>) -> ScenarioRecord {
@@ -164,8 +227,7 @@ pub fn merge_recordings(name: &str, parts: &[Recorded]) -> Result<Recorded, Stri
 fn observations(rec: Option<&StepRecord>) -> Vec<Value> {
     match rec.map(|r| &r.seen) {
         None => vec![Value::Null],
-        Some(Seen::Same(v)) => vec![v.clone()],
-        Some(Seen::Racy(vs)) => vs.clone(),
+        Some(seen) => seen.answers(),
     }
 }
 
@@ -238,7 +300,15 @@ fn merge_records(records: &[&ScenarioRecord]) -> ScenarioRecord {
                     distinct.push(v);
                 }
             }
+            // A time-dependent record stays one while the others saw only its answers.
+            let timed = recs.iter().flatten().find_map(|r| match &r.seen {
+                t @ Seen::Timed { .. } if distinct.iter().all(|v| t.answers().contains(v)) => {
+                    Some(t.clone())
+                }
+                _ => None,
+            });
             match distinct.len() {
+                _ if timed.is_some() => timed,
                 1 if distinct[0].is_null() => None,
                 1 => Some(Seen::Same(distinct.remove(0))),
                 _ => Some(Seen::Racy(distinct)),

@@ -112,6 +112,7 @@ fn scenario_json(r: &ScenarioResult) -> Value {
         })),
         "stderr": r.stderr,
         "notes": r.notes,
+        "time_dependent_steps": r.time_dependent,
         "skipped_steps": r.skipped_steps.iter().map(|k| json!({
             "step": k.step,
             "reason": k.reason,

@@ -126,6 +126,7 @@ mod tests {
                 step: 5,
                 reason: "touches files, but the target's layout is opaque".into(),
             }],
+            time_dependent: Vec::new(),
             steps: Vec::new(),
             elapsed: std::time::Duration::ZERO,
         };

@@ -152,6 +152,9 @@ pub struct ScenarioResult {
     pub notes: Vec<String>,
     /// Steps that did not run while the rest of the scenario did.
     pub skipped_steps: Vec<StepSkip>,
+    /// [recorded profiles] Steps the profile the run held the target to records as
+    /// time-dependent (`record`'s time probe): accepted either way, shown as such.
+    pub time_dependent: Vec<usize>,
     /// Every judged request, in order (reported as [`super::events::Event::StepFinished`]).
     pub steps: Vec<StepRecord>,
     pub elapsed: Duration,

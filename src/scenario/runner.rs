@@ -119,11 +119,12 @@ pub(super) fn judge(
         timeline: Vec::new(),
         started: std::time::Instant::now(),
     };
+    let delay = |index: usize| config.delays.get(&(s.id.clone(), index)).copied();
     let timeline = s.steps_for(config.profile).any(|st| {
         matches!(
             st.action,
             Action::Wait(_) | Action::Event { .. } | Action::Kill(_)
-        )
+        ) || delay(st.index).is_some()
     });
     for (name, opened) in prepared.sessions {
         match opened {
@@ -148,6 +149,14 @@ pub(super) fn judge(
             continue;
         }
         run.observation = None;
+        if let Some(d) = delay(step.index) {
+            // The run's own idle time before this step, witnessed like a `wait` step.
+            run.mark_event(
+                step,
+                format!("idle {} s before it (record's time probe)", d.as_secs_f64()),
+            );
+            std::thread::sleep(d);
+        }
         let stepped = run.step(step);
         if timeline {
             run.note_files(step);

@@ -20,6 +20,7 @@ use super::gate::skip_reason;
 use super::runner::{Observed, judge};
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
+use crate::profile::recorded::StepKey;
 use crate::profile::recorded::{RunRecord, State};
 use crate::profile::{Mode, Profile, RunProfile};
 use crate::protocol::Hello;
@@ -61,6 +62,10 @@ pub struct RunConfig {
     /// observe every step to record a profile, or hold the target to a recorded profile
     /// (`crate::profile::recorded`). The two observing modes run `strict`'s steps.
     pub mode: Mode,
+    /// Idle time before given steps: (scenario id, step index) → how long the runner waits,
+    /// sessions open and nothing sent, before that step (`record`'s time probe; a
+    /// scenario's own `wait` steps are in its file).
+    pub delays: std::collections::BTreeMap<(String, usize), Duration>,
 }
 
 impl RunConfig {
@@ -77,6 +82,7 @@ impl RunConfig {
             durable: false,
             skips: SkipList::default(),
             mode: Mode::Expectations,
+            delays: std::collections::BTreeMap::new(),
         }
     }
 
@@ -362,6 +368,7 @@ fn result_of(s: &Scenario, result: Result<Outcome, TargetFailure>) -> ScenarioRe
         stderr: String::new(),
         notes: Vec::new(),
         skipped_steps: Vec::new(),
+        time_dependent: Vec::new(),
         steps: Vec::new(),
         elapsed: Duration::ZERO,
     }
@@ -476,6 +483,17 @@ fn run_prepared(
             )
         }
     };
+    // [recorded profiles] The steps the profile held to records as time-dependent.
+    let time_dependent: Vec<usize> = match &config.mode {
+        Mode::Hold(p) => observed
+            .keys()
+            .filter_map(|k| match k {
+                StepKey::Step(i) if p.is_time_dependent(&s.id, *k) => Some(*i),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     // [recorded profiles] A recording run hands every scenario's observations over.
     if let Mode::Record(observer) = &config.mode {
         observer.push(RunRecord {
@@ -527,6 +545,7 @@ fn run_prepared(
         stderr,
         notes,
         skipped_steps,
+        time_dependent,
         steps,
         elapsed: started.elapsed(),
         ..result_of(s, result)
