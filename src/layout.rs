@@ -60,6 +60,23 @@ impl Layout {
 /// The task object as it travels: in the `s07` layout, integer ids (non-negative) become
 /// decimal strings; everything else is left as it is, so a field that is wrong stays wrong
 /// and is reported by the schema check.
+/// Claude Code's file and folder names for list ids and task ids (2.1.17 to 2.1.332): every
+/// UTF-16 unit outside `[A-Za-z0-9_-]` becomes `-` (a JavaScript `replace` without the `u`
+/// flag), so a character outside the Basic Multilingual Plane becomes `--` and `../x`
+/// becomes `---x`: always one safe path component. The one copy in taskproof, used by the
+/// Claude Code target and by `check`; tests/claude_code.rs pins it against the real tool.
+pub fn claude_code_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
 pub fn to_wire(layout: Layout, v: &Value) -> Value {
     if layout != Layout::S07 {
         return v.clone();

@@ -242,20 +242,6 @@ impl Request {
         }
     }
 
-    /// Whether the request touches dependency edges (needs the `edges` feature).
-    pub fn uses_edges(&self) -> bool {
-        match self {
-            Request::Create { task, .. } => !task.blocks.is_empty() || !task.blocked_by.is_empty(),
-            Request::Update { patch, .. } => {
-                !patch.add_blocked_by.is_empty()
-                    || !patch.add_blocks.is_empty()
-                    || !patch.remove_blocked_by.is_empty()
-                    || !patch.remove_blocks.is_empty()
-            }
-            _ => false,
-        }
-    }
-
     /// Decodes one request line.
     pub fn parse_line(line: &str) -> Result<Request, FieldError> {
         let v: Value = serde_json::from_str(line)

@@ -280,12 +280,6 @@ impl Task {
         }
         Value::Object(m)
     }
-
-    /// Pending and with no blocker left unfinished. `blocker_done` answers for each blocker;
-    /// a blocker that does not exist does not block (SPEC §3).
-    pub fn is_ready(&self, mut blocker_done: impl FnMut(TaskId) -> bool) -> bool {
-        self.status == Status::Pending && self.blocked_by.iter().all(|b| blocker_done(*b))
-    }
 }
 
 /// On the wire an id is a string of its digits; written without building the string.

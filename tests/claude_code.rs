@@ -211,3 +211,39 @@ fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
         assert!(stdout.contains(want), "missing {want:?}:\n{stdout}");
     }
 }
+
+/// Issue 23 item 5: Claude Code names a list's folder by turning every UTF-16 unit outside
+/// `[A-Za-z0-9_-]` into `-`: a character outside the Basic Multilingual Plane (two units)
+/// becomes `--`, and `../x` stays inside the root as `---x`. taskproof's one sanitiser
+/// (`layout::claude_code_name`, used by the target and by `check`) is pinned here against
+/// the folders the real tool makes.
+#[test]
+fn the_list_folder_names_are_the_real_tools_and_taskproofs_sanitiser_agrees() {
+    let cc = prepared();
+    let root = tempfile::tempdir().unwrap();
+    let mut s = ClaudeCodeSession::open(&cc, root.path(), options())
+        .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
+    for (list, folder) in [("plan\u{1F600}", "plan--"), ("../x", "---x")] {
+        let a = call(
+            &mut s,
+            json!({"op": "create", "list": list, "task": {"subject": "a"}}),
+        );
+        assert_eq!(a["task"]["id"], "1", "{list}");
+        assert_eq!(taskproof::layout::claude_code_name(list), folder);
+        assert_eq!(on_disk(root.path(), folder, "1")["subject"], "a", "{list}");
+        // The target finds the folder again through the same function.
+        let listed = call(&mut s, json!({"op": "list", "list": list}));
+        assert_eq!(listed["tasks"].as_array().unwrap().len(), 1, "{listed}");
+    }
+    let mut folders: Vec<String> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["---x", "plan--"]);
+    assert!(
+        !root.path().parent().unwrap().join("x").exists(),
+        "../x escaped the root"
+    );
+    s.close().unwrap();
+}

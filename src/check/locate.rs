@@ -24,21 +24,6 @@ pub(super) struct Place {
     pub(super) how: String,
 }
 
-/// Claude Code's list-name sanitising (2.1.17 and later): every UTF-16 unit outside
-/// `[A-Za-z0-9_-]` becomes `-`, so `../x` is `---x` and a character outside the Basic
-/// Multilingual Plane is `--`. The result is always a safe single path component.
-pub fn sanitize_list_id(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('-', c.len_utf16()));
-        }
-    }
-    out
-}
-
 /// The list name `TeamCreate` gives a team's lead: every UTF-16 unit outside
 /// `[A-Za-z0-9]` becomes `-`, then lower case.
 pub(super) fn team_lead_list(team: &str) -> String {
@@ -79,7 +64,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
     };
     if let Some(id) = &ctx.list_id {
         return Ok(place(
-            sanitize_list_id(id),
+            crate::layout::claude_code_name(id),
             format!("from CLAUDE_CODE_TASK_LIST_ID={id:?}"),
         ));
     }
@@ -96,7 +81,10 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
     if let Some((team, source)) = team {
         // A teammate's tools use the team name as given; its lead's, the lead's form. Take
         // whichever exists, the teammate's when neither does.
-        let names = [sanitize_list_id(&team), team_lead_list(&team)];
+        let names = [
+            crate::layout::claude_code_name(&team),
+            team_lead_list(&team),
+        ];
         let name = names
             .iter()
             .find(|n| root.join(n).is_dir())
@@ -118,7 +106,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
             }
         }
         return Ok(place(
-            sanitize_list_id(session),
+            crate::layout::claude_code_name(session),
             format!("from the event's session_id {session:?}"),
         ));
     }
@@ -323,11 +311,11 @@ mod tests {
 
     #[test]
     fn list_ids_are_sanitised_as_claude_code_does() {
-        assert_eq!(sanitize_list_id("../x"), "---x");
-        assert_eq!(sanitize_list_id("my.project"), "my-project");
-        assert_eq!(sanitize_list_id("a_b-C9"), "a_b-C9");
+        assert_eq!(crate::layout::claude_code_name("../x"), "---x");
+        assert_eq!(crate::layout::claude_code_name("my.project"), "my-project");
+        assert_eq!(crate::layout::claude_code_name("a_b-C9"), "a_b-C9");
         // One UTF-16 unit per `-`: é is one, an emoji two.
-        assert_eq!(sanitize_list_id("é😀"), "---");
+        assert_eq!(crate::layout::claude_code_name("é😀"), "---");
         assert_eq!(team_lead_list("My Team_1"), "my-team-1");
     }
 }

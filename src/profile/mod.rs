@@ -126,11 +126,6 @@ impl RunProfile {
     pub fn as_str(&self) -> &str {
         &self.label
     }
-
-    /// The recorded profile's name, when the run was held to one.
-    pub fn recorded_name(&self) -> Option<&str> {
-        self.recorded.as_deref()
-    }
 }
 
 impl From<Profile> for RunProfile {

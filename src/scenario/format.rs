@@ -49,14 +49,6 @@ impl Scenario {
         out
     }
 
-    /// The first step that touches files under `profile`, if any: such a scenario needs a
-    /// target whose layout is known.
-    pub fn first_file_step(&self, profile: Profile) -> Option<usize> {
-        self.steps_for(profile)
-            .find(|s| s.action.is_file_step())
-            .map(|s| s.index)
-    }
-
     /// Whether the scenario plays a user at a terminal: it waits, or it clears, compacts,
     /// exits or resumes a session. Agent targets then run its sessions the way a person
     /// uses them (Claude Code: its terminal UI rather than print mode). A `kill` alone does

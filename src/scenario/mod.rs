@@ -31,8 +31,4 @@ pub use gate::{opaque_skips, skip_reason};
 pub use load::{LoadError, load_dir, load_file, load_paths, load_text};
 pub use skip::{SkipError, SkipList};
 
-/// The old name of [`format`] (the scenario file model), kept while branches written
-/// against it are merged; `src/model.rs` and `race::model` keep that name.
-#[doc(hidden)]
-pub use format as model;
 pub use suite::{DEFAULT_START_AHEAD, RunConfig, early_sessions, probe, run_scenario, run_suite};

@@ -150,11 +150,6 @@ impl Drop for TempGuard {
     }
 }
 
-/// How many groups are registered (for tests).
-pub fn live_groups() -> usize {
-    live().groups.len()
-}
-
 const SIGNALS: [i32; 3] = [
     signal_hook::consts::SIGTERM,
     signal_hook::consts::SIGINT,

@@ -64,23 +64,9 @@ impl Features {
     }
 }
 
-/// Claude Code's file and folder names: every character outside `[A-Za-z0-9_-]` becomes `-`
-/// (the same function in 2.1.17 and 2.1.112), for list names and task ids alike.
-pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
 /// The folder of a list under the root, as the CLI names it.
 pub fn list_dir(root: &Path, list: &str) -> PathBuf {
-    root.join(sanitize(list))
+    root.join(crate::layout::claude_code_name(list))
 }
 
 /// A protocol request that needs the CLI: its list and the script of its tool calls.
@@ -449,7 +435,7 @@ const READ_TRIES: usize = 20;
 
 /// The task in `dir/{id}.json`, if the file holds a JSON object.
 pub fn read_task(dir: &Path, id: &str) -> Option<Value> {
-    let path = dir.join(format!("{}.json", sanitize(id)));
+    let path = dir.join(format!("{}.json", crate::layout::claude_code_name(id)));
     for _ in 0..READ_TRIES {
         match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
@@ -743,7 +729,8 @@ mod tests {
 
     #[test]
     fn names_are_sanitized_as_claude_code_does() {
-        assert_eq!(sanitize("../x"), "---x");
-        assert_eq!(sanitize("team-a_1"), "team-a_1");
+        assert_eq!(crate::layout::claude_code_name("../x"), "---x");
+        assert_eq!(crate::layout::claude_code_name("team-a_1"), "team-a_1");
+        assert_eq!(crate::layout::claude_code_name("plan\u{1F600}"), "plan--");
     }
 }
