@@ -1300,3 +1300,26 @@ fn check_json_prints_the_pretty_document_in_report_order_and_one_newline() {
     );
     assert_eq!(doc["findings"][0]["kind"], "completed-blocked");
 }
+
+/// A JSON report that cannot be written is an error of the command (exit 2, saying why),
+/// not a clean check: only a closed pipe (`| head`) is let go.
+#[test]
+fn a_json_report_that_cannot_be_written_is_a_usage_error() {
+    let dir = tempdir();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = taskproof()
+        .args(["check", "--json"])
+        .arg(dir.path())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("taskproof check: failed to write to the terminal: No space left on device"),
+        "{err}"
+    );
+}

@@ -16,7 +16,7 @@ use crate::protocol::Layout;
 use crate::report::json::JsonPrinter;
 use crate::report::output::{ColorChoice, Output};
 use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, Reporter};
+use crate::report::{Event, ReportError, Reporter};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -90,8 +90,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     if args.json {
         let mut json = JsonPrinter { out: stdout.lock() };
-        // A closed pipe (`| head`) is not a failure of the check.
-        let _ = json.report(&Event::CheckFinished { report: &report });
+        match json.report(&Event::CheckFinished { report: &report }) {
+            // A closed pipe (`| head`) is not a failure of the check; any other write error is.
+            Err(ReportError::Terminal(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            Err(e) => {
+                eprintln!("taskproof check: {e}");
+                return Ok(exit::USAGE);
+            }
+            Ok(()) => {}
+        }
     } else {
         let mut terminal = TerminalReporter::new(stdout.lock(), Output::from_env(), args.color);
         if let Err(e) = terminal.report(&Event::CheckFinished { report: &report }) {
