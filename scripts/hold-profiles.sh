@@ -58,15 +58,23 @@ for name in "$@"; do
 import json, sys
 p = json.load(open(sys.argv[1]))
 print(p["recorded"]["target"])
+print(p["recorded"].get("mapping", ""))
 for s in sorted(p["scenarios"]):
     print(f"scenarios/{s}.json")
 PY
   ) || { echo "hold-profiles: $file: not a recorded profile" >&2; worst=2; continue; }
   target=${meta[0]}
-  scenarios=("${meta[@]:1}")
+  # An mcp: target's mapping file, as recorded (a path from the repository's top).
+  mapping=()
+  [ -n "${meta[1]}" ] && mapping=(--mapping "${meta[1]}")
+  scenarios=("${meta[@]:2}")
   timeout=120 start=120
   case $name in
     claude-code-2.1.17) start=400 ;;
+    task-master-*-mcp)
+      tm=$HOME/.cache/taskproof/task-master-0.43.1/node_modules/task-master-ai/dist/mcp-server.js
+      target="mcp:node $tm"
+      timeout=400 start=300 ;;
     task-master-*) timeout=400 start=300 ;;
     learn-claude-code-*)
       if [ -z "${LEARN_CLAUDE_CODE_DIR:-}" ]; then
@@ -89,7 +97,7 @@ PY
   began=$(date -u +%FT%TZ)
   t0=$SECONDS
   echo "== $name: ${#scenarios[@]} scenarios against $target"
-  "$TASKPROOF" run "${scenarios[@]}" --target "$target" --profile "$name" --jobs 2 \
+  "$TASKPROOF" run "${scenarios[@]}" --target "$target" "${mapping[@]}" --profile "$name" --jobs 2 \
     --keep-going --timeout "$timeout" --start-timeout "$start" --color never \
     --report "json:$base.json" --report "md:$base.md" > "$base.txt" 2> "$base.stderr"
   rc=$?

@@ -392,3 +392,76 @@ fn a_failure_whose_witness_shows_files_gone_between_requests_is_its_own_state() 
     );
     assert!(md.contains("    vanished: shared-plan/"), "{md}");
 }
+
+/// `--mapping` goes to the mcp: targets' runs (an MCP server is a column like any store),
+/// and is refused, naming the file, when there is no such target or the file is bad.
+#[test]
+fn an_mcp_target_is_a_column_through_its_mapping() {
+    let dir = tempdir();
+    let mapping = repo().join("mappings/taskproof.toml");
+    let target = format!("mcp:'{}' mcp", crate::util::bin());
+    let out = taskproof()
+        .args(["matrix", "--no-race", "--target", &target, "--mapping"])
+        .arg(&mapping)
+        .arg("--filter-help-is-not-a-flag")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown flag is a usage error"
+    );
+
+    let out = taskproof()
+        .args(["matrix", "--target", "reference", "--mapping"])
+        .arg(&mapping)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no mcp:COMMAND target to give it to"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[server]\nlayout = 3\n").unwrap();
+    let out = taskproof()
+        .args(["matrix", "--target", &target, "--mapping"])
+        .arg(&bad)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.toml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.path().join("matrix").exists(), "nothing was run");
+
+    let out = taskproof()
+        .args(["matrix", "--no-race", "--target", &target, "--mapping"])
+        .arg(&mapping)
+        .args(["--label", &format!("taskproof-mcp={target}"), "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("matrix.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| taskproof-mcp |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    // Every built-in scenario passes strict through the mapping: nothing else counted.
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[6..12], ["0", "0", "0", "0", "0", "0"], "{row}");
+}

@@ -42,6 +42,7 @@ Examples:
   taskproof matrix --target reference --target naive --target claude-code@2.1.17
   taskproof matrix --target 'cmd:python3 s07_adapter.py' --label s07='cmd:python3 s07_adapter.py'
   taskproof matrix --from reports/matrix --from reports/claude-code --out reports
+  taskproof matrix --target 'mcp:taskproof mcp' --mapping mappings/taskproof.toml
   taskproof matrix --run a/run.json --race a/race.json --out /tmp/m")]
 pub struct Args {
     /// A target to run: reference, naive, mutant:NAME, cmd:COMMAND or claude-code@VERSION
@@ -89,6 +90,11 @@ pub struct Args {
     /// Passed to `run`: scenarios run at once.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
+    /// The mapping file of the mcp:COMMAND targets (docs/mcp-targets.md), passed to their
+    /// `run` and `race`; run the matrix once per mapping, as each run keeps the other
+    /// columns.
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
 }
 
 fn parse_target(s: &str) -> Result<String, String> {
@@ -185,6 +191,11 @@ fn child(exe: &Path, verb: &str, spec: &str, args: &Args, report: &Path) -> Comm
     if let Some(t) = args.timeout {
         cmd.arg("--timeout").arg(t.0.as_secs_f64().to_string());
     }
+    if let Some(m) = &args.mapping
+        && spec.starts_with("mcp:")
+    {
+        cmd.arg("--mapping").arg(m);
+    }
     cmd
 }
 
@@ -278,6 +289,17 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         return usage(
             "nothing to build: give --target to run targets, or --from, --run or --race for saved reports".into(),
         );
+    }
+    if let Some(m) = &args.mapping {
+        if !args.target.iter().any(|t| t.starts_with("mcp:")) {
+            return usage(format!(
+                "--mapping {}: no mcp:COMMAND target to give it to",
+                m.display()
+            ));
+        }
+        if let Err(e) = crate::target::mcp::Mapping::load(m) {
+            return usage(e.to_string());
+        }
     }
     let mut labels: Vec<(String, String)> = Vec::new();
     for l in &args.label {

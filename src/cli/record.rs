@@ -290,7 +290,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .name
         .or(from_out)
         .unwrap_or_else(|| hello_name(&hello.name, &hello.version));
-    let about = json!({
+    let mut about = json!({
         "target": args.target.to_string(),
         "hello": {
             "name": hello.name,
@@ -304,6 +304,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         "runs": raced_runs,
         "time_probe_seconds": args.time_probe,
     });
+    if let (Some(m), serde_json::Value::Object(about)) = (&args.mapping, &mut about) {
+        // An mcp: target is its command and its mapping: a hold needs both.
+        about.insert("mapping".into(), json!(m.display().to_string()));
+    }
     let mut profile = Recorded::from_runs(&name, about, runs);
     for (id, index, seen) in &probed {
         let folded = seen
