@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
 //! (see [`exit`]).
 
+pub mod bisect;
 pub mod check;
 pub mod exit;
 pub mod fuzz;
@@ -40,6 +41,9 @@ pub enum Command {
     Profile(profile::Args),
     /// Race concurrent writers against one store and count what they lose.
     Race(race::Args),
+    /// Find which published version of a target changed a behaviour: the last version
+    /// before the change and the first after, each with its witness.
+    Bisect(bisect::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -81,6 +85,7 @@ pub fn main() -> i32 {
         Command::Record(a) => record::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Race(a) => race::run(a),
+        Command::Bisect(a) => bisect::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),
