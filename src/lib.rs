@@ -87,3 +87,4 @@ pub mod scenario;
 pub mod store;
 pub mod target;
 pub mod task;
+pub mod timeline;

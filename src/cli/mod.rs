@@ -16,6 +16,7 @@ pub mod run;
 pub mod scenarios;
 pub mod seconds;
 pub mod serve;
+pub mod timeline;
 
 pub use seconds::Seconds;
 
@@ -44,6 +45,9 @@ pub enum Command {
     /// Find which published version of a target changed a behaviour: the last version
     /// before the change and the first after, each with its witness.
     Bisect(bisect::Args),
+    /// The version ranges over which each task-store behaviour held across published
+    /// versions (reports/claude-code/timeline.md and .html), bisecting each change.
+    Timeline(timeline::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -86,6 +90,7 @@ pub fn main() -> i32 {
         Command::Profile(a) => profile::run(a),
         Command::Race(a) => race::run(a),
         Command::Bisect(a) => bisect::run(a),
+        Command::Timeline(a) => timeline::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),
