@@ -305,3 +305,284 @@ fn an_end_that_cannot_be_run_gives_no_answer() {
     assert!(matches!(b.found, Found::Inconclusive(_)), "{:?}", b.found);
     assert_eq!(b.runs(), 1, "nothing else is run without the new behaviour");
 }
+
+mod timeline {
+    use super::*;
+    use taskproof::timeline::{Cache, Row, RowProbe, Timeline, build_row, page};
+
+    fn row() -> Row {
+        Row {
+            id: "cycles",
+            title: "cycles refused",
+            probe: RowProbe::Scenario(SCENARIO.into()),
+            reading: "fail: a cycle is accepted; pass: refused",
+        }
+    }
+
+    /// Reference (refuses the cycle) from 2.0.8 to 2.0.20, naive elsewhere: two changes.
+    fn judge_at(p: &ScenarioProbe, v: &str) -> Judged {
+        let i = patch(v);
+        p.judge(if (8..=20).contains(&i) {
+            &TargetSpec::Reference
+        } else {
+            &TargetSpec::Naive
+        })
+    }
+
+    #[test]
+    fn every_change_between_samples_is_bisected_and_cached() {
+        let p = probe(SCENARIO, None, Change::Verdict);
+        let dir = tempdir();
+        let file = dir.path().join("timeline.json");
+        let vs = versions(30);
+        let mut cache = Cache::load(&file).unwrap();
+        let mut ran = Vec::new();
+        let built = build_row(
+            &row(),
+            &vs,
+            3,
+            &mut cache,
+            &mut |v| {
+                ran.push(v.to_string());
+                Some(judge_at(&p, v))
+            },
+            &mut |_| {},
+        );
+        let changes: Vec<(usize, usize)> =
+            built.changes.iter().map(|c| (c.before, c.after)).collect();
+        assert_eq!(changes, [(7, 8), (20, 21)]);
+        assert_eq!(built.runs, ran.len());
+        assert!(ran.len() < 15, "bisecting, not running all 30: {ran:?}");
+        assert_eq!(built.spans.len(), 3);
+        // A rerun from the saved cache runs nothing and finds the same.
+        let mut again = Cache::load(&file).unwrap();
+        let rebuilt = build_row(&row(), &vs, 3, &mut again, &mut |_| None, &mut |_| {});
+        assert_eq!(rebuilt.runs, 0);
+        assert_eq!(rebuilt.changes, built.changes);
+        let t = Timeline {
+            range: "x@2.0.0..2.0.29".into(),
+            versions: vs.clone(),
+            rows: vec![rebuilt],
+            samples: 3,
+        };
+        let html = page::html(&t);
+        assert!(html.contains("href=\"#cycles-2-0-8\""), "{html}");
+        assert!(html.contains("id=\"cycles-2-0-21\""), "{html}");
+        let md = page::markdown(&t);
+        assert!(md.contains("[2.0.7 → 2.0.8](#cycles-2-0-8)"), "{md}");
+        assert!(md.contains("expected: {\"error\":\"cycle\"}"), "{md}");
+    }
+
+    #[test]
+    fn a_flip_flop_between_two_agreeing_samples_is_missed_as_documented() {
+        // Reference only at 2.0.9-2.0.11; with no samples the ends (both naive) agree.
+        let p = probe(SCENARIO, None, Change::Verdict);
+        let mut cache = Cache::default();
+        let judge = |v: &str| {
+            Some(p.judge(if (9..=11).contains(&patch(v)) {
+                &TargetSpec::Reference
+            } else {
+                &TargetSpec::Naive
+            }))
+        };
+        let vs = versions(30);
+        let mut j = judge;
+        let missed = build_row(&row(), &vs, 0, &mut cache, &mut j, &mut |_| {});
+        assert!(missed.changes.is_empty());
+        assert_eq!(missed.runs, 2);
+        // A sample inside the window (2 samples: 2.0.9 and 2.0.19) catches it, and both of
+        // its changes are named.
+        let mut cache = Cache::default();
+        let caught = build_row(&row(), &vs, 2, &mut cache, &mut j, &mut |_| {});
+        let changes: Vec<(usize, usize)> =
+            caught.changes.iter().map(|c| (c.before, c.after)).collect();
+        assert_eq!(changes, [(8, 9), (11, 12)]);
+    }
+}
+
+/// Workflow files: YAML parsed by saphyr (YAML 1.2: `on` is a key, not a boolean), turned
+/// into JSON for the checks.
+mod workflows {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    use serde_json::{Value, json};
+
+    use crate::util::{repo, taskproof, tempdir};
+
+    fn to_json(y: &Yaml) -> Value {
+        match y {
+            Yaml::Value(Scalar::Null) => Value::Null,
+            Yaml::Value(Scalar::Boolean(b)) => json!(b),
+            Yaml::Value(Scalar::Integer(i)) => json!(i),
+            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+            Yaml::Value(Scalar::String(s)) => json!(s),
+            Yaml::Representation(s, ..) => json!(s),
+            Yaml::Sequence(v) => Value::Array(v.iter().map(to_json).collect()),
+            Yaml::Mapping(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| {
+                        let key = match to_json(k) {
+                            Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (key, to_json(v))
+                    })
+                    .collect(),
+            ),
+            Yaml::Tagged(_, inner) => to_json(inner),
+            Yaml::Alias(_) | Yaml::BadValue => panic!("unexpected YAML node {y:?}"),
+        }
+    }
+
+    pub fn load(name: &str) -> Value {
+        let path = repo().join(".github/workflows").join(name);
+        let text = std::fs::read_to_string(&path).expect("the workflow file exists");
+        let docs = Yaml::load_from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not YAML: {e}", path.display()));
+        assert_eq!(docs.len(), 1, "one document");
+        to_json(&docs[0])
+    }
+
+    /// Every `run:` script of a job, joined.
+    pub fn scripts(job: &Value) -> String {
+        job["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The steps of a job that use `action` (`actions/upload-artifact`).
+    pub fn uses<'a>(job: &'a Value, action: &str) -> Vec<&'a Value> {
+        job["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .filter(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(action)))
+            .collect()
+    }
+
+    #[test]
+    fn the_conformance_workflow_shards_the_suite_and_merges_the_shards() {
+        let w = load("conformance-matrix.yml");
+        assert!(w["on"].get("workflow_dispatch").is_some(), "{}", w["on"]);
+        let jobs = &w["jobs"];
+        let shard = &jobs["shard"];
+        let shards: Vec<i64> = shard["strategy"]["matrix"]["shard"]
+            .as_array()
+            .expect("a shard list")
+            .iter()
+            .map(|v| v.as_i64().expect("shard numbers"))
+            .collect();
+        let n = shards.len() as i64;
+        assert!(n >= 2);
+        assert_eq!(
+            shards,
+            (1..=n).collect::<Vec<_>>(),
+            "shards 1..N, each once"
+        );
+        assert!(
+            shard["strategy"]["matrix"]["version"]
+                .as_str()
+                .is_some_and(|v| v.contains("fromJSON(needs.plan.outputs.versions)")),
+            "versions come from the plan job"
+        );
+        let run = scripts(shard);
+        assert!(
+            run.contains(&format!("--partition ${{{{ matrix.shard }}}}/{n}")),
+            "every shard runs its part of N: {run}"
+        );
+        assert!(run.contains("--report \"json:shard/run.json\""), "{run}");
+        let upload = uses(shard, "actions/upload-artifact");
+        assert_eq!(upload.len(), 1);
+        let name = upload[0]["with"]["name"].as_str().unwrap();
+        assert!(name.contains("${{ matrix.version }}") && name.contains("${{ matrix.shard }}"));
+        assert_eq!(upload[0]["with"]["path"], "shard/run.json");
+        assert_eq!(
+            upload[0]["if"], "always()",
+            "a shard that failed still uploads"
+        );
+
+        let merge = &jobs["merge"];
+        assert!(merge["needs"].as_array().unwrap().contains(&json!("shard")));
+        assert_eq!(merge["if"], "always()");
+        let downloads = uses(merge, "actions/download-artifact");
+        assert!(
+            downloads
+                .iter()
+                .any(|d| d["with"]["pattern"] == "run-*" && name.starts_with("run-")),
+            "the merge downloads every shard's artefact"
+        );
+        let script = scripts(merge);
+        assert!(script.contains("taskproof matrix $runs"), "{script}");
+        assert!(
+            script.contains("timeline --no-run --reports shards"),
+            "{script}"
+        );
+        assert!(!uses(merge, "actions/upload-artifact").is_empty());
+    }
+
+    /// Shards of the reference and naive runs (`--partition 1/3..3/3`), merged by `matrix`,
+    /// give the matrix of the unsharded runs.
+    #[test]
+    fn merged_shards_give_the_matrix_of_one_unsharded_run() {
+        let dir = tempdir();
+        let d = dir.path();
+        let run = |target: &str, partition: Option<&str>, file: &str| {
+            let mut c = taskproof();
+            // A dozen scenarios, concurrent ones among them, keep it quick.
+            c.args(["run", "--target", target, "--report"])
+                .arg(format!("json:{}", d.join(file).display()))
+                .args([
+                    "--filter", "rt0*", "--filter", "*-ids*", "--filter", "edges-*",
+                ]);
+            if let Some(p) = partition {
+                c.args(["--partition", p]);
+            }
+            let out = c.output().expect("run taskproof run");
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{target} {partition:?}"
+            );
+        };
+        let mut sharded: Vec<String> = Vec::new();
+        for t in ["reference", "naive"] {
+            run(t, None, &format!("{t}.json"));
+            for k in 1..=3 {
+                let f = format!("{t}-{k}.json");
+                run(t, Some(&format!("{k}/3")), &f);
+                sharded.push(f);
+            }
+        }
+        // Shards in any order: naive's first shard before the reference's last.
+        sharded.swap(2, 3);
+        let matrix = |files: &[String], out: &str| -> String {
+            let mut c = taskproof();
+            c.current_dir(d).arg("matrix");
+            for f in files {
+                c.args(["--run", f]);
+            }
+            let o = c
+                .args(["--out", out])
+                .output()
+                .expect("run taskproof matrix");
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let md = std::fs::read_to_string(d.join(out).join("matrix.md")).unwrap();
+            // The note names the files the page was built from; the rest is the matrix.
+            md.lines()
+                .map(|l| l.split(" Built by taskproof").next().unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let whole = matrix(&["reference.json".into(), "naive.json".into()], "whole");
+        let merged = matrix(&sharded, "merged");
+        assert!(whole.contains("against 2 targets"), "{whole}");
+        assert_eq!(merged, whole);
+    }
+}

@@ -27,7 +27,8 @@ finished-list-deleted, background-tasks (a slot: not measured here).
 Examples:
   taskproof timeline
   taskproof timeline --row ids-reused --row delete --samples 1
-  taskproof timeline --no-run")]
+  taskproof timeline --no-run
+  taskproof timeline --no-run --reports shards/ --cache out/timeline.json --out out")]
 pub struct Args {
     /// The versions: claude-code@A..B (B may be `latest`).
     #[arg(
@@ -56,6 +57,11 @@ pub struct Args {
     /// Run nothing: build the pages from the cache and the checked-in reports alone.
     #[arg(long)]
     pub no_run: bool,
+    /// More known points: every `taskproof run --report json:FILE` report of a Claude Code
+    /// version under DIR (searched recursively), such as the shards of a sharded run
+    /// (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub reports: Vec<PathBuf>,
     /// The repository whose reports/ and profiles/ give the known points.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -120,12 +126,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let mut probes: Vec<Option<ScenarioProbe>> = Vec::new();
     for r in &rows {
         probes.push(match &r.probe {
-            RowProbe::Scenario(id) => {
+            RowProbe::Scenario(id) | RowProbe::Step(id, _) => {
                 let Some(s) = all.iter().find(|s| &s.id == id) else {
                     return usage(format!("row {}: no scenario {id}", r.id));
                 };
+                let step = match &r.probe {
+                    RowProbe::Step(_, n) => Some(*n),
+                    _ => None,
+                };
                 Some(
-                    ScenarioProbe::new(s.clone(), None, Change::Verdict, limits)
+                    ScenarioProbe::new(s.clone(), step, Change::Verdict, limits)
                         .map_err(anyhow::Error::msg)?,
                 )
             }
@@ -145,6 +155,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Err(e) => return usage(e),
     };
     if args.target.family == bisect::Family::ClaudeCode {
+        for dir in &args.reports {
+            if !dir.is_dir() {
+                return usage(format!("--reports {}: not a folder", dir.display()));
+            }
+            let n = timeline::seeds::add_reports_dir(dir, &rows, &mut cache);
+            println!("{n} run report(s) read under {}", dir.display());
+        }
         timeline::seeds::add_known(&args.repo, &rows, &mut cache);
     }
     let range = format!(
@@ -170,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let repeat = args.repeat as usize;
     for (row, probe) in rows.iter().zip(&probes) {
         let mut run = |v: &str| -> Option<Judged> {
-            if args.no_run {
+            if args.no_run || row.probe == RowProbe::Slot {
                 return None;
             }
             let target = match family.target(v) {
@@ -178,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 Err(e) => return Some(Judged::Unusable(e)),
             };
             let judged = bisect::repeated(repeat, || match (&row.probe, probe) {
-                (RowProbe::Scenario(_), Some(p)) => p.judge(&target),
+                (RowProbe::Scenario(_) | RowProbe::Step(..), Some(p)) => p.judge(&target),
                 (RowProbe::Race(w, a), _) => RaceProbe {
                     workload: *w,
                     anomaly: *a,
@@ -188,7 +205,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                     limits,
                 }
                 .judge(&target),
-                _ => Judged::Unusable("nothing to run".into()),
+                // A slot row has no probe, and build_row never asks one.
+                _ => Judged::Unusable("a row without a probe".into()),
             });
             Some(without_stderr(judged))
         };

@@ -166,6 +166,9 @@ pub fn markdown(t: &Timeline) -> String {
 fn probe_text(r: &RowTimeline) -> Option<String> {
     match &r.row.probe {
         super::rows::RowProbe::Scenario(id) => Some(format!("the scenario `{id}` under strict")),
+        super::rows::RowProbe::Step(id, n) => Some(format!(
+            "steps[{n}] of the scenario `{id}` under strict (every step run)"
+        )),
         super::rows::RowProbe::Race(w, a) => Some(format!(
             "`race --workload {w}` (4 writers x 5 ops, seed 1), anomaly `{}`",
             a.name()

@@ -9,6 +9,8 @@ use crate::race::{AnomalyKind, Workload};
 pub enum RowProbe {
     /// The scenario's verdict under strict (pass, fail, skip).
     Scenario(String),
+    /// One step's verdict (pass, fail, skip, not reached), every step of the scenario run.
+    Step(String, usize),
     /// Whether the race (4 writers x 5 ops, seed 1) finds the anomaly.
     Race(Workload, AnomalyKind),
     /// Not measured by taskproof (yet): the row is shown empty, with the note saying why.
@@ -20,6 +22,7 @@ impl RowProbe {
     pub fn key(&self) -> String {
         match self {
             RowProbe::Scenario(id) => format!("scenario:{id}"),
+            RowProbe::Step(id, n) => format!("scenario:{id}:steps[{n}]"),
             RowProbe::Race(w, a) => format!("race:{w}:{}", a.name()),
             RowProbe::Slot => String::new(),
         }
@@ -74,8 +77,8 @@ pub fn claude_code() -> Vec<Row> {
         Row {
             id: "edges-mirrored",
             title: "edges mirrored from either side",
-            probe: RowProbe::Scenario("edges-mirrored-from-either-side".into()),
-            reading: "fail: an edge added on one task is not mirrored on the other; pass: mirrored",
+            probe: RowProbe::Step("edges-mirrored-from-either-side".into(), 5),
+            reading: "pass: addBlocks on the blocker shows in the blocked task's blockedBy; fail: it does not. The step, not the scenario: the scenario fails at steps[7] in every version because removing an edge is unsupported by taskproof's Claude Code mapping (the tools have no way to remove one), an adapter limit, not the store's behaviour",
         },
         Row {
             id: "finished-list-deleted",

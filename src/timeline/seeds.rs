@@ -90,44 +90,12 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
         let dir = reports.join(v);
         for row in rows {
             match &row.probe {
-                RowProbe::Scenario(id) => {
+                RowProbe::Scenario(_) | RowProbe::Step(..) => {
                     for file in ["run.json", "between-requests.json"] {
                         let rel = format!("reports/claude-code/{v}/{file}");
-                        let Some(r) = read(&dir.join(file)) else {
-                            continue;
-                        };
-                        let Some(s) = r
-                            .get("scenarios")
-                            .and_then(Value::as_array)
-                            .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
-                        else {
-                            continue;
-                        };
-                        let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
-                            continue;
-                        };
-                        // An error judged nothing; it is not a point.
-                        if outcome == "error" {
-                            continue;
+                        if let Some(r) = read(&dir.join(file)) {
+                            add_run_report(&r, v, &rel, std::slice::from_ref(row), cache);
                         }
-                        let reason = s.get("reason").and_then(Value::as_str);
-                        let summary = match reason {
-                            Some(r) => format!("{outcome} ({r})"),
-                            None => outcome.to_string(),
-                        };
-                        let witness = if outcome == "pass" {
-                            String::new()
-                        } else {
-                            failure_witness(s)
-                        };
-                        cache.add(
-                            &row.probe.key(),
-                            v,
-                            Point {
-                                judged: seen(outcome, summary, witness),
-                                source: rel,
-                            },
-                        );
                     }
                 }
                 RowProbe::Race(w, a) => {
@@ -175,6 +143,119 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
     add_profiles(repo, rows, cache);
 }
 
+/// Adds the scenario points of one run report (`taskproof run --report json:FILE`) of
+/// `version` for `rows`; `source` names it.
+fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
+    for row in rows {
+        let (id, step) = match &row.probe {
+            RowProbe::Scenario(id) => (id, None),
+            RowProbe::Step(id, n) => (id, Some(*n)),
+            _ => continue,
+        };
+        let Some(s) = r
+            .get("scenarios")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
+        else {
+            continue;
+        };
+        let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
+            continue;
+        };
+        // An error judged nothing; it is not a point.
+        if outcome == "error" || r["profile"] != "strict" {
+            continue;
+        }
+        let reason = s.get("reason").and_then(Value::as_str);
+        let (key, summary, witness) = match step {
+            None => (
+                outcome.to_string(),
+                match reason {
+                    Some(why) => format!("{outcome} ({why})"),
+                    None => outcome.to_string(),
+                },
+                if outcome == "pass" {
+                    String::new()
+                } else {
+                    failure_witness(s)
+                },
+            ),
+            Some(n) => {
+                // The report's run stopped at its first failure: a step before it passed,
+                // the failing step failed, a step after it is unknown.
+                let first = s["failures"]
+                    .as_array()
+                    .and_then(|f| f.iter().filter_map(|x| x["step"].as_u64()).min());
+                let n64 = n as u64;
+                match (outcome, first) {
+                    ("skip", _) => ("skip".into(), format!("steps[{n}] skip"), String::new()),
+                    ("pass", _) => ("pass".into(), format!("steps[{n}] pass"), String::new()),
+                    (_, Some(f)) if f > n64 => (
+                        "pass".into(),
+                        format!("steps[{n}] pass (the run failed later, at steps[{f}])"),
+                        String::new(),
+                    ),
+                    (_, Some(f)) if f == n64 => (
+                        "fail".into(),
+                        format!("steps[{n}] fail"),
+                        failure_witness(s),
+                    ),
+                    _ => continue,
+                }
+            }
+        };
+        cache.add(
+            &row.probe.key(),
+            version,
+            Point {
+                judged: seen(&key, summary, witness),
+                source: source.to_string(),
+            },
+        );
+    }
+}
+
+/// Adds the scenario points of every run report under `dir` (searched recursively for
+/// `*.json`) whose target is a Claude Code version: the shards a sharded run's machines
+/// uploaded (`run --partition K/N --report json:FILE`), for instance. Files that are not
+/// run reports are passed over; the count of reports read is returned.
+pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
+    let mut read_count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let Some(r) = read(&f) else { continue };
+        let Some(spec) = r["target"]["spec"].as_str() else {
+            continue;
+        };
+        let Some(version) = spec.strip_prefix("claude-code@") else {
+            continue;
+        };
+        // `latest` names the version its hello gave.
+        let version = r["target"]["version"].as_str().unwrap_or(version);
+        if !crate::target::claude_code::is_version(version) || !r["scenarios"].is_array() {
+            continue;
+        }
+        add_run_report(&r, version, &f.display().to_string(), rows, cache);
+        read_count += 1;
+    }
+    read_count
+}
+
 fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
     let Ok(files) = std::fs::read_dir(repo.join("profiles")) else {
         return;
@@ -189,17 +270,27 @@ fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
         };
         let Some(p) = read(&f.path()) else { continue };
         for row in rows {
-            let RowProbe::Scenario(id) = &row.probe else {
-                continue;
+            let (id, step) = match &row.probe {
+                RowProbe::Scenario(id) => (id, None),
+                RowProbe::Step(id, n) => (id, Some(n.to_string())),
+                _ => continue,
             };
             let Some(s) = p["scenarios"].get(id.as_str()) else {
                 continue;
             };
+            let steps = s.get("steps").and_then(Value::as_object);
             let (key, summary) = if let Some(why) = s.get("skipped").and_then(Value::as_str) {
                 ("skip", format!("skip ({why})"))
             } else if s.get("error").is_some() {
                 continue;
-            } else if let Some(steps) = s.get("steps").and_then(Value::as_object) {
+            } else if let Some(n) = &step {
+                // One step: left out of the profile means as strict expects.
+                match steps.and_then(|m| m.get(n)) {
+                    Some(st) if st.get("racy").is_some() => continue,
+                    Some(_) => ("fail", format!("steps[{n}] fail (differs from strict)")),
+                    None => ("pass", format!("steps[{n}] pass")),
+                }
+            } else if let Some(steps) = steps {
                 if steps.values().any(|st| st.get("racy").is_some()) {
                     // A racy step has no single verdict.
                     continue;
