@@ -586,3 +586,83 @@ mod workflows {
         assert_eq!(merged, whole);
     }
 }
+
+mod hold {
+    use crate::util::{repo, taskproof, tempdir};
+
+    fn hold(target: &str, profile: &str, out: &std::path::Path) -> std::process::Output {
+        let s = repo().join("scenarios");
+        taskproof()
+            .args(["hold", "--target", target, "--profile", profile, "--out"])
+            .arg(out)
+            .arg(s.join("rt04-circular-dependency.json"))
+            .arg(s.join("rt01-basic-creation.json"))
+            .output()
+            .expect("run taskproof hold")
+    }
+
+    #[test]
+    fn a_target_that_behaves_as_recorded_holds() {
+        let dir = tempdir();
+        let out = dir.path().join("seen.json");
+        let o = hold("naive", "hand-written-files", &out);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains("no change"), "{stdout}");
+        // What it saw is written as a profile of its own.
+        let seen = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            seen.contains("\"held_to\": \"hand-written-files\""),
+            "{seen}"
+        );
+    }
+
+    #[test]
+    fn a_changed_behaviour_fails_with_the_diff_per_rule() {
+        let dir = tempdir();
+        let o = hold(
+            "reference",
+            "hand-written-files",
+            &dir.path().join("seen.json"),
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{stdout}");
+        assert!(stdout.contains("S7: rt04-circular-dependency"), "{stdout}");
+        assert!(
+            stdout.contains("steps[3]: hand-written-files answers {\"ok\":true} where strict expects {\"error\":\"cycle\"}"),
+            "{stdout}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_profile_is_a_usage_error_before_anything_runs() {
+        let dir = tempdir();
+        let out = dir.path().join("seen.json");
+        let o = hold("naive", "no-such-profile", &out);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--profile no-such-profile"));
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn the_release_watch_workflow_holds_latest_on_a_schedule() {
+        let w = super::workflows::load("release-watch.yml");
+        assert!(w["on"]["schedule"][0]["cron"].is_string(), "{}", w["on"]);
+        let job = &w["jobs"]["hold"];
+        let script = super::workflows::scripts(job);
+        assert!(
+            script.contains("hold --target claude-code@latest")
+                && script.contains("--profile claude-code-2.1.330"),
+            "{script}"
+        );
+        // The profile it names is one taskproof has built in.
+        let profiles = taskproof().args(["profile", "list"]).output().unwrap();
+        assert!(String::from_utf8_lossy(&profiles.stdout).contains("claude-code-2.1.330"));
+        let upload = super::workflows::uses(job, "actions/upload-artifact");
+        assert_eq!(upload.len(), 1);
+        assert_eq!(
+            upload[0]["if"], "always()",
+            "the new recording is kept when it fails"
+        );
+    }
+}

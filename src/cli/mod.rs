@@ -5,6 +5,7 @@ pub mod bisect;
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod hold;
 pub mod log;
 pub mod matrix;
 pub mod mcp;
@@ -48,6 +49,9 @@ pub enum Command {
     /// The version ranges over which each task-store behaviour held across published
     /// versions (reports/claude-code/timeline.md and .html), bisecting each change.
     Timeline(timeline::Args),
+    /// The release watch: record what a target does now and compare it with a recorded
+    /// profile; exit 1 with the diff, per rule, when it changed.
+    Hold(hold::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -91,6 +95,7 @@ pub fn main() -> i32 {
         Command::Race(a) => race::run(a),
         Command::Bisect(a) => bisect::run(a),
         Command::Timeline(a) => timeline::run(a),
+        Command::Hold(a) => hold::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),
