@@ -154,9 +154,14 @@ pub fn markdown(t: &Timeline) -> String {
                     .collect::<Vec<_>>()
                     .join(", "),
             );
+            let ran = r
+                .points
+                .values()
+                .filter(|p| p.source.starts_with("run "))
+                .count();
             out.push_str(&format!(
-                " ({} run by this build, the rest from the cache or the checked-in reports).\n",
-                r.runs
+                " ({ran} run by `taskproof timeline`, {} read from checked-in reports and profiles).\n",
+                r.points.len() - ran
             ));
         }
     }
@@ -202,7 +207,13 @@ pub fn html(t: &Timeline) -> String {
                 esc(&s.seen.key)
             ));
         }
+        let mut last_mark: Option<f64> = None;
+        let mut raised = false;
         for c in &r.changes {
+            // Marks closer than a label's width take turns above the bar, one line apart.
+            let at = pct(c.after);
+            raised = matches!(last_mark, Some(prev) if at - prev < 4.0) && !raised;
+            last_mark = Some(at);
             if c.after - c.before > 1 {
                 bar.push_str(&format!(
                     "<div class=\"span gap\" style=\"left:{:.3}%;width:{:.3}%\" title=\"not judged\"></div>",
@@ -211,8 +222,9 @@ pub fn html(t: &Timeline) -> String {
                 ));
             }
             bar.push_str(&format!(
-                "<a class=\"mark\" style=\"left:{:.3}%\" href=\"#{}\">{}</a>",
-                pct(c.after),
+                "<a class=\"mark{}\" style=\"left:{:.3}%\" href=\"#{}\">{}</a>",
+                if raised { " up" } else { "" },
+                at,
                 anchor(r.row.id, &t.versions[c.after]),
                 esc(&t.versions[c.after])
             ));
@@ -224,8 +236,30 @@ pub fn html(t: &Timeline) -> String {
                 esc(&point_line(t, *i, &r.points[i]))
             ));
         }
+        let changes: Vec<String> = r
+            .changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "<a href=\"#{}\">{} → {}</a>",
+                    anchor(r.row.id, &t.versions[c.after]),
+                    esc(&t.versions[c.before]),
+                    esc(&t.versions[c.after])
+                )
+            })
+            .collect();
+        let changes = if r.row.probe == super::rows::RowProbe::Slot {
+            String::new()
+        } else if changes.is_empty() {
+            "<small class=\"ch\">no change seen</small>".to_string()
+        } else {
+            format!(
+                "<small class=\"ch\">changes: {}</small>",
+                changes.join(", ")
+            )
+        };
         rows.push_str(&format!(
-            "<div class=\"row\"><div class=\"label\">{}<small>{}</small></div><div class=\"bar\">{}</div></div>\n",
+            "<div class=\"row\"><div class=\"label\">{}{changes}<small>{}</small></div><div class=\"bar\">{}</div></div>\n",
             esc(r.row.title),
             esc(&probe_text(r).unwrap_or_else(|| r.row.reading.to_string())),
             bar
@@ -273,7 +307,7 @@ pub fn html(t: &Timeline) -> String {
 <style>
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }}
 h1 {{ font-size: 20px; }}
-.row {{ display: flex; align-items: center; margin: 10px 0; }}
+.row {{ display: flex; align-items: center; margin: 22px 0 10px; }}
 .label {{ width: 290px; flex: none; padding-right: 12px; font-weight: 600; }}
 .label small {{ display: block; font-weight: 400; color: #666; font-size: 11px; }}
 .bar {{ position: relative; flex: 1; height: 30px; background: #f3f3f3; border-radius: 3px; }}
@@ -284,6 +318,9 @@ h1 {{ font-size: 20px; }}
 .gap {{ background: repeating-linear-gradient(45deg, #ddd, #ddd 4px, #fff 4px, #fff 8px); }}
 .slot {{ color: #888; font-style: italic; line-height: 30px; padding-left: 8px; }}
 .mark {{ position: absolute; top: -16px; font-size: 11px; font-weight: 700; color: #000; transform: translateX(-50%); text-decoration: none; border-bottom: 2px solid #000; }}
+.mark.up {{ top: -30px; }}
+.mark.up::after {{ top: 16px; height: 44px; }}
+.label small.ch {{ color: #000; font-size: 12px; }}
 .mark::after {{ content: ""; position: absolute; left: 50%; top: 16px; height: 30px; border-left: 2px solid #000; }}
 .dot {{ position: absolute; bottom: 2px; width: 4px; height: 4px; margin-left: -2px; background: #fff; border-radius: 2px; }}
 pre {{ background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }}
