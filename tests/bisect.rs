@@ -666,3 +666,34 @@ mod hold {
         );
     }
 }
+
+/// A race's anomaly as the change: the mutant that never mirrors an edge leaves half edges
+/// in every `edges` race; the reference never does.
+#[test]
+fn a_race_anomaly_ending_is_found() {
+    use taskproof::bisect::RaceProbe;
+    use taskproof::race::{AnomalyKind, Workload};
+    use taskproof::store::Mutant;
+    let probe = RaceProbe {
+        workload: Workload::Edges,
+        anomaly: AnomalyKind::HalfEdges,
+        writers: 2,
+        ops: 5,
+        seed: 1,
+        limits: Limits::default(),
+    };
+    let mut judge = |v: &str| {
+        probe.judge(if patch(v) >= 3 {
+            &TargetSpec::Reference
+        } else {
+            &TargetSpec::Mutant(Mutant::NoMirror)
+        })
+    };
+    let b = bisect::bisect(&versions(6), &mut judge, &mut |_| {});
+    assert_eq!(b.found, Found::Change { before: 2, after: 3 });
+    let old = b.trial(2).and_then(|t| t.judged.seen()).unwrap();
+    assert_eq!(old.key, "half_edges: seen");
+    assert!(!old.witness.is_empty() && !old.witness.starts_with("no half_edges"));
+    let new = b.trial(3).and_then(|t| t.judged.seen()).unwrap();
+    assert_eq!(new.key, "half_edges: none");
+}
