@@ -690,7 +690,13 @@ fn a_race_anomaly_ending_is_found() {
         })
     };
     let b = bisect::bisect(&versions(6), &mut judge, &mut |_| {});
-    assert_eq!(b.found, Found::Change { before: 2, after: 3 });
+    assert_eq!(
+        b.found,
+        Found::Change {
+            before: 2,
+            after: 3
+        }
+    );
     let old = b.trial(2).and_then(|t| t.judged.seen()).unwrap();
     assert_eq!(old.key, "half_edges: seen");
     assert!(!old.witness.is_empty() && !old.witness.starts_with("no half_edges"));

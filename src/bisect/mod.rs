@@ -58,12 +58,16 @@ pub fn render(b: &Bisection) -> String {
     let last = &b.versions[b.versions.len() - 1];
     match &b.found {
         Found::Change { before, after } => {
-            let (old, new) = (b.trial(*before), b.trial(*after));
-            let (Some(old), Some(new)) = (old, new) else {
-                unreachable!("both sides of a change were run")
-            };
-            let (Some(o), Some(n)) = (old.judged.seen(), new.judged.seen()) else {
-                unreachable!("both sides of a change were judged")
+            // The search names a change only between two versions it judged.
+            let sides = b.trial(*before).zip(b.trial(*after));
+            let Some(((old, o), (new, n))) = sides.and_then(|(old, new)| {
+                Some(((old, old.judged.seen()?), (new, new.judged.seen()?)))
+            }) else {
+                out.push_str(&format!(
+                    "\nThe change: {} -> {} (a side was not judged)\n",
+                    b.versions[*before], b.versions[*after]
+                ));
+                return out;
             };
             out.push_str(&format!(
                 "\nThe change: {} -> {}\n",
