@@ -703,3 +703,65 @@ fn a_race_anomaly_ending_is_found() {
     let new = b.trial(3).and_then(|t| t.judged.seen()).unwrap();
     assert_eq!(new.key, "half_edges: none");
 }
+
+/// The `claude-code` family asks npm once and reuses the answer from the cache folder. npm
+/// is replaced by a script on PATH that logs each call and prints a fixed answer (the test
+/// must not depend on the registry); the answer is the shape `npm view PKG time versions
+/// dist-tags --json` prints, with one version unpublished.
+#[test]
+fn npm_is_asked_once_and_its_answer_cached() {
+    let dir = tempdir();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = dir.path().join("npm.log");
+    let answer = r#"{"time": {"2.1.17": "2026-01-01T00:00:00Z", "2.1.18": "2026-01-02T00:00:00Z", "2.1.19": "2026-01-03T00:00:00Z", "2.1.20": "2026-01-04T00:00:00Z"}, "versions": ["2.1.17", "2.1.19", "2.1.20"], "dist-tags": {"latest": "2.1.20"}}"#;
+    write(
+        &bin,
+        "npm",
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncat <<'J'\n{answer}\nJ\n",
+            log.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("npm"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |range: &str| {
+        taskproof()
+            .env("PATH", &path)
+            .env("TASKPROOF_CLAUDE_CODE_CACHE", &cache)
+            .args(["bisect", "--target", range, "--scenario", SCENARIO])
+            .output()
+            .expect("run taskproof bisect")
+    };
+    // Both refused after the versions are known, before anything is installed.
+    let o = run("claude-code@2.1.18..latest");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "2.1.18 is not a published version (it was published and has been unpublished)"
+        ),
+        "{stderr}"
+    );
+    let o = run("claude-code@2.1.20..2.1.17");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("the range is reversed"), "{stderr}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 1, "npm asked once: {calls}");
+    assert!(calls.contains("view @anthropic-ai/claude-code time versions dist-tags --json"));
+    assert!(cache.join("npm-view.json").is_file());
+    // Nothing was installed.
+    let installed: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "npm-view.json")
+        .collect();
+    assert!(installed.is_empty(), "{installed:?}");
+}
