@@ -68,6 +68,7 @@ macro_rules! word_enum {
     };
 }
 
+pub mod bisect;
 pub mod check;
 pub mod cli;
 pub mod field;
@@ -86,3 +87,4 @@ pub mod scenario;
 pub mod store;
 pub mod target;
 pub mod task;
+pub mod timeline;

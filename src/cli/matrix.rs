@@ -373,6 +373,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Err(e) = matrix::add_files(&mut columns, &args.run, &args.race) {
         return usage(e.to_string());
     }
+    // Shards of one run (`run --partition K/N` on several machines) are one column.
+    let mut columns = matrix::input::merge_shards(columns);
     for (name, spec) in &labels {
         let mut found = false;
         for c in columns.iter_mut().filter(|c| &c.spec == spec) {

@@ -1,9 +1,11 @@
 //! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
 //! (see [`exit`]).
 
+pub mod bisect;
 pub mod check;
 pub mod exit;
 pub mod fuzz;
+pub mod hold;
 pub mod log;
 pub mod matrix;
 pub mod mcp;
@@ -15,6 +17,7 @@ pub mod run;
 pub mod scenarios;
 pub mod seconds;
 pub mod serve;
+pub mod timeline;
 
 pub use seconds::Seconds;
 
@@ -40,6 +43,15 @@ pub enum Command {
     Profile(profile::Args),
     /// Race concurrent writers against one store and count what they lose.
     Race(race::Args),
+    /// Find which published version of a target changed a behaviour: the last version
+    /// before the change and the first after, each with its witness.
+    Bisect(bisect::Args),
+    /// The version ranges over which each task-store behaviour held across published
+    /// versions (reports/claude-code/timeline.md and .html), bisecting each change.
+    Timeline(timeline::Args),
+    /// The release watch: record what a target does now and compare it with a recorded
+    /// profile; exit 1 with the diff, per rule, when it changed.
+    Hold(hold::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -81,6 +93,9 @@ pub fn main() -> i32 {
         Command::Record(a) => record::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Race(a) => race::run(a),
+        Command::Bisect(a) => bisect::run(a),
+        Command::Timeline(a) => timeline::run(a),
+        Command::Hold(a) => hold::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),

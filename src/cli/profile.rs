@@ -206,7 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 
 /// A recorded profile by name or path; `strict` is every built-in scenario as strict
 /// expects.
-fn load(s: &str) -> Result<Recorded, String> {
+pub(super) fn load(s: &str) -> Result<Recorded, String> {
     match Choice::resolve(s)? {
         Choice::Recorded(r) => Ok((*r).clone()),
         Choice::Written(crate::profile::Profile::Strict) => {

@@ -90,6 +90,102 @@ pub struct Args {
     pub time_probe: f64,
 }
 
+/// How `record` (and `hold`, which records what it sees) runs the suite.
+pub(crate) struct Knobs {
+    pub repeat: usize,
+    pub runs: usize,
+    pub timeout: std::time::Duration,
+    pub start_timeout: std::time::Duration,
+    pub jobs: usize,
+    pub start_ahead: usize,
+}
+
+/// What a recording saw, before it is named and written.
+pub(crate) struct Observed {
+    pub hello: crate::protocol::Hello,
+    /// How many times the scenarios with a concurrent block ran.
+    pub raced_runs: usize,
+    pub observer: Arc<Observer>,
+    /// How the suite ran (for `record`'s time probe, which runs scenarios again so).
+    pub config: RunConfig,
+}
+
+/// Runs `scenarios` against `target` as `record` does (every scenario `repeat` times, one
+/// with a concurrent block at least `runs` times, strict's steps observed, nothing judged),
+/// with progress on stderr as `taskproof COMMAND: [i/n] ID`. The target is installed first.
+/// `Err` is the exit status when the target could not be made ready or started (said on
+/// stderr).
+pub(crate) fn observe(
+    target: &TargetSpec,
+    scenarios: &[Scenario],
+    knobs: &Knobs,
+    command: &str,
+) -> Result<Observed, i32> {
+    if let Some(code) = super::prepare_target(target) {
+        return Err(code);
+    }
+    let observer = Arc::new(Observer::default());
+    let config = RunConfig {
+        profile: Profile::Strict,
+        mode: Mode::Record(observer.clone()),
+        timeout: knobs.timeout,
+        start_timeout: knobs.start_timeout,
+        jobs: knobs.jobs,
+        start_ahead: knobs.start_ahead,
+        ..RunConfig::new(target.clone())
+    };
+    let raced: Vec<Scenario> = scenarios
+        .iter()
+        .filter(|s| {
+            s.steps_for(Profile::Strict)
+                .any(|st| matches!(st.action, Action::Concurrent(_)))
+        })
+        .cloned()
+        .collect();
+    let repeat = knobs.repeat;
+    let raced_runs = repeat.max(knobs.runs);
+    let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
+    let mut done = 0usize;
+    let mut progress = |e: &crate::report::Event<'_>| {
+        if let crate::report::Event::ScenarioFinished { result, .. } = e {
+            done += 1;
+            eprintln!(
+                "taskproof {command}: [{done}/{total_runs}] {} ({:.1} s)",
+                result.id,
+                result.elapsed.as_secs_f64()
+            );
+        }
+    };
+    let first = run_suite(scenarios, &config, &mut progress);
+    let hello = match &first.target.hello {
+        Ok(h) => h.clone(),
+        Err(e) => {
+            eprintln!(
+                "taskproof {command}: the target {} could not start, so nothing was recorded: {e}",
+                first.target.spec
+            );
+            if !first.target.stderr.trim().is_empty() {
+                eprintln!("{}", first.target.stderr.trim_end());
+            }
+            return Err(exit::TARGET);
+        }
+    };
+    for _ in 1..repeat {
+        run_suite(scenarios, &config, &mut progress);
+    }
+    for _ in repeat..raced_runs {
+        if !raced.is_empty() {
+            run_suite(&raced, &config, &mut progress);
+        }
+    }
+    Ok(Observed {
+        hello,
+        raced_runs,
+        observer,
+        config,
+    })
+}
+
 /// The steps (not concurrent blocks) recorded as racy: (scenario id, step index).
 pub(super) fn racy_steps(profile: &Recorded) -> Vec<(String, usize)> {
     profile
@@ -188,7 +284,7 @@ pub(super) fn time_probe(
 }
 
 /// A profile name: what `--profile` and file names can carry.
-fn valid_name(s: &str) -> bool {
+pub(crate) fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b))
@@ -221,70 +317,41 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             "profile name {n:?}: use lower-case letters, digits, '-', '.' and '_'"
         ));
     }
-    if let Some(code) = super::prepare_target(&args.target) {
-        return Ok(code);
-    }
-    let observer = Arc::new(Observer::default());
-    let config = RunConfig {
-        profile: Profile::Strict,
-        mode: Mode::Record(observer.clone()),
-        timeout: args.timeout.0,
-        start_timeout: args.start_timeout.0,
-        jobs: args.jobs,
-        start_ahead: args.start_ahead,
-        ..RunConfig::new(args.target.clone())
+    let observed = match observe(
+        &args.target,
+        &scenarios,
+        &Knobs {
+            repeat: args.repeat as usize,
+            runs: args.runs as usize,
+            timeout: args.timeout.0,
+            start_timeout: args.start_timeout.0,
+            jobs: args.jobs,
+            start_ahead: args.start_ahead,
+        },
+        "record",
+    ) {
+        Ok(o) => o,
+        Err(code) => return Ok(code),
     };
-    let raced: Vec<Scenario> = scenarios
-        .iter()
-        .filter(|s| {
-            s.steps_for(Profile::Strict)
-                .any(|st| matches!(st.action, Action::Concurrent(_)))
-        })
-        .cloned()
-        .collect();
-    let repeat = args.repeat as usize;
-    let raced_runs = repeat.max(args.runs as usize);
-    let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
-    let mut done = 0usize;
-    let mut progress = |e: &crate::report::Event<'_>| {
-        if let crate::report::Event::ScenarioFinished { result, .. } = e {
-            done += 1;
-            eprintln!(
-                "taskproof record: [{done}/{total_runs}] {} ({:.1} s)",
-                result.id,
-                result.elapsed.as_secs_f64()
-            );
-        }
-    };
-    let first = run_suite(&scenarios, &config, &mut progress);
-    let hello = match &first.target.hello {
-        Ok(h) => h.clone(),
-        Err(e) => {
-            eprintln!(
-                "taskproof record: the target {} could not start, so nothing was recorded: {e}",
-                first.target.spec
-            );
-            if !first.target.stderr.trim().is_empty() {
-                eprintln!("{}", first.target.stderr.trim_end());
-            }
-            return Ok(exit::TARGET);
-        }
-    };
-    for _ in 1..repeat {
-        run_suite(&scenarios, &config, &mut progress);
-    }
-    for _ in repeat..raced_runs {
-        if !raced.is_empty() {
-            run_suite(&raced, &config, &mut progress);
-        }
-    }
+    let Observed {
+        hello,
+        raced_runs,
+        observer,
+        config,
+    } = observed;
     let runs = observer.take();
     let probe = std::time::Duration::from_secs_f64(args.time_probe);
     let racy = racy_steps(&Recorded::from_runs("probe", json!({}), runs.clone()));
     let probed = if probe.is_zero() {
         Vec::new()
     } else {
-        time_probe(&scenarios, &config, &racy, probe, repeat.max(2))
+        time_probe(
+            &scenarios,
+            &config,
+            &racy,
+            probe,
+            (args.repeat as usize).max(2),
+        )
     };
     let name = args
         .name
@@ -304,7 +371,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         "runs": raced_runs,
         "time_probe_seconds": args.time_probe,
     });
-    if let (Some(m), serde_json::Value::Object(about)) = (&args.mapping, &mut about) {
+    if let (Some(m), Value::Object(about)) = (&args.mapping, &mut about) {
         // An mcp: target is its command and its mapping: a hold needs both.
         about.insert("mapping".into(), json!(m.display().to_string()));
     }
@@ -320,6 +387,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         };
         eprintln!("taskproof record: time probe of {id} steps[{index}]: {words}");
     }
+
     let out = args.out.unwrap_or_else(|| recorded::default_path(&name));
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
         && let Err(e) = std::fs::create_dir_all(parent)
@@ -362,7 +430,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 }
 
 /// A profile name from a hello: `claude-code-2.1.21`, `learn-claude-code-s07`.
-fn hello_name(name: &str, version: &str) -> String {
+pub(crate) fn hello_name(name: &str, version: &str) -> String {
     let raw = if version.is_empty() || version.starts_with("git:") {
         name.to_string()
     } else {

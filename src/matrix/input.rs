@@ -615,6 +615,43 @@ pub fn add_files(
     Ok(())
 }
 
+/// Joins the shards of one run (`taskproof run --partition K/N`, one report per shard, as
+/// machines that split a run write them) into one column: columns with the same target
+/// spec whose run reports hold disjoint sets of scenarios become one column whose run has
+/// every scenario, sorted by id as an unsharded run's report is, with the shards' races and
+/// sources. Columns whose scenarios overlap are separate runs and stay separate columns.
+pub fn merge_shards(columns: Vec<Column>) -> Vec<Column> {
+    let mut out: Vec<Column> = Vec::new();
+    for col in columns {
+        let ids = |c: &Column| -> Vec<String> {
+            c.run
+                .as_ref()
+                .map(|r| r.scenarios.iter().map(|s| s.id.clone()).collect())
+                .unwrap_or_default()
+        };
+        let mine = ids(&col);
+        let joins = out.iter_mut().find(|c| {
+            c.spec == col.spec
+                && c.run.is_some()
+                && col.run.is_some()
+                && c.run.as_ref().map(|r| &r.profile) == col.run.as_ref().map(|r| &r.profile)
+                && !ids(c).iter().any(|id| mine.contains(id))
+        });
+        match (joins, col.run) {
+            (Some(c), Some(run)) => {
+                let into = c.run.as_mut().expect("checked above");
+                into.scenarios.extend(run.scenarios);
+                into.scenarios.sort_by(|a, b| a.id.cmp(&b.id));
+                into.cut_scenarios += run.cut_scenarios;
+                c.races.extend(col.races);
+                c.sources.extend(col.sources);
+            }
+            (_, run) => out.push(Column { run, ..col }),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

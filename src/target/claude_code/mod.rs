@@ -9,7 +9,7 @@ mod session;
 mod spec;
 
 pub use cli::Drive;
-pub use install::{CACHE_ENV, Executable, Installation, cache_dir};
+pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir, is_version};
 /// The scripted model, for tests that script their own tool calls (tests/claude_code_mcp.rs).
 pub use model::{Exchange, ModelServer, Reply, ToolResult, Turn, prompt_marker};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};

@@ -1,0 +1,263 @@
+//! `taskproof timeline`: the version ranges over which each behaviour held
+//! (docs/bisect.md, "Timeline").
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{Seconds, exit};
+use crate::bisect::{self, Change, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe};
+use crate::timeline::{self, Cache, RowProbe, Timeline, build_row};
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Each row (a behaviour: a scenario's verdict under strict, or whether a race finds an
+anomaly) is judged at both ends of the range, at every version already measured (the run
+and race reports under reports/claude-code/ and the recorded profiles under profiles/), at
+--samples versions spread evenly over the range, and wherever bisect needs between two
+judged versions that differ. Between two judged versions that agree nothing is assumed to
+change: a change undone before the next judged version is missed, unless it spans one of
+the samples.
+
+Every judgement is kept in the cache file (--cache), so a rerun runs only what is new, and
+--no-run rebuilds the pages from the cache alone.
+
+Rows: delete, ids-reused, duplicate-ids, torn-writes, edges-mirrored,
+finished-list-deleted, background-tasks (a slot: not measured here).
+
+Examples:
+  taskproof timeline
+  taskproof timeline --row ids-reused --row delete --samples 1
+  taskproof timeline --no-run
+  taskproof timeline --no-run --reports shards/ --cache out/timeline.json --out out")]
+pub struct Args {
+    /// The versions: claude-code@A..B (B may be `latest`).
+    #[arg(
+        long,
+        short,
+        value_name = "KIND@A..B",
+        default_value = "claude-code@2.1.17..latest"
+    )]
+    pub target: Range,
+    /// Only these rows (repeatable) [default: all].
+    #[arg(long, value_name = "ID")]
+    pub row: Vec<String>,
+    /// Versions judged per row besides the ends and the known ones, spread evenly.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub samples: usize,
+    /// The cache of judgements (read, then written after each run).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "reports/claude-code/timeline.json"
+    )]
+    pub cache: PathBuf,
+    /// Where timeline.md and timeline.html are written.
+    #[arg(long, value_name = "DIR", default_value = "reports/claude-code")]
+    pub out: PathBuf,
+    /// Run nothing: build the pages from the cache and the checked-in reports alone.
+    #[arg(long)]
+    pub no_run: bool,
+    /// More known points: every `taskproof run --report json:FILE` report of a Claude Code
+    /// version under DIR (searched recursively), such as the shards of a sharded run
+    /// (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub reports: Vec<PathBuf>,
+    /// The repository whose reports/ and profiles/ give the known points.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Runs of each version before it is judged; runs that disagree make it flaky.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
+    /// The order of the versions.
+    #[arg(long, value_enum, default_value = "version")]
+    pub order: Order,
+    /// The published versions, from a file instead of the registry.
+    #[arg(long, value_name = "FILE")]
+    pub versions: Option<PathBuf>,
+    /// Seconds a request may go unanswered before the target is judged hung.
+    #[arg(long, value_name = "SECS", default_value = "60")]
+    pub timeout: Seconds,
+    /// Seconds a session may take to start and answer hello.
+    #[arg(long, value_name = "SECS", default_value = "120")]
+    pub start_timeout: Seconds,
+}
+
+/// The witness of a run for the cache: the run report's, without the adapter's stderr.
+fn without_stderr(j: Judged) -> Judged {
+    let cut = |mut s: bisect::Seen| {
+        if let Some(i) = s.witness.find("\n  adapter stderr:") {
+            s.witness.truncate(i);
+        }
+        s
+    };
+    match j {
+        Judged::Seen(s) => Judged::Seen(cut(s)),
+        Judged::Flaky(v) => Judged::Flaky(v.into_iter().map(cut).collect()),
+        other => other,
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let usage = |msg: String| {
+        eprintln!("taskproof timeline: {msg}");
+        Ok(exit::USAGE)
+    };
+    let mut rows = timeline::rows::claude_code();
+    if let Some(bad) = args
+        .row
+        .iter()
+        .find(|r| !rows.iter().any(|x| x.id == r.as_str()))
+    {
+        return usage(format!(
+            "--row {bad}: no such row; the rows are {}",
+            rows.iter().map(|r| r.id).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !args.row.is_empty() {
+        rows.retain(|r| args.row.iter().any(|x| x == r.id));
+    }
+    let Some(all) = super::run::scenarios_or_errors(&[], "timeline", "nothing was run") else {
+        return Ok(exit::USAGE);
+    };
+    let limits = Limits {
+        timeout: args.timeout.0,
+        start_timeout: args.start_timeout.0,
+    };
+    let mut probes: Vec<Option<ScenarioProbe>> = Vec::new();
+    for r in &rows {
+        probes.push(match &r.probe {
+            RowProbe::Scenario(id) | RowProbe::Step(id, _) => {
+                let Some(s) = all.iter().find(|s| &s.id == id) else {
+                    return usage(format!("row {}: no scenario {id}", r.id));
+                };
+                let step = match &r.probe {
+                    RowProbe::Step(_, n) => Some(*n),
+                    _ => None,
+                };
+                Some(
+                    ScenarioProbe::new(s.clone(), step, Change::Verdict, limits)
+                        .map_err(anyhow::Error::msg)?,
+                )
+            }
+            _ => None,
+        });
+    }
+    let published = match bisect::versions::published(&args.target, args.versions.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let versions: Vec<String> = match published.range(&args.target, args.order) {
+        Ok(r) => r.into_iter().map(|r| r.version).collect(),
+        Err(e) => return usage(e),
+    };
+    let mut cache = match Cache::load(&args.cache) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    if args.target.family == bisect::Family::ClaudeCode {
+        for dir in &args.reports {
+            if !dir.is_dir() {
+                return usage(format!("--reports {}: not a folder", dir.display()));
+            }
+            let n = timeline::seeds::add_reports_dir(dir, &rows, &mut cache);
+            println!("{n} run report(s) read under {}", dir.display());
+        }
+        timeline::seeds::add_known(&args.repo, &rows, &mut cache);
+    }
+    let range = format!(
+        "{}@{}..{}",
+        args.target.family.name(),
+        versions[0],
+        versions[versions.len() - 1]
+    );
+    println!(
+        "taskproof timeline {range}: {} rows, {} versions, {} samples per row{}",
+        rows.len(),
+        versions.len(),
+        args.samples,
+        if args.no_run { " (--no-run)" } else { "" }
+    );
+    let mut t = Timeline {
+        range,
+        versions: versions.clone(),
+        rows: Vec::new(),
+        samples: args.samples,
+    };
+    let family = args.target.family.clone();
+    let repeat = args.repeat as usize;
+    for (row, probe) in rows.iter().zip(&probes) {
+        let mut run = |v: &str| -> Option<Judged> {
+            if args.no_run || row.probe == RowProbe::Slot {
+                return None;
+            }
+            let target = match family.target(v) {
+                Ok(t) => t,
+                Err(e) => return Some(Judged::Unusable(e)),
+            };
+            let judged = bisect::repeated(repeat, || match (&row.probe, probe) {
+                (RowProbe::Scenario(_) | RowProbe::Step(..), Some(p)) => p.judge(&target),
+                (RowProbe::Race(w, a), _) => RaceProbe {
+                    workload: *w,
+                    anomaly: *a,
+                    writers: 4,
+                    ops: 5,
+                    seed: 1,
+                    limits,
+                }
+                .judge(&target),
+                // A slot row has no probe, and build_row never asks one.
+                _ => Judged::Unusable("a row without a probe".into()),
+            });
+            Some(without_stderr(judged))
+        };
+        let mut progress = |line: &str| {
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+        };
+        let built = build_row(
+            row,
+            &versions,
+            args.samples,
+            &mut cache,
+            &mut run,
+            &mut progress,
+        );
+        println!(
+            "{}: {} change(s){}; {} version(s) run",
+            row.id,
+            built.changes.len(),
+            if built.changes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    built
+                        .changes
+                        .iter()
+                        .map(|c| format!("{} -> {}", versions[c.before], versions[c.after]))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            built.runs
+        );
+        t.rows.push(built);
+    }
+    if let Err(e) = cache.save() {
+        return usage(e);
+    }
+    std::fs::create_dir_all(&args.out)?;
+    let md = args.out.join("timeline.md");
+    let html = args.out.join("timeline.html");
+    std::fs::write(&md, timeline::page::markdown(&t))
+        .map_err(|e| anyhow::anyhow!("write {}: {e}", md.display()))?;
+    std::fs::write(&html, timeline::page::html(&t))
+        .map_err(|e| anyhow::anyhow!("write {}: {e}", html.display()))?;
+    println!(
+        "wrote {}, {} and {}",
+        md.display(),
+        html.display(),
+        args.cache.display()
+    );
+    Ok(exit::OK)
+}

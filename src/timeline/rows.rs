@@ -1,0 +1,96 @@
+//! The behaviours a timeline follows: each row is a probe (a scenario's verdict, or whether
+//! a race finds an anomaly) with a title.
+
+use crate::bisect::Change;
+use crate::race::{AnomalyKind, Workload};
+
+/// How a row's behaviour is judged at one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowProbe {
+    /// The scenario's verdict under strict (pass, fail, skip).
+    Scenario(String),
+    /// One step's verdict (pass, fail, skip, not reached), every step of the scenario run.
+    Step(String, usize),
+    /// Whether the race (4 writers x 5 ops, seed 1) finds the anomaly.
+    Race(Workload, AnomalyKind),
+    /// Not measured by taskproof (yet): the row is shown empty, with the note saying why.
+    Slot,
+}
+
+impl RowProbe {
+    /// The key the row's points are cached under: `scenario:ID`, `race:W:KIND`.
+    pub fn key(&self) -> String {
+        match self {
+            RowProbe::Scenario(id) => format!("scenario:{id}"),
+            RowProbe::Step(id, n) => format!("scenario:{id}:steps[{n}]"),
+            RowProbe::Race(w, a) => format!("race:{w}:{}", a.name()),
+            RowProbe::Slot => String::new(),
+        }
+    }
+
+    pub fn change(&self) -> Change {
+        match self {
+            RowProbe::Race(..) => Change::Anomaly,
+            _ => Change::Verdict,
+        }
+    }
+}
+
+/// One row of the timeline.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// A short id, for `--row` and for anchors.
+    pub id: &'static str,
+    pub title: &'static str,
+    pub probe: RowProbe,
+    /// What the row's answers mean (which answer is the behaviour named in the title).
+    pub reading: &'static str,
+}
+
+/// The rows of the Claude Code timeline: the behaviours the issues measured by hand.
+pub fn claude_code() -> Vec<Row> {
+    vec![
+        Row {
+            id: "delete",
+            title: "delete arrives",
+            probe: RowProbe::Scenario("rt07-deletion".into()),
+            reading: "skip: the version has no delete (TaskUpdate status deleted); pass: it deletes",
+        },
+        Row {
+            id: "ids-reused",
+            title: "ids stop being reused after delete and restart",
+            probe: RowProbe::Scenario("ids-never-reused-after-delete-and-restart".into()),
+            reading: "fail: a deleted task's id is handed out again after a restart; pass: never",
+        },
+        Row {
+            id: "duplicate-ids",
+            title: "duplicate ids from two processes end",
+            probe: RowProbe::Scenario("two-processes-creating-get-different-ids".into()),
+            reading: "fail: two processes creating at once got the same id; pass: different ids",
+        },
+        Row {
+            id: "torn-writes",
+            title: "torn writes end",
+            probe: RowProbe::Race(Workload::Metadata, AnomalyKind::TornWrites),
+            reading: "torn_writes: seen: a raw reader found a task file half written during the race `metadata` (4 writers x 5 ops, seed 1); none: never",
+        },
+        Row {
+            id: "edges-mirrored",
+            title: "edges mirrored from either side",
+            probe: RowProbe::Step("edges-mirrored-from-either-side".into(), 5),
+            reading: "pass: addBlocks on the blocker shows in the blocked task's blockedBy; fail: it does not. The step, not the scenario: the scenario fails at steps[7] in every version because removing an edge is unsupported by taskproof's Claude Code mapping (the tools have no way to remove one), an adapter limit, not the store's behaviour",
+        },
+        Row {
+            id: "finished-list-deleted",
+            title: "finished named lists deleted (left idle 7 s)",
+            probe: RowProbe::Scenario("nothing-vanishes-finished-list-left-idle".into()),
+            reading: "fail: the terminal UI deletes every task of a list whose tasks are all completed, 5 s after; pass: kept",
+        },
+        Row {
+            id: "background-tasks",
+            title: "background-task rules",
+            probe: RowProbe::Slot,
+            reading: "not measured here: the background-task scenarios are another helper's work (issue 27 leaves this row for them); once they exist, a Scenario row per rule fills it",
+        },
+    ]
+}

@@ -1,0 +1,323 @@
+//! Already-known points: the checked-in run reports, race reports and recorded profiles of
+//! Claude Code versions, read as the judgements a timeline run would make, so that the
+//! versions measured by hand are never run again.
+//!
+//! - `reports/claude-code/VERSION/*.json` run reports (`run.json`, `between-requests.json`):
+//!   each scenario's outcome under strict is its verdict, the first failure its witness.
+//! - `reports/claude-code/VERSION/race-WORKLOAD.json`: races of 4 writers x 5 ops, seed 1,
+//!   as the timeline's race rows run them; an anomaly count above zero is `seen`.
+//! - `profiles/claude-code-VERSION.json`: a scenario without steps behaved as strict
+//!   expects (pass), one with steps did not (fail), `skipped` is skip; used only where no
+//!   run report of that version has the scenario (a profile's verdict can differ from a
+//!   run's where a step is racy).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::build::{Cache, Point};
+use super::rows::{Row, RowProbe};
+use crate::bisect::{Judged, Seen};
+
+fn seen(key: &str, summary: String, witness: String) -> Judged {
+    Judged::Seen(Seen {
+        key: key.to_string(),
+        summary,
+        witness,
+        failed_steps: Vec::new(),
+        answers: BTreeMap::new(),
+    })
+}
+
+fn read(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The witness of a run report's scenario: its first failure, in the terminal's words.
+fn failure_witness(s: &Value) -> String {
+    let Some(f) = s
+        .get("failures")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    else {
+        return s
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+    };
+    let mut out = String::new();
+    if let Some(step) = f.get("step").and_then(Value::as_u64) {
+        out.push_str(&format!("steps[{step}]\n"));
+    }
+    for k in ["request", "expected", "actual"] {
+        if let Some(v) = f.get(k).filter(|v| !v.is_null()) {
+            out.push_str(&format!("  {k}: {v}\n"));
+        }
+    }
+    if let Some(r) = f.get("reason").and_then(Value::as_str) {
+        out.push_str(&format!("  why: {r}\n"));
+    }
+    if let Some(w) = f.get("witness").filter(|w| !w.is_null()) {
+        if let Some(e) = w.get("event").and_then(Value::as_str) {
+            out.push_str(&format!("  after: {e}\n"));
+        }
+        if let Some(Value::Array(v)) = w.get("vanished") {
+            for x in v.iter().filter_map(Value::as_str) {
+                out.push_str(&format!("  vanished: {x}\n"));
+            }
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// Adds every known point for `rows` found under `repo` (reports/claude-code and
+/// profiles) to `cache`; a point already in the cache is kept.
+pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
+    let reports = repo.join("reports").join("claude-code");
+    let Ok(dirs) = std::fs::read_dir(&reports) else {
+        return;
+    };
+    let mut versions: Vec<String> = dirs
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|v| crate::target::claude_code::is_version(v))
+        .collect();
+    versions.sort();
+    for v in &versions {
+        let dir = reports.join(v);
+        for row in rows {
+            match &row.probe {
+                RowProbe::Scenario(_) | RowProbe::Step(..) => {
+                    for file in ["run.json", "between-requests.json"] {
+                        let rel = format!("reports/claude-code/{v}/{file}");
+                        if let Some(r) = read(&dir.join(file)) {
+                            add_run_report(&r, v, &rel, std::slice::from_ref(row), cache);
+                        }
+                    }
+                }
+                RowProbe::Race(w, a) => {
+                    let rel = format!("reports/claude-code/{v}/race-{w}.json");
+                    let Some(r) = read(&dir.join(format!("race-{w}.json"))) else {
+                        continue;
+                    };
+                    if r["writers"] != 4 || r["ops"] != 5 || r["seed"] != 1 {
+                        continue;
+                    }
+                    let Some(wr) = r["workloads"].as_array().and_then(|x| x.first()) else {
+                        continue;
+                    };
+                    if wr.get("skipped").is_some_and(|s| !s.is_null()) {
+                        continue;
+                    }
+                    let name = a.name();
+                    let count = wr["anomalies"][name].as_u64().unwrap_or(0)
+                        + wr["observations"][name].as_u64().unwrap_or(0);
+                    let requests = wr["requests"].as_u64().unwrap_or(0);
+                    let witness = wr["witnesses"]
+                        .as_array()
+                        .and_then(|ws| ws.iter().find(|x| x["kind"] == name))
+                        .and_then(|x| x["text"].as_str())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("no {name} in {requests} requests"));
+                    let key = if count > 0 { "seen" } else { "none" };
+                    cache.add(
+                        &row.probe.key(),
+                        v,
+                        Point {
+                            judged: seen(
+                                &format!("{name}: {key}"),
+                                format!("{name}: {count} in {requests} requests"),
+                                witness,
+                            ),
+                            source: rel,
+                        },
+                    );
+                }
+                RowProbe::Slot => {}
+            }
+        }
+    }
+    add_profiles(repo, rows, cache);
+}
+
+/// Adds the scenario points of one run report (`taskproof run --report json:FILE`) of
+/// `version` for `rows`; `source` names it.
+fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
+    for row in rows {
+        let (id, step) = match &row.probe {
+            RowProbe::Scenario(id) => (id, None),
+            RowProbe::Step(id, n) => (id, Some(*n)),
+            _ => continue,
+        };
+        let Some(s) = r
+            .get("scenarios")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
+        else {
+            continue;
+        };
+        let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
+            continue;
+        };
+        // An error judged nothing; it is not a point.
+        if outcome == "error" || r["profile"] != "strict" {
+            continue;
+        }
+        let reason = s.get("reason").and_then(Value::as_str);
+        let (key, summary, witness) = match step {
+            None => (
+                outcome.to_string(),
+                match reason {
+                    Some(why) => format!("{outcome} ({why})"),
+                    None => outcome.to_string(),
+                },
+                if outcome == "pass" {
+                    String::new()
+                } else {
+                    failure_witness(s)
+                },
+            ),
+            Some(n) => {
+                // The report's run stopped at its first failure: a step before it passed,
+                // the failing step failed, a step after it is unknown.
+                let first = s["failures"]
+                    .as_array()
+                    .and_then(|f| f.iter().filter_map(|x| x["step"].as_u64()).min());
+                let n64 = n as u64;
+                match (outcome, first) {
+                    ("skip", _) => ("skip".into(), format!("steps[{n}] skip"), String::new()),
+                    ("pass", _) => ("pass".into(), format!("steps[{n}] pass"), String::new()),
+                    (_, Some(f)) if f > n64 => (
+                        "pass".into(),
+                        format!("steps[{n}] pass (the run failed later, at steps[{f}])"),
+                        String::new(),
+                    ),
+                    (_, Some(f)) if f == n64 => (
+                        "fail".into(),
+                        format!("steps[{n}] fail"),
+                        failure_witness(s),
+                    ),
+                    _ => continue,
+                }
+            }
+        };
+        cache.add(
+            &row.probe.key(),
+            version,
+            Point {
+                judged: seen(&key, summary, witness),
+                source: source.to_string(),
+            },
+        );
+    }
+}
+
+/// Adds the scenario points of every run report under `dir` (searched recursively for
+/// `*.json`) whose target is a Claude Code version: the shards a sharded run's machines
+/// uploaded (`run --partition K/N --report json:FILE`), for instance. Files that are not
+/// run reports are passed over; the count of reports read is returned.
+pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
+    let mut read_count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let Some(r) = read(&f) else { continue };
+        let Some(spec) = r["target"]["spec"].as_str() else {
+            continue;
+        };
+        let Some(version) = spec.strip_prefix("claude-code@") else {
+            continue;
+        };
+        // `latest` names the version its hello gave.
+        let version = r["target"]["version"].as_str().unwrap_or(version);
+        if !crate::target::claude_code::is_version(version) || !r["scenarios"].is_array() {
+            continue;
+        }
+        add_run_report(&r, version, &f.display().to_string(), rows, cache);
+        read_count += 1;
+    }
+    read_count
+}
+
+fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
+    let Ok(files) = std::fs::read_dir(repo.join("profiles")) else {
+        return;
+    };
+    for f in files.filter_map(Result::ok) {
+        let name = f.file_name().to_string_lossy().to_string();
+        let Some(v) = name
+            .strip_prefix("claude-code-")
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let Some(p) = read(&f.path()) else { continue };
+        for row in rows {
+            let (id, step) = match &row.probe {
+                RowProbe::Scenario(id) => (id, None),
+                RowProbe::Step(id, n) => (id, Some(n.to_string())),
+                _ => continue,
+            };
+            let Some(s) = p["scenarios"].get(id.as_str()) else {
+                continue;
+            };
+            let steps = s.get("steps").and_then(Value::as_object);
+            let (key, summary) = if let Some(why) = s.get("skipped").and_then(Value::as_str) {
+                ("skip", format!("skip ({why})"))
+            } else if s.get("error").is_some() {
+                continue;
+            } else if let Some(n) = &step {
+                // One step: left out of the profile means as strict expects.
+                match steps.and_then(|m| m.get(n)) {
+                    Some(st) if st.get("racy").is_some() => continue,
+                    Some(_) => ("fail", format!("steps[{n}] fail (differs from strict)")),
+                    None => ("pass", format!("steps[{n}] pass")),
+                }
+            } else if let Some(steps) = steps {
+                if steps.values().any(|st| st.get("racy").is_some()) {
+                    // A racy step has no single verdict.
+                    continue;
+                }
+                let first = steps.keys().next().cloned().unwrap_or_default();
+                ("fail", format!("fail (steps[{first}] differs from strict)"))
+            } else {
+                ("pass", "pass".to_string())
+            };
+            let witness = match s.get("steps").and_then(Value::as_object) {
+                Some(steps) => steps
+                    .iter()
+                    .map(|(k, st)| {
+                        format!("steps[{k}]: strict {} / seen {}", st["strict"], st["seen"])
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => String::new(),
+            };
+            cache.add(
+                &row.probe.key(),
+                v,
+                Point {
+                    judged: seen(key, summary, witness),
+                    source: format!("profiles/{name}"),
+                },
+            );
+        }
+    }
+}
