@@ -7,6 +7,7 @@ mod audit_kill;
 mod cclock;
 mod check;
 mod claude_code;
+mod claude_code_background;
 mod claude_code_hook;
 mod claude_code_mcp;
 mod fuzz;
