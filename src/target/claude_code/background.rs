@@ -23,6 +23,7 @@
 
 mod model;
 pub mod parse;
+pub mod probe;
 pub mod procs;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -34,7 +35,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
-use self::model::{BgModel, Call, CallResult, step_marker};
+pub use self::model::CallResult;
+use self::model::{BgModel, Call, step_marker};
 pub use self::model::{Offered, Received};
 pub use self::procs::TaskProc;
 use super::install::Installation;
@@ -539,28 +541,39 @@ impl ClaudeCodeBg {
     /// The whole output of task `id` as the output tool gives it (status, exit code, text),
     /// or, where the version has no output tool, None.
     pub fn read_output(&mut self, id: &str) -> anyhow::Result<Option<parse::OutputRead>> {
-        let Some((name, field)) = self.tools.output.clone() else {
+        let Some((name, _)) = self.tools.output.clone() else {
             return Ok(None);
         };
-        let mut input = json!({ field: id });
-        if self.tools.output_block {
-            input["block"] = json!(false);
-        }
-        let r = self
-            .step(
-                vec![Call {
-                    name: name.clone(),
-                    input,
-                }],
-                self.options.timeout,
-            )?
-            .remove(0);
+        let r = self.call_output(id, false)?;
         if r.is_error {
             bail!("Claude Code {} {name} {id}: {}", self.version, r.text);
         }
         parse::output(&r.text)
             .map(Some)
             .map_err(|e| anyhow!("Claude Code {} {name}: {e}", self.version))
+    }
+}
+
+impl ClaudeCodeBg {
+    /// One call of the output tool, its answer as given (`block`: wait for the task to end,
+    /// where the tool can; up to half the step's timeout). An error where the version has
+    /// no output tool.
+    pub fn call_output(&mut self, id: &str, block: bool) -> anyhow::Result<CallResult> {
+        let (name, field) = self
+            .tools
+            .output
+            .clone()
+            .ok_or_else(|| anyhow!("Claude Code {} has no output tool", self.version))?;
+        let mut input = json!({ field: id });
+        if self.tools.output_block {
+            input["block"] = json!(block);
+            if block {
+                input["timeout"] = json!(self.options.timeout.as_millis() as u64 / 2);
+            }
+        }
+        Ok(self
+            .step(vec![Call { name, input }], self.options.timeout)?
+            .remove(0))
     }
 }
 
