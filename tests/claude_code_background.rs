@@ -62,7 +62,8 @@ fn a_task_that_completes_is_notified_exactly_once_with_its_exit_code() {
 fn a_kill_ends_the_task_and_its_processes() {
     let root = tempfile::tempdir().unwrap();
     let mut s = open(root.path());
-    let started = s.spawn(&work("sleep 120")).unwrap();
+    assert_eq!(s.tools().kill.0, "TaskStop", "2.1.112's kill tool");
+    let started = s.spawn(&work("echo started; sleep 120")).unwrap();
     // Its shell and the sleep are seen on the machine.
     let deadline = Instant::now() + Duration::from_secs(10);
     while s.procs_of(&started.id).is_empty() {
@@ -72,6 +73,16 @@ fn a_kill_ends_the_task_and_its_processes() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Its output so far, through the output tool, while it runs.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let output = loop {
+        let o = s.output(&started.id, 0).unwrap();
+        if !o.text.is_empty() || Instant::now() >= deadline {
+            break o;
+        }
+    };
+    assert_eq!(output.text, "started\n");
+    assert_eq!(output.status, Some(BgStatus::Running));
     assert_eq!(s.kill(&started.id).unwrap(), BgKill::Killed);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.procs_of(&started.id).is_empty() {
@@ -88,4 +99,43 @@ fn a_kill_ends_the_task_and_its_processes() {
         BgKill::AlreadyFinal(_) | BgKill::NotFound(_)
     ));
     s.end(BgEnd::Exit).unwrap();
+}
+
+#[test]
+fn tasks_left_running_by_a_killed_session_are_seen_and_then_cleaned_up() {
+    let root = tempfile::tempdir().unwrap();
+    let mut s = open(root.path());
+    let started = s.spawn(&work("sleep 120")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.procs_of(&started.id).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no process of the task was found"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cli = s.pid();
+    s.end(BgEnd::Sigkill).unwrap();
+    // The CLI is gone; the task's shell is not (2.1.112 starts it in a session of its own),
+    // and the harness sees it.
+    assert!(
+        std::fs::read_to_string(format!("/proc/{cli}/stat")).map_or(true, |st| st
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))),
+        "the CLI outlived SIGKILL"
+    );
+    let pids = s.task_pids().unwrap();
+    assert!(
+        !pids.is_empty(),
+        "the orphans of a SIGKILLed session are visible"
+    );
+    // Dropping the session kills them: nothing is left behind.
+    drop(s);
+    for pid in pids {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+            !st.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        });
+        assert!(!alive, "process {pid} outlived the session's cleanup");
+    }
 }
