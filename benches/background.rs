@@ -14,6 +14,8 @@
 //! - `cargo bench --profile dev --bench background -- tools VERSION...` appends each
 //!   version's background tools (read from its first request) to
 //!   `reports/claude-code/background-tools.txt`.
+//! - `cargo bench --profile dev --bench background -- table VERSION...` prints the cases
+//!   across those versions' records as a Markdown table (docs/claude-code.md has it).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -157,7 +159,18 @@ fn main() -> anyhow::Result<()> {
             all.push_str(&out);
             std::fs::write(&path, all)?;
         }
-        other => anyhow::bail!("unknown mode {other:?}: cases, race or tools"),
+        "table" => {
+            // The cases across the versions named, from their records.
+            let mut records = Vec::new();
+            for v in rest {
+                let path = reports.join(v).join("background.json");
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| anyhow::anyhow!("read {}: {e}", path.display()))?;
+                records.push(serde_json::from_str(&text)?);
+            }
+            print!("{}", probe::table(&records));
+        }
+        other => anyhow::bail!("unknown mode {other:?}: cases, race, tools or table"),
     }
     Ok(())
 }

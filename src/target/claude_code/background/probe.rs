@@ -905,3 +905,196 @@ fn range(v: &[u64]) -> String {
         _ => "none".into(),
     }
 }
+
+/// One short cell per case of a [`run`] record, for the table across versions.
+fn cell(c: &Value) -> String {
+    if let Some(e) = c["error"].as_str() {
+        return format!("target error: {}", e.lines().next().unwrap_or(""));
+    }
+    let o = &c["observed"];
+    let notified = |tasks: &Value| -> String {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for t in tasks.as_object().into_iter().flatten().map(|(_, t)| t) {
+            let statuses: Vec<String> = t["statuses"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .zip(t["exit_codes"].as_array().into_iter().flatten())
+                .map(|(s, e)| match e.as_i64() {
+                    Some(e) => format!("{} {e}", s.as_str().unwrap_or("")),
+                    None => s.as_str().unwrap_or("").to_string(),
+                })
+                .collect();
+            let key = if statuses.is_empty() {
+                "never".to_string()
+            } else {
+                format!("{}× {}", statuses.len(), statuses.join(", "))
+            };
+            *counts.entry(key).or_default() += 1;
+        }
+        counts
+            .iter()
+            .map(|(k, n)| {
+                if *n > 1 {
+                    format!("{n} tasks {k}")
+                } else {
+                    k.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let ms = |v: &Value| {
+        v.as_u64()
+            .map(|m| format!("{m} ms"))
+            .unwrap_or("not within the wait".into())
+    };
+    let short = |v: &Value| {
+        v["text"]
+            .as_str()
+            .map(|t| format!("{t:?}"))
+            .or_else(|| {
+                v["error"].as_str().map(|e| {
+                    if e.contains("No task found") {
+                        "No task found".to_string()
+                    } else {
+                        e.to_string()
+                    }
+                })
+            })
+            .unwrap_or_default()
+    };
+    match c["case"].as_str().unwrap_or("") {
+        "completion" | "failure" | "five-finish-together" | "output-flood" => {
+            let mut s = format!("notified {}", notified(&o["tasks"]));
+            if c["case"] == "output-flood" {
+                s.push_str(&format!(
+                    "; file {} bytes, output tool {}",
+                    o["output_file_bytes"],
+                    if o["output_tool_chars"].is_null() {
+                        short(&json!({"error": o["output_tool_tail"]}))
+                    } else {
+                        format!("{} chars", o["output_tool_chars"])
+                    }
+                ));
+            }
+            s
+        }
+        "kill-while-running" => format!(
+            "kill: {}; processes gone after {}; notified {}; kill again: {}",
+            o["kill"].as_str().unwrap_or(""),
+            ms(&o["processes_gone_after_ms"]),
+            notified(&o["tasks"]),
+            o["second_kill"]
+                .as_str()
+                .unwrap_or("")
+                .split(" (")
+                .next()
+                .unwrap_or("")
+        ),
+        "output-before-during-after" => format!(
+            "{} / {} / {}; notified {}",
+            short(&o["before"]),
+            short(&o["during"]),
+            short(&o["after"]),
+            notified(&o["tasks"])
+        ),
+        "output-consumed-then-notified" => format!(
+            "consumed: {}; notified {} in all, {} before the read",
+            o["consumed"], o["notified_in_all"], o["notified_before_consumed"]
+        ),
+        "kill-after-finish" => format!(
+            "finished task: {}; task that left a child: {}, {} process(es) alive after",
+            o["finished"]["kill"]
+                .as_str()
+                .unwrap_or("")
+                .split(" (")
+                .next()
+                .unwrap_or(""),
+            o["left_a_child"]["kill"]
+                .as_str()
+                .unwrap_or("")
+                .split(" (")
+                .next()
+                .unwrap_or(""),
+            o["left_a_child"]["alive_after_kill"]
+        ),
+        "kill-process-tree" => format!(
+            "kill: {}; all {} processes gone after {}; notified {}",
+            o["kill"].as_str().unwrap_or(""),
+            o["before_kill"].as_array().map_or(0, Vec::len),
+            ms(&o["all_gone_after_ms"]),
+            notified(&o["tasks"])
+        ),
+        "session-exit-with-tasks-running" | "session-sigkill-with-tasks-running" => format!(
+            "CLI gone after {}; {} of {} task processes alive 2 s later",
+            ms(&o["cli_gone_after_ms"]),
+            o["task_processes_2s_after"].as_array().map_or(0, Vec::len),
+            o["task_processes_before"]
+        ),
+        "never-ends" => format!(
+            "notified {} in 5 s; kill: {}; gone after {}",
+            o["notified_within_5s"],
+            o["kill"].as_str().unwrap_or(""),
+            ms(&o["gone_after_ms"])
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The table across versions: one row per case, one column per record.
+pub fn table(records: &[Value]) -> String {
+    let mut md = String::from("| case |");
+    for r in records {
+        md.push_str(&format!(" {} |", r["version"].as_str().unwrap_or("?")));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(records.len()));
+    md.push('\n');
+    let tools = |r: &Value| {
+        let t = &r["tools"];
+        format!(
+            "{} / {}",
+            t["output"]
+                .as_array()
+                .and_then(|o| o[0].as_str())
+                .unwrap_or("none"),
+            t["kill"]
+                .as_array()
+                .and_then(|k| k[0].as_str())
+                .unwrap_or("?")
+        )
+    };
+    md.push_str("| output / kill tool |");
+    for r in records {
+        md.push_str(&format!(" {} |", tools(r)));
+    }
+    md.push_str("\n| ids |");
+    for r in records {
+        md.push_str(&format!(" `{}` |", r["ids_seen"][0].as_str().unwrap_or("")));
+    }
+    md.push('\n');
+    let names: Vec<String> = records
+        .first()
+        .and_then(|r| r["cases"].as_array())
+        .map(|c| {
+            c.iter()
+                .filter_map(|c| c["case"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    for name in names {
+        md.push_str(&format!("| {name} |"));
+        for r in records {
+            let c = r["cases"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["case"] == name.as_str()));
+            md.push_str(&format!(
+                " {} |",
+                c.map(cell).unwrap_or_default().replace('|', "\\|")
+            ));
+        }
+        md.push('\n');
+    }
+    md
+}
