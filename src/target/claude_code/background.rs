@@ -313,6 +313,12 @@ impl ClaudeCodeBg {
         self.model.requests()
     }
 
+    /// The distinct `<system-reminder>`s about background work the model received (how
+    /// versions before `<task-notification>` spoke of it).
+    pub fn reminders(&self) -> Vec<String> {
+        self.model.reminders()
+    }
+
     /// Conversations that carried fewer notifications than an earlier one.
     pub fn shrunk(&self) -> Vec<String> {
         self.model.shrunk()

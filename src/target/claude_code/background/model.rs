@@ -73,6 +73,9 @@ struct State {
     /// Conversations that had fewer notification blocks than counted before (compaction
     /// or a rewritten history): reported, never merged away.
     shrunk: Vec<String>,
+    /// The distinct `<system-reminder>`s about background work ("Background Bash …", how
+    /// versions before `<task-notification>` told the model), in the order first seen.
+    reminders: Vec<String>,
 }
 
 /// The running server. Dropping it stops it.
@@ -164,6 +167,11 @@ impl BgModel {
     pub fn requests(&self) -> (u64, u64) {
         let s = self.state();
         (s.agent_requests, s.side_requests)
+    }
+
+    /// The distinct reminders about background work seen so far.
+    pub fn reminders(&self) -> Vec<String> {
+        self.state().reminders.clone()
     }
 
     /// Conversations seen with fewer notifications than before.
@@ -268,6 +276,11 @@ fn step(body: &Value, s: &mut State) -> Vec<Value> {
         .as_array()
         .map(|m| m.iter().collect())
         .unwrap_or_default();
+    for r in background_reminders(&messages) {
+        if !s.reminders.contains(&r) {
+            s.reminders.push(r);
+        }
+    }
     let blocks = notification_blocks(&messages);
     let known = s.received.len();
     if blocks.len() < known {
@@ -351,6 +364,40 @@ fn step(body: &Value, s: &mut State) -> Vec<Value> {
         }
     }
     done
+}
+
+/// The `<system-reminder>` sections of the user messages that speak of background work.
+fn background_reminders(messages: &[&Value]) -> Vec<String> {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let mut out = Vec::new();
+    for m in messages.iter().filter(|m| m["role"] == "user") {
+        let texts: Vec<String> = match &m["content"] {
+            Value::String(t) => vec![t.clone()],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|b| match b["type"].as_str() {
+                    Some("text") => b["text"].as_str().map(str::to_string),
+                    Some("tool_result") => Some(result_text(&b["content"])),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for text in &texts {
+            let mut rest = text.as_str();
+            while let Some(start) = rest.find(OPEN) {
+                let from = &rest[start + OPEN.len()..];
+                let end = from.find(CLOSE).unwrap_or(from.len());
+                let body = from[..end].trim();
+                if body.starts_with("Background Bash") {
+                    out.push(body.to_string());
+                }
+                rest = &from[end..];
+            }
+        }
+    }
+    out
 }
 
 /// Every `<task-notification>…</task-notification>` in the text blocks and tool results of
@@ -437,6 +484,22 @@ mod tests {
         let m = json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t", "content": format!("<output>\nx\n</output>\n<system-reminder>\n{NOTE}\n</system-reminder>")}]});
         assert_eq!(notification_blocks(&[&m]), vec![NOTE.to_string()]);
+    }
+
+    #[test]
+    fn reminders_about_background_work_are_kept_once() {
+        let mut s = State::default();
+        let reminder = "<system-reminder>\nBackground Bash 258b04 (command: x) (status: running) Has new output available.\n</system-reminder>";
+        let other = "<system-reminder>\nThe date is today.\n</system-reminder>";
+        let b = body(json!([{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": format!("started\n\n{reminder}")},
+            {"type": "text", "text": format!("{other}{reminder}")}]}]));
+        step(&b, &mut s);
+        step(&b, &mut s);
+        assert_eq!(
+            s.reminders,
+            vec!["Background Bash 258b04 (command: x) (status: running) Has new output available."]
+        );
     }
 
     #[test]

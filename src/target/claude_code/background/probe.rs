@@ -187,6 +187,7 @@ pub fn run(spec: &ClaudeCode, scratch: &Path, only: &[String]) -> anyhow::Result
                     .collect();
                 let (agent, side) = s.requests();
                 let extra = json!({"cli_stream_notifications": stream,
+                                   "background_reminders": s.reminders(),
                                    "model_requests": {"agent": agent, "side": side}});
                 match result {
                     Ok(mut v) => {
