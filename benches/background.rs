@@ -10,7 +10,8 @@
 //! - `cargo bench --profile dev --bench background -- race VERSION [N [SPREAD]]` runs the
 //!   kill/complete race of N tasks (default 100; completions spread over SPREAD ms, default
 //!   400) and writes `reports/claude-code/VERSION/background-race.{json,md}` with the time it
-//!   took and the load average.
+//!   took and the load average; `race VERSION N SPREAD nokill` is its control, the same tasks
+//!   and completions with no kill (`background-race-nokill.{json,md}`).
 //! - `cargo bench --profile dev --bench background -- tools VERSION...` appends each
 //!   version's background tools (read from its first request) to
 //!   `reports/claude-code/background-tools.txt`.
@@ -31,7 +32,7 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let Some((mode, rest)) = args.split_first() else {
         anyhow::bail!(
-            "usage: background (cases VERSION... [--only CASE,...] | race VERSION [N [SPREAD_MS]])"
+            "usage: background (cases VERSION... [--only CASE,...] | race VERSION [N [SPREAD_MS [nokill]]])"
         );
     };
     let reports = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -96,18 +97,26 @@ fn main() -> anyhow::Result<()> {
         "race" => {
             let v = rest
                 .first()
-                .ok_or_else(|| anyhow::anyhow!("race VERSION [N [SPREAD_MS]]"))?;
+                .ok_or_else(|| anyhow::anyhow!("race VERSION [N [SPREAD_MS [nokill]]]"))?;
             let n: usize = rest.get(1).map(|n| n.parse()).transpose()?.unwrap_or(100);
             // Measured on 2.1.112: every kill of the one turn lands within about 150 ms of
             // the gate's release, so completions spread over 400 ms fall on both sides of it.
             let spread: u64 = rest.get(2).map(|n| n.parse()).transpose()?.unwrap_or(400);
+            // `nokill`: the control, the same tasks and completions without the kills.
+            let kill = rest.get(3).map(String::as_str) != Some("nokill");
             let spec = ClaudeCode::parse(v).map_err(|e| anyhow::anyhow!(e))?;
             spec.prepare().map_err(|e| anyhow::anyhow!(e))?;
             let uptime = std::process::Command::new("uptime")
                 .output()
                 .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
                 .unwrap_or_default();
-            let mut report = probe::race(&spec, scratch.path(), n, Duration::from_millis(spread))?;
+            let mut report = probe::race(
+                &spec,
+                scratch.path(),
+                n,
+                Duration::from_millis(spread),
+                kill,
+            )?;
             report["uptime_before"] = serde_json::json!(uptime);
             println!("{}", serde_json::to_string_pretty(&report["tally"])?);
             println!(
@@ -116,11 +125,18 @@ fn main() -> anyhow::Result<()> {
             );
             let dir = reports.join(v);
             std::fs::create_dir_all(&dir)?;
-            std::fs::write(dir.join("background-race.json"), format!("{report:#}\n"))?;
-            let command =
-                format!("cargo bench --profile dev --bench background -- race {v} {n} {spread}");
+            let name = if kill {
+                "background-race"
+            } else {
+                "background-race-nokill"
+            };
+            std::fs::write(dir.join(format!("{name}.json")), format!("{report:#}\n"))?;
+            let command = format!(
+                "cargo bench --profile dev --bench background -- race {v} {n} {spread}{}",
+                if kill { "" } else { " nokill" }
+            );
             std::fs::write(
-                dir.join("background-race.md"),
+                dir.join(format!("{name}.md")),
                 probe::race_markdown(&report, v, &command),
             )?;
         }

@@ -416,6 +416,12 @@ impl ClaudeCodeBg {
         }
     }
 
+    /// One turn that calls nothing: a user message, as a person would send the next prompt
+    /// (notifications a version holds back until the next turn come with it).
+    pub fn ping(&mut self) -> anyhow::Result<()> {
+        self.step(Vec::new(), self.options.timeout).map(drop)
+    }
+
     /// The `Bash` call that starts `work` as task `n`.
     fn spawn_call(&self, n: u64, work: &BgWork) -> (Call, String) {
         let command = format!(

@@ -630,6 +630,7 @@ pub fn race(
     scratch: &Path,
     n: usize,
     spread: Duration,
+    kill: bool,
 ) -> anyhow::Result<Value> {
     use rand::seq::SliceRandom;
     let total = Instant::now();
@@ -688,24 +689,43 @@ pub fn race(
     // Release, then kill everything in one turn.
     drop(gate);
     let t_kill = Instant::now();
-    let answers = s.kill_many(&kill_ids)?;
+    // Without kills (the control): the same completions, nobody interfering.
+    let answers = if kill {
+        s.kill_many(&kill_ids)?
+    } else {
+        std::thread::sleep(spread);
+        Vec::new()
+    };
     let kill_ms = t_kill.elapsed().as_millis() as u64;
     let mut by_id: BTreeMap<String, String> = BTreeMap::new();
     for (id, a) in kill_ids.iter().zip(&answers) {
         by_id.insert(id.clone(), kill_word(a));
     }
-    // Notifications: until every id has one, or 10 s; then 2 s more for duplicates.
+    // Notifications: until every id has one, or 10 s; then 2 s more for duplicates (the
+    // counts of the table; what comes only with the next prompt is counted apart).
     let t_notes = Instant::now();
     let notes = s.notifications(Duration::from_secs(10))?;
     let notes_ms = t_notes.elapsed().as_millis() as u64;
     std::thread::sleep(Duration::from_secs(2));
     let notes = s.notifications(Duration::ZERO).unwrap_or(notes);
+    // Then the next prompt, and 2 s: what a version held back comes with it.
+    let held = notes.len();
+    s.ping()?;
+    std::thread::sleep(Duration::from_secs(2));
+    let after_prompt = s.notifications(Duration::ZERO).unwrap_or_default();
+    let late: Vec<BgNotification> = after_prompt[held.min(after_prompt.len())..].to_vec();
     let procs = s.task_procs();
     let mut rows = Vec::new();
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
     let mut count = |k: String| *tally.entry(k).or_default() += 1;
     for (i, id) in ids.iter().enumerate() {
         let mine: Vec<&BgNotification> = notes.iter().filter(|x| &x.id == id).collect();
+        let later = late.iter().filter(|x| &x.id == id).count();
+        if later > 0 {
+            count(format!(
+                "notified {later} time(s) only with the next prompt"
+            ));
+        }
         let n_started = s.started()[i].n;
         let alive = procs.iter().filter(|p| p.task == n_started).count();
         let notified = match mine.len() {
@@ -714,7 +734,7 @@ pub fn race(
             k => format!("{k} times"),
         };
         let statuses: Vec<&str> = mine.iter().map(|x| status_word(x.status)).collect();
-        let kill = by_id.get(id).cloned().unwrap_or_default();
+        let kill = by_id.get(id).cloned().unwrap_or_else(|| "not asked".into());
         count(format!("notified {notified}"));
         count(format!(
             "kill answered: {}",
@@ -735,7 +755,7 @@ pub fn race(
         }
         rows.push(json!({"id": id, "delay_ms": delays[i], "kill": kill, "notified": mine.len(),
                          "statuses": statuses, "exit_codes": mine.iter().map(|x| x.exit_code).collect::<Vec<_>>(),
-                         "alive_after": alive}));
+                         "alive_after": alive, "notified_with_next_prompt": later}));
     }
     let (agent, side) = s.requests();
     let kill_tool = s.tools().kill.0.clone();
@@ -745,6 +765,7 @@ pub fn race(
     Ok(json!({
         "tasks": n,
         "kill_tool": kill_tool,
+        "killed": kill,
         "spread_ms": spread.as_millis() as u64,
         "waiting_at_gate_before_release": waiting,
         "open_ms": open_ms,
@@ -871,11 +892,18 @@ pub fn race_markdown(r: &Value, version: &str, command: &str) -> String {
     );
     md.push_str(&format!(
         "Time: {} ms in all (opening the session {} ms, the spawn turn {} ms, the kill turn {} ms, \
-         waiting for notifications {} ms, then 2 s for late duplicates); load average {} before, {} \
+         waiting for notifications {} ms, then 2 s for late duplicates, then one more prompt and \
+         2 s for notifications held back until it); load average {} before, {} \
          after (`uptime`: {}). Model requests: {}.\n\n| outcome | tasks |\n|---|---|\n",
-        r["total_ms"], r["open_ms"], r["spawn_turn_ms"], r["kill_turn_ms"], r["notifications_wait_ms"],
-        r["load_before"].as_str().unwrap_or(""), r["load_after"].as_str().unwrap_or(""),
-        r["uptime_before"].as_str().unwrap_or(""), r["model_requests"]
+        r["total_ms"],
+        r["open_ms"],
+        r["spawn_turn_ms"],
+        r["kill_turn_ms"],
+        r["notifications_wait_ms"],
+        r["load_before"].as_str().unwrap_or(""),
+        r["load_after"].as_str().unwrap_or(""),
+        r["uptime_before"].as_str().unwrap_or(""),
+        r["model_requests"]
     ));
     for (k, v) in r["tally"].as_object().into_iter().flatten() {
         md.push_str(&format!("| {k} | {v} |\n"));
