@@ -554,12 +554,13 @@ fn session_end(s: &mut ClaudeCodeBg, f: &mut Vec<String>, how: BgEnd) -> anyhow:
     // What is left 2 s after the CLI is gone.
     std::thread::sleep(Duration::from_secs(2));
     let left = s.task_procs();
-    if how == BgEnd::Exit && took > Duration::from_secs(5) {
+    // The tasks end by themselves 15-16 s after they started: a CLI gone later waited for
+    // them; one gone sooner with no process left ended them (the seed's orphan cleanup).
+    if how == BgEnd::Exit && took >= Duration::from_secs(14) {
         f.push(format!(
-            "the CLI did not end when its input ended: it ran {} ms more, until its tasks were \
-             over (or the {:?} limit)",
-            took.as_millis(),
-            BgOptions::default().timeout
+            "the CLI did not end when its input ended: it ran {} ms more, until its tasks had \
+             ended by themselves, instead of ending them",
+            took.as_millis()
         ));
     }
     if !left.is_empty() {
