@@ -541,8 +541,10 @@ fn kill_tree(s: &mut ClaudeCodeBg, f: &mut Vec<String>) -> anyhow::Result<Value>
 }
 
 fn session_end(s: &mut ClaudeCodeBg, f: &mut Vec<String>, how: BgEnd) -> anyhow::Result<Value> {
-    // Tasks that end by themselves 15 s on, so that a CLI that waits for them ends too.
-    let started = s.spawn_many(&[work("sleep 15"), work("sleep 16 & wait")])?;
+    // Tasks that end by themselves 30-31 s on: longer than the 8-16 s some versions take to
+    // exit without ending them (a first design with 15 s tasks took those for a CLI that
+    // waited), shorter than the 60 s a CLI that waits for them is given.
+    let started = s.spawn_many(&[work("sleep 30"), work("sleep 31 & wait")])?;
     let ids: Vec<String> = started.iter().map(|t| t.id.clone()).collect();
     for id in &ids {
         wait_procs(s, id, 2);
@@ -554,9 +556,9 @@ fn session_end(s: &mut ClaudeCodeBg, f: &mut Vec<String>, how: BgEnd) -> anyhow:
     // What is left 2 s after the CLI is gone.
     std::thread::sleep(Duration::from_secs(2));
     let left = s.task_procs();
-    // The tasks end by themselves 15-16 s after they started: a CLI gone later waited for
+    // The tasks end by themselves 30-31 s after they started: a CLI gone later waited for
     // them; one gone sooner with no process left ended them (the seed's orphan cleanup).
-    if how == BgEnd::Exit && took >= Duration::from_secs(14) {
+    if how == BgEnd::Exit && took >= Duration::from_secs(29) {
         f.push(format!(
             "the CLI did not end when its input ended: it ran {} ms more, until its tasks had \
              ended by themselves, instead of ending them",
