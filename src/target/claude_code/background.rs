@@ -44,7 +44,7 @@ use super::spec::ClaudeCode;
 use crate::background::target::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
 };
-use crate::target::group::{Group, TempGuard};
+use crate::target::group::{self, CleanupGuard, Group, TempGuard};
 
 /// A dummy key (the scripted model checks none).
 const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
@@ -176,6 +176,8 @@ pub struct ClaudeCodeBg {
     /// How many received blocks were looked at.
     looked: usize,
     ended: bool,
+    /// Kills the tasks' processes if a signal ends taskproof (they are in no group of ours).
+    _on_signal: CleanupGuard,
     _config: tempfile::TempDir,
     _guard: TempGuard,
 }
@@ -221,6 +223,12 @@ impl ClaudeCodeBg {
         write_config(config.path(), &root)?;
         let model = BgModel::start()?;
         let session = format!("{:016x}", rand::random::<u64>());
+        let on_signal = {
+            let session = session.clone();
+            group::on_signal(Box::new(move || {
+                procs::kill_all(&session, Duration::from_secs(2));
+            }))
+        };
         let (child, stdin, stream, stderr) =
             start(&install, config.path(), &root, &model.base_url())?;
         let pid = child.id() as i32;
@@ -247,6 +255,7 @@ impl ClaudeCodeBg {
             malformed: Vec::new(),
             looked: 0,
             ended: false,
+            _on_signal: on_signal,
             _config: config,
             _guard: guard,
         };
