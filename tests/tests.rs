@@ -8,6 +8,7 @@ mod bisect;
 mod cclock;
 mod check;
 mod claude_code;
+mod claude_code_background;
 mod claude_code_hook;
 mod claude_code_mcp;
 mod fuzz;

@@ -150,6 +150,46 @@ impl Drop for TempGuard {
     }
 }
 
+/// Work to do when a signal ends taskproof, for processes that are in no registered group:
+/// the background tasks of Claude Code start sessions of their own, so killing the CLI's
+/// group does not reach them (src/target/claude_code/background.rs kills them by a marker).
+type Cleanup = Box<dyn Fn() + Send>;
+static CLEANUPS: Mutex<Vec<(u64, Cleanup)>> = Mutex::new(Vec::new());
+
+/// Registers `cleanup` to run when a signal ends taskproof; the returned guard unregisters
+/// it when dropped (its owner then cleaned up itself).
+pub fn on_signal(cleanup: Cleanup) -> CleanupGuard {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    install_handlers();
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    CLEANUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((id, cleanup));
+    CleanupGuard(id)
+}
+
+/// Unregisters its cleanup when dropped.
+#[derive(Debug)]
+pub struct CleanupGuard(u64);
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        CLEANUPS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(id, _)| *id != self.0);
+    }
+}
+
+/// Runs every registered cleanup (what a signal does after killing the groups).
+fn run_cleanups() {
+    for (_, cleanup) in CLEANUPS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        cleanup();
+    }
+}
+
 const SIGNALS: [i32; 3] = [
     signal_hook::consts::SIGTERM,
     signal_hook::consts::SIGINT,
@@ -192,6 +232,7 @@ fn end_all(signal: i32) -> ! {
             let _ = kill_process_group(pid, Signal::KILL);
         }
     }
+    run_cleanups();
     // The killed processes may still be writing for a moment (a loaded machine delivers
     // SIGKILL late): retry for up to two seconds, then leave what cannot be removed.
     for folder in &live.folders {
@@ -263,6 +304,26 @@ mod tests {
             assert!(Instant::now() < deadline, "the sleeper outlived its group");
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    #[test]
+    fn registered_cleanups_run_until_their_guard_is_dropped() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&runs);
+        let guard = on_signal(Box::new(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }));
+        run_cleanups();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        drop(guard);
+        run_cleanups();
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            1,
+            "an unregistered cleanup does not run"
+        );
     }
 
     #[test]

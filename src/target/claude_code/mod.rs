@@ -1,6 +1,7 @@
 //! The real Claude Code as a target (`claude-code@VERSION`): a published version installed
 //! with npm, run unmodified, driven by a scripted model. See docs/claude-code.md.
 
+pub mod background;
 mod cli;
 mod install;
 mod mapping;

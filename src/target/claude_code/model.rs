@@ -301,7 +301,7 @@ fn respond_json(request: tiny_http::Request, v: &Value) {
 }
 
 /// The message as the event stream the Messages API sends when `stream` is true.
-fn sse(message: &Value) -> Vec<u8> {
+pub(super) fn sse(message: &Value) -> Vec<u8> {
     let mut events: Vec<(&str, Value)> = Vec::new();
     let mut start = message.clone();
     start["content"] = json!([]);
@@ -408,7 +408,7 @@ fn take_turn(body: &Value, expect: &Mutex<Expect>) -> Option<Turn> {
     None
 }
 
-fn result_text(content: &Value) -> String {
+pub(super) fn result_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(items) => items
