@@ -1,0 +1,86 @@
+//! What a background-task target is: something that starts work in the background, tracks it
+//! through pending → running → completed | failed | killed, notifies once per task, keeps its
+//! output, and cleans up its processes (docs/background.md, rules B1…).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One of the five statuses of the seed (markdown.engineering lesson 14, "The Task System").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BgStatus { Pending, Running, Completed, Failed, Killed }
+
+impl BgStatus {
+    pub fn is_final(self) -> bool { matches!(self, BgStatus::Completed | BgStatus::Failed | BgStatus::Killed) }
+}
+
+/// The work to start: a shell command run with `sh -c` in the session's folder.
+/// Scenarios build scripted work (a duration, an exit code, output) as a command.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BgWork { pub command: String }
+
+/// What the target said when it started the work.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BgStarted {
+    /// The target's id for the task (the seed: a type letter and eight of [0-9a-z]).
+    pub id: String,
+    /// Where the target keeps the task's output on disk, if it says.
+    pub output_file: Option<PathBuf>,
+}
+
+/// One notification, as the model (or the runner's client) received it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BgNotification {
+    pub id: String,
+    pub status: BgStatus,
+    pub exit_code: Option<i32>,
+    pub output_file: Option<PathBuf>,
+    /// The notification as received (for witnesses), e.g. the whole `<task-notification>` text.
+    pub raw: String,
+}
+
+/// An answer to a read of a task's output from an offset.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BgOutput {
+    /// The bytes from the offset asked (lossy UTF-8 where the target gives text).
+    pub text: String,
+    /// The offset after them, as the target reports it (None if it reports none).
+    pub next_offset: Option<u64>,
+    /// The status the target reported with the output, if it did.
+    pub status: Option<BgStatus>,
+}
+
+/// What a kill answered.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum BgKill {
+    /// The target says it killed the task.
+    Killed,
+    /// The target says the task had already ended with this status.
+    AlreadyFinal(BgStatus),
+    /// The target says there is no such task (its words).
+    NotFound(String),
+}
+
+/// How a session ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BgEnd { Exit, Sigkill }
+
+/// One session of a background-task target. Errors are the target's errors (it hung, crashed,
+/// answered garbage), not findings.
+pub trait BgSession: Send {
+    /// Starts `work` in the background and returns its id at once.
+    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted>;
+    /// Asks the target to kill task `id`.
+    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill>;
+    /// Reads task `id`'s output from byte `offset`.
+    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput>;
+    /// Every notification received so far, in order, waiting up to `within` for more while any
+    /// started task has none yet (returns early once each started task has one).
+    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>>;
+    /// Ends the session (`Exit`: as its user would; `Sigkill`: SIGKILL to the session's process).
+    fn end(&mut self, how: BgEnd) -> anyhow::Result<()>;
+    /// The process ids the target's tasks run as (their process groups), as far as the harness
+    /// can see them from the machine, for the orphan checks; empty if it cannot tell.
+    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> { Ok(Vec::new()) }
+}
