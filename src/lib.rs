@@ -68,6 +68,7 @@ macro_rules! word_enum {
     };
 }
 
+pub mod background;
 pub mod check;
 pub mod cli;
 pub mod field;

@@ -8,16 +8,29 @@ use std::time::Duration;
 /// One of the five statuses of the seed (markdown.engineering lesson 14, "The Task System").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BgStatus { Pending, Running, Completed, Failed, Killed }
+pub enum BgStatus {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Killed,
+}
 
 impl BgStatus {
-    pub fn is_final(self) -> bool { matches!(self, BgStatus::Completed | BgStatus::Failed | BgStatus::Killed) }
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            BgStatus::Completed | BgStatus::Failed | BgStatus::Killed
+        )
+    }
 }
 
 /// The work to start: a shell command run with `sh -c` in the session's folder.
 /// Scenarios build scripted work (a duration, an exit code, output) as a command.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BgWork { pub command: String }
+pub struct BgWork {
+    pub command: String,
+}
 
 /// What the target said when it started the work.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -64,7 +77,10 @@ pub enum BgKill {
 /// How a session ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BgEnd { Exit, Sigkill }
+pub enum BgEnd {
+    Exit,
+    Sigkill,
+}
 
 /// One session of a background-task target. Errors are the target's errors (it hung, crashed,
 /// answered garbage), not findings.
@@ -82,5 +98,29 @@ pub trait BgSession: Send {
     fn end(&mut self, how: BgEnd) -> anyhow::Result<()>;
     /// The process ids the target's tasks run as (their process groups), as far as the harness
     /// can see them from the machine, for the orphan checks; empty if it cannot tell.
-    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> { Ok(Vec::new()) }
+    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+        Ok(Vec::new())
+    }
+
+    // Added by issue-25 after the shared start (defaults keep every other target working).
+
+    /// Registers `work` as a task held in `pending`, started only by [`BgSession::start`]
+    /// (the kill-before-start scenarios); `None` when the target cannot hold a task (then
+    /// those scenarios are skipped for it).
+    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+        let _ = work;
+        Ok(None)
+    }
+
+    /// Starts a task [`BgSession::spawn_held`] registered.
+    fn start(&mut self, id: &str) -> anyhow::Result<()> {
+        anyhow::bail!("this target cannot hold a task in pending, so it has none to start ({id})")
+    }
+
+    /// The number of output bytes the target keeps per task before it stops the task (the
+    /// seed's cap is 5 GB), if it says; the flood scenario is skipped when it is unknown or
+    /// too large to flood on a test machine.
+    fn output_cap(&self) -> Option<u64> {
+        None
+    }
 }

@@ -1,0 +1,20 @@
+//! Background tasks: the second task system of the seeds (markdown.engineering lesson 14,
+//! "The Task System"): work started in the background, tracked through five statuses,
+//! notified exactly once, its output kept in a file, its processes cleaned up. The contract
+//! is docs/background.md (rules B1…B8); this module holds
+//!
+//! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
+//!   Claude Code target (src/target/claude_code/background.rs);
+//! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
+//! - [`guardian`]: the process that kills a runner's tasks when the runner is SIGKILLed;
+//! - [`procs`]: the process table, for the orphan checks.
+
+pub mod guardian;
+pub mod mutant;
+pub mod procs;
+pub mod runner;
+pub mod target;
+
+pub use mutant::BgMutant;
+pub use runner::{Runner, RunnerOptions};
+pub use target::{BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork};
