@@ -6,15 +6,22 @@
 //! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
 //!   Claude Code target (src/target/claude_code/background.rs);
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
+//! - [`protocol`]: the background protocol, both sides, and [`spec`]: target names and
+//!   the factory that opens their sessions;
 //! - [`guardian`]: the process that kills a runner's tasks when the runner is SIGKILLed;
 //! - [`procs`]: the process table, for the orphan checks.
 
 pub mod guardian;
 pub mod mutant;
 pub mod procs;
+pub mod protocol;
 pub mod runner;
+pub mod spec;
 pub mod target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};
-pub use target::{BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork};
+pub use spec::{BgOpen, BgTarget};
+pub use target::{
+    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
+};

@@ -24,7 +24,7 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_pro
 use super::guardian::{Guardian, register_self};
 use super::mutant::BgMutant;
 use super::target::{
-    BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
+    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 
 /// The seed's output cap: 5 GB per task (markdown.engineering lesson 14, "Output
@@ -333,15 +333,10 @@ impl Inner {
     /// the task with the status its exit says, unless a kill finished it first.
     fn wait_for(&self, task: &Arc<Task>, mut child: Child) {
         let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
-        loop {
-            match rustix::process::waitid(
-                WaitId::Pid(pid),
-                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-            ) {
-                Err(rustix::io::Errno::INTR) => continue,
-                _ => break,
-            }
-        }
+        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
         let status = {
             let mut st = task.state();
             if self.mutant != Some(BgMutant::KillNoCleanup) {
@@ -561,21 +556,20 @@ fn cap_watchdog(inner: std::sync::Weak<Inner>) {
                 .unwrap_or(0);
             if size > inner.cap {
                 let summary = format!("output exceeded the cap of {} bytes", inner.cap);
-                if inner.stop(&t, BgStatus::Failed, &summary).is_none() {
-                    if let Ok(f) = OpenOptions::new()
+                if inner.stop(&t, BgStatus::Failed, &summary).is_none()
+                    && let Ok(f) = OpenOptions::new()
                         .append(true)
                         .custom_flags(libc::O_NOFOLLOW)
                         .open(&t.output_file)
-                    {
-                        let _ = f.set_len(inner.cap);
-                        let _ = (&f).write_all(
-                            format!(
-                                "\n[output truncated: over the cap of {} bytes]\n",
-                                inner.cap
-                            )
-                            .as_bytes(),
-                        );
-                    }
+                {
+                    let _ = f.set_len(inner.cap);
+                    let _ = (&f).write_all(
+                        format!(
+                            "\n[output truncated: over the cap of {} bytes]\n",
+                            inner.cap
+                        )
+                        .as_bytes(),
+                    );
                 }
             }
         }
@@ -592,10 +586,9 @@ impl BgSession for Runner {
     }
 
     fn start(&mut self, id: &str) -> anyhow::Result<()> {
-        let task = self
-            .inner
-            .find(id)
-            .map_err(|_| anyhow::anyhow!("No task found with ID: {id}"))?;
+        let task = self.inner.find(id).map_err(|_| {
+            anyhow::Error::new(BgNoSuchTask(format!("No task found with ID: {id}")))
+        })?;
         let mut st = task.state();
         let Some(command) = st.held.take() else {
             bail!(
@@ -642,7 +635,11 @@ impl BgSession for Runner {
         let (path, status) = match self.inner.find(id) {
             Ok(t) => (t.output_file.clone(), t.state().status),
             Err(Some(tomb)) => (tomb.output_file, tomb.status),
-            Err(None) => bail!("No task found with ID: {id}"),
+            Err(None) => {
+                return Err(anyhow::Error::new(BgNoSuchTask(format!(
+                    "No task found with ID: {id}"
+                ))));
+            }
         };
         let from = if self.inner.mutant == Some(BgMutant::OffsetIgnored) {
             0

@@ -124,3 +124,11 @@ pub trait BgSession: Send {
         None
     }
 }
+
+/// The target's answer that it knows no task by that id (to an output read or a start),
+/// carried inside the `anyhow::Error` (`anyhow::Error::new(BgNoSuchTask(words))`) so that the
+/// harness can tell it from a broken target: when the task should still be known it is a
+/// finding (rule B5, #43078), not a target error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BgNoSuchTask(pub String);

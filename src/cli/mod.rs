@@ -15,6 +15,7 @@ pub mod run;
 pub mod scenarios;
 pub mod seconds;
 pub mod serve;
+pub mod serve_background;
 
 pub use seconds::Seconds;
 
@@ -52,6 +53,9 @@ pub enum Command {
     Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
+    /// Serve the reference background-task runner over the background protocol on
+    /// stdin/stdout (session folder from TASKPROOF_ROOT).
+    ServeBackground(serve_background::Args),
     /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
     /// -- taskproof mcp`).
     Mcp(mcp::Args),
@@ -86,6 +90,7 @@ pub fn main() -> i32 {
         Command::Matrix(a) => matrix::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::ServeBackground(a) => serve_background::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::McpDraft(a) => mcp_draft::run(a),
         Command::Log(a) => log::run(a),
