@@ -8,6 +8,9 @@
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`spec`]: target names and
 //!   the factory that opens their sessions;
+//! - [`scenario`]: the background scenario format and the built-in suite
+//!   (background/scenarios/), and [`suite`]: their runner, judging by the rules into the
+//!   store suite's report types;
 //! - [`guardian`]: the process that kills a runner's tasks when the runner is SIGKILLed;
 //! - [`procs`]: the process table, for the orphan checks.
 
@@ -16,7 +19,9 @@ pub mod mutant;
 pub mod procs;
 pub mod protocol;
 pub mod runner;
+pub mod scenario;
 pub mod spec;
+pub mod suite;
 pub mod target;
 
 pub use mutant::BgMutant;

@@ -682,15 +682,20 @@ impl BgSession for Runner {
         }
         let out = s.notes.clone();
         s.delivered = s.notes.len();
-        // Eviction: only tasks final and notified, whose notification was delivered (B5).
+        // Eviction: only tasks final and notified, whose notification was delivered and whose
+        // process was reaped (B5).
         let delivered: BTreeSet<String> = out.iter().map(|n| n.id.clone()).collect();
         let evict: Vec<String> = s
             .tasks
             .iter()
             .filter(|(id, t)| {
+                let st = t.state();
+                // Its processes must be gone too: evicting a task whose process still runs
+                // is how "No task found" answers a stop of a live process (#43078).
                 delivered.contains(*id)
                     && t.notified.load(Ordering::Acquire)
-                    && t.state().status.is_final()
+                    && st.status.is_final()
+                    && (st.reaped || st.pgid.is_none())
             })
             .map(|(id, _)| id.clone())
             .collect();
