@@ -290,7 +290,9 @@ pub fn load_text(text: &str, file: &Path) -> Result<BgScenario, BgLoadError> {
                 }
             }
             Step::Race(r) => {
-                if r.count == 0 || r.count > 1000 || !(r.sleep > 0.0) || !(r.step >= 0.0) {
+                let ok =
+                    r.sleep.is_finite() && r.sleep > 0.0 && r.step.is_finite() && r.step >= 0.0;
+                if r.count == 0 || r.count > 1000 || !ok {
                     return Err(at(
                         "race: \"count\" must be 1 to 1000, \"sleep\" above 0, \"step\" at least 0"
                             .into(),
