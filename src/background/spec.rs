@@ -130,7 +130,7 @@ impl FromStr for BgTarget {
         if let Some(cmd) = s.strip_prefix("bg-cmd:") {
             if cmd.trim().is_empty() {
                 return Err(
-                    "bg-cmd: needs a command, e.g. bg-cmd:'python3 adapters/background/runner.py'"
+                    "bg-cmd: needs a command, e.g. bg-cmd:'python3 examples/adapters/background/runner.py'"
                         .into(),
                 );
             }

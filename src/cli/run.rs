@@ -32,7 +32,7 @@ Examples:
   taskproof scenarios export my-scenarios/
   taskproof run --suite background
   taskproof run --suite background --target mutant:double-notify --report md:out/bg.md
-  taskproof run --suite background --target 'bg-cmd:python3 adapters/background/runner.py'
+  taskproof run --suite background --target 'bg-cmd:python3 examples/adapters/background/runner.py --output-cap 1048576'
 
 Without PATHS the built-in suite runs (`taskproof scenarios list` shows it). With --suite
 background, the background-task suite runs instead (docs/background.md): its scenarios
