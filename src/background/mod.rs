@@ -11,6 +11,7 @@
 //! - [`scenario`]: the background scenario format and the built-in suite
 //!   (background/scenarios/), and [`suite`]: their runner, judging by the rules into the
 //!   store suite's report types;
+//! - [`race`]: the kill/complete race, accounting for every task id;
 //! - [`guardian`]: the process that kills a runner's tasks when the runner is SIGKILLed;
 //! - [`procs`]: the process table, for the orphan checks.
 
@@ -18,6 +19,7 @@ pub mod guardian;
 pub mod mutant;
 pub mod procs;
 pub mod protocol;
+pub mod race;
 pub mod runner;
 pub mod scenario;
 pub mod spec;

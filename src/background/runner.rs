@@ -89,6 +89,9 @@ struct TaskState {
     reaped: bool,
     /// The command of a task held in `pending`.
     held: Option<String>,
+    /// Stopped by the output cap: its file is cut to the cap once its processes are gone,
+    /// and only then is it notified.
+    capped: bool,
 }
 
 #[derive(Debug)]
@@ -211,6 +214,7 @@ impl Runner {
                 pgid: None,
                 reaped: false,
                 held: held.then(|| work.command.clone()),
+                capped: false,
             }),
         });
         {
@@ -345,6 +349,9 @@ impl Inner {
             }
             let status = child.wait().ok();
             st.reaped = true;
+            if st.capped {
+                self.cut(task, pid.as_raw_nonzero().get());
+            }
             if let Some(g) = self
                 .guardian
                 .lock()
@@ -448,8 +455,8 @@ impl Inner {
         }
     }
 
-    /// Stops a task that is not final yet with `status` (a kill: `killed`; the cap:
-    /// `failed`) and notifies. Answers the status it already had when it was final.
+    /// Stops a task that is not final yet with `status` (a kill: `killed`) and notifies.
+    /// Answers the status it already had when it was final.
     fn stop(&self, task: &Arc<Task>, status: BgStatus, summary: &str) -> Option<BgStatus> {
         {
             let mut st = task.state();
@@ -467,6 +474,40 @@ impl Inner {
         }
         self.finish(task);
         None
+    }
+
+    /// Stops a running task that wrote past the cap: `failed`, its group killed; its result
+    /// handler cuts the file and notifies once the processes are gone (a dying writer on the
+    /// other CPU can still finish a write after the SIGKILL was sent).
+    fn cap(&self, task: &Arc<Task>) {
+        let mut st = task.state();
+        if st.status != BgStatus::Running {
+            return;
+        }
+        self.signal(&st);
+        st.status = BgStatus::Failed;
+        st.exit_code = None;
+        st.summary = format!("output exceeded the cap of {} bytes", self.cap);
+        st.capped = true;
+    }
+
+    /// Cuts a capped task's output file to the cap and appends the truncation notice, once
+    /// no process of its group is alive (at most a second).
+    fn cut(&self, task: &Task, pgid: i32) {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !super::procs::group_members(pgid).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if let Ok(f) = OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&task.output_file)
+        {
+            let _ = f.set_len(self.cap);
+            let _ = (&f).write_all(
+                format!("\n[output truncated: over the cap of {} bytes]\n", self.cap).as_bytes(),
+            );
+        }
     }
 
     fn find(&self, id: &str) -> Result<Arc<Task>, Option<Tomb>> {
@@ -555,22 +596,7 @@ fn cap_watchdog(inner: std::sync::Weak<Inner>) {
                 .map(|m| m.len())
                 .unwrap_or(0);
             if size > inner.cap {
-                let summary = format!("output exceeded the cap of {} bytes", inner.cap);
-                if inner.stop(&t, BgStatus::Failed, &summary).is_none()
-                    && let Ok(f) = OpenOptions::new()
-                        .append(true)
-                        .custom_flags(libc::O_NOFOLLOW)
-                        .open(&t.output_file)
-                {
-                    let _ = f.set_len(inner.cap);
-                    let _ = (&f).write_all(
-                        format!(
-                            "\n[output truncated: over the cap of {} bytes]\n",
-                            inner.cap
-                        )
-                        .as_bytes(),
-                    );
-                }
+                inner.cap(&t);
             }
         }
     }

@@ -48,6 +48,10 @@ use crate::rule::Rule;
 /// orphans.
 pub const ORPHAN_GRACE: Duration = Duration::from_secs(3);
 
+/// How long the final collection waits for late (second) notifications after every task
+/// had one.
+pub const SETTLE: Duration = Duration::from_millis(500);
+
 /// Rule Bn.
 fn b(n: usize) -> Rule {
     Rule::BACKGROUND[n - 1]
@@ -823,9 +827,15 @@ fn run_inner(s: &BgScenario, config: &BgConfig) -> Res<(Vec<StepFailure>, Vec<St
         }
         if !run.ended {
             let within = Duration::from_secs_f64(s.final_wait.unwrap_or(10.0));
+            run.session
+                .notifications(within)
+                .map_err(target_err(None))?;
+            // The wait returns once every task has a notification; a second one (B2) comes
+            // after the first, so collect once more after a pause.
+            std::thread::sleep(SETTLE);
             run.notes = run
                 .session
-                .notifications(within)
+                .notifications(Duration::ZERO)
                 .map_err(target_err(None))?;
         }
         run.judge(s.output_cap)?;

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod mcp_draft;
 pub mod profile;
 pub mod race;
+pub mod race_background;
 pub mod record;
 pub mod run;
 pub mod scenarios;
@@ -41,6 +42,9 @@ pub enum Command {
     Profile(profile::Args),
     /// Race concurrent writers against one store and count what they lose.
     Race(race::Args),
+    /// Race kills against the completions of background tasks and account for every task
+    /// id: notified once, twice or never (docs/background.md).
+    RaceBackground(race_background::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -85,6 +89,7 @@ pub fn main() -> i32 {
         Command::Record(a) => record::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Race(a) => race::run(a),
+        Command::RaceBackground(a) => race_background::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),
