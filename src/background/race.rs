@@ -139,7 +139,7 @@ pub fn race(config: &BgRaceConfig) -> anyhow::Result<BgRaceReport> {
             plan.push((at, i, offset));
             ids.push(s.id);
         }
-        plan.sort_by(|a, b| a.0.cmp(&b.0));
+        plan.sort_by_key(|p| p.0);
         let mut kills = vec![(String::new(), 0.0); config.tasks];
         for (at, i, offset) in plan {
             if let Some(d) = at.checked_duration_since(Instant::now()) {
