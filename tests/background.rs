@@ -280,3 +280,36 @@ fn a_malformed_background_scenario_names_its_file_and_field() {
         "{text}"
     );
 }
+
+#[test]
+fn the_race_accounts_for_every_task_id() {
+    let dir = tempdir();
+    let json = dir.path().join("race.json");
+    let run = |target: &str| {
+        taskproof_in(repo())
+            .args([
+                "race-background",
+                "--tasks",
+                "20",
+                "--sleep",
+                "1",
+                "--step",
+                "0.004",
+            ])
+            .args(["--target", target])
+            .arg("--report")
+            .arg(format!("json:{}", json.display()))
+            .output()
+            .expect("run taskproof")
+    };
+    let out = run("reference");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["once"], 20, "{r:#}");
+    assert_eq!(r["accounts"].as_array().map(Vec::len), Some(20));
+    let out = run("mutant:double-notify");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(r["twice_or_more"].as_u64().unwrap() > 0, "{r:#}");
+    assert_eq!(r["twice_or_more"], r["killed"], "{r:#}");
+}
