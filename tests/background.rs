@@ -313,3 +313,22 @@ fn the_race_accounts_for_every_task_id() {
     assert!(r["twice_or_more"].as_u64().unwrap() > 0, "{r:#}");
     assert_eq!(r["twice_or_more"], r["killed"], "{r:#}");
 }
+
+#[test]
+fn a_malformed_notification_is_a_target_error_naming_the_field() {
+    let dir = tempdir();
+    let target = fake_runner(
+        dir.path(),
+        r#"        if op == "notifications":
+            out = {"ok": True, "notifications": [{"id": "b0a1b2c3d", "status": "done"}]}
+        else:
+            out = {"ok": True, "text": "", "next_offset": 0, "status": "running", "pids": []}"#,
+    );
+    let (code, report, text) = run_bg(&["--target", &target, "--filter", "failure"]);
+    assert_eq!(code, 3, "{text}");
+    let message = report["scenarios"][0]["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("notifications"), "{report:#}");
+}

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::procs::{self, Member};
-use super::runner::is_seed_id;
+use super::runner::{is_seed_id, status_word};
 use super::scenario::{BgScenario, EndHow, KillExpect, Step};
 use super::spec::{BgOpen, BgTarget};
 use super::target::{BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork};
@@ -570,8 +570,24 @@ impl Run<'_> {
                     None,
                     3,
                     format!(
-                        "task {name} ({id}) was notified {:?} with exit code {:?} and output file {:?}, which is not what happened",
-                        first.status, first.exit_code, first.output_file
+                        "task {name} ({id}) was notified {} with exit code {} and output file {}, which is not what happened ({})",
+                        status_word(first.status),
+                        first.exit_code.map_or("none".to_string(), |c| c.to_string()),
+                        first
+                            .output_file
+                            .as_ref()
+                            .map_or("none".to_string(), |f| f.display().to_string()),
+                        match &killed {
+                            Some(BgKill::Killed) => "its kill answered killed".to_string(),
+                            Some(BgKill::AlreadyFinal(s)) => format!(
+                                "its kill answered already {}",
+                                status_word(*s)
+                            ),
+                            _ => match tr.exit {
+                                Some(e) => format!("its command exits {e}"),
+                                None => "its command ended".to_string(),
+                            },
+                        }
                     ),
                     what,
                     json!(first.raw),
