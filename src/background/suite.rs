@@ -85,6 +85,8 @@ struct Track {
     consumed: String,
     /// Started by a `race` step.
     in_race: bool,
+    /// Its command was started (not held in pending, or a `start` step started it).
+    started: bool,
 }
 
 struct Run<'a> {
@@ -180,6 +182,7 @@ impl Run<'_> {
             offset: 0,
             consumed: String::new(),
             in_race: false,
+            started: !sp.hold,
         });
         Ok(())
     }
@@ -335,6 +338,13 @@ impl Run<'_> {
     /// B7: no process of any task group alive after `grace`; survivors are killed here so
     /// that the harness leaves nothing behind.
     fn orphans(&mut self, step: Option<usize>, pgids: &[i32], grace: Duration, when: &str) {
+        let started = self.tasks.iter().any(|t| t.started);
+        if pgids.is_empty() && started {
+            self.remarks.push(format!(
+                "B7 not checked {when}: the target names no process group of its tasks (task_pids)"
+            ));
+            return;
+        }
         let alive = procs::survivors_after(pgids, grace);
         if !alive.is_empty() {
             let list: Vec<String> = alive.iter().map(Member::to_string).collect();
@@ -361,8 +371,10 @@ impl Run<'_> {
                 }
             }
             Step::Start(name) => {
-                let id = self.tasks[self.task(name)].id.clone();
+                let t = self.task(name);
+                let id = self.tasks[t].id.clone();
                 self.session.start(&id).map_err(target_err(Some(i)))?;
+                self.tasks[t].started = true;
             }
             Step::Kill(k) => {
                 let t = self.task(&k.task);
