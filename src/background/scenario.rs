@@ -206,6 +206,15 @@ pub struct Read {
     /// Read on until a read returns nothing.
     #[serde(default)]
     pub all: bool,
+    /// Read again (every 20 ms, at most this many seconds) until the status reported is
+    /// final, without collecting notifications: for steps that need a finished task whose
+    /// notification is still uncollected, however slow the machine.
+    #[serde(default)]
+    pub until_final: Option<f64>,
+    /// Read again (every 20 ms, at most this many seconds) until some output arrived: the
+    /// task got at least as far as its first `print`.
+    #[serde(default)]
+    pub until_output: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -283,7 +292,21 @@ pub fn load_text(text: &str, file: &Path) -> Result<BgScenario, BgLoadError> {
             }
             Step::Start(t) => need(&known, t)?,
             Step::Kill(k) => need(&known, &k.task)?,
-            Step::Read(r) => need(&known, &r.task)?,
+            Step::Read(r) => {
+                need(&known, &r.task)?;
+                for (name, v) in [
+                    ("until_final", r.until_final),
+                    ("until_output", r.until_output),
+                ] {
+                    if let Some(x) = v
+                        && !(x.is_finite() && x > 0.0 && x <= 600.0)
+                    {
+                        return Err(at(format!(
+                            "read: \"{name}\" must be between 0 and 600 seconds, got {x}"
+                        )));
+                    }
+                }
+            }
             Step::Pause(x) | Step::Wait(x) | Step::Orphans(x) => {
                 if !(x.is_finite() && *x >= 0.0 && *x <= 600.0) {
                     return Err(at(format!("seconds must be between 0 and 600, got {x}")));

@@ -402,7 +402,26 @@ impl Run<'_> {
             Step::Pause(s) => std::thread::sleep(Duration::from_secs_f64(*s)),
             Step::Read(r) => {
                 let t = self.task(&r.task);
-                if let Some((text, status)) = self.read(i, t, r.all)? {
+                let mut got = self.read(i, t, r.all)?;
+                if let Some(secs) = r.until_final.or(r.until_output) {
+                    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+                    let mut text = String::new();
+                    while let Some((more, status)) = got.take() {
+                        text.push_str(&more);
+                        let done = if r.until_final.is_some() {
+                            status.is_none_or(BgStatus::is_final)
+                        } else {
+                            !text.is_empty()
+                        };
+                        if done || Instant::now() >= deadline {
+                            got = Some((text, status));
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                        got = self.read(i, t, r.all)?;
+                    }
+                }
+                if let Some((text, status)) = got {
                     let id = self.tasks[t].id.clone();
                     if let Some(want) = &r.expect
                         && *want != text
