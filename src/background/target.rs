@@ -118,8 +118,8 @@ pub trait BgSession: Send {
     }
 
     /// The number of output bytes the target keeps per task before it stops the task (the
-    /// seed's cap is 5 GB), if it says; the flood scenario is skipped when it is unknown or
-    /// too large to flood on a test machine.
+    /// seed's cap is 5 GB), if it says; the flood scenario (1 MiB) is skipped for a target
+    /// whose cap is another or unknown, since flooding 5 GB is not done on a test machine.
     fn output_cap(&self) -> Option<u64> {
         None
     }
