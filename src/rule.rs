@@ -1,6 +1,9 @@
 //! The rules of SPEC §3, `S1` to `S20`, as one type: what a scenario cites, what a mutant
 //! breaks, what a finding of `check` or `fuzz` and an anomaly of `race` are attributed to.
 //! Written and read as `S1` … `S20` everywhere (scenario files, reports, fingerprints).
+//! The background-task contract's rules, `B1` to `B8` (docs/background.md), are values of
+//! the same type, so that the background suite's reports cite them the same way; they are
+//! not in [`Rule::ALL`], which stays SPEC §3's twenty.
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,14 +12,14 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Rule(u8);
 
-/// The ids, in order; `IDS[n - 1]` is rule n's.
-const IDS: [&str; 20] = [
+/// The ids, in order; `IDS[n - 1]` is rule n's (21 to 28 are B1 to B8).
+const IDS: [&str; 28] = [
     "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S12", "S13", "S14", "S15",
-    "S16", "S17", "S18", "S19", "S20",
+    "S16", "S17", "S18", "S19", "S20", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8",
 ];
 
-/// Each rule's title in SPEC §3.
-const TITLES: [&str; 20] = [
+/// Each rule's title in SPEC §3 (and docs/background.md for B1 to B8).
+const TITLES: [&str; 28] = [
     "ids",
     "create input",
     "status values",
@@ -37,6 +40,14 @@ const TITLES: [&str; 20] = [
     "whole files",
     "concurrency",
     "claim",
+    "background statuses",
+    "one notification",
+    "notification content",
+    "background output",
+    "eviction",
+    "background ids",
+    "orphan cleanup",
+    "background faults",
 ];
 
 impl Rule {
@@ -61,7 +72,18 @@ impl Rule {
     pub const S19: Rule = Rule(19);
     pub const S20: Rule = Rule(20);
 
-    /// Every rule, S1 first.
+    /// The background-task contract's rules (docs/background.md), B1 first.
+    pub const BACKGROUND: [Rule; 8] = {
+        let mut all = [Rule(21); 8];
+        let mut i = 0;
+        while i < 8 {
+            all[i] = Rule(i as u8 + 21);
+            i += 1;
+        }
+        all
+    };
+
+    /// Every rule of SPEC §3, S1 first.
     pub const ALL: [Rule; 20] = {
         let mut all = [Rule(1); 20];
         let mut i = 0;
@@ -72,12 +94,12 @@ impl Rule {
         all
     };
 
-    /// The rule's number, 1 to 20.
+    /// The rule's number, 1 to 20 (21 to 28 for B1 to B8).
     pub fn number(self) -> u8 {
         self.0
     }
 
-    /// `S1` … `S20`.
+    /// `S1` … `S20`, `B1` … `B8`.
     pub fn as_str(self) -> &'static str {
         IDS[usize::from(self.0) - 1]
     }
@@ -100,7 +122,7 @@ impl FromStr for Rule {
         IDS.iter()
             .position(|id| *id == s)
             .map(|i| Rule(i as u8 + 1))
-            .ok_or_else(|| format!("unknown rule id {s:?}; expected S1 to S20"))
+            .ok_or_else(|| format!("unknown rule id {s:?}; expected S1 to S20 or B1 to B8"))
     }
 }
 
@@ -131,7 +153,12 @@ mod tests {
             assert_eq!(r.to_string(), format!("S{}", i + 1));
         }
         assert_eq!(Rule::S7.title(), "no cycles");
-        for bad in ["S0", "S21", "s1", "1", "", "S01"] {
+        for (i, r) in Rule::BACKGROUND.iter().enumerate() {
+            assert_eq!(r.to_string(), format!("B{}", i + 1));
+            assert_eq!(r.as_str().parse::<Rule>(), Ok(*r));
+        }
+        assert_eq!(Rule::BACKGROUND[1].title(), "one notification");
+        for bad in ["S0", "S21", "s1", "1", "", "S01", "B0", "B9"] {
             assert!(bad.parse::<Rule>().is_err(), "{bad}");
         }
         assert_eq!(join(&[Rule::S1, Rule::S19], ", "), "S1, S19");

@@ -4,6 +4,7 @@
 mod util;
 
 mod audit_kill;
+mod background;
 mod bisect;
 mod cclock;
 mod check;

@@ -101,4 +101,41 @@ pub trait BgSession: Send {
     fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
         Ok(Vec::new())
     }
+
+    /// The folder the target keeps its tasks' output files in, when it is not the session's
+    /// folder (Claude Code keeps them under its own temporary folder); B6 holds each output
+    /// file to be the task's own file inside it.
+    fn output_root(&self) -> Option<PathBuf> {
+        None
+    }
+
+    // Added by issue-25 after the shared start (defaults keep every other target working).
+
+    /// Registers `work` as a task held in `pending`, started only by [`BgSession::start`]
+    /// (the kill-before-start scenarios); `None` when the target cannot hold a task (then
+    /// those scenarios are skipped for it).
+    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+        let _ = work;
+        Ok(None)
+    }
+
+    /// Starts a task [`BgSession::spawn_held`] registered.
+    fn start(&mut self, id: &str) -> anyhow::Result<()> {
+        anyhow::bail!("this target cannot hold a task in pending, so it has none to start ({id})")
+    }
+
+    /// The number of output bytes the target keeps per task before it stops the task (the
+    /// seed's cap is 5 GB), if it says; the flood scenario (1 MiB) is skipped for a target
+    /// whose cap is another or unknown, since flooding 5 GB is not done on a test machine.
+    fn output_cap(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// The target's answer that it knows no task by that id (to an output read or a start),
+/// carried inside the `anyhow::Error` (`anyhow::Error::new(BgNoSuchTask(words))`) so that the
+/// harness can tell it from a broken target: when the task should still be known it is a
+/// finding (rule B5, #43078), not a target error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BgNoSuchTask(pub String);

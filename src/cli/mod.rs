@@ -12,11 +12,13 @@ pub mod mcp;
 pub mod mcp_draft;
 pub mod profile;
 pub mod race;
+pub mod race_background;
 pub mod record;
 pub mod run;
 pub mod scenarios;
 pub mod seconds;
 pub mod serve;
+pub mod serve_background;
 pub mod timeline;
 
 pub use seconds::Seconds;
@@ -52,6 +54,9 @@ pub enum Command {
     /// The release watch: record what a target does now and compare it with a recorded
     /// profile; exit 1 with the diff, per rule, when it changed.
     Hold(hold::Args),
+    /// Race kills against the completions of background tasks and account for every task
+    /// id: notified once, twice or never (docs/background.md).
+    RaceBackground(race_background::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -64,6 +69,9 @@ pub enum Command {
     Scenarios(scenarios::Args),
     /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
     Serve(serve::Args),
+    /// Serve the reference background-task runner over the background protocol on
+    /// stdin/stdout (session folder from TASKPROOF_ROOT).
+    ServeBackground(serve_background::Args),
     /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
     /// -- taskproof mcp`).
     Mcp(mcp::Args),
@@ -96,11 +104,13 @@ pub fn main() -> i32 {
         Command::Bisect(a) => bisect::run(a),
         Command::Timeline(a) => timeline::run(a),
         Command::Hold(a) => hold::run(a),
+        Command::RaceBackground(a) => race_background::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::ServeBackground(a) => serve_background::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::McpDraft(a) => mcp_draft::run(a),
         Command::Log(a) => log::run(a),

@@ -30,8 +30,18 @@ Examples:
   taskproof run --target naive --report junit:out/junit.xml --report md:out/summary.md
   taskproof run --filter 'rt*' --partition 1/4 --skip-file known-failures.txt
   taskproof scenarios export my-scenarios/
+  taskproof run --suite background
+  taskproof run --suite background --target mutant:double-notify --report md:out/bg.md
+  taskproof run --suite background --target 'bg-cmd:python3 examples/adapters/background/runner.py --output-cap 1048576'
 
-Without PATHS the built-in suite runs (`taskproof scenarios list` shows it).
+Without PATHS the built-in suite runs (`taskproof scenarios list` shows it). With --suite
+background, the background-task suite runs instead (docs/background.md): its scenarios
+(background/scenarios/, or PATHS in that format) against a background-task target:
+reference (the reference runner, served by this binary), mutant:NAME (one of its rules
+broken: double-notify, drop-concurrent, kill-no-cleanup, no-death-cleanup, status-not-final,
+failure-notified-as-success, offset-ignored, evict-early, counter-ids, no-output-cap),
+in-process:reference, or bg-cmd:COMMAND (a runner speaking the background protocol).
+Background scenarios run one at a time (they time kills against completions).
 
 Exit status: 0 when nothing failed or errored (skips are fine), 1 when a scenario failed,
 2 on a usage error or a malformed scenario or skip file, 3 when the target could not start,
@@ -42,8 +52,14 @@ pub struct Args {
     pub paths: Vec<PathBuf>,
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
     /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// With --suite background, a background-task target: reference, mutant:NAME,
+    /// in-process:reference or bg-cmd:COMMAND.
     #[arg(long, short, default_value = "reference")]
-    pub target: TargetSpec,
+    pub target: String,
+    /// Which suite: store (agent task stores, the default) or background (background-task
+    /// runners: docs/background.md).
+    #[arg(long, default_value = "store", value_parser = ["store", "background"])]
+    pub suite: String,
     /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
     /// mcp-draft COMMAND` writes a draft).
     #[arg(long, value_name = "FILE")]
@@ -180,9 +196,17 @@ pub(super) fn scenarios_or_errors(
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
-    let mut args = args;
-    args.target = args
-        .target
+    if args.suite == "background" {
+        return run_background(args);
+    }
+    let target: TargetSpec = match args.target.parse() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("taskproof run: invalid --target {:?}: {e}", args.target);
+            return Ok(exit::USAGE);
+        }
+    };
+    let target = target
         .with_mapping(args.mapping.as_deref())
         .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
@@ -227,12 +251,12 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Some(p) = args.partition {
         selected = p.apply(selected);
     }
-    if let Some(code) = super::prepare_target(&args.target) {
+    if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
-    let choice = match args.profile {
+    let choice = match args.profile.clone() {
         Some(c) => c,
-        None => default_choice(&args.target)?,
+        None => default_choice(&target)?,
     };
     if let Choice::Recorded(r) = &choice {
         println!(
@@ -248,7 +272,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let config = RunConfig {
         profile,
         mode,
-        target: args.target,
+        target,
         timeout: args.timeout.0,
         start_timeout: args.start_timeout.0,
         keep_going: args.keep_going,
@@ -258,6 +282,24 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         skips,
         delays: Default::default(),
     };
+    let mut reporters = reporters_of(&args);
+    let mut report_error: Option<ReportError> = None;
+    let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| {
+        for r in reporters.iter_mut() {
+            if let Err(err) = r.report(e) {
+                report_error.get_or_insert(err);
+            }
+        }
+    });
+    if let Some(e) = report_error {
+        eprintln!("taskproof run: {e}");
+        return Ok(exit::USAGE);
+    }
+    Ok(exit_code(&suite))
+}
+
+/// The reporters `--report` asks for, then the terminal's.
+fn reporters_of(args: &Args) -> Vec<Box<dyn Reporter>> {
     let stdout = std::io::stdout();
     let output = Output::from_env();
     let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
@@ -274,8 +316,97 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         output,
         args.color,
     )));
+    reporters
+}
+
+/// `taskproof run --suite background`: the background scenarios against a background-task
+/// target (src/background/suite.rs), reported like the store suite.
+fn run_background(args: Args) -> anyhow::Result<i32> {
+    use crate::background::scenario::{load_builtin as bg_builtin, load_paths as bg_paths};
+    use crate::background::suite::{BgConfig, run_suite as bg_run_suite};
+    use crate::background::{BgOpen, BgTarget};
+    let usage = |msg: String| {
+        eprintln!("taskproof run: {msg}");
+        Ok(exit::USAGE)
+    };
+    let target: BgTarget = match args.target.parse() {
+        Ok(t) => t,
+        Err(e) => return usage(format!("invalid --target {:?}: {e}", args.target)),
+    };
+    if args.profile.is_some() || args.mapping.is_some() || !args.skip_file.is_empty() {
+        return usage(
+            "--profile, --mapping and --skip-file are for the store suite; the background suite holds every target to docs/background.md".into(),
+        );
+    }
+    let loaded = if args.paths.is_empty() {
+        bg_builtin()
+    } else {
+        bg_paths(&args.paths)
+    };
+    let mut selected = match loaded {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("taskproof run: {e}");
+            }
+            return usage(format!(
+                "{} background scenario file error(s); nothing was run",
+                errors.len()
+            ));
+        }
+    };
+    if !args.filter.is_empty() {
+        let mut b = GlobSetBuilder::new();
+        for f in &args.filter {
+            match Glob::new(f) {
+                Ok(g) => {
+                    b.add(g);
+                }
+                Err(e) => return usage(format!("--filter {f:?}: {e}")),
+            }
+        }
+        let set = match b.build() {
+            Ok(s) => s,
+            Err(e) => return usage(format!("--filter: {e}")),
+        };
+        selected.retain(|s| set.is_match(&s.id));
+        if selected.is_empty() {
+            return usage(format!(
+                "no background scenario id matches --filter {}",
+                args.filter.join(", ")
+            ));
+        }
+    }
+    if let Some(p) = args.partition {
+        selected = selected
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % p.n + 1 == p.k)
+            .map(|(_, s)| s)
+            .collect();
+    }
+    // A published version is installed before any session opens, so a download is never
+    // charged to a session's start-up.
+    if let BgTarget::ClaudeCode(cc) = &target
+        && let Some(code) =
+            super::prepare_target(&crate::target::TargetSpec::ClaudeCode(cc.clone()))
+    {
+        return Ok(code);
+    }
+    let config = BgConfig {
+        target,
+        open: BgOpen {
+            limits: crate::background::protocol::Limits {
+                timeout: args.timeout.0,
+                start_timeout: args.start_timeout.0,
+            },
+            output_cap: None,
+        },
+        keep_going: true,
+    };
+    let mut reporters = reporters_of(&args);
     let mut report_error: Option<ReportError> = None;
-    let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| {
+    let suite = bg_run_suite(&selected, &config, &mut |e: &Event<'_>| {
         for r in reporters.iter_mut() {
             if let Err(err) = r.report(e) {
                 report_error.get_or_insert(err);

@@ -20,8 +20,18 @@ pub(super) fn parse_rules(v: &Value, path: &str) -> Result<Vec<Rule>, FieldError
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            r.parse()
-                .map_err(|m| FieldError::new(format!("{path}[{i}]"), m))
+            let rule: Rule = r
+                .parse()
+                .map_err(|m| FieldError::new(format!("{path}[{i}]"), m))?;
+            if Rule::BACKGROUND.contains(&rule) {
+                return Err(FieldError::new(
+                    format!("{path}[{i}]"),
+                    format!(
+                        "{r} is a background-task rule (docs/background.md); a store scenario cites S1 to S20"
+                    ),
+                ));
+            }
+            Ok(rule)
         })
         .collect()
 }

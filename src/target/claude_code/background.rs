@@ -180,6 +180,8 @@ pub struct ClaudeCodeBg {
     _on_signal: CleanupGuard,
     _config: tempfile::TempDir,
     _guard: TempGuard,
+    /// Set when the CLI had to be killed after its input ended (it waited for its tasks).
+    pub exit_note: Option<String>,
 }
 
 /// Opens a background session on `spec` (installed first if needed) whose tasks run in
@@ -258,6 +260,7 @@ impl ClaudeCodeBg {
             _on_signal: on_signal,
             _config: config,
             _guard: guard,
+            exit_note: None,
         };
         // The first turn calls nothing: it shows the tools.
         s.step(Vec::new(), options.start_timeout)
@@ -528,12 +531,16 @@ impl ClaudeCodeBg {
                 let deadline = Instant::now() + self.options.timeout;
                 while self.child.exited().is_none() {
                     if Instant::now() >= deadline {
+                        // Measured: 2.1.112 and 2.1.332 wait for their running tasks to end
+                        // before they exit. The session has ended as its user ended it; the
+                        // CLI is killed (its tasks are in sessions of their own, untouched),
+                        // and what its tasks left running is judged from the process table.
                         self.child.kill();
-                        bail!(
-                            "Claude Code {} did not exit within {:?} after its input ended (killed)",
-                            self.version,
-                            self.options.timeout
-                        );
+                        self.exit_note = Some(format!(
+                            "Claude Code {} did not exit within {:?} after its input ended, waiting for its tasks; it was killed",
+                            self.version, self.options.timeout
+                        ));
+                        return Ok(());
                     }
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -566,6 +573,17 @@ impl ClaudeCodeBg {
             return Ok(None);
         };
         let r = self.call_output(id, false)?;
+        if r.is_error && (r.text.contains("No task found") || r.text.contains("No shell found")) {
+            // The tool's own answer that it knows no such task: for a task it should still
+            // know, a finding (B5), not a broken target.
+            return Err(anyhow::Error::new(crate::background::BgNoSuchTask(
+                format!(
+                    "Claude Code {} {name} {id}: {}",
+                    self.version,
+                    parse::without_reminders(&r.text).trim()
+                ),
+            )));
+        }
         if r.is_error {
             bail!("Claude Code {} {name} {id}: {}", self.version, r.text);
         }
@@ -666,6 +684,11 @@ impl BgSession for ClaudeCodeBg {
 
     fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
         Ok(self.task_procs().into_iter().map(|p| p.pid).collect())
+    }
+
+    fn output_root(&self) -> Option<std::path::PathBuf> {
+        // CLAUDE_CODE_TMPDIR: the CLI keeps each task's output under it.
+        Some(self._config.path().join("tmp"))
     }
 }
 
