@@ -33,10 +33,10 @@ if [ "$which" = all ] || [ "$which" = task-master ]; then
   fi
   t="mcp:node $tm/node_modules/task-master-ai/dist/mcp-server.js"
   log "record $t"
-  taskproof record --target "$t" --mapping mappings/task-master.toml --timeout 300 \
+  taskproof record --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
     --name task-master-0.43.1-mcp --out profiles/task-master-0.43.1-mcp.json
   log "matrix column $t"
-  taskproof matrix --target "$t" --mapping mappings/task-master.toml --timeout 300 \
+  taskproof matrix --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
     --label "task-master-0.43.1-mcp=$t" --out reports
 fi
 

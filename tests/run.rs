@@ -464,6 +464,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
                 "error",
                 "stderr",
                 "notes",
+                "time_dependent_steps",
                 "skipped_steps",
                 "duration_ms"
             ]

@@ -146,6 +146,16 @@ impl Run<'_> {
         self.notes.iter().filter(|n| n.id == id).collect()
     }
 
+    /// Whether task `id` was notified by now: the notifications received so far, asked
+    /// again without waiting, since a target may deliver one with the very answer that says
+    /// the task is gone (Claude Code hands the model the notification in the same turn).
+    fn notified_by_now(&mut self, id: &str) -> bool {
+        if let Ok(n) = self.session.notifications(Duration::ZERO) {
+            self.notes = n;
+        }
+        !self.notified(id).is_empty()
+    }
+
     fn spawn(&mut self, i: usize, name: String, sp: &super::scenario::Spawn) -> Res<()> {
         let work = BgWork {
             command: sp.command(),
@@ -244,7 +254,7 @@ impl Run<'_> {
                 Ok(o) => o,
                 Err(e) => match e.downcast_ref::<BgNoSuchTask>() {
                     Some(nf) => {
-                        if self.notified(&id).is_empty() {
+                        if !self.notified_by_now(&id) {
                             self.fail(
                                 Some(i),
                                 5,
@@ -257,7 +267,8 @@ impl Run<'_> {
                             );
                         } else {
                             self.remarks.push(format!(
-                                "steps[{i}]: task {id} was evicted after its notification was collected; its output is no longer read by id"
+                                "{}: task {id} was evicted after its notification was collected; its output is no longer read by id",
+                                step_words(i)
                             ));
                         }
                         return Ok(None);
@@ -299,7 +310,7 @@ impl Run<'_> {
             if let Some(s) = out.status {
                 tr.seen.push((i, s));
                 if s.is_final() {
-                    tr.finals.push((format!("steps[{i}] read"), s));
+                    tr.finals.push((format!("{} read", step_words(i)), s));
                 }
                 status = Some(s);
             }
@@ -321,7 +332,7 @@ impl Run<'_> {
                 .push((format!("steps[{i}] kill answer"), BgStatus::Killed)),
             BgKill::AlreadyFinal(s) => tr.finals.push((format!("steps[{i}] kill answer"), *s)),
             BgKill::NotFound(m) => {
-                if self.notified(&id).is_empty() {
+                if !self.notified_by_now(&id) {
                     let m = m.clone();
                     self.fail(
                         Some(i),
@@ -975,6 +986,16 @@ pub fn run_suite(
     };
     emit(&Event::RunFinished { suite: &suite });
     suite
+}
+
+/// How a remark names step `i`; the final checks after the last step read with
+/// `usize::MAX`.
+fn step_words(i: usize) -> String {
+    if i == usize::MAX {
+        "after the last step".to_string()
+    } else {
+        format!("steps[{i}]")
+    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,11 @@ pub const BUILTIN: &[(&str, &[&str], &str)] = &[
         &[],
         include_str!("../../profiles/task-master-0.43.1.json"),
     ),
+    (
+        "taskproof-mcp",
+        &[],
+        include_str!("../../profiles/taskproof-mcp.json"),
+    ),
 ];
 
 /// What a run holds a target to: the expectations written into the scenario files under
