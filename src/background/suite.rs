@@ -146,14 +146,12 @@ impl Run<'_> {
         self.notes.iter().filter(|n| n.id == id).collect()
     }
 
-    /// Whether task `id` was notified by now: the notifications received so far, asked
-    /// again without waiting, since a target may deliver one with the very answer that says
-    /// the task is gone (Claude Code hands the model the notification in the same turn).
+    /// Whether task `id` was notified by now: collected, or delivered by the target on its
+    /// own with the very answer that says the task is gone (Claude Code hands the model the
+    /// notification in the same turn). A notification still waiting to be collected does
+    /// not count: evicting its task first is the bug B5 names.
     fn notified_by_now(&mut self, id: &str) -> bool {
-        if let Ok(n) = self.session.notifications(Duration::ZERO) {
-            self.notes = n;
-        }
-        !self.notified(id).is_empty()
+        !self.notified(id).is_empty() || self.session.delivered().iter().any(|n| n.id == id)
     }
 
     fn spawn(&mut self, i: usize, name: String, sp: &super::scenario::Spawn) -> Res<()> {

@@ -102,6 +102,14 @@ pub trait BgSession: Send {
         Ok(Vec::new())
     }
 
+    /// The notifications the target has already delivered on its own, without being asked
+    /// (an agent's model sees each as a turn of its conversation, possibly in the same turn
+    /// as the answer that says the task is gone). Empty for a target that delivers only when
+    /// asked through [`BgSession::notifications`].
+    fn delivered(&mut self) -> Vec<BgNotification> {
+        Vec::new()
+    }
+
     /// The folder the target keeps its tasks' output files in, when it is not the session's
     /// folder (Claude Code keeps them under its own temporary folder); B6 holds each output
     /// file to be the task's own file inside it.

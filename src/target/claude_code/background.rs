@@ -686,6 +686,10 @@ impl BgSession for ClaudeCodeBg {
         Ok(self.task_procs().into_iter().map(|p| p.pid).collect())
     }
 
+    fn delivered(&mut self) -> Vec<BgNotification> {
+        self.notifications_now()
+    }
+
     fn output_root(&self) -> Option<std::path::PathBuf> {
         // CLAUDE_CODE_TMPDIR: the CLI keeps each task's output under it.
         Some(self._config.path().join("tmp"))
