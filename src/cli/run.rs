@@ -227,18 +227,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     let mut selected = scenarios;
     if !args.filter.is_empty() {
-        let mut b = GlobSetBuilder::new();
-        for f in &args.filter {
-            match Glob::new(f) {
-                Ok(g) => {
-                    b.add(g);
-                }
-                Err(e) => return usage(format!("--filter {f:?}: {e}")),
-            }
-        }
-        let set = match b.build() {
+        let set = match filter_set(&args.filter) {
             Ok(s) => s,
-            Err(e) => return usage(format!("--filter: {e}")),
+            Err(e) => return usage(e),
         };
         selected.retain(|s| set.is_match(&s.id));
         if selected.is_empty() {
@@ -356,18 +347,9 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
         }
     };
     if !args.filter.is_empty() {
-        let mut b = GlobSetBuilder::new();
-        for f in &args.filter {
-            match Glob::new(f) {
-                Ok(g) => {
-                    b.add(g);
-                }
-                Err(e) => return usage(format!("--filter {f:?}: {e}")),
-            }
-        }
-        let set = match b.build() {
+        let set = match filter_set(&args.filter) {
             Ok(s) => s,
-            Err(e) => return usage(format!("--filter: {e}")),
+            Err(e) => return usage(e),
         };
         selected.retain(|s| set.is_match(&s.id));
         if selected.is_empty() {
@@ -446,6 +428,15 @@ pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
     } else {
         exit::OK
     }
+}
+
+/// The `--filter` globs as one set, or the usage error naming the bad one.
+fn filter_set(filters: &[String]) -> Result<globset::GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for f in filters {
+        b.add(Glob::new(f).map_err(|e| format!("--filter {f:?}: {e}"))?);
+    }
+    b.build().map_err(|e| format!("--filter: {e}"))
 }
 
 #[cfg(test)]
