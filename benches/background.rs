@@ -68,9 +68,11 @@ fn main() -> anyhow::Result<()> {
                     let mut old: serde_json::Value = serde_json::from_str(&old)?;
                     let new = report["cases"].as_array().cloned().unwrap_or_default();
                     if let Some(cases) = old["cases"].as_array_mut() {
-                        for c in cases.iter_mut() {
-                            if let Some(n) = new.iter().find(|n| n["case"] == c["case"]) {
-                                *c = n.clone();
+                        for n in new {
+                            match cases.iter_mut().find(|c| c["case"] == n["case"]) {
+                                Some(c) => *c = n,
+                                // A case the record does not have yet is added.
+                                None => cases.push(n),
                             }
                         }
                     }

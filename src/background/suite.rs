@@ -709,6 +709,15 @@ impl Run<'_> {
             if self.read(usize::MAX, t, true)?.is_none() {
                 continue;
             }
+            let file = self.tasks[t]
+                .output_file
+                .as_ref()
+                .and_then(|f| std::fs::read(f).ok())
+                .map(|mut bytes| {
+                    let len = self.session.command_output(&self.tasks[t].id, &bytes);
+                    bytes.truncate(len);
+                    bytes
+                });
             let tr = &self.tasks[t];
             let want = tr.expected_output.clone().unwrap_or_default();
             if tr.consumed != want {
@@ -718,7 +727,7 @@ impl Run<'_> {
                 );
                 self.fail(None, 4, reason, json!(want), json!(tr.consumed));
             } else if let Some(f) = &tr.output_file
-                && let Ok(bytes) = std::fs::read(f)
+                && let Some(bytes) = file
                 && String::from_utf8_lossy(&bytes) != want
             {
                 let reason = format!(
@@ -915,6 +924,7 @@ fn run_inner(s: &BgScenario, config: &BgConfig) -> Res<(Vec<StepFailure>, Vec<St
         kill_groups(&procs::members_of(&pgids));
     }
     outcome?;
+    run.remarks.extend(run.session.remarks());
     let mut failures = run.failures;
     failures.sort_by_key(|f| f.step.unwrap_or(usize::MAX));
     Ok((failures, run.remarks))

@@ -110,6 +110,22 @@ pub trait BgSession: Send {
         Vec::new()
     }
 
+    /// What the target's driver mapped instead of passing on as the target's answer (an
+    /// adapter's reading of the product's format, such as Claude Code's exit line at the end
+    /// of an output file), for the scenario's notes: kept apart from the target's behaviour.
+    fn remarks(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// How many leading bytes of task `id`'s output file (whose content is `file`) are the
+    /// command's output: all of them, unless the target writes lines of its own into the
+    /// file (Claude Code's exit line); the driver names what it left out in
+    /// [`BgSession::remarks`].
+    fn command_output(&mut self, id: &str, file: &[u8]) -> usize {
+        let _ = id;
+        file.len()
+    }
+
     /// The folder the target keeps its tasks' output files in, when it is not the session's
     /// folder (Claude Code keeps them under its own temporary folder); B6 holds each output
     /// file to be the task's own file inside it.

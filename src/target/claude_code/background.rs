@@ -182,6 +182,8 @@ pub struct ClaudeCodeBg {
     _guard: TempGuard,
     /// Set when the CLI had to be killed after its input ended (it waited for its tasks).
     pub exit_note: Option<String>,
+    /// What the driver mapped rather than passed on (see [`BgSession::remarks`]).
+    remarks: Vec<String>,
 }
 
 /// Opens a background session on `spec` (installed first if needed) whose tasks run in
@@ -261,6 +263,7 @@ impl ClaudeCodeBg {
             _config: config,
             _guard: guard,
             exit_note: None,
+            remarks: Vec::new(),
         };
         // The first turn calls nothing: it shows the tools.
         s.step(Vec::new(), options.start_timeout)
@@ -648,9 +651,13 @@ impl BgSession for ClaudeCodeBg {
                     .ok_or_else(|| anyhow!("no output file known for task {id}"))?;
                 let bytes =
                     std::fs::read(&file).with_context(|| format!("read {}", file.display()))?;
+                // The CLI's own `[exited with code N]` line after the command's output is
+                // not output the command wrote: it is read as the exit it reports, and named
+                // in the scenario's notes, so that B4 judges the command's bytes.
+                let output = &bytes[..self.command_output(id, &bytes)];
                 Ok(BgOutput {
-                    text: from(&bytes),
-                    next_offset: Some(bytes.len() as u64),
+                    text: from(output),
+                    next_offset: Some(output.len().max(offset as usize) as u64),
                     status: None,
                 })
             }
@@ -688,6 +695,24 @@ impl BgSession for ClaudeCodeBg {
 
     fn delivered(&mut self) -> Vec<BgNotification> {
         self.notifications_now()
+    }
+
+    fn command_output(&mut self, id: &str, file: &[u8]) -> usize {
+        let Some((len, code)) = parse::exit_trailer(file) else {
+            return file.len();
+        };
+        let remark = format!(
+            "task {id}'s output file ends in Claude Code {}'s own line \"[exited with code {code}]\" after the command's {len} bytes; it is read as the exit, not as output",
+            self.version
+        );
+        if !self.remarks.contains(&remark) {
+            self.remarks.push(remark);
+        }
+        len
+    }
+
+    fn remarks(&self) -> Vec<String> {
+        self.remarks.clone()
     }
 
     fn output_root(&self) -> Option<std::path::PathBuf> {

@@ -20,6 +20,21 @@ static ID: LazyLock<Regex> =
 static FILE: LazyLock<Regex> = LazyLock::new(|| re(r"Output is being written to: (\S+)"));
 static EXIT: LazyLock<Regex> = LazyLock::new(|| re(r"exit code (-?[0-9]+)"));
 static FINAL: LazyLock<Regex> = LazyLock::new(|| re(r"\(status: ([a-z_]+)\)"));
+static TRAILER: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(r"\n\[exited with code (-?[0-9]+)\]\n\z").expect("a valid pattern")
+});
+
+/// The line versions without an output tool (2.1.277 on) append to a task's output file once
+/// its shell exits: `\n[exited with code N]\n`, after whatever the command wrote (measured
+/// on 2.1.277 and 2.1.332: `"boom\n"` becomes `"boom\n\n[exited with code 3]\n"`, `"x"`
+/// becomes `"x\n[exited with code 0]\n"`). Returns the length of the command's own output
+/// and the exit code, or None when the file does not end in the trailer.
+pub fn exit_trailer(file: &[u8]) -> Option<(usize, i32)> {
+    let tail_from = file.len().saturating_sub(64);
+    let c = TRAILER.captures(&file[tail_from..])?;
+    let code = std::str::from_utf8(&c[1]).ok()?.parse().ok()?;
+    Some((tail_from + c.get(0)?.start(), code))
+}
 
 /// A status word of Claude Code (the five of the seed).
 pub fn status(word: &str) -> Option<BgStatus> {
@@ -204,6 +219,22 @@ pub fn kill(is_error: bool, text: &str) -> Result<BgKill, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exit_trailer_is_found_only_at_the_end() {
+        // What 2.1.332 left in the files of the suite's tasks.
+        assert_eq!(
+            exit_trailer(b"boom\n\n[exited with code 3]\n"),
+            Some((5, 3))
+        );
+        assert_eq!(exit_trailer(b"x\n[exited with code 0]\n"), Some((1, 0)));
+        assert_eq!(exit_trailer(b"\n[exited with code -1]\n"), Some((0, -1)));
+        // The command's own words, or a trailer that is not last, are output.
+        assert_eq!(exit_trailer(b"[exited with code 0]\n"), None);
+        assert_eq!(exit_trailer(b"\n[exited with code 0]\nmore\n"), None);
+        assert_eq!(exit_trailer(b"hello\n"), None);
+        assert_eq!(exit_trailer(b""), None);
+    }
 
     #[test]
     fn bash_answers_of_each_version_give_the_id() {

@@ -133,6 +133,7 @@ fn cases() -> Vec<(&'static str, Vec<u32>, Body)> {
         ("kill-while-running", vec![84464], kill_running),
         ("output-before-during-after", vec![], output_phases),
         ("five-finish-together", vec![40235], five_together),
+        ("finish-during-the-turn", vec![40235], during_turn),
         (
             "output-consumed-then-notified",
             vec![52786, 33872],
@@ -383,6 +384,51 @@ fn five_together(s: &mut ClaudeCodeBg, f: &mut Vec<String>) -> anyhow::Result<Va
         "tasks": account(s, &notes, &ids),
         "notification_requests": requests,
         "note": "notification_requests: the agent request that brought each notification (one request can bring several)",
+    }))
+}
+
+/// Sixteen tasks that exit at once, while the turn that starts them is still running (the
+/// suite's `ids` scenario): how many are notified on their own within [`NOTIFY_WAIT`], how
+/// many only with the user's next prompt, and how many never.
+fn during_turn(s: &mut ClaudeCodeBg, f: &mut Vec<String>) -> anyhow::Result<Value> {
+    let works: Vec<BgWork> = (0..16).map(|i| work(format!("echo {i}"))).collect();
+    let t0 = Instant::now();
+    let started = s.spawn_many(&works)?;
+    let turn_ms = t0.elapsed().as_millis() as u64;
+    let ids: Vec<String> = started.iter().map(|t| t.id.clone()).collect();
+    let notes = s.notifications(NOTIFY_WAIT)?;
+    std::thread::sleep(Duration::from_secs(2));
+    let notes = s.notifications(Duration::ZERO).unwrap_or(notes);
+    let on_their_own = notes.len();
+    s.ping()?;
+    std::thread::sleep(Duration::from_secs(3));
+    let all = s.notifications(Duration::ZERO).unwrap_or_default();
+    let late: Vec<&BgNotification> = all[on_their_own.min(all.len())..].iter().collect();
+    let count = |n: &[&BgNotification], id: &str| n.iter().filter(|x| x.id == id).count();
+    let own: Vec<&BgNotification> = notes.iter().collect();
+    let (mut alone, mut with_prompt, mut never) = (0, 0, 0);
+    for id in &ids {
+        match (count(&own, id), count(&late, id)) {
+            (0, 0) => never += 1,
+            (0, _) => with_prompt += 1,
+            _ => alone += 1,
+        }
+    }
+    if with_prompt > 0 {
+        f.push(format!(
+            "{with_prompt} of 16 tasks that ended during the turn that started them were notified only with the next prompt"
+        ));
+    }
+    count_findings(&all, &ids, f);
+    let received = s.received();
+    Ok(json!({
+        "ids": ids,
+        "spawn_turn_ms": turn_ms,
+        "notified_on_their_own": alone,
+        "notified_only_with_the_next_prompt": with_prompt,
+        "never_notified": never,
+        "tasks": account(s, &all, &ids),
+        "notification_requests": received.iter().map(|r| r.request).collect::<Vec<u64>>(),
     }))
 }
 
