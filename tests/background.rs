@@ -59,7 +59,7 @@ fn the_reference_passes_the_background_suite() {
     let (code, report, text) = run_bg(&["--target", "reference"]);
     assert_eq!(code, 0, "{text}");
     let scenarios = report["scenarios"].as_array().expect("scenarios");
-    assert_eq!(scenarios.len(), 13, "{text}");
+    assert_eq!(scenarios.len(), 14, "{text}");
     assert!(
         scenarios.iter().all(|s| s["outcome"] == "pass"),
         "{report:#}"
@@ -117,7 +117,7 @@ fn the_python_example_runner_passes_the_background_suite() {
         "bg-cmd:python3 examples/adapters/background/runner.py --output-cap 1048576",
     ]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(13));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(14));
 }
 
 /// A served runner with one task (a shell and two children); returns the runner, its stdin

@@ -373,6 +373,71 @@ mod timeline {
         assert!(md.contains("expected: {\"error\":\"cycle\"}"), "{md}");
     }
 
+    /// A background-task report of a version is a point of a background row, with its
+    /// failure as the witness; a store report with a scenario of the same id is not.
+    #[test]
+    fn background_suite_reports_are_points_of_background_rows_only() {
+        let dir = tempdir();
+        let at = |v: &str, file: &str, name: &str, outcome: &str| {
+            let d = dir.path().join("reports/claude-code").join(v);
+            std::fs::create_dir_all(&d).unwrap();
+            let report = serde_json::json!({
+                "format_version": 1,
+                "profile": "strict",
+                "target": {"spec": format!("claude-code@{v}"), "name": name},
+                "scenarios": [{
+                    "id": "completion",
+                    "outcome": outcome,
+                    "reason": "task t was notified 0 time(s), not once",
+                    "failures": [{"reason": "task t was notified 0 time(s), not once"}],
+                }],
+            });
+            std::fs::write(d.join(file), report.to_string()).unwrap();
+        };
+        at(
+            "2.1.40",
+            "background-suite.json",
+            "background-task target",
+            "fail",
+        );
+        at(
+            "2.1.41",
+            "background-suite.json",
+            "background-task target",
+            "pass",
+        );
+        // A store run whose scenario happens to share the id.
+        at("2.1.42", "run.json", "claude-code", "fail");
+        let rows = vec![
+            Row {
+                id: "bg",
+                title: "notified",
+                probe: RowProbe::Background("completion".into()),
+                reading: "",
+            },
+            Row {
+                id: "store",
+                title: "store",
+                probe: RowProbe::Scenario("completion".into()),
+                reading: "",
+            },
+        ];
+        let mut cache = Cache::default();
+        taskproof::timeline::seeds::add_known(dir.path(), &rows, &mut cache);
+        let bg = &cache.points["background:completion"];
+        assert_eq!(bg.keys().collect::<Vec<_>>(), ["2.1.40", "2.1.41"]);
+        let fail = bg["2.1.40"].judged.seen().unwrap();
+        assert_eq!(fail.key, "fail");
+        assert!(fail.witness.contains("notified 0 time(s)"), "{fail:?}");
+        assert_eq!(
+            bg["2.1.40"].source,
+            "reports/claude-code/2.1.40/background-suite.json"
+        );
+        assert_eq!(bg["2.1.41"].judged.seen().unwrap().key, "pass");
+        let store = &cache.points["scenario:completion"];
+        assert_eq!(store.keys().collect::<Vec<_>>(), ["2.1.42"]);
+    }
+
     #[test]
     fn a_flip_flop_between_two_agreeing_samples_is_missed_as_documented() {
         // Reference only at 2.0.9-2.0.11; with no samples the ends (both naive) agree.

@@ -342,6 +342,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../background/scenarios/completion.json"),
     ),
     (
+        "background/scenarios/end-during-the-spawning-turn.json",
+        include_str!("../../background/scenarios/end-during-the-spawning-turn.json"),
+    ),
+    (
         "background/scenarios/failure.json",
         include_str!("../../background/scenarios/failure.json"),
     ),

@@ -56,6 +56,47 @@ impl Default for Limits {
     }
 }
 
+/// One background-task scenario (`run --suite background`), judged by its verdict.
+#[derive(Debug, Clone)]
+pub struct BackgroundProbe {
+    pub scenario: crate::background::scenario::BgScenario,
+    pub limits: Limits,
+}
+
+impl BackgroundProbe {
+    /// Runs the scenario once against the background tasks of `target` (a `claude-code@V`
+    /// target: its CLI, installed first when needed).
+    pub fn judge(&self, target: &TargetSpec) -> Judged {
+        use crate::background::suite::{BgConfig, run_scenario};
+        use crate::background::{BgOpen, BgTarget};
+        let bg: BgTarget = match target.to_string().parse() {
+            Ok(t) => t,
+            Err(e) => return Judged::Unusable(format!("no background-task target: {e}")),
+        };
+        if let Err(e) = target.prepare() {
+            return Judged::Unusable(format!("cannot be installed: {e}"));
+        }
+        let config = BgConfig {
+            target: bg,
+            open: BgOpen {
+                limits: crate::background::protocol::Limits {
+                    timeout: self.limits.timeout,
+                    start_timeout: self.limits.start_timeout,
+                },
+                output_cap: None,
+            },
+            keep_going: true,
+        };
+        let r = run_scenario(&self.scenario, &config);
+        if let Err(e) = &r.result
+            && e.message.starts_with("failed to open a session")
+        {
+            return Judged::Unusable(format!("cannot be started: {}", e.message));
+        }
+        judged_result(&r, Change::Verdict, None)
+    }
+}
+
 /// One scenario (optionally one step of it), judged by `strict`'s expectations.
 #[derive(Debug, Clone)]
 pub struct ScenarioProbe {
@@ -131,72 +172,77 @@ impl ScenarioProbe {
 
     /// What one result says, for the change looked for.
     pub fn seen(&self, r: &ScenarioResult) -> Judged {
-        if let Err(e) = &r.result {
-            // A target that hung, crashed or broke the protocol judged nothing.
-            let at = e.step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
-            return Judged::Unusable(format!("the target broke at {at}{}", e.message));
-        }
-        let answers: BTreeMap<usize, String> = r
-            .steps
-            .iter()
-            .map(|s| (s.step, s.answer.json.to_string()))
-            .collect();
-        let failed_steps: Vec<usize> = r.failures().iter().filter_map(|f| f.step).collect();
-        let witness = match &r.result {
-            Ok(Outcome::Fail(_)) => failure_text(r),
-            Ok(Outcome::Skip(why)) => format!("skipped: {why}"),
-            _ => match self.step {
-                Some(n) => answers
-                    .get(&n)
-                    .map(|a| format!("steps[{n}] answered {a}"))
-                    .unwrap_or_default(),
-                None => String::new(),
-            },
-        };
-        let (key, summary) = match (self.change, self.step) {
-            (Change::Answer, None) => {
-                let all: Vec<Value> = r
-                    .steps
-                    .iter()
-                    .map(|s| serde_json::json!({"step": s.step, "answer": s.answer.json}))
-                    .collect();
-                let key = Value::Array(all).to_string();
-                let summary = format!("{} answers ({})", r.steps.len(), r.kind().as_str());
-                (key, summary)
-            }
-            (Change::Answer, Some(n)) => match answers.get(&n) {
-                Some(a) => (a.clone(), format!("steps[{n}] answered {a}")),
-                None => (
-                    format!("no answer: {}", r.kind().as_str()),
-                    format!("steps[{n}] not reached ({})", r.kind().as_str()),
-                ),
-            },
-            (_, Some(n)) => {
-                let verdict = match &r.result {
-                    Ok(Outcome::Skip(_)) => "skip",
-                    _ if failed_steps.contains(&n) => "fail",
-                    _ if answers.contains_key(&n) => "pass",
-                    _ => "not reached",
-                };
-                (verdict.to_string(), format!("steps[{n}] {verdict}"))
-            }
-            (_, None) => {
-                let kind = r.kind().as_str().to_string();
-                let summary = match r.reason() {
-                    Some(why) => format!("{kind} ({why})"),
-                    None => kind.clone(),
-                };
-                (kind, summary)
-            }
-        };
-        Judged::Seen(Seen {
-            key,
-            summary,
-            witness,
-            failed_steps,
-            answers,
-        })
+        judged_result(r, self.change, self.step)
     }
+}
+
+/// What one scenario result says for `change` (of step `step`, or the whole scenario).
+fn judged_result(r: &ScenarioResult, change: Change, step: Option<usize>) -> Judged {
+    if let Err(e) = &r.result {
+        // A target that hung, crashed or broke the protocol judged nothing.
+        let at = e.step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
+        return Judged::Unusable(format!("the target broke at {at}{}", e.message));
+    }
+    let answers: BTreeMap<usize, String> = r
+        .steps
+        .iter()
+        .map(|s| (s.step, s.answer.json.to_string()))
+        .collect();
+    let failed_steps: Vec<usize> = r.failures().iter().filter_map(|f| f.step).collect();
+    let witness = match &r.result {
+        Ok(Outcome::Fail(_)) => failure_text(r),
+        Ok(Outcome::Skip(why)) => format!("skipped: {why}"),
+        _ => match step {
+            Some(n) => answers
+                .get(&n)
+                .map(|a| format!("steps[{n}] answered {a}"))
+                .unwrap_or_default(),
+            None => String::new(),
+        },
+    };
+    let (key, summary) = match (change, step) {
+        (Change::Answer, None) => {
+            let all: Vec<Value> = r
+                .steps
+                .iter()
+                .map(|s| serde_json::json!({"step": s.step, "answer": s.answer.json}))
+                .collect();
+            let key = Value::Array(all).to_string();
+            let summary = format!("{} answers ({})", r.steps.len(), r.kind().as_str());
+            (key, summary)
+        }
+        (Change::Answer, Some(n)) => match answers.get(&n) {
+            Some(a) => (a.clone(), format!("steps[{n}] answered {a}")),
+            None => (
+                format!("no answer: {}", r.kind().as_str()),
+                format!("steps[{n}] not reached ({})", r.kind().as_str()),
+            ),
+        },
+        (_, Some(n)) => {
+            let verdict = match &r.result {
+                Ok(Outcome::Skip(_)) => "skip",
+                _ if failed_steps.contains(&n) => "fail",
+                _ if answers.contains_key(&n) => "pass",
+                _ => "not reached",
+            };
+            (verdict.to_string(), format!("steps[{n}] {verdict}"))
+        }
+        (_, None) => {
+            let kind = r.kind().as_str().to_string();
+            let summary = match r.reason() {
+                Some(why) => format!("{kind} ({why})"),
+                None => kind.clone(),
+            };
+            (kind, summary)
+        }
+    };
+    Judged::Seen(Seen {
+        key,
+        summary,
+        witness,
+        failed_steps,
+        answers,
+    })
 }
 
 /// A race: whether one workload finds an anomaly.

@@ -8,7 +8,7 @@ pub mod judge;
 pub mod search;
 pub mod versions;
 
-pub use judge::{Change, Limits, RaceProbe, ScenarioProbe, parse_anomaly};
+pub use judge::{BackgroundProbe, Change, Limits, RaceProbe, ScenarioProbe, parse_anomaly};
 pub use search::{Bisection, Found, Judged, Seen, Trial, bisect, max_runs, repeated};
 pub use versions::{Family, Order, Published, Range, Release};
 

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::{Seconds, exit};
-use crate::bisect::{self, Change, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe};
+use crate::bisect::{
+    self, BackgroundProbe, Change, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe,
+};
 use crate::timeline::{self, Cache, RowProbe, Timeline, build_row};
 
 #[derive(Debug, clap::Args)]
@@ -22,7 +24,9 @@ Every judgement is kept in the cache file (--cache), so a rerun runs only what i
 --no-run rebuilds the pages from the cache alone.
 
 Rows: delete, ids-reused, duplicate-ids, torn-writes, edges-mirrored,
-finished-list-deleted, background-tasks (a slot: not measured here).
+finished-list-deleted, and the background-task rows bg-notified, bg-end-during-turn,
+bg-session-end (scenarios of `run --suite background`, judged from
+reports/claude-code/VERSION/background-suite.json where a version has one).
 
 Examples:
   taskproof timeline
@@ -123,6 +127,33 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         timeout: args.timeout.0,
         start_timeout: args.start_timeout.0,
     };
+    let background = match crate::background::scenario::load_builtin() {
+        Ok(b) => b,
+        Err(errors) => {
+            return usage(
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+    };
+    let mut bg_probes: Vec<Option<BackgroundProbe>> = Vec::new();
+    for r in &rows {
+        bg_probes.push(match &r.probe {
+            RowProbe::Background(id) => {
+                let Some(s) = background.iter().find(|s| &s.id == id) else {
+                    return usage(format!("row {}: no background scenario {id}", r.id));
+                };
+                Some(BackgroundProbe {
+                    scenario: s.clone(),
+                    limits,
+                })
+            }
+            _ => None,
+        });
+    }
     let mut probes: Vec<Option<ScenarioProbe>> = Vec::new();
     for r in &rows {
         probes.push(match &r.probe {
@@ -185,9 +216,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let family = args.target.family.clone();
     let repeat = args.repeat as usize;
-    for (row, probe) in rows.iter().zip(&probes) {
+    for ((row, probe), bg_probe) in rows.iter().zip(&probes).zip(&bg_probes) {
         let mut run = |v: &str| -> Option<Judged> {
-            if args.no_run || row.probe == RowProbe::Slot {
+            if args.no_run {
                 return None;
             }
             let target = match family.target(v) {
@@ -205,8 +236,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                     limits,
                 }
                 .judge(&target),
-                // A slot row has no probe, and build_row never asks one.
-                _ => Judged::Unusable("a row without a probe".into()),
+                (RowProbe::Background(_), _) => match bg_probe {
+                    Some(p) => p.judge(&target),
+                    None => Judged::Unusable("a background row without its scenario".into()),
+                },
+                (RowProbe::Scenario(_) | RowProbe::Step(..), None) => {
+                    Judged::Unusable("a scenario row without its scenario".into())
+                }
             });
             Some(without_stderr(judged))
         };

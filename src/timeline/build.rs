@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::rows::{Row, RowProbe};
+use super::rows::Row;
 use crate::bisect::{self, Found, Judged, Seen};
 
 /// One judged (version, probe).
@@ -232,7 +232,7 @@ pub fn build_row(
         runs: 0,
         problems: Vec::new(),
     };
-    if row.probe == RowProbe::Slot || n < 2 {
+    if n < 2 {
         return out;
     }
     let today = crate::profile::format::today();

@@ -73,9 +73,7 @@ pub fn markdown(t: &Timeline) -> String {
     ));
     out.push_str("| behaviour | changes | spans |\n|---|---|---|\n");
     for r in &t.rows {
-        let changes = if r.row.probe == super::rows::RowProbe::Slot {
-            "not measured here".to_string()
-        } else if r.changes.is_empty() {
+        let changes = if r.changes.is_empty() {
             "none seen".to_string()
         } else {
             r.changes
@@ -178,7 +176,9 @@ fn probe_text(r: &RowTimeline) -> Option<String> {
             "`race --workload {w}` (4 writers x 5 ops, seed 1), anomaly `{}`",
             a.name()
         )),
-        super::rows::RowProbe::Slot => None,
+        super::rows::RowProbe::Background(id) => Some(format!(
+            "the background-task scenario `{id}` under strict (`run --suite background`)"
+        )),
     }
 }
 
@@ -248,9 +248,7 @@ pub fn html(t: &Timeline) -> String {
                 )
             })
             .collect();
-        let changes = if r.row.probe == super::rows::RowProbe::Slot {
-            String::new()
-        } else if changes.is_empty() {
+        let changes = if changes.is_empty() {
             "<small class=\"ch\">no change seen</small>".to_string()
         } else {
             format!(

@@ -13,8 +13,8 @@ pub enum RowProbe {
     Step(String, usize),
     /// Whether the race (4 writers x 5 ops, seed 1) finds the anomaly.
     Race(Workload, AnomalyKind),
-    /// Not measured by taskproof (yet): the row is shown empty, with the note saying why.
-    Slot,
+    /// A background-task scenario's verdict (`run --suite background`, docs/background.md).
+    Background(String),
 }
 
 impl RowProbe {
@@ -24,7 +24,7 @@ impl RowProbe {
             RowProbe::Scenario(id) => format!("scenario:{id}"),
             RowProbe::Step(id, n) => format!("scenario:{id}:steps[{n}]"),
             RowProbe::Race(w, a) => format!("race:{w}:{}", a.name()),
-            RowProbe::Slot => String::new(),
+            RowProbe::Background(id) => format!("background:{id}"),
         }
     }
 
@@ -87,10 +87,22 @@ pub fn claude_code() -> Vec<Row> {
             reading: "fail: the terminal UI deletes every task of a list whose tasks are all completed, 5 s after; pass: kept",
         },
         Row {
-            id: "background-tasks",
-            title: "background-task rules",
-            probe: RowProbe::Slot,
-            reading: "not measured here: the background-task scenarios are another helper's work (issue 27 leaves this row for them); once they exist, a Scenario row per rule fills it",
+            id: "bg-notified",
+            title: "background tasks notified to the model",
+            probe: RowProbe::Background("completion".into()),
+            reading: "fail: a background task that exits 0 is not notified to the model once, completed, with exit code 0 and its whole output (the witness names the rule: before 2.1.41 the model is never told); pass: it is",
+        },
+        Row {
+            id: "bg-end-during-turn",
+            title: "background tasks that end during their own turn notified",
+            probe: RowProbe::Background("end-during-the-spawning-turn".into()),
+            reading: "fail: of 16 tasks that end before the turn that started them is over, some are never notified to the model; pass: each once",
+        },
+        Row {
+            id: "bg-session-end",
+            title: "background tasks ended with the session",
+            probe: RowProbe::Background("session-end-kills-tasks".into()),
+            reading: "fail: a task's processes outlive the end of the session's input (the CLI exits leaving them, or waits for them until it is killed); pass: the CLI ends them",
         },
     ]
 }

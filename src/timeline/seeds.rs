@@ -136,7 +136,13 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
                         },
                     );
                 }
-                RowProbe::Slot => {}
+                RowProbe::Background(_) => {
+                    let file = "background-suite.json";
+                    let rel = format!("reports/claude-code/{v}/{file}");
+                    if let Some(r) = read(&dir.join(file)) {
+                        add_run_report(&r, v, &rel, std::slice::from_ref(row), cache);
+                    }
+                }
             }
         }
     }
@@ -147,9 +153,14 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
 /// `version` for `rows`; `source` names it.
 fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
     for row in rows {
+        // A background-task report (`run --suite background`) names its target so; its
+        // scenarios are judged only for background rows, and a store report's only for the
+        // others.
+        let background = r["target"]["name"] == "background-task target";
         let (id, step) = match &row.probe {
-            RowProbe::Scenario(id) => (id, None),
-            RowProbe::Step(id, n) => (id, Some(*n)),
+            RowProbe::Scenario(id) if !background => (id, None),
+            RowProbe::Step(id, n) if !background => (id, Some(*n)),
+            RowProbe::Background(id) if background => (id, None),
             _ => continue,
         };
         let Some(s) = r
@@ -245,8 +256,11 @@ pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
         let Some(version) = spec.strip_prefix("claude-code@") else {
             continue;
         };
-        // `latest` names the version its hello gave.
-        let version = r["target"]["version"].as_str().unwrap_or(version);
+        // `latest` names the version its hello gave (a background report: `claude-code@V`).
+        let version = r["target"]["version"]
+            .as_str()
+            .map(|v| v.strip_prefix("claude-code@").unwrap_or(v))
+            .unwrap_or(version);
         if !crate::target::claude_code::is_version(version) || !r["scenarios"].is_array() {
             continue;
         }
