@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{InProcessSession, Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use crate::profile::Profile;
+use crate::protocol::Request;
 use crate::store::{Mutant, Options, StoreKind, StrictStore};
 
 pub static REFERENCE: Kind = Kind {
@@ -117,6 +118,12 @@ impl Target for Builtin {
         }
         let session = self.open(root, options).map_err(|(e, _)| e)?;
         Ok((session, None))
+    }
+
+    /// The reference holds its own lock for the whole change, and Claude Code's lock
+    /// directories as it writes (`src/store/cclock.rs`); the others hold none.
+    fn writes_under_lock(&self, _request: &Request) -> bool {
+        self.0 == StoreKind::Reference
     }
 
     fn default_profile(&self) -> Profile {

@@ -257,6 +257,14 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
         false
     }
 
+    /// In a race on a list shared with targets of other kinds, whether the target makes the
+    /// change `request` asks for under the list's lock (`race::mix` charges lost changes by
+    /// it).
+    fn writes_under_lock(&self, request: &Request) -> bool {
+        let _ = request;
+        false
+    }
+
     /// The profile a race or a fuzz run holds this target to unless told otherwise.
     fn default_profile(&self) -> Profile {
         Profile::Strict
@@ -356,6 +364,11 @@ impl TargetSpec {
     /// See [`Target::acts_after_answering`].
     pub fn acts_after_answering(&self) -> bool {
         self.0.acts_after_answering()
+    }
+
+    /// See [`Target::writes_under_lock`].
+    pub fn writes_under_lock(&self, request: &Request) -> bool {
+        self.0.writes_under_lock(request)
     }
 
     /// Whether the target is spoken to through a mapping file (`--mapping FILE`).

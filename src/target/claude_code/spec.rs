@@ -11,6 +11,7 @@ use super::cli::Drive;
 use super::install::{self, InstallError, Installation};
 use super::mapping::Features;
 use super::session::ClaudeCodeSession;
+use crate::protocol::Request;
 use crate::target::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 
 /// `claude-code@VERSION` in the registry of target kinds.
@@ -94,6 +95,12 @@ impl Target for ClaudeCode {
     /// A finished list is reset 5 s after its last task is completed.
     fn acts_after_answering(&self) -> bool {
         true
+    }
+
+    /// Only TaskCreate takes the list's lock (`.lock.lock`, read from 2.1.112's `cli.js`);
+    /// the target claims with TaskUpdate (owner and status), which locks nothing.
+    fn writes_under_lock(&self, request: &Request) -> bool {
+        matches!(request, Request::Create { .. })
     }
 
     fn prepare(&self) -> Result<(), TargetError> {
