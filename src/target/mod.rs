@@ -446,4 +446,54 @@ mod tests {
         assert!("claude-code".parse::<TargetSpec>().is_err());
         assert!("claude-code@../x".parse::<TargetSpec>().is_err());
     }
+
+    /// Every registered kind parses its own example into a target of that kind, which prints
+    /// back as written; no other kind claims it; an unknown kind's error names them all.
+    #[test]
+    fn the_registry_parses_each_kind_and_names_them_all() {
+        for kind in KINDS {
+            assert!(kind.example.starts_with(kind.prefix), "{kind:?}");
+            assert!(kind.syntax.starts_with(kind.prefix), "{kind:?}");
+            let spec: TargetSpec = kind.example.parse().unwrap();
+            assert_eq!(spec.to_string(), kind.example);
+            assert!(std::ptr::eq(spec.kind(), *kind), "{kind:?}");
+            assert_eq!(spec.to_string().parse::<TargetSpec>(), Ok(spec.clone()));
+            let claimed: Vec<&Kind> = KINDS
+                .iter()
+                .copied()
+                .filter(|k| (k.parse)(kind.example).is_some())
+                .collect();
+            assert_eq!(claimed.len(), 1, "{kind:?} claimed by {claimed:?}");
+        }
+        let e = "nope:x".parse::<TargetSpec>().unwrap_err();
+        assert!(e.starts_with("unknown target \"nope:x\"; expected "), "{e}");
+        for kind in KINDS {
+            assert!(e.contains(kind.syntax), "{} not in {e}", kind.syntax);
+        }
+    }
+
+    /// `--mapping` goes to the kinds that take one and is refused by the others, naming the
+    /// kinds that do.
+    #[test]
+    fn mapping_files_go_to_the_kinds_that_take_them() {
+        for kind in KINDS {
+            let spec: TargetSpec = kind.example.parse().unwrap();
+            assert_eq!(spec.takes_mapping(), kind.takes_mapping);
+            let given = spec
+                .clone()
+                .with_mapping(Some(Path::new("/nonexistent.toml")));
+            let none = spec.clone().with_mapping(None);
+            if kind.takes_mapping {
+                assert!(given.is_err() && none.is_err(), "{kind:?}");
+            } else {
+                assert_eq!(none, Ok(spec), "{kind:?}");
+                let e = given.unwrap_err();
+                assert!(
+                    e.contains(&listed(mapping_kinds().map(|k| k.prefix))),
+                    "{e}"
+                );
+            }
+        }
+        assert!(mapping_kinds().next().is_some());
+    }
 }
