@@ -200,10 +200,10 @@ fn in_process_targets_find_every_change_point_within_the_bound() {
     let n = 12;
     for change in 1..n {
         let mut judge = |v: &str| {
-            p.judge(if patch(v) >= change {
-                &TargetSpec::Reference
+            p.judge(&if patch(v) >= change {
+                TargetSpec::reference()
             } else {
-                &TargetSpec::Naive
+                TargetSpec::naive()
             })
         };
         let b = bisect::bisect(&versions(n), &mut judge, &mut |_| {});
@@ -234,13 +234,13 @@ fn a_version_whose_repeats_disagree_is_flaky_with_both_answers() {
                 5 => {
                     flips.set(flips.get() + 1);
                     if flips.get().is_multiple_of(2) {
-                        TargetSpec::Reference
+                        TargetSpec::reference()
                     } else {
-                        TargetSpec::Naive
+                        TargetSpec::naive()
                     }
                 }
-                i if i >= 6 => TargetSpec::Reference,
-                _ => TargetSpec::Naive,
+                i if i >= 6 => TargetSpec::reference(),
+                _ => TargetSpec::naive(),
             };
             p.judge(&t)
         })
@@ -273,10 +273,10 @@ fn a_steps_answer_can_be_the_change() {
     // the strict one answers `cycle`.
     let p = probe(SCENARIO, Some(3), Change::Answer);
     let mut judge = |v: &str| {
-        p.judge(if patch(v) >= 2 {
-            &TargetSpec::Reference
+        p.judge(&if patch(v) >= 2 {
+            TargetSpec::reference()
         } else {
-            &TargetSpec::Naive
+            TargetSpec::naive()
         })
     };
     let b = bisect::bisect(&versions(5), &mut judge, &mut |_| {});
@@ -298,7 +298,7 @@ fn an_end_that_cannot_be_run_gives_no_answer() {
         if patch(v) == 4 {
             Judged::Unusable("cannot be installed: no such tarball".into())
         } else {
-            p.judge(&TargetSpec::Naive)
+            p.judge(&TargetSpec::naive())
         }
     };
     let b = bisect::bisect(&versions(5), &mut judge, &mut |_| {});
@@ -322,10 +322,10 @@ mod timeline {
     /// Reference (refuses the cycle) from 2.0.8 to 2.0.20, naive elsewhere: two changes.
     fn judge_at(p: &ScenarioProbe, v: &str) -> Judged {
         let i = patch(v);
-        p.judge(if (8..=20).contains(&i) {
-            &TargetSpec::Reference
+        p.judge(&if (8..=20).contains(&i) {
+            TargetSpec::reference()
         } else {
-            &TargetSpec::Naive
+            TargetSpec::naive()
         })
     }
 
@@ -444,10 +444,10 @@ mod timeline {
         let p = probe(SCENARIO, None, Change::Verdict);
         let mut cache = Cache::default();
         let judge = |v: &str| {
-            Some(p.judge(if (9..=11).contains(&patch(v)) {
-                &TargetSpec::Reference
+            Some(p.judge(&if (9..=11).contains(&patch(v)) {
+                TargetSpec::reference()
             } else {
-                &TargetSpec::Naive
+                TargetSpec::naive()
             }))
         };
         let vs = versions(30);
@@ -748,10 +748,10 @@ fn a_race_anomaly_ending_is_found() {
         limits: Limits::default(),
     };
     let mut judge = |v: &str| {
-        probe.judge(if patch(v) >= 3 {
-            &TargetSpec::Reference
+        probe.judge(&if patch(v) >= 3 {
+            TargetSpec::reference()
         } else {
-            &TargetSpec::Mutant(Mutant::NoMirror)
+            TargetSpec::mutant(Mutant::NoMirror)
         })
     };
     let b = bisect::bisect(&versions(6), &mut judge, &mut |_| {});

@@ -138,7 +138,7 @@ fn the_cli_runs_its_real_tools_for_every_request() {
 fn a_small_race_runs_against_the_real_cli() {
     let cc = prepared();
     let cfg = Config {
-        target: TargetSpec::ClaudeCode(cc),
+        target: TargetSpec::from(cc),
         writers: 2,
         ops: 3,
         kill: false,

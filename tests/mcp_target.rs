@@ -34,7 +34,7 @@ fn fake(mode: &str, mapping: &Path) -> TargetSpec {
         .unwrap()
         .with_mapping(mapping)
         .unwrap();
-    TargetSpec::Mcp(t)
+    TargetSpec::from(t)
 }
 
 /// Whether the process whose pid the fake server wrote under `root` is gone: no longer there,

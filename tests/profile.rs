@@ -43,7 +43,7 @@ fn record(target: TargetSpec, name: &str, scenarios: &[Scenario]) -> Recorded {
 fn recording_the_reference_gives_a_strict_equivalent_profile() {
     let scenarios = sequential();
     assert!(scenarios.len() >= 30, "the suite shrank");
-    let p = record(TargetSpec::Reference, "reference", &scenarios);
+    let p = record(TargetSpec::reference(), "reference", &scenarios);
     assert_eq!(p.scenarios.len(), scenarios.len());
     assert_eq!(p.differences_from_strict(), Vec::<String>::new());
 }
@@ -51,7 +51,7 @@ fn recording_the_reference_gives_a_strict_equivalent_profile() {
 #[test]
 fn a_mutants_recording_differs_from_the_references_in_the_rule_it_breaks() {
     let scenarios = sequential();
-    let reference = record(TargetSpec::Reference, "reference", &scenarios);
+    let reference = record(TargetSpec::reference(), "reference", &scenarios);
     for (mutant, rule, scenario) in [
         (
             Mutant::ReusedIds,
@@ -66,7 +66,7 @@ fn a_mutants_recording_differs_from_the_references_in_the_rule_it_breaks() {
         ),
     ] {
         let m = record(
-            TargetSpec::Mutant(mutant),
+            TargetSpec::mutant(mutant),
             &format!("{mutant:?}"),
             &scenarios,
         );
@@ -599,12 +599,12 @@ fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
         };
         scenario::run_suite(&scenarios, &config, &mut |_| {}).summary()
     };
-    let naive = hold(TargetSpec::Naive);
+    let naive = hold(TargetSpec::naive());
     assert_eq!(
         (naive.passed, naive.failed, naive.errors),
         (scenarios.len(), 0, 0)
     );
-    let reference = hold(TargetSpec::Reference);
+    let reference = hold(TargetSpec::reference());
     assert!(reference.failed >= 10, "{reference:?}");
 }
 

@@ -61,7 +61,7 @@ fn assert_clean(report: &RaceReport) {
 }
 
 fn serve(extra: &str) -> TargetSpec {
-    TargetSpec::Cmd(format!("'{}' serve --no-fsync{extra}", bin()))
+    TargetSpec::cmd(format!("'{}' serve --no-fsync{extra}", bin()))
 }
 
 /// Runs `workload` on `target` with seeds 1, 2, ... until a run shows `kind`.
@@ -83,7 +83,7 @@ fn caught(target: TargetSpec, workload: Workload, kinds: &[AnomalyKind]) -> Race
 #[test]
 fn reference_has_no_anomalies_in_process() {
     assert_clean(&run(
-        &config(TargetSpec::Reference, 4, 50, 7),
+        &config(TargetSpec::reference(), 4, 50, 7),
         &Workload::ALL,
     ));
 }
@@ -92,7 +92,7 @@ fn reference_has_no_anomalies_in_process() {
 fn reference_has_no_anomalies_in_process_with_kills() {
     let cfg = Config {
         kill: true,
-        ..config(TargetSpec::Reference, 4, 50, 8)
+        ..config(TargetSpec::reference(), 4, 50, 8)
     };
     assert_clean(&run(&cfg, &Workload::ALL));
 }
@@ -112,7 +112,11 @@ fn reference_has_no_anomalies_as_processes_killed_with_sigkill() {
 #[test]
 fn naive_store_loses_metadata_updates() {
     // Runtime test 10: concurrent writers of one task file, last write wins.
-    let report = caught(TargetSpec::Naive, Workload::Metadata, &[AnomalyKind::Lost]);
+    let report = caught(
+        TargetSpec::naive(),
+        Workload::Metadata,
+        &[AnomalyKind::Lost],
+    );
     let w = &report.workloads[0];
     let lost = w
         .witnesses
@@ -126,7 +130,7 @@ fn naive_store_loses_metadata_updates() {
 #[test]
 fn no_lock_mutant_is_caught_by_metadata() {
     caught(
-        TargetSpec::Mutant("no-lock".parse().unwrap()),
+        TargetSpec::mutant("no-lock".parse().unwrap()),
         Workload::Metadata,
         &[AnomalyKind::Lost],
     );
@@ -135,7 +139,7 @@ fn no_lock_mutant_is_caught_by_metadata() {
 #[test]
 fn truncate_write_mutant_is_caught_by_raw_readers() {
     let report = caught(
-        TargetSpec::Mutant("truncate-write".parse().unwrap()),
+        TargetSpec::mutant("truncate-write".parse().unwrap()),
         Workload::Metadata,
         &[AnomalyKind::TornWrites, AnomalyKind::Lost],
     );
@@ -154,8 +158,8 @@ fn what_a_profile_does_not_promise_is_an_observation() {
     // The naive store (cc-2.1.17) never mirrors an edge: half edges in every run, even
     // with one writer. cc-2.1.17 switches S8 off, so under its own profile they are
     // observations and the run passes; held to strict, they fail it.
-    let mut cfg = config(TargetSpec::Naive, 1, 4, 1);
-    cfg.profile = TargetSpec::Naive.default_profile();
+    let mut cfg = config(TargetSpec::naive(), 1, 4, 1);
+    cfg.profile = TargetSpec::naive().default_profile();
     let report = run(&cfg, &[Workload::Edges]);
     let w = &report.workloads[0];
     assert!(w.observations["half_edges"] > 0, "{}", report.render());
@@ -194,7 +198,7 @@ fn times_run_from_the_first_request_without_session_start_up() {
     // after 3 s and the end after 6 s; on one that leaves start-up out, the writers' 20
     // requests and the setup's one fall inside the first 3 s even on a heavily loaded
     // machine (they take milliseconds when it is quiet).
-    let target = TargetSpec::Cmd(format!("sleep 3; exec '{}' serve --no-fsync", bin()));
+    let target = TargetSpec::cmd(format!("sleep 3; exec '{}' serve --no-fsync", bin()));
     let mut cfg = config(target, 2, 10, 1);
     cfg.readers = 0;
     let start_up = Duration::from_secs(3);
@@ -229,7 +233,7 @@ fn times_run_from_the_first_request_without_session_start_up() {
 #[test]
 fn claim_without_lock_mutant_is_caught_by_claim() {
     let report = caught(
-        TargetSpec::Mutant("claim-without-lock".parse().unwrap()),
+        TargetSpec::mutant("claim-without-lock".parse().unwrap()),
         Workload::Claim,
         &[AnomalyKind::DoubleClaims],
     );

@@ -31,12 +31,12 @@ fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) -> Config {
 #[test]
 fn losses_in_a_mixed_race_are_charged_by_who_held_the_lock() {
     let mix = Mix {
-        targets: vec![TargetSpec::Reference, TargetSpec::Naive],
+        targets: vec![TargetSpec::reference(), TargetSpec::naive()],
         think: Duration::from_millis(1),
     };
     let (mut naive_lost, mut dropped_by_naive) = (0, 0);
     for seed in 0..ATTEMPTS {
-        let cfg = config(TargetSpec::Reference, 2, 40, seed);
+        let cfg = config(TargetSpec::reference(), 2, 40, seed);
         let root = tempfile::tempdir().unwrap();
         let run = race::driver::run_mixed(&cfg, &mix, Workload::Metadata, root.path(), None)
             .expect("the run completes");
@@ -168,9 +168,9 @@ fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
     let cc = ClaudeCode::parse(&version).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");
-    let cfg = config(TargetSpec::Reference, 2, 6, 1);
+    let cfg = config(TargetSpec::reference(), 2, 6, 1);
     let mix = Mix {
-        targets: vec![TargetSpec::Reference, TargetSpec::ClaudeCode(cc)],
+        targets: vec![TargetSpec::reference(), TargetSpec::from(cc)],
         think: Duration::from_millis(50),
     };
     let report = race::run_all(

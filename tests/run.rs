@@ -516,7 +516,7 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     // What the mutant self-test needs: load a folder, run it against a mutant, and see which
     // rules the failures cite.
     let scenarios = load_dir(&fixtures("restart")).expect("fixtures load");
-    let mut config = RunConfig::new(TargetSpec::Mutant("memory-only".parse().unwrap()));
+    let mut config = RunConfig::new(TargetSpec::mutant("memory-only".parse().unwrap()));
     config.jobs = 1;
     let mut events = 0;
     let suite = run_suite(&scenarios, &config, &mut |e| {
@@ -545,7 +545,7 @@ fn every_judged_request_is_a_step_event_before_its_scenario_ends() {
     // answer, expectation and verdict, delivered before the scenario's own event.
     let mut scenarios = load_dir(&fixtures("fail")).expect("fixtures load");
     scenarios.extend(load_dir(&fixtures("pass")).expect("fixtures load"));
-    let mut config = RunConfig::new(TargetSpec::Reference);
+    let mut config = RunConfig::new(TargetSpec::reference());
     config.jobs = 2;
     let mut seen: Vec<String> = Vec::new();
     let mut steps = Vec::new();

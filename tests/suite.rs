@@ -44,7 +44,7 @@ fn not_passed(suite: &SuiteResult, allowed: &[OutcomeKind]) -> Vec<String> {
 
 #[test]
 fn the_reference_store_passes_every_scenario() {
-    let s = run(TargetSpec::Reference, Profile::Strict, None);
+    let s = run(TargetSpec::reference(), Profile::Strict, None);
     assert!(
         s.scenarios.len() >= 30,
         "the suite shrank to {}",
@@ -58,14 +58,14 @@ fn the_reference_store_passes_every_scenario() {
 fn the_reference_store_passes_as_an_adapter_process() {
     // Real processes: restarts are SIGKILLs, concurrent lanes are separate processes.
     let cmd = format!("{} serve --no-fsync", bin());
-    let s = run(TargetSpec::Cmd(cmd), Profile::Strict, None);
+    let s = run(TargetSpec::cmd(cmd), Profile::Strict, None);
     let bad = not_passed(&s, &[OutcomeKind::Pass]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 #[test]
 fn the_naive_store_passes_under_the_cc_2_1_17_profile() {
-    let s = run(TargetSpec::Naive, Profile::Cc2117, None);
+    let s = run(TargetSpec::naive(), Profile::Cc2117, None);
     let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
@@ -75,7 +75,7 @@ fn the_naive_store_fails_under_strict_exactly_where_the_runtime_test_found_troub
     // The skip file lists each scenario the runtime test's findings predict to fail, with
     // the finding. A listed scenario that passes, or an unlisted one that fails, fails here.
     let skips = repo().join("scenarios/expected/naive-strict.skip");
-    let s = run(TargetSpec::Naive, Profile::Strict, Some(skips.clone()));
+    let s = run(TargetSpec::naive(), Profile::Strict, Some(skips.clone()));
     let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let mut listed = SkipList::default();
@@ -103,7 +103,7 @@ fn the_example_python_adapter_passes_under_the_s07_profile() {
     let script = repo().join("examples/adapters/python/s07_adapter.py");
     assert!(script.exists(), "{} is missing", script.display());
     let cmd = format!("python3 {}", script.display());
-    let s = run(TargetSpec::Cmd(cmd), Profile::S07, None);
+    let s = run(TargetSpec::cmd(cmd), Profile::S07, None);
     let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let passed = s.summary().passed;
@@ -130,7 +130,7 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
             .filter(|s| s.rules.contains(&m.rule()))
             .cloned()
             .collect();
-        let config = RunConfig::new(TargetSpec::Mutant(m));
+        let config = RunConfig::new(TargetSpec::mutant(m));
         let s = scenario::run_suite(&citing, &config, &mut |_| {});
         let caught = s
             .scenarios

@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(t.family, Family::Template("cmd:sh a.sh {version}".into()));
         assert_eq!(
             t.family.target("1.0.3").unwrap(),
-            TargetSpec::Cmd("sh a.sh 1.0.3".into())
+            TargetSpec::cmd("sh a.sh 1.0.3")
         );
         for bad in [
             "claude-code@2.1.17",

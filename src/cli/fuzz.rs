@@ -155,9 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let settle = match args.settle {
         Some(s) => Duration::from_secs_f64(s),
-        None if matches!(args.target, TargetSpec::ClaudeCode(_)) => {
-            crate::race::driver::DEFAULT_SETTLE
-        }
+        None if args.target.acts_after_answering() => crate::race::driver::DEFAULT_SETTLE,
         None => Duration::ZERO,
     };
     let plan = Plan {

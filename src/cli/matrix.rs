@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use super::exit;
 use crate::matrix::input::{MANIFEST_FORMAT, Manifest};
 use crate::matrix::{self, Column};
-use crate::target::TargetSpec;
+use crate::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -95,6 +95,11 @@ pub struct Args {
     /// columns.
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
+}
+
+/// Whether the (already checked) target spec `spec` takes `--mapping FILE`.
+fn takes_mapping(spec: &str) -> bool {
+    spec.parse::<TargetSpec>().is_ok_and(|t| t.takes_mapping())
 }
 
 fn parse_target(s: &str) -> Result<String, String> {
@@ -192,7 +197,7 @@ fn child(exe: &Path, verb: &str, spec: &str, args: &Args, report: &Path) -> Comm
         cmd.arg("--timeout").arg(t.0.as_secs_f64().to_string());
     }
     if let Some(m) = &args.mapping
-        && spec.starts_with("mcp:")
+        && takes_mapping(spec)
     {
         cmd.arg("--mapping").arg(m);
     }
@@ -291,14 +296,19 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         );
     }
     if let Some(m) = &args.mapping {
-        if !args.target.iter().any(|t| t.starts_with("mcp:")) {
+        let Some(first) = args.target.iter().find(|t| takes_mapping(t)) else {
             return usage(format!(
-                "--mapping {}: no mcp:COMMAND target to give it to",
-                m.display()
+                "--mapping {}: no {} target to give it to",
+                m.display(),
+                target::listed(target::mapping_kinds().map(|k| k.syntax))
             ));
-        }
-        if let Err(e) = crate::target::mcp::Mapping::load(m) {
-            return usage(e.to_string());
+        };
+        // Read now, so that a bad file is a usage error before any target runs.
+        if let Err(e) = first
+            .parse::<TargetSpec>()
+            .and_then(|t| t.with_mapping(Some(m)))
+        {
+            return usage(e);
         }
     }
     let mut labels: Vec<(String, String)> = Vec::new();

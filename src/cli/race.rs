@@ -9,7 +9,7 @@ use crate::report::json::JsonReporter;
 use crate::report::output::{ColorChoice, Output, progress_bar};
 use crate::report::terminal::TerminalReporter;
 use crate::report::{Event, Reporter};
-use crate::target::TargetSpec;
+use crate::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -129,14 +129,17 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     args.target = args
         .target
         .into_iter()
-        .map(|t| match t {
-            TargetSpec::Mcp(_) => t.with_mapping(args.mapping.as_deref()),
-            other => other.with_mapping(None),
+        .map(|t| {
+            let mapping = args.mapping.as_deref().filter(|_| t.takes_mapping());
+            t.with_mapping(mapping)
         })
         .collect::<Result<_, _>>()
         .map_err(anyhow::Error::msg)?;
-    if args.mapping.is_some() && !args.target.iter().any(|t| matches!(t, TargetSpec::Mcp(_))) {
-        anyhow::bail!("--mapping is for mcp: targets, and no --target is one");
+    if args.mapping.is_some() && !args.target.iter().any(TargetSpec::takes_mapping) {
+        anyhow::bail!(
+            "--mapping is for {} targets, and no --target is one",
+            target::listed(target::mapping_kinds().map(|k| k.prefix))
+        );
     }
     if args.bench_checker {
         print!("{}", race::bench::run(args.lin_budget));

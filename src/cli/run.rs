@@ -370,8 +370,7 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
     // A published version is installed before any session opens, so a download is never
     // charged to a session's start-up.
     if let BgTarget::ClaudeCode(cc) = &target
-        && let Some(code) =
-            super::prepare_target(&crate::target::TargetSpec::ClaudeCode(cc.clone()))
+        && let Some(code) = super::prepare_target(&TargetSpec::from(cc.clone()))
     {
         return Ok(code);
     }
@@ -406,13 +405,11 @@ fn parse_profile(s: &str) -> Result<Choice, String> {
     Choice::resolve(s)
 }
 
-/// The profile a run holds a target to when `--profile` is not given: the recording of the
-/// naive store for `naive` (it was made to behave that way), `strict` for every other.
+/// The profile a run holds a target to when `--profile` is not given: the target's
+/// [`TargetSpec::run_profile`] (the recording of the naive store for `naive`, which was made
+/// to behave that way; `strict` for every other).
 pub fn default_choice(target: &TargetSpec) -> anyhow::Result<Choice> {
-    match target {
-        TargetSpec::Naive => Choice::resolve("hand-written-files").map_err(anyhow::Error::msg),
-        _ => Ok(Choice::Written(Profile::Strict)),
-    }
+    Choice::resolve(target.run_profile()).map_err(anyhow::Error::msg)
 }
 
 /// The exit status of a finished run: a failure is a verdict (1) and wins; errors alone mean

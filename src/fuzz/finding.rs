@@ -393,7 +393,7 @@ mod tests {
     fn found(steps: &[Step]) -> Finding {
         let scratch = tempfile::tempdir().unwrap();
         let setup = Setup {
-            target: TargetSpec::Mutant(Mutant::NoMirror),
+            target: TargetSpec::mutant(Mutant::NoMirror),
             profile: Profile::Strict,
             session_options: SessionOptions {
                 durable: false,

@@ -501,7 +501,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir_in(dir.path()).unwrap();
         let p = plan(
-            TargetSpec::Mutant(Mutant::NoMirror),
+            TargetSpec::mutant(Mutant::NoMirror),
             dir.path(),
             out.path(),
             ShrinkLimit {
@@ -552,7 +552,7 @@ mod tests {
         let run = |shrink: ShrinkLimit| {
             let out = tempfile::tempdir_in(dir.path()).unwrap();
             let p = plan(
-                TargetSpec::Mutant(Mutant::NoMirror),
+                TargetSpec::mutant(Mutant::NoMirror),
                 dir.path(),
                 out.path(),
                 shrink,

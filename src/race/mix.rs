@@ -62,18 +62,13 @@ impl Mix {
     }
 }
 
-/// Whether `target` makes the change `request` asks for under the list's lock, as Claude
-/// Code's lock protocol and the reference's own lock define it (see the module's text).
+/// Whether the target named `target` makes the change `request` asks for under the list's
+/// lock, as Claude Code's lock protocol and the reference's own lock define it (see the
+/// module's text): each kind says so ([`TargetSpec::writes_under_lock`]).
 pub fn under_lock(target: &str, request: &Request) -> bool {
-    if target == "reference" {
-        return true;
-    }
-    if target.starts_with("claude-code@") {
-        // The claude-code target claims with TaskUpdate (owner and status), which locks
-        // nothing; only TaskCreate takes the list's lock.
-        return matches!(request, Request::Create { .. });
-    }
-    false
+    target
+        .parse::<TargetSpec>()
+        .is_ok_and(|t| t.writes_under_lock(request))
 }
 
 /// One lost change: who acknowledged it, who dropped it, who is charged.

@@ -14,10 +14,7 @@ use rand::{Rng, SeedableRng};
 
 use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
 use crate::protocol::{ErrorKind, Request, Response};
-use crate::store::{Options, StrictStore};
-use crate::target::{
-    InProcessSession, ProcessSession, Session, SessionOptions, TargetError, TargetSpec,
-};
+use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Chance that a writer is killed around any one request, with `--kill`.
 const KILL_CHANCE: f64 = 0.01;
@@ -44,7 +41,7 @@ pub(super) struct Ctx {
     pub(super) targets: Vec<TargetSpec>,
     /// Writers per target.
     pub(super) per_target: usize,
-    /// A mixed race: the reference store also takes Claude Code's locks.
+    /// A mixed race: targets of several kinds share the list ([`TargetSpec::open_racing`]).
     pub(super) mixed: bool,
     pub(super) root: PathBuf,
     pub(super) options: SessionOptions,
@@ -76,39 +73,8 @@ impl Ctx {
 
     pub(super) fn open_target(&self, t: usize) -> Result<Open, TargetError> {
         let id = self.next_session.fetch_add(1, Ordering::SeqCst);
-        match &self.targets[t] {
-            // In a mixed race the reference shares the list with targets that lock the way
-            // Claude Code does, as `taskproof mcp` opens it.
-            TargetSpec::Reference if self.mixed => {
-                let store = StrictStore::open(
-                    &self.root,
-                    Options {
-                        durable: self.options.durable,
-                    },
-                )
-                .map_err(|e| TargetError::Io(format!("failed to open the store: {e}")))?
-                .with_claude_code_locks();
-                Ok(Open {
-                    session: Box::new(InProcessSession::new(Box::new(store))),
-                    id,
-                    pgid: None,
-                })
-            }
-            TargetSpec::Cmd(cmd) => {
-                let s = ProcessSession::spawn(cmd, &self.root, self.options.timeout)?;
-                let pgid = Some(s.pid());
-                Ok(Open {
-                    session: Box::new(s),
-                    id,
-                    pgid,
-                })
-            }
-            t => Ok(Open {
-                session: t.open(&self.root, self.options)?,
-                id,
-                pgid: None,
-            }),
-        }
+        let (session, pgid) = self.targets[t].open_racing(&self.root, self.options, self.mixed)?;
+        Ok(Open { session, id, pgid })
     }
 
     pub(super) fn completion(&self, r: Response) -> Completion {

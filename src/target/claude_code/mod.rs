@@ -14,4 +14,4 @@ pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir, is_ve
 /// The scripted model, for tests that script their own tool calls (tests/claude_code_mcp.rs).
 pub use model::{Exchange, ModelServer, Reply, ToolResult, Turn, prompt_marker};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
-pub use spec::{ClaudeCode, DRIVE_ENV, drive, features, force_drive};
+pub use spec::{ClaudeCode, DRIVE_ENV, KIND, drive, features, force_drive};

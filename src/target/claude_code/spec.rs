@@ -5,9 +5,33 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
+use std::path::Path;
+
 use super::cli::Drive;
 use super::install::{self, InstallError, Installation};
 use super::mapping::Features;
+use super::session::ClaudeCodeSession;
+use crate::protocol::Request;
+use crate::target::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
+
+/// `claude-code@VERSION` in the registry of target kinds.
+pub static KIND: Kind = Kind {
+    prefix: "claude-code@",
+    syntax: "claude-code@VERSION",
+    example: "claude-code@2.1.17",
+    parse: |s| {
+        if let Some(v) = s.strip_prefix("claude-code@") {
+            Some(ClaudeCode::parse(v).map(TargetSpec::from))
+        } else if s == "claude-code" {
+            Some(Err(
+                "claude-code needs a version: claude-code@2.1.17 or claude-code@latest".into(),
+            ))
+        } else {
+            None
+        }
+    },
+    takes_mapping: false,
+};
 
 /// A published version, or a dist-tag npm resolves (`latest`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -48,6 +72,42 @@ impl ClaudeCode {
         let found = install::ensure(&version).map_err(|e| failed(&e))?;
         done.insert(self.clone(), found.clone());
         Ok(found)
+    }
+}
+
+impl Target for ClaudeCode {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+
+    fn open(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<Box<dyn Session>, (TargetError, String)> {
+        Ok(Box::new(ClaudeCodeSession::open(self, root, options)?))
+    }
+
+    fn is_process(&self) -> bool {
+        true
+    }
+
+    /// A finished list is reset 5 s after its last task is completed.
+    fn acts_after_answering(&self) -> bool {
+        true
+    }
+
+    /// Only TaskCreate takes the list's lock (`.lock.lock`, read from 2.1.112's `cli.js`);
+    /// the target claims with TaskUpdate (owner and status), which locks nothing.
+    fn writes_under_lock(&self, request: &Request) -> bool {
+        matches!(request, Request::Create { .. })
+    }
+
+    fn prepare(&self) -> Result<(), TargetError> {
+        // The install ([`ClaudeCode::prepare`], the inherent method).
+        ClaudeCode::prepare(self)
+            .map(drop)
+            .map_err(TargetError::Spawn)
     }
 }
 

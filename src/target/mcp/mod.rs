@@ -32,7 +32,7 @@ use rmcp::service::{RoleClient, RunningService, ServiceError};
 use serde_json::{Map, Value, json};
 
 use super::group::Group;
-use super::{Session, SessionOptions, TargetError};
+use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use crate::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
 
 pub use mapping::{Mapping, MappingError};
@@ -43,6 +43,18 @@ const MAX_STDERR: usize = 256 * 1024;
 const PREPARE_START_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a server may take to exit after its input closed before it is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// `mcp:COMMAND` in the registry of target kinds.
+pub static KIND: Kind = Kind {
+    prefix: "mcp:",
+    syntax: "mcp:COMMAND",
+    example: "mcp:taskproof mcp",
+    parse: |s| {
+        s.strip_prefix("mcp:")
+            .map(|command| McpTarget::parse(command).map(TargetSpec::from))
+    },
+    takes_mapping: true,
+};
 
 /// `mcp:COMMAND` with its mapping (`--mapping FILE`).
 #[derive(Debug, Clone)]
@@ -107,6 +119,40 @@ impl McpTarget {
             .map_err(|(e, stderr)| with_stderr(e, &stderr))?;
         s.kill();
         Ok(())
+    }
+}
+
+impl Target for McpTarget {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+
+    fn open(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<Box<dyn Session>, (TargetError, String)> {
+        Ok(Box::new(McpSession::open(self, root, options)?))
+    }
+
+    fn is_process(&self) -> bool {
+        true
+    }
+
+    fn with_mapping(&self, path: Option<&Path>) -> Result<TargetSpec, String> {
+        match path {
+            // The inherent method: reads the file.
+            Some(p) => McpTarget::with_mapping(self.clone(), p)
+                .map(TargetSpec::from)
+                .map_err(|e| e.to_string()),
+            None => Err(format!(
+                "{self} needs --mapping FILE (docs/mcp-targets.md; `taskproof mcp-draft` writes a draft)"
+            )),
+        }
+    }
+
+    fn prepare(&self) -> Result<(), TargetError> {
+        McpTarget::prepare(self)
     }
 }
 
