@@ -373,46 +373,50 @@ mod timeline {
         assert!(md.contains("expected: {\"error\":\"cycle\"}"), "{md}");
     }
 
-    /// A background-task report of a version is a point of a background row, with its
-    /// failure as the witness; a store report with a scenario of the same id is not.
+    /// A background-task report of a version is a point of a background row, judged by the
+    /// row's rule alone (a failure of another rule in the same scenario is not a fail), with
+    /// the rule's failures as the witness; a store report with a scenario of the same id is
+    /// not a point of it.
     #[test]
     fn background_suite_reports_are_points_of_background_rows_only() {
         let dir = tempdir();
-        let at = |v: &str, file: &str, name: &str, outcome: &str| {
+        let id_form = serde_json::json!({
+            "rules": ["B6"],
+            "reason": "the id \"b344534\" is not a type letter and eight of [0-9a-z]",
+        });
+        let never = serde_json::json!({
+            "rules": ["B2"],
+            "reason": "task t was notified 0 time(s), not once",
+        });
+        let at = |v: &str, file: &str, name: &str, failures: Vec<&serde_json::Value>| {
             let d = dir.path().join("reports/claude-code").join(v);
             std::fs::create_dir_all(&d).unwrap();
+            let outcome = if failures.is_empty() { "pass" } else { "fail" };
             let report = serde_json::json!({
                 "format_version": 1,
                 "profile": "strict",
                 "target": {"spec": format!("claude-code@{v}"), "name": name},
-                "scenarios": [{
-                    "id": "completion",
-                    "outcome": outcome,
-                    "reason": "task t was notified 0 time(s), not once",
-                    "failures": [{"reason": "task t was notified 0 time(s), not once"}],
-                }],
+                "scenarios": [{"id": "completion", "outcome": outcome, "failures": failures}],
             });
             std::fs::write(d.join(file), report.to_string()).unwrap();
         };
+        let bg = "background-task target";
         at(
             "2.1.40",
             "background-suite.json",
-            "background-task target",
-            "fail",
+            bg,
+            vec![&id_form, &never],
         );
-        at(
-            "2.1.41",
-            "background-suite.json",
-            "background-task target",
-            "pass",
-        );
+        // Fails too, but only the id form: B2 held.
+        at("2.1.41", "background-suite.json", bg, vec![&id_form]);
+        at("2.1.112", "background-suite.json", bg, vec![]);
         // A store run whose scenario happens to share the id.
-        at("2.1.42", "run.json", "claude-code", "fail");
+        at("2.1.42", "run.json", "claude-code", vec![&never]);
         let rows = vec![
             Row {
                 id: "bg",
                 title: "notified",
-                probe: RowProbe::Background("completion".into()),
+                probe: RowProbe::Background("completion".into(), "B2"),
                 reading: "",
             },
             Row {
@@ -424,16 +428,21 @@ mod timeline {
         ];
         let mut cache = Cache::default();
         taskproof::timeline::seeds::add_known(dir.path(), &rows, &mut cache);
-        let bg = &cache.points["background:completion"];
-        assert_eq!(bg.keys().collect::<Vec<_>>(), ["2.1.40", "2.1.41"]);
-        let fail = bg["2.1.40"].judged.seen().unwrap();
+        let points = &cache.points["background:completion:B2"];
+        assert_eq!(
+            points.keys().collect::<Vec<_>>(),
+            ["2.1.112", "2.1.40", "2.1.41"]
+        );
+        let fail = points["2.1.40"].judged.seen().unwrap();
         assert_eq!(fail.key, "fail");
         assert!(fail.witness.contains("notified 0 time(s)"), "{fail:?}");
+        assert!(!fail.witness.contains("type letter"), "only B2's: {fail:?}");
         assert_eq!(
-            bg["2.1.40"].source,
+            points["2.1.40"].source,
             "reports/claude-code/2.1.40/background-suite.json"
         );
-        assert_eq!(bg["2.1.41"].judged.seen().unwrap().key, "pass");
+        assert_eq!(points["2.1.41"].judged.seen().unwrap().key, "pass");
+        assert_eq!(points["2.1.112"].judged.seen().unwrap().key, "pass");
         let store = &cache.points["scenario:completion"];
         assert_eq!(store.keys().collect::<Vec<_>>(), ["2.1.42"]);
     }

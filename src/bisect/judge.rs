@@ -56,10 +56,12 @@ impl Default for Limits {
     }
 }
 
-/// One background-task scenario (`run --suite background`), judged by its verdict.
+/// One rule of one background-task scenario (`run --suite background`): `fail` when a
+/// failure cites the rule, else the scenario's `pass` or `skip`.
 #[derive(Debug, Clone)]
 pub struct BackgroundProbe {
     pub scenario: crate::background::scenario::BgScenario,
+    pub rule: crate::rule::Rule,
     pub limits: Limits,
 }
 
@@ -93,7 +95,41 @@ impl BackgroundProbe {
         {
             return Judged::Unusable(format!("cannot be started: {}", e.message));
         }
-        judged_result(&r, Change::Verdict, None)
+        let broke: Vec<&crate::report::result::StepFailure> = r
+            .failures()
+            .iter()
+            .filter(|f| f.rules.contains(&self.rule))
+            .collect();
+        let (key, summary, witness) = match (&r.result, broke.first()) {
+            (Err(e), _) => {
+                let at = e.step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
+                return Judged::Unusable(format!("the target broke at {at}{}", e.message));
+            }
+            (_, Some(first)) => (
+                "fail".to_string(),
+                format!("fail ({}: {})", self.rule, first.reason),
+                broke
+                    .iter()
+                    .map(|f| f.reason.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            (Ok(Outcome::Skip(why)), None) => {
+                ("skip".into(), format!("skip ({why})"), String::new())
+            }
+            (Ok(_), None) => (
+                "pass".into(),
+                format!("pass ({} held)", self.rule),
+                String::new(),
+            ),
+        };
+        Judged::Seen(Seen {
+            key,
+            summary,
+            witness,
+            failed_steps: broke.iter().filter_map(|f| f.step).collect(),
+            answers: BTreeMap::new(),
+        })
     }
 }
 

@@ -142,12 +142,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let mut bg_probes: Vec<Option<BackgroundProbe>> = Vec::new();
     for r in &rows {
         bg_probes.push(match &r.probe {
-            RowProbe::Background(id) => {
+            RowProbe::Background(id, rule) => {
                 let Some(s) = background.iter().find(|s| &s.id == id) else {
                     return usage(format!("row {}: no background scenario {id}", r.id));
                 };
                 Some(BackgroundProbe {
                     scenario: s.clone(),
+                    rule: rule.parse().map_err(anyhow::Error::msg)?,
                     limits,
                 })
             }
@@ -236,7 +237,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                     limits,
                 }
                 .judge(&target),
-                (RowProbe::Background(_), _) => match bg_probe {
+                (RowProbe::Background(..), _) => match bg_probe {
                     Some(p) => p.judge(&target),
                     None => Judged::Unusable("a background row without its scenario".into()),
                 },

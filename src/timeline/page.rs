@@ -176,8 +176,8 @@ fn probe_text(r: &RowTimeline) -> Option<String> {
             "`race --workload {w}` (4 writers x 5 ops, seed 1), anomaly `{}`",
             a.name()
         )),
-        super::rows::RowProbe::Background(id) => Some(format!(
-            "the background-task scenario `{id}` under strict (`run --suite background`)"
+        super::rows::RowProbe::Background(id, rule) => Some(format!(
+            "rule {rule} in the background-task scenario `{id}` (`run --suite background`)"
         )),
     }
 }

@@ -13,8 +13,11 @@ pub enum RowProbe {
     Step(String, usize),
     /// Whether the race (4 writers x 5 ops, seed 1) finds the anomaly.
     Race(Workload, AnomalyKind),
-    /// A background-task scenario's verdict (`run --suite background`, docs/background.md).
-    Background(String),
+    /// One rule of a background-task scenario (`run --suite background`,
+    /// docs/background.md): `fail` when a failure of the scenario cites the rule, else the
+    /// scenario's `pass` or `skip`. One rule, because a version can break several in one
+    /// scenario (2.1.17's seven-character ids fail B6 in every one), and a row follows one.
+    Background(String, &'static str),
 }
 
 impl RowProbe {
@@ -24,7 +27,7 @@ impl RowProbe {
             RowProbe::Scenario(id) => format!("scenario:{id}"),
             RowProbe::Step(id, n) => format!("scenario:{id}:steps[{n}]"),
             RowProbe::Race(w, a) => format!("race:{w}:{}", a.name()),
-            RowProbe::Background(id) => format!("background:{id}"),
+            RowProbe::Background(id, rule) => format!("background:{id}:{rule}"),
         }
     }
 
@@ -89,20 +92,26 @@ pub fn claude_code() -> Vec<Row> {
         Row {
             id: "bg-notified",
             title: "background tasks notified to the model",
-            probe: RowProbe::Background("completion".into()),
-            reading: "fail: a background task that exits 0 is not notified to the model once, completed, with exit code 0 and its whole output (the witness names the rule: before 2.1.41 the model is never told); pass: it is",
+            probe: RowProbe::Background("completion".into(), "B2"),
+            reading: "B2 in `completion`. fail: a background task that exits 0 is not notified to the model exactly once; pass: it is",
         },
         Row {
             id: "bg-end-during-turn",
             title: "background tasks that end during their own turn notified",
-            probe: RowProbe::Background("end-during-the-spawning-turn".into()),
-            reading: "fail: of 16 tasks that end before the turn that started them is over, some are never notified to the model; pass: each once",
+            probe: RowProbe::Background("end-during-the-spawning-turn".into(), "B2"),
+            reading: "B2 in `end-during-the-spawning-turn`. fail: of 16 tasks that exit before the turn that started them is over, some are never notified to the model (or notified twice); pass: each once",
         },
         Row {
             id: "bg-session-end",
             title: "background tasks ended with the session",
-            probe: RowProbe::Background("session-end-kills-tasks".into()),
-            reading: "fail: a task's processes outlive the end of the session's input (the CLI exits leaving them, or waits for them until it is killed); pass: the CLI ends them",
+            probe: RowProbe::Background("session-end-kills-tasks".into(), "B7"),
+            reading: "B7 in `session-end-kills-tasks`. fail: a task's processes outlive the end of the session's input (the CLI exits leaving them, or waits for them until it is killed); pass: the CLI ends them",
+        },
+        Row {
+            id: "bg-ids",
+            title: "background task ids a letter and eight random characters",
+            probe: RowProbe::Background("ids".into(), "B6"),
+            reading: "B6 in `ids`. fail: a task id is not a type letter and eight of [0-9a-z] (or ids repeat, or an output file lies outside the session's folder); pass: it is",
         },
     ]
 }

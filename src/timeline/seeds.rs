@@ -136,7 +136,7 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
                         },
                     );
                 }
-                RowProbe::Background(_) => {
+                RowProbe::Background(..) => {
                     let file = "background-suite.json";
                     let rel = format!("reports/claude-code/{v}/{file}");
                     if let Some(r) = read(&dir.join(file)) {
@@ -160,7 +160,16 @@ fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &
         let (id, step) = match &row.probe {
             RowProbe::Scenario(id) if !background => (id, None),
             RowProbe::Step(id, n) if !background => (id, Some(*n)),
-            RowProbe::Background(id) if background => (id, None),
+            RowProbe::Background(id, rule) if background => {
+                if let Some(s) = r
+                    .get("scenarios")
+                    .and_then(Value::as_array)
+                    .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
+                {
+                    add_rule_point(s, r, rule, version, source, &row.probe.key(), cache);
+                }
+                continue;
+            }
             _ => continue,
         };
         let Some(s) = r
@@ -224,6 +233,67 @@ fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &
             },
         );
     }
+}
+
+/// The point of one rule of a background report's scenario: `fail` when a failure cites
+/// it, with those failures as the witness; else the scenario's `pass` or `skip` (a pass of
+/// the rule inside a failing scenario is `pass`).
+fn add_rule_point(
+    s: &Value,
+    r: &Value,
+    rule: &str,
+    version: &str,
+    source: &str,
+    key: &str,
+    cache: &mut Cache,
+) {
+    let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
+        return;
+    };
+    if outcome == "error" || r["profile"] != "strict" {
+        return;
+    }
+    let broke: Vec<&Value> = s["failures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| {
+            f["rules"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|x| x == rule))
+        })
+        .collect();
+    let judged = if let Some(first) = broke.first() {
+        let reason = |f: &Value| f["reason"].as_str().unwrap_or("").to_string();
+        seen(
+            "fail",
+            format!("fail ({rule}: {})", reason(first)),
+            broke
+                .iter()
+                .map(|f| reason(f))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    } else if outcome == "skip" {
+        seen(
+            "skip",
+            format!(
+                "skip ({})",
+                s.get("reason").and_then(Value::as_str).unwrap_or("")
+            ),
+            String::new(),
+        )
+    } else {
+        seen("pass", format!("pass ({rule} held)"), String::new())
+    };
+    cache.add(
+        key,
+        version,
+        Point {
+            judged,
+            source: source.to_string(),
+        },
+    );
 }
 
 /// Adds the scenario points of every run report under `dir` (searched recursively for
