@@ -775,6 +775,12 @@ fn start(
         .args([
             "--allowedTools",
             "Bash,BashOutput,KillBash,KillShell,TaskOutput,TaskStop,Read",
+            // Said outright: 2.1.285 to 2.1.301 otherwise put `Bash` before their auto-mode
+            // classifier, which asks the model for a safety verdict the scripted model does
+            // not give, and refuse every command ("Auto mode could not evaluate this
+            // action"). Measured: with it 2.1.295 runs `completion`; 1.0.72 and 2.0.50 take it.
+            "--permission-mode",
+            "default",
             "-p",
             "--verbose",
             "--input-format",
