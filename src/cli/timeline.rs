@@ -24,7 +24,7 @@ Every judgement is kept in the cache file (--cache), so a rerun runs only what i
 --no-run rebuilds the pages from the cache alone.
 
 Rows: delete, ids-reused, duplicate-ids, torn-writes, edges-mirrored,
-finished-list-deleted, and the background-task rows bg-notified, bg-end-during-turn,
+finished-list-deleted, and the background-task rows bg-notified, bg-ids,
 bg-session-end (scenarios of `run --suite background`, judged from
 reports/claude-code/VERSION/background-suite.json where a version has one).
 

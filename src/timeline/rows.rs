@@ -96,12 +96,6 @@ pub fn claude_code() -> Vec<Row> {
             reading: "B2 in `completion`. fail: a background task that exits 0 is not notified to the model exactly once; pass: it is",
         },
         Row {
-            id: "bg-end-during-turn",
-            title: "background tasks that end during their own turn notified",
-            probe: RowProbe::Background("end-during-the-spawning-turn".into(), "B2"),
-            reading: "B2 in `end-during-the-spawning-turn`. fail: of 16 tasks that exit before the turn that started them is over, some are never notified to the model (or notified twice); pass: each once",
-        },
-        Row {
             id: "bg-session-end",
             title: "background tasks ended with the session",
             probe: RowProbe::Background("session-end-kills-tasks".into(), "B7"),
