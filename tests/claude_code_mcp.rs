@@ -206,8 +206,13 @@ fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
     assert!(!err, "{got}");
     assert!(got.contains("Description: tables and keys"), "{got}");
 
-    // Claude Code's own TaskCreate, while stores with Claude Code's locks create tasks in the
-    // same list as fast as they can (each holds `.lock.lock` while it writes).
+    // Claude Code's own TaskCreate, while a store with Claude Code's locks creates tasks in
+    // the same list, one every 20 ms (each holds `.lock.lock` while it writes). Not back to
+    // back: a mkdir lock has no queue, and a writer that takes it again the moment it let it
+    // go leaves Claude Code's 30 retries almost no moment to get in. With no pause this test
+    // passed alone 8 times of 8 but failed in two full `cargo test` runs, other tests busy on
+    // both cores ("Lock file is already being held", docs/mcp.md). An agent's creates are a
+    // tool call apart, far more than 20 ms.
     let stop = AtomicBool::new(false);
     let made = AtomicUsize::new(0);
     let (cc_create, store_ids) = std::thread::scope(|s| {
@@ -225,6 +230,7 @@ fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
                 assert_eq!(v["ok"], true, "{v}");
                 ids.push(v["task"]["id"].as_str().unwrap().to_string());
                 made.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
             }
             ids
         });
