@@ -332,3 +332,38 @@ fn a_malformed_notification_is_a_target_error_naming_the_field() {
         .to_string();
     assert!(message.contains("notifications"), "{report:#}");
 }
+
+/// `--partition K/N` shards the background suite as it shards the store suite: round-robin
+/// over the selected scenarios sorted by id, every one in exactly one shard.
+#[test]
+fn partitions_of_the_background_suite_are_round_robin_and_cover_it_once() {
+    let filters = [
+        "--filter",
+        "completion",
+        "--filter",
+        "failure",
+        "--filter",
+        "ids",
+        "--filter",
+        "many-finish-together",
+        "--filter",
+        "end-during-the-spawning-turn",
+    ];
+    let ids = |k: &str| -> Vec<String> {
+        let mut args = vec!["--target", "reference", "--partition", k];
+        args.extend(filters);
+        let (code, report, text) = run_bg(&args);
+        assert_eq!(code, 0, "{text}");
+        report["scenarios"]
+            .as_array()
+            .expect("scenarios")
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids("1/2"),
+        ["completion", "failure", "many-finish-together"]
+    );
+    assert_eq!(ids("2/2"), ["end-during-the-spawning-turn", "ids"]);
+}

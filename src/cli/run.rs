@@ -128,9 +128,9 @@ impl FromStr for Partition {
 }
 
 impl Partition {
-    /// Keeps shard K of the scenarios, which must be sorted by id: scenario i (from 0)
-    /// belongs to shard i mod N + 1.
-    pub fn apply(self, scenarios: Vec<Scenario>) -> Vec<Scenario> {
+    /// Keeps shard K of the scenarios (store or background), which must be sorted by id:
+    /// scenario i (from 0) belongs to shard i mod N + 1.
+    pub fn apply<S>(self, scenarios: Vec<S>) -> Vec<S> {
         scenarios
             .into_iter()
             .enumerate()
@@ -360,12 +360,7 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
         }
     }
     if let Some(p) = args.partition {
-        selected = selected
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| i % p.n + 1 == p.k)
-            .map(|(_, s)| s)
-            .collect();
+        selected = p.apply(selected);
     }
     // A published version is installed before any session opens, so a download is never
     // charged to a session's start-up.
