@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::record::{Knobs, Observed, hello_name, observe};
+use super::record::{Knobs, Observed, hello_name, observe, recorded_about};
 use super::{Seconds, exit};
 use crate::profile::diff;
 use crate::profile::recorded::{self, Recorded};
@@ -157,20 +157,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Err(code) => return Ok(code),
     };
     let name = hello_name(&hello.name, &hello.version);
-    let about = json!({
-        "target": target.to_string(),
-        "hello": {
-            "name": hello.name,
-            "version": hello.version,
-            "layout": hello.layout.as_str(),
-            "features": hello.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-        },
-        "taskproof": env!("CARGO_PKG_VERSION"),
-        "date": recorded::today(),
-        "repeat": args.repeat,
-        "runs": raced_runs,
-        "held_to": held.name,
-    });
+    let mut about = recorded_about(
+        &target,
+        args.mapping.as_deref(),
+        &hello,
+        args.repeat,
+        raced_runs,
+    );
+    about["held_to"] = json!(held.name);
     let seen = Recorded::from_runs(&name, about, observer.take());
     let out = args
         .out

@@ -357,24 +357,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .name
         .or(from_out)
         .unwrap_or_else(|| hello_name(&hello.name, &hello.version));
-    let mut about = json!({
-        "target": args.target.to_string(),
-        "hello": {
-            "name": hello.name,
-            "version": hello.version,
-            "layout": hello.layout.as_str(),
-            "features": hello.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-        },
-        "taskproof": env!("CARGO_PKG_VERSION"),
-        "date": recorded::today(),
-        "repeat": args.repeat,
-        "runs": raced_runs,
-        "time_probe_seconds": args.time_probe,
-    });
-    if let (Some(m), Value::Object(about)) = (&args.mapping, &mut about) {
-        // An mcp: target is its command and its mapping: a hold needs both.
-        about.insert("mapping".into(), json!(m.display().to_string()));
-    }
+    let mut about = recorded_about(
+        &args.target,
+        args.mapping.as_deref(),
+        &hello,
+        args.repeat,
+        raced_runs,
+    );
+    about["time_probe_seconds"] = json!(args.time_probe);
     let mut profile = Recorded::from_runs(&name, about, runs);
     for (id, index, seen) in &probed {
         let folded = seen
@@ -430,6 +420,35 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 }
 
 /// A profile name from a hello: `claude-code-2.1.21`, `learn-claude-code-s07`.
+/// What a recording (`record`'s profile, `hold`'s record of what it saw) says of how it was
+/// made: the target, its mapping file when it has one (an mcp: target is its command and its
+/// mapping: a hold needs both), its hello, taskproof's version, the date and the repeats.
+pub(crate) fn recorded_about(
+    target: &TargetSpec,
+    mapping: Option<&std::path::Path>,
+    hello: &crate::protocol::Hello,
+    repeat: u32,
+    raced_runs: usize,
+) -> Value {
+    let mut about = json!({
+        "target": target.to_string(),
+        "hello": {
+            "name": hello.name,
+            "version": hello.version,
+            "layout": hello.layout.as_str(),
+            "features": hello.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        },
+        "taskproof": env!("CARGO_PKG_VERSION"),
+        "date": recorded::today(),
+        "repeat": repeat,
+        "runs": raced_runs,
+    });
+    if let Some(m) = mapping {
+        about["mapping"] = json!(m.display().to_string());
+    }
+    about
+}
+
 pub(crate) fn hello_name(name: &str, version: &str) -> String {
     let raw = if version.is_empty() || version.starts_with("git:") {
         name.to_string()

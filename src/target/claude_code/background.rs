@@ -754,21 +754,10 @@ fn start(
     let mut command = install.command();
     command
         .env_clear()
-        .env("HOME", config)
-        .env("CLAUDE_CONFIG_DIR", config)
+        .envs(super::cli::scripted_env(config, API_KEY, base_url))
         // Where the tasks' output files go (else /tmp/claude-UID/…, outside the session).
         .env("CLAUDE_CODE_TMPDIR", config.join("tmp"))
         .env("TMPDIR", config.join("tmp"))
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION", "false")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_BUG_COMMAND", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("LANG", "C.UTF-8")
         .current_dir(root)
         // Unknown names are ignored, so every version's names can be allowed at once
         // (`--dangerously-skip-permissions` is refused as root).

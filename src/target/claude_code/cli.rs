@@ -88,17 +88,20 @@ struct Output {
 
 /// The environment of every CLI: only what it needs, nothing inherited that could point it
 /// at a real account, a real model or an enclosing Claude Code session.
-fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, OsString)> {
-    let mut env: Vec<(&'static str, OsString)> = vec![
-        ("HOME", setup.config.clone().into()),
-        ("CLAUDE_CONFIG_DIR", setup.config.clone().into()),
+/// The environment every CLI taskproof starts has (the task-store sessions here, the
+/// background-task sessions in `background.rs`): its own config folder, the scripted model
+/// as its API, every tool listed in the first request, and no other traffic.
+pub(super) fn scripted_env(
+    config: &Path,
+    api_key: &str,
+    base_url: &str,
+) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("HOME", config.into()),
+        ("CLAUDE_CONFIG_DIR", config.into()),
         ("ANTHROPIC_BASE_URL", base_url.into()),
-        ("ANTHROPIC_API_KEY", setup.api_key.clone().into()),
-        ("CLAUDE_CODE_TASK_LIST_ID", list.into()),
-        // The task tools: on by this switch up to 2.1.112, by the todo switch later, and
-        // only listed in the first request when tool search does not defer them.
-        ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
-        ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1".into()),
+        ("ANTHROPIC_API_KEY", api_key.into()),
+        // Tools are listed in the first request only when tool search does not defer them.
         ("ENABLE_TOOL_SEARCH", "false".into()),
         // No prompt suggestions after a turn: in 2.1.17 a prompt typed while one is being
         // fetched can stick, and they are calls to the model an agent does not make.
@@ -109,9 +112,19 @@ fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, 
         ("DISABLE_AUTOUPDATER", "1".into()),
         ("DISABLE_BUG_COMMAND", "1".into()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("TERM", "xterm-256color".into()),
         ("LANG", "C.UTF-8".into()),
-    ];
+    ]
+}
+
+fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, OsString)> {
+    let mut env = scripted_env(&setup.config, &setup.api_key, base_url);
+    env.extend([
+        ("CLAUDE_CODE_TASK_LIST_ID", list.into()),
+        // The task tools: on by this switch up to 2.1.112, by the todo switch later.
+        ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
+        ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1".into()),
+        ("TERM", "xterm-256color".into()),
+    ]);
     let inherited = std::env::var_os("PATH");
     let folders = setup
         .path

@@ -366,24 +366,30 @@ fn step(body: &Value, s: &mut State) -> Vec<Value> {
     done
 }
 
+/// The texts of a user message: its text blocks and its tool results (where a notification
+/// that arrives while a tool runs is appended), or its content when that is one string.
+fn user_texts(m: &Value) -> Vec<String> {
+    match &m["content"] {
+        Value::String(t) => vec![t.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().map(str::to_string),
+                Some("tool_result") => Some(result_text(&b["content"])),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The `<system-reminder>` sections of the user messages that speak of background work.
 fn background_reminders(messages: &[&Value]) -> Vec<String> {
     const OPEN: &str = "<system-reminder>";
     const CLOSE: &str = "</system-reminder>";
     let mut out = Vec::new();
     for m in messages.iter().filter(|m| m["role"] == "user") {
-        let texts: Vec<String> = match &m["content"] {
-            Value::String(t) => vec![t.clone()],
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|b| match b["type"].as_str() {
-                    Some("text") => b["text"].as_str().map(str::to_string),
-                    Some("tool_result") => Some(result_text(&b["content"])),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let texts = user_texts(m);
         for text in &texts {
             let mut rest = text.as_str();
             while let Some(start) = rest.find(OPEN) {
@@ -410,18 +416,7 @@ pub fn notification_blocks(messages: &[&Value]) -> Vec<String> {
     for m in messages.iter().filter(|m| m["role"] == "user") {
         // Text blocks, and tool results: a notification that arrives while a tool runs is
         // appended to its result (2.1.112 puts it in a `<system-reminder>` there).
-        let texts: Vec<String> = match &m["content"] {
-            Value::String(t) => vec![t.clone()],
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|b| match b["type"].as_str() {
-                    Some("text") => b["text"].as_str().map(str::to_string),
-                    Some("tool_result") => Some(result_text(&b["content"])),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let texts = user_texts(m);
         for text in &texts {
             let mut rest = text.as_str();
             while let Some(start) = rest.find(OPEN) {
