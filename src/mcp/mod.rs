@@ -7,6 +7,7 @@
 //! whose text says what happened, or, for a failure, the rule that was broken and what to do
 //! instead (`isError: true`, which a model reads; never a protocol error).
 
+pub mod splice;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,8 @@ pub fn claude_code_root(config_dir: Option<&Path>, home: Option<&Path>) -> Optio
 struct Inner {
     store: StrictStore,
     config: Config,
+    /// Where `task_list` leaves its answers' bytes for the writer (see `splice.rs`).
+    parts: Arc<splice::Parts>,
 }
 
 /// The MCP server.
@@ -64,14 +67,19 @@ fn schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
 
 #[tool_router]
 impl TaskServer {
-    /// Opens the store on the configured root, creating the root if needed.
-    pub fn open(config: Config) -> std::io::Result<TaskServer> {
+    /// Opens the store on the configured root, creating the root if needed. The server must
+    /// be served through [`TaskServer::writer`]: its `task_list` answers are spliced in there.
+    fn open(config: Config) -> std::io::Result<TaskServer> {
         std::fs::create_dir_all(&config.root)?;
         let store = StrictStore::open(&config.root, config.options)?
             .with_audit()
             .with_claude_code_locks();
         Ok(TaskServer {
-            inner: Arc::new(Inner { store, config }),
+            inner: Arc::new(Inner {
+                store,
+                config,
+                parts: Arc::new(splice::Parts::new()),
+            }),
             tool_router: Self::tool_router(),
         })
     }
@@ -210,8 +218,9 @@ impl TaskServer {
 }
 
 impl TaskServer {
-    /// `task_list`: its text and structured form are made from the tasks the store's cache
-    /// shares, on the blocking thread, after the list's lock is released.
+    /// `task_list`: its text and structured form are written as JSON from the tasks the
+    /// store's cache shares, on the blocking thread, after the list's lock is released, and
+    /// reach the client through the writer (`splice.rs`); `rmcp` carries placeholders.
     async fn list(&self, list: ListName) -> CallToolResult {
         let inner = self.inner.clone();
         let answer = tokio::task::spawn_blocking(move || {
@@ -223,8 +232,12 @@ impl TaskServer {
         .await;
         match answer {
             Ok(Ok((text, value))) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-                result.structured_content = Some(value);
+                // Registered with no wait left before the result goes to `rmcp`: a call
+                // cancelled while the store answered leaves no part behind.
+                let parts = &self.inner.parts;
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(parts.string(text))]);
+                result.structured_content = Some(parts.object(value));
                 result
             }
             Ok(Err(f)) => failure(&f),
@@ -233,6 +246,12 @@ impl TaskServer {
                 format!("the store stopped while answering: {e}"),
             )),
         }
+    }
+
+    /// The writer to serve this server's messages through: `out` with the answers' parts
+    /// spliced in.
+    fn writer<W>(&self, out: W) -> splice::SplicingWriter<W> {
+        splice::SplicingWriter::new(out, self.inner.parts.clone())
     }
 }
 
@@ -269,8 +288,9 @@ pub fn serve_stdio(config: Config) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        let out = server.writer(tokio::io::stdout());
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve((tokio::io::stdin(), out))
             .await
             .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
         running

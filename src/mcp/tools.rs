@@ -447,61 +447,69 @@ impl<T: std::borrow::Borrow<Task>> serde::Serialize for TaskSeq<'_, T> {
     }
 }
 
-/// The text and the structured form of a `list` answer, as [`answer_text`] and
-/// [`answer_value`] make them, from the tasks as the store's cache shares them: each task's
-/// pretty JSON and value are made once and kept with it (in parallel, where missing), so a
-/// warm list copies bytes and clones values instead of encoding 10,000 tasks twice.
+/// A `list` answer as it goes out: its text as a JSON string literal (quotes included) and
+/// its structured form as JSON, the same values [`answer_text`] and [`answer_value`] make,
+/// written from the tasks as the store's cache shares them. Each task's two forms are made
+/// once and kept with it (in parallel, where missing), so a warm list copies bytes: no value
+/// tree, no copy of a task (see `splice.rs`).
 pub fn list_answer(
     list: &ListName,
     tasks: &[std::sync::Arc<crate::store::SharedTask>],
     corrupt: &[String],
-) -> (String, Value) {
+) -> (Vec<u8>, Vec<u8>) {
     use rayon::prelude::*;
     tasks.par_iter().with_min_len(64).for_each(|t| {
-        t.pretty_in_list();
-        t.value();
+        t.pretty_in_list_escaped();
+        t.json();
     });
-    let (text, values) = rayon::join(
+    rayon::join(
         || {
-            let size: usize = tasks.iter().map(|t| t.pretty_in_list().len() + 6).sum();
-            let mut text = list_head(list, tasks.len(), corrupt).into_bytes();
-            text.reserve(size + 64);
-            text.extend_from_slice(b"\n{\n  \"tasks\": ");
+            let size: usize = tasks
+                .iter()
+                .map(|t| t.pretty_in_list_escaped().len() + 12)
+                .sum();
+            let head = serde_json::to_vec(&list_head(list, tasks.len(), corrupt))
+                .expect("strings serialize");
+            let mut text = Vec::with_capacity(head.len() + size + 64);
+            text.extend_from_slice(&head[..head.len() - 1]);
+            text.extend_from_slice(br#"\n{\n  \"tasks\": "#);
             if tasks.is_empty() {
                 text.extend_from_slice(b"[]");
             } else {
-                text.extend_from_slice(b"[\n    ");
+                text.extend_from_slice(br#"[\n    "#);
                 for (i, t) in tasks.iter().enumerate() {
                     if i > 0 {
-                        text.extend_from_slice(b",\n    ");
+                        text.extend_from_slice(br#",\n    "#);
                     }
-                    text.extend_from_slice(t.pretty_in_list());
+                    text.extend_from_slice(t.pretty_in_list_escaped());
                 }
-                text.extend_from_slice(b"\n  ]");
+                text.extend_from_slice(br#"\n  ]"#);
             }
-            text.extend_from_slice(b",\n  \"corrupt\": ");
-            let names = serde_json::to_vec_pretty(corrupt).expect("names serialize");
-            for b in names {
-                text.push(b);
-                if b == b'\n' {
-                    text.extend_from_slice(b"  ");
-                }
-            }
-            text.extend_from_slice(b"\n}");
-            String::from_utf8(text).expect("JSON is UTF-8")
+            text.extend_from_slice(br#",\n  \"corrupt\": "#);
+            let names = serde_json::to_string_pretty(corrupt)
+                .expect("names serialize")
+                .replace('\n', "\n  ");
+            let names = serde_json::to_vec(&names).expect("strings serialize");
+            text.extend_from_slice(&names[1..names.len() - 1]);
+            text.extend_from_slice(br#"\n}""#);
+            text
         },
         || {
-            tasks
-                .par_iter()
-                .with_min_len(64)
-                .map(|t| t.value().clone())
-                .collect::<Vec<Value>>()
+            let size: usize = tasks.iter().map(|t| t.json().len() + 1).sum();
+            let mut value = Vec::with_capacity(size + 64);
+            value.extend_from_slice(br#"{"tasks":["#);
+            for (i, t) in tasks.iter().enumerate() {
+                if i > 0 {
+                    value.push(b',');
+                }
+                value.extend_from_slice(t.json());
+            }
+            value.extend_from_slice(br#"],"corrupt":"#);
+            serde_json::to_writer(&mut value, corrupt).expect("names serialize");
+            value.push(b'}');
+            value
         },
-    );
-    let mut value = Map::with_capacity(2);
-    value.insert("tasks".into(), Value::Array(values));
-    value.insert("corrupt".into(), json!(corrupt));
-    (text, Value::Object(value))
+    )
 }
 
 fn list_head(list: &ListName, tasks: usize, corrupt: &[String]) -> String {
@@ -550,6 +558,8 @@ mod tests {
     fn an_empty_list_answer_is_the_json_of_no_tasks() {
         let list: ListName = "team".parse().unwrap();
         let (text, value) = list_answer(&list, &[], &[]);
+        let text: String = serde_json::from_slice(&text).unwrap();
+        let value: Value = serde_json::from_slice(&value).unwrap();
         let expected = json!({"tasks": [], "corrupt": []});
         assert_eq!(value, expected);
         let pretty = serde_json::to_string_pretty(&expected).unwrap();
@@ -580,6 +590,8 @@ mod tests {
                 .map(crate::store::SharedTask::new)
                 .collect();
             let (text, value) = list_answer(&list, &shared, &corrupt);
+            let text: String = serde_json::from_slice(&text).unwrap();
+            let value: Value = serde_json::from_slice(&value).unwrap();
             assert_eq!(value, expected);
             assert_eq!(text, expected_text);
             let r = Response::Tasks {

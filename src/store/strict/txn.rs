@@ -248,15 +248,14 @@ impl FolderStamp {
 }
 
 /// A task `list` decoded, shared by the cache and by the answers that include it, so that
-/// neither a hit nor an answer written from it copies the task. Its answer JSON is made the
-/// first time it is written, and kept with it.
+/// neither a hit nor an answer written from it copies the task. The forms its answers write
+/// it in are made the first time they are needed, and kept with it.
 pub struct SharedTask {
     task: Task,
     json: OnceLock<Box<[u8]>>,
     /// For `taskproof mcp`'s `task_list`: the pretty JSON as it stands in the answer's text,
-    /// and the task's structured value.
-    pretty: OnceLock<Box<[u8]>>,
-    value: OnceLock<Value>,
+    /// escaped as that text is inside the message's JSON.
+    pretty_escaped: OnceLock<Box<[u8]>>,
 }
 
 impl SharedTask {
@@ -264,8 +263,7 @@ impl SharedTask {
         Arc::new(SharedTask {
             task,
             json: OnceLock::new(),
-            pretty: OnceLock::new(),
-            value: OnceLock::new(),
+            pretty_escaped: OnceLock::new(),
         })
     }
 
@@ -283,26 +281,17 @@ impl SharedTask {
     }
 
     /// The task as pretty JSON (two spaces a level) standing two levels deep, as an item of
-    /// `{"tasks": [...]}` pretty-printed: every line after the first indented four more
-    /// spaces. A newline in pretty JSON is always layout (one inside a string is escaped).
-    pub fn pretty_in_list(&self) -> &[u8] {
-        self.pretty.get_or_init(|| {
-            let flat = serde_json::to_vec_pretty(&self.task).expect("tasks serialize");
-            let mut out = Vec::with_capacity(flat.len() + flat.len() / 4);
-            for &b in &flat {
-                out.push(b);
-                if b == b'\n' {
-                    out.extend_from_slice(b"    ");
-                }
-            }
-            out.into()
+    /// `{"tasks": [...]}` pretty-printed (every line after the first indented four more
+    /// spaces), escaped as the contents of a JSON string: the bytes that stand for the task
+    /// inside the text of an MCP `task_list` result, as it goes out in the message.
+    pub fn pretty_in_list_escaped(&self) -> &[u8] {
+        self.pretty_escaped.get_or_init(|| {
+            let flat = serde_json::to_string_pretty(&self.task).expect("tasks serialize");
+            // A newline in pretty JSON is always layout (one inside a string is escaped).
+            let indented = flat.replace('\n', "\n    ");
+            let quoted = serde_json::to_vec(&indented).expect("strings serialize");
+            quoted[1..quoted.len() - 1].into()
         })
-    }
-
-    /// The task as a JSON value, made once.
-    pub fn value(&self) -> &Value {
-        self.value
-            .get_or_init(|| serde_json::to_value(&self.task).expect("tasks serialize"))
     }
 
     /// The task itself: moved out when nothing else holds it, copied otherwise.
