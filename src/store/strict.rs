@@ -70,6 +70,9 @@ pub struct StrictStore {
     /// Lists of at least this many task files have their cached files watched (see
     /// [`LIST_WATCH_MIN`]).
     list_watch_min: usize,
+    /// Lists of at least this many task files keep their cache on disk too (see
+    /// [`LIST_INDEX_MIN`]).
+    list_index_min: usize,
     /// Record every change in the list's audit log, starting it if needed (a list whose
     /// log exists is audited anyway; see `audit.rs`).
     audit: bool,
@@ -86,6 +89,10 @@ const LIST_SETTLE: Duration = Duration::from_secs(2);
 /// each: below it the `stat`s cost little, and an inotify instance (of which a user may have
 /// only 128) is not worth taking.
 const LIST_WATCH_MIN: usize = 256;
+
+/// The smallest list whose cache `list` also keeps on disk, in the list's `.list-index`, for
+/// the first list of the next process (see `index.rs`): below it reading the files is quick.
+const LIST_INDEX_MIN: usize = 256;
 
 type Outcome<T> = Result<T, Failure>;
 
@@ -109,6 +116,7 @@ impl StrictStore {
             list_cache: Mutex::new(HashMap::new()),
             list_settle: LIST_SETTLE,
             list_watch_min: LIST_WATCH_MIN,
+            list_index_min: LIST_INDEX_MIN,
             audit: false,
             claude_code_locks: false,
         })
@@ -393,10 +401,18 @@ impl super::Operations for StrictStore {
 
     fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
         let (tasks, corrupt) = self.list_shared(list)?;
-        Ok((
-            tasks.into_iter().map(SharedTask::into_task).collect(),
-            corrupt,
-        ))
+        match tasks.into_iter().map(SharedTask::into_task).collect() {
+            Some(tasks) => Ok((tasks, corrupt)),
+            // A task of the index that does not decode: the index is dropped and the list
+            // read from its files.
+            None => {
+                self.forget_list(list)?;
+                let (tasks, corrupt) = self.list_from(list, false)?;
+                let tasks = tasks.into_iter().map(SharedTask::into_task);
+                // Read from the files, every task is decoded.
+                Ok((tasks.flatten().collect(), corrupt))
+            }
+        }
     }
 
     fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Outcome<Task> {
@@ -461,6 +477,15 @@ impl StrictStore {
     /// `list`, with the tasks as the cache holds them (shared, not copied), for answers
     /// written straight from them (`TaskStore::write_answer`).
     pub fn list_shared(&self, list: &ListName) -> Outcome<(Vec<Arc<SharedTask>>, Vec<String>)> {
+        self.list_from(list, true)
+    }
+
+    /// `list`, taking a cache that starts empty from the list's index when `use_index`.
+    fn list_from(
+        &self,
+        list: &ListName,
+        use_index: bool,
+    ) -> Outcome<(Vec<Arc<SharedTask>>, Vec<String>)> {
         let Some(tx) = self.begin(list.as_str(), false)? else {
             return Ok((Vec::new(), Vec::new()));
         };
@@ -506,9 +531,21 @@ impl StrictStore {
                 ids
             }
         };
+        // A process that has not listed the list yet starts from its index on disk, whose
+        // every entry is still checked below as one of its own would be (see `index.rs`).
+        cache.from_index = 0;
+        if use_index && caching && cache.tasks.is_empty() && ids.len() >= self.list_index_min {
+            self.load_index(&tx, folder, &ids, &mut cache);
+        }
         // Watches prove cached files unchanged without a `stat` each (see `watch.rs`): only
-        // for a list large enough for them to pay, on a local file system.
-        if caching && cache.watcher.is_none() && ids.len() >= self.list_watch_min {
+        // for a list large enough for them to pay, on a local file system. Not on a list
+        // that starts from the index: its files are checked by `stat` this once, and the
+        // watches are placed by the next list.
+        if caching
+            && cache.watcher.is_none()
+            && cache.from_index == 0
+            && ids.len() >= self.list_watch_min
+        {
             let local = tx
                 .dir
                 .fs_type()
@@ -582,12 +619,14 @@ impl StrictStore {
                     }
                     t
                 }
-                Listed::Read(t, identity) => {
-                    let new = identity.map(|identity| CachedTask {
+                Listed::Read(t, kept) => {
+                    let new = kept.map(|(identity, raw)| CachedTask {
                         identity,
                         task: t.clone(),
+                        raw,
                         wd: None,
                     });
+                    cache.unindexed += usize::from(new.is_some());
                     let old = match new {
                         Some(c) => cache.tasks.insert(id, c),
                         None => cache.tasks.remove(&id),
@@ -619,6 +658,23 @@ impl StrictStore {
                 });
             }
             cache.folder = folder;
+            // The index is written again once the files it lacks are many for the list
+            // (under the lock, without `fsync`: it is a cache; a write that fails leaves
+            // the list to be read from its files).
+            if ids.len() >= self.list_index_min && cache.unindexed >= (ids.len() / 16).max(32) {
+                let entries = cache
+                    .tasks
+                    .iter()
+                    .map(|(id, c)| (*id, &c.identity, &c.raw[..], c.task.json()));
+                let bytes = index::encode(folder, entries);
+                if tx
+                    .dir
+                    .write_atomic(index::INDEX_NAME, &bytes, false)
+                    .is_ok()
+                {
+                    cache.unindexed = 0;
+                }
+            }
             cache.names = (stamp.ctime < settled).then_some((stamp, ids));
             self.list_cache
                 .lock()
@@ -626,6 +682,49 @@ impl StrictStore {
                 .insert(list.to_string(), cache);
         }
         Ok((tasks, corrupt))
+    }
+
+    /// Seeds an empty cache with the entries of the list's index (`index.rs`) for the files
+    /// in `ids`, undecoded (see [`SharedTask::from_index`]). An index that cannot be read or
+    /// used changes nothing.
+    fn load_index(&self, tx: &Txn<'_>, folder: (u64, u64), ids: &[TaskId], cache: &mut ListCache) {
+        let fits = match tx.dir.stat(index::INDEX_NAME) {
+            // The field types differ between targets.
+            #[allow(clippy::unnecessary_cast)]
+            Ok(Some(st)) => (st.st_size as u64) <= index::MAX_INDEX_BYTES,
+            _ => false,
+        };
+        let Some(bytes) = fits.then(|| tx.dir.read(index::INDEX_NAME).ok()).flatten() else {
+            return;
+        };
+        let Some(entries) = index::decode(&bytes, folder, |id| ids.binary_search(&id).is_ok())
+        else {
+            return;
+        };
+        cache.tasks.extend(entries.into_iter().map(|e| {
+            let cached = CachedTask {
+                identity: e.identity,
+                task: SharedTask::from_index(e.id, e.raw.clone(), e.json),
+                raw: e.raw,
+                wd: None,
+            };
+            (e.id, cached)
+        }));
+        cache.from_index = cache.tasks.len();
+    }
+
+    /// Forgets what `list` keeps of `list`, in memory and on disk: its index held a task
+    /// that does not decode from its own bytes, so it was not written by this store.
+    fn forget_list(&self, list: &ListName) -> Outcome<()> {
+        self.list_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(list.as_str());
+        let Some(tx) = self.begin(list.as_str(), false)? else {
+            return Ok(());
+        };
+        tx.dir.remove(index::INDEX_NAME).map_err(io_failure)?;
+        Ok(())
     }
 
     /// Answers one raw request line as [`TaskStore::handle_line`] does, writing the answer's
@@ -758,6 +857,8 @@ impl StrictStore {
     }
 }
 
+mod index;
+mod pretty;
 mod txn;
 mod watch;
 
@@ -768,7 +869,7 @@ use txn::{CachedTask, Check, FolderStamp, ListCache, Listed, Slot, Txn, WatchUpd
 mod tests {
     use super::*;
     use serde_json::json;
-    use txn::{TASK_CNAME_LEN, task_cname};
+    use txn::{FileIdentity, TASK_CNAME_LEN, task_cname};
 
     fn list_of(store: &StrictStore) -> Vec<Task> {
         match store.handle_value(&json!({"op": "list", "list": "l"})) {
@@ -1002,6 +1103,127 @@ mod tests {
         );
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(subjects(&store), ["again", "C"]);
+    }
+
+    /// A store with its index used from the first task on, files settling after 20 ms: as a
+    /// new process would open it (nothing in memory).
+    fn indexed_store(tmp: &Path) -> StrictStore {
+        let mut store = StrictStore::open(tmp, Options { durable: false }).unwrap();
+        store.list_settle = Duration::from_millis(20);
+        store.list_index_min = 0;
+        store
+    }
+
+    fn from_index(store: &StrictStore) -> usize {
+        store.list_cache.lock().unwrap()["l"].from_index
+    }
+
+    #[test]
+    fn a_new_store_lists_from_the_index_and_still_sees_every_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("l");
+        let writer = indexed_store(tmp.path());
+        for i in 0..40 {
+            let r = writer.handle_value(
+                &json!({"op": "create", "list": "l", "task": {"subject": format!("t{i:02}")}}),
+            );
+            assert!(r.is_ok(), "{r:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let all: Vec<String> = (0..40).map(|i| format!("t{i:02}")).collect();
+        // The first list reads the files and writes the index; a new store takes every
+        // file from it, answers the same, and writes nothing more.
+        assert_eq!(subjects(&writer), all);
+        assert!(folder.join(index::INDEX_NAME).exists());
+        let reader = indexed_store(tmp.path());
+        assert_eq!(list_of(&reader), list_of(&writer));
+        assert_eq!(from_index(&reader), 40);
+        let shared = reader.list_shared(&"l".parse().unwrap()).unwrap().0;
+        let answer: Vec<u8> = shared.iter().flat_map(|t| t.json().to_vec()).collect();
+        let decoded: Vec<u8> = list_of(&writer)
+            .iter()
+            .flat_map(|t| serde_json::to_vec(t).unwrap())
+            .collect();
+        assert_eq!(
+            answer, decoded,
+            "answers from the index are the tasks' JSON"
+        );
+        // Another process rewrites a file in place with as many bytes, removes one, and
+        // writes one anew: a new store still takes the others from the index.
+        let before = std::fs::read_to_string(folder.join("2.json")).unwrap();
+        let after = before.replace("\"t01\"", "\"T01\"");
+        assert_eq!(before.len(), after.len());
+        std::fs::write(tmp.path().join("new"), &after).unwrap();
+        other_process(&folder, "cat ../new > 2.json && rm 3.json");
+        other_process(
+            &folder,
+            r#"printf '{"id":"41","subject":"new","status":"pending"}' > 41.json"#,
+        );
+        let mut expected = all.clone();
+        expected[1] = "T01".into();
+        expected.remove(2);
+        expected.push("new".into());
+        let fresh = indexed_store(tmp.path());
+        assert_eq!(subjects(&fresh), expected);
+        assert_eq!(
+            from_index(&fresh),
+            39,
+            "the index holds 39 of the files still there"
+        );
+        // A change made right after the index was read is seen by the next list as well.
+        other_process(&folder, "rm 4.json");
+        expected.remove(2);
+        assert_eq!(subjects(&fresh), expected);
+        // An index moved in with a copy of the list is another folder's: not used.
+        other_process(tmp.path(), "cp -a l copy");
+        let r = fresh.handle_value(&json!({"op": "list", "list": "copy"}));
+        let Response::Tasks { tasks, .. } = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(tasks.len(), expected.len());
+        assert_eq!(fresh.list_cache.lock().unwrap()["copy"].from_index, 0);
+    }
+
+    #[test]
+    fn an_index_whose_tasks_do_not_decode_is_dropped_and_the_files_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("l");
+        let store = indexed_store(tmp.path());
+        for s in ["a", "b"] {
+            let r =
+                store.handle_value(&json!({"op": "create", "list": "l", "task": {"subject": s}}));
+            assert!(r.is_ok(), "{r:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(subjects(&store), ["a", "b"]);
+        // An index not written by this store: the right identities and a valid checksum,
+        // but bytes that are not task 1.
+        let mut entries = Vec::new();
+        for id in [1u64, 2] {
+            let st = rustix::fs::stat(folder.join(format!("{id}.json"))).unwrap();
+            let raw = if id == 1 {
+                vec![b'x'; st.st_size as usize]
+            } else {
+                std::fs::read(folder.join("2.json")).unwrap()
+            };
+            entries.push((TaskId(id), FileIdentity::of(&st), raw));
+        }
+        let st = rustix::fs::stat(&folder).unwrap();
+        #[allow(clippy::unnecessary_cast)]
+        let folder_id = (st.st_dev as u64, st.st_ino as u64);
+        let bytes = index::encode(
+            folder_id,
+            entries
+                .iter()
+                .map(|(id, ident, raw)| (*id, ident, &raw[..], &b"{}"[..])),
+        );
+        std::fs::write(folder.join(index::INDEX_NAME), bytes).unwrap();
+        let fresh = indexed_store(tmp.path());
+        assert_eq!(subjects(&fresh), ["a", "b"]);
+        assert!(
+            !folder.join(index::INDEX_NAME).exists(),
+            "the index is dropped"
+        );
     }
 
     /// Lets every file settle and lists until no file needs a check (at most three lists:

@@ -79,18 +79,7 @@ impl Txn<'_> {
     }
 
     pub(super) fn decode(&self, id: TaskId, name: &str, bytes: &[u8]) -> Slot {
-        let value: Value = match serde_json::from_slice(bytes) {
-            Ok(v) => v,
-            Err(e) => return Slot::Corrupt(format!("{name} is not valid JSON: {e}")),
-        };
-        match Task::from_json(&value, self.store.strictness()) {
-            Ok(t) if t.id == id => Slot::Task(t),
-            Ok(t) => Slot::Corrupt(format!(
-                "{name} holds id {:?}, which does not match its name",
-                t.id.to_string()
-            )),
-            Err(e) => Slot::Corrupt(format!("{name}: {e}")),
-        }
+        decode_task(id, name, bytes, self.store.strictness())
     }
 
     /// Reads task `id` for `list`: from `cached` when the file is still the one it was
@@ -154,13 +143,29 @@ impl Txn<'_> {
                 let identity = FileIdentity::of(&st);
                 Listed::Read(
                     SharedTask::new(t),
-                    (identity.ctime < settled).then_some(identity),
+                    (identity.ctime < settled).then(|| (identity, Arc::from(&buf[..]))),
                 )
             }
             (Slot::Task(t), None) => Listed::Read(SharedTask::new(t), None),
             (Slot::Missing, _) => Listed::Missing,
             (Slot::Corrupt(_), _) => Listed::Corrupt,
         })
+    }
+}
+
+/// Decodes the bytes of task file `name`, which should hold task `id`.
+fn decode_task(id: TaskId, name: &str, bytes: &[u8], strictness: Strictness) -> Slot {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return Slot::Corrupt(format!("{name} is not valid JSON: {e}")),
+    };
+    match Task::from_json(&value, strictness) {
+        Ok(t) if t.id == id => Slot::Task(t),
+        Ok(t) => Slot::Corrupt(format!(
+            "{name} holds id {:?}, which does not match its name",
+            t.id.to_string()
+        )),
+        Err(e) => Slot::Corrupt(format!("{name}: {e}")),
     }
 }
 
@@ -250,8 +255,14 @@ impl FolderStamp {
 /// A task `list` decoded, shared by the cache and by the answers that include it, so that
 /// neither a hit nor an answer written from it copies the task. The forms its answers write
 /// it in are made the first time they are needed, and kept with it.
+///
+/// A task taken from the list's index on disk (`index.rs`) comes with its compact JSON and the
+/// bytes of its file, and is decoded from those bytes only when something needs the task
+/// itself (in-process `list`): answers through `serve` and `mcp` are written from its JSON.
 pub struct SharedTask {
-    task: Task,
+    task: OnceLock<Option<Task>>,
+    /// For a task taken from the index: its id and the bytes of its file.
+    source: Option<(TaskId, Arc<[u8]>)>,
     json: OnceLock<Box<[u8]>>,
     /// For `taskproof mcp`'s `task_list`: the pretty JSON as it stands in the answer's text,
     /// escaped as that text is inside the message's JSON.
@@ -261,22 +272,44 @@ pub struct SharedTask {
 impl SharedTask {
     pub fn new(task: Task) -> Arc<SharedTask> {
         Arc::new(SharedTask {
-            task,
+            task: OnceLock::from(Some(task)),
+            source: None,
             json: OnceLock::new(),
             pretty_escaped: OnceLock::new(),
         })
     }
 
-    pub fn task(&self) -> &Task {
-        &self.task
+    /// A task of the index: `json` is what [`SharedTask::json`] gives for it, `raw` its
+    /// file's bytes, decoded when the task is first needed.
+    pub(super) fn from_index(id: TaskId, raw: Arc<[u8]>, json: Box<[u8]>) -> Arc<SharedTask> {
+        Arc::new(SharedTask {
+            task: OnceLock::new(),
+            source: Some((id, raw)),
+            json: OnceLock::from(json),
+            pretty_escaped: OnceLock::new(),
+        })
+    }
+
+    /// The task; `None` only for a task of the index whose bytes do not decode to it, which
+    /// means the index was not written by this store (see `StrictStore::list`).
+    pub fn task(&self) -> Option<&Task> {
+        self.task
+            .get_or_init(|| {
+                let (id, raw) = self.source.as_ref()?;
+                match decode_task(*id, &Txn::file_name(*id), raw, Strictness::Strict) {
+                    Slot::Task(t) => Some(t),
+                    Slot::Missing | Slot::Corrupt(_) => None,
+                }
+            })
+            .as_ref()
     }
 
     /// The task as compact JSON, the bytes `serde_json::to_vec(task)` gives.
     pub fn json(&self) -> &[u8] {
         self.json.get_or_init(|| {
-            serde_json::to_vec(&self.task)
-                .expect("tasks serialize")
-                .into()
+            // Only a task of the index is made without its JSON.
+            let task = self.task().expect("a task made with its value");
+            serde_json::to_vec(task).expect("tasks serialize").into()
         })
     }
 
@@ -285,18 +318,20 @@ impl SharedTask {
     /// spaces), escaped as the contents of a JSON string: the bytes that stand for the task
     /// inside the text of an MCP `task_list` result, as it goes out in the message.
     pub fn pretty_in_list_escaped(&self) -> &[u8] {
-        self.pretty_escaped.get_or_init(|| {
-            let flat = serde_json::to_string_pretty(&self.task).expect("tasks serialize");
-            // A newline in pretty JSON is always layout (one inside a string is escaped).
-            let indented = flat.replace('\n', "\n    ");
-            let quoted = serde_json::to_vec(&indented).expect("strings serialize");
-            quoted[1..quoted.len() - 1].into()
-        })
+        self.pretty_escaped
+            .get_or_init(|| super::pretty::pretty_escaped(self.json(), 2).into())
     }
 
-    /// The task itself: moved out when nothing else holds it, copied otherwise.
-    pub fn into_task(this: Arc<SharedTask>) -> Task {
-        Arc::try_unwrap(this).map_or_else(|a| a.task.clone(), |s| s.task)
+    /// The task itself: moved out when nothing else holds it, copied otherwise; `None` as
+    /// for [`SharedTask::task`].
+    pub fn into_task(this: Arc<SharedTask>) -> Option<Task> {
+        match Arc::try_unwrap(this) {
+            Ok(mut s) => {
+                s.task();
+                s.task.take().flatten()
+            }
+            Err(a) => a.task().cloned(),
+        }
     }
 }
 
@@ -305,6 +340,8 @@ impl SharedTask {
 pub(super) struct CachedTask {
     pub(super) identity: FileIdentity,
     pub(super) task: Arc<SharedTask>,
+    /// The bytes of the file it was decoded from, for the index (`index.rs`).
+    pub(super) raw: Arc<[u8]>,
     pub(super) wd: Option<i32>,
 }
 
@@ -323,6 +360,10 @@ pub(super) struct ListCache {
     /// How many files the last list had to `stat`, watch or read (the others were proven
     /// unchanged by their watch).
     pub(super) checked: usize,
+    /// How many cached files the list's index on disk does not hold (see `index.rs`).
+    pub(super) unindexed: usize,
+    /// How many files the last list took from the index (tests).
+    pub(super) from_index: usize,
 }
 
 /// What a confirmed cache entry's watch becomes.
@@ -338,8 +379,9 @@ pub(super) enum WatchUpdate {
 pub(super) enum Listed {
     /// Unchanged since it was cached; what to do with the entry's watch.
     Hit(Arc<SharedTask>, WatchUpdate),
-    /// Read from disk, with the identity to cache it under when it may be kept.
-    Read(Arc<SharedTask>, Option<FileIdentity>),
+    /// Read from disk, with the identity to cache it under and the bytes it held, when it
+    /// may be kept.
+    Read(Arc<SharedTask>, Option<(FileIdentity, Arc<[u8]>)>),
     /// Missing.
     Missing,
     /// Not a task.
