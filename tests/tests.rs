@@ -19,6 +19,7 @@ mod mcp_target;
 mod profile;
 mod race;
 mod race_mixed;
+mod report_schema;
 mod run;
 mod session_steps;
 mod store_kill;
