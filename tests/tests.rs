@@ -29,3 +29,4 @@ mod store_rules;
 mod store_symlink;
 mod suite;
 mod target_signals;
+mod words;
