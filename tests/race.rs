@@ -761,3 +761,41 @@ fn without_a_settle_phase_the_same_race_sees_nothing_vanish() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("settle:"), "{stdout}");
 }
+
+/// A race report that cannot be written is a usage error (2) naming it, and the terminal
+/// still prints the race's summary: no reporter's error is dropped, none stops the others.
+#[test]
+fn a_race_report_that_cannot_be_written_is_a_usage_error_after_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the report's folder should be: the folder cannot be made.
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, "").unwrap();
+    let spec = format!("json:{}", blocker.join("r.json").display());
+    let out = taskproof_with(&[
+        "race",
+        "--workload",
+        "metadata",
+        "--writers",
+        "2",
+        "--ops",
+        "5",
+        "--seed",
+        "1",
+        "--no-fsync",
+        "--report",
+        &spec,
+    ])
+    .output()
+    .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("taskproof race: failed to write the report ")
+            && stderr.contains("not-a-folder/r.json"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("metadata: no anomalies"), "{stdout}");
+}
