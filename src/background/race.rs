@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::procs;
 use super::spec::{BgOpen, BgTarget};
@@ -23,8 +23,12 @@ pub struct BgRaceConfig {
     pub step: f64,
 }
 
+/// The JSON report's format version (`race-background --report json:PATH`): 1 since it
+/// carries one; a report without the field is version 0, the same shape (docs/background.md).
+pub const FORMAT_VERSION: u64 = 1;
+
 /// One task's account.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskAccount {
     pub id: String,
     /// Milliseconds from the task's start to its kill, less its sleep (negative: before it
@@ -40,9 +44,12 @@ pub struct TaskAccount {
     pub verdict: String,
 }
 
-/// The race's result.
-#[derive(Debug, Clone, Serialize)]
+/// The race's result, as its JSON report writes it and reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BgRaceReport {
+    /// 0 when the report has none (written before it carried one).
+    #[serde(default)]
+    pub format_version: u64,
     pub target: String,
     pub tasks: usize,
     pub sleep: f64,
@@ -169,6 +176,7 @@ pub fn race(config: &BgRaceConfig) -> anyhow::Result<BgRaceReport> {
             .map(|m| m.to_string())
             .collect();
         let mut report = BgRaceReport {
+            format_version: FORMAT_VERSION,
             target: config.target.to_string(),
             tasks: config.tasks,
             sleep: config.sleep,

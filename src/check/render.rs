@@ -2,16 +2,17 @@
 //! terminal, never with `NO_COLOR`), the JSON document of format version 1, and the stderr
 //! text a blocking hook hands to the model.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::finding::Finding;
 use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
 use crate::report::output::{paint, style};
+use crate::report::schema::{self, CheckChange, CheckFinding, CheckList, CheckReport};
 
 /// The version of the JSON output; it changes when a field changes meaning or goes away.
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = schema::CHECK_FORMAT;
 
 /// Paints when colour is on, with the shared styles of [`crate::report::output`].
 struct Paint {
@@ -143,40 +144,53 @@ fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
 
 /// The JSON document (format version 1).
 pub fn json(report: &Report) -> Value {
-    json!({
-        "format_version": FORMAT_VERSION,
-        "mode": report.mode.as_str(),
-        "root": report.root.display().to_string(),
-        "lists": report.lists.iter().map(|l| json!({
-            "name": l.name,
-            "path": l.path.display().to_string(),
-            "layout": l.layout.as_str(),
-            "tasks": l.tasks,
-            "busy": l.busy,
-        })).collect::<Vec<_>>(),
-        "tasks": report.task_count(),
-        "findings": report.findings.iter().map(finding_json).collect::<Vec<_>>(),
-        "changes": report.changes.iter().map(|c| json!({
-            "list": c.list,
-            "change": c.repair.to_string(),
-            "done": c.outcome == RepairOutcome::Done,
-            "skipped": match &c.outcome {
-                RepairOutcome::Done => Value::Null,
-                RepairOutcome::Skipped(why) => Value::String(why.clone()),
-            },
-        })).collect::<Vec<_>>(),
-    })
+    schema::to_value(&document(report))
 }
 
-fn finding_json(f: &Finding) -> Value {
-    json!({
-        "list": f.list,
-        "file": f.file,
-        "rule": f.cites(),
-        "kind": f.kind.as_str(),
-        "message": f.message,
-        "repairable": f.repair.is_some(),
-    })
+/// The report, in the schema's types.
+pub fn document(report: &Report) -> CheckReport {
+    CheckReport {
+        format_version: FORMAT_VERSION,
+        mode: report.mode.as_str().into(),
+        root: report.root.display().to_string(),
+        lists: report
+            .lists
+            .iter()
+            .map(|l| CheckList {
+                name: l.name.clone(),
+                path: l.path.display().to_string(),
+                layout: l.layout.as_str().into(),
+                tasks: l.tasks,
+                busy: l.busy,
+            })
+            .collect(),
+        tasks: report.task_count(),
+        findings: report.findings.iter().map(finding).collect(),
+        changes: report
+            .changes
+            .iter()
+            .map(|c| CheckChange {
+                list: c.list.clone(),
+                change: c.repair.to_string(),
+                done: c.outcome == RepairOutcome::Done,
+                skipped: match &c.outcome {
+                    RepairOutcome::Done => None,
+                    RepairOutcome::Skipped(why) => Some(why.clone()),
+                },
+            })
+            .collect(),
+    }
+}
+
+fn finding(f: &Finding) -> CheckFinding {
+    CheckFinding {
+        list: f.list.clone(),
+        file: f.file.clone(),
+        rule: f.cites().to_string(),
+        kind: f.kind.as_str().into(),
+        message: f.message.clone(),
+        repairable: f.repair.is_some(),
+    }
 }
 
 /// What a blocking hook writes on stderr: one line per thing the change brings, naming

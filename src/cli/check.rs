@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::exit;
+use super::verdict::{Reporters, Verdict, conclude};
 use crate::check::discover::default_root;
 use crate::check::hook::{self, HookContext};
 use crate::check::render;
@@ -16,7 +17,7 @@ use crate::protocol::Layout;
 use crate::report::json::JsonPrinter;
 use crate::report::output::{ColorChoice, Output};
 use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, ReportError, Reporter};
+use crate::report::{Event, Reporter};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -87,30 +88,20 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             run::run(&root, true, layout, mode)?
         }
     };
-    let stdout = std::io::stdout();
-    if args.json {
-        let mut json = JsonPrinter { out: stdout.lock() };
-        match json.report(&Event::CheckFinished { report: &report }) {
-            // A closed pipe (`| head`) is not a failure of the check; any other write error is.
-            Err(ReportError::Terminal(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            Err(e) => {
-                eprintln!("taskproof check: {e}");
-                return Ok(exit::USAGE);
-            }
-            Ok(()) => {}
-        }
+    let stdout = std::io::stdout().lock();
+    let view: Box<dyn Reporter> = if args.json {
+        Box::new(JsonPrinter { out: stdout })
     } else {
-        let mut terminal = TerminalReporter::new(stdout.lock(), Output::from_env(), args.color);
-        if let Err(e) = terminal.report(&Event::CheckFinished { report: &report }) {
-            eprintln!("taskproof check: {e}");
-            return Ok(exit::USAGE);
-        }
-    }
-    Ok(if report.is_clean() {
-        exit::OK
-    } else {
-        exit::FOUND
-    })
+        Box::new(TerminalReporter::new(
+            stdout,
+            Output::from_env(),
+            args.color,
+        ))
+    };
+    // A closed pipe (`| head`) is not a failure of the check; any other write error is.
+    let mut reporters = Reporters::new(&[], view);
+    reporters.emit(&Event::CheckFinished { report: &report });
+    Ok(conclude("check", reporters, Verdict::of_check(&report)))
 }
 
 fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>) -> i32 {

@@ -6,17 +6,16 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::run::ReportSpec;
+use super::verdict::{Reporters, Verdict, conclude};
 use super::{Seconds, exit};
 use crate::fuzz::driver::Setup;
 use crate::fuzz::known::KnownFindings;
 use crate::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
 use crate::fuzz::strategy::BetweenRequests;
 use crate::profile::Profile;
-use crate::report::json::JsonReporter;
-use crate::report::markdown::MarkdownReporter;
+use crate::report::Event;
 use crate::report::output::{ColorChoice, Output};
 use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, ReportError, Reporter};
 use crate::target::{SessionOptions, TargetSpec};
 
 #[derive(Debug, clap::Args)]
@@ -112,18 +111,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .target
         .with_mapping(args.mapping.as_deref())
         .map_err(anyhow::Error::msg)?;
-    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    for r in &args.report {
-        reporters.push(match r {
-            ReportSpec::Json(p) => Box::new(JsonReporter { path: p.clone() }),
-            ReportSpec::Markdown(p) => Box::new(MarkdownReporter { path: p.clone() }),
-            ReportSpec::Junit(_) => {
-                eprintln!(
-                    "taskproof fuzz: --report junit:PATH is for scenario runs; fuzz writes json:PATH or md:PATH"
-                );
-                return Ok(exit::USAGE);
-            }
-        });
+    if args
+        .report
+        .iter()
+        .any(|r| matches!(r, ReportSpec::Junit(_)))
+    {
+        eprintln!(
+            "taskproof fuzz: --report junit:PATH is for scenario runs; fuzz writes json:PATH or md:PATH"
+        );
+        return Ok(exit::USAGE);
     }
     if let Some(code) = super::prepare_target(&args.target) {
         return Ok(code);
@@ -188,35 +184,27 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         max_findings: args.max_findings,
         out: args.out.clone(),
     };
-    // The file reports first, so that the terminal's summary stays the last line printed.
-    reporters.push(Box::new(TerminalReporter::new(
-        std::io::stdout().lock(),
-        Output::from_env(),
-        args.color,
-    )));
-    let mut report_error: Option<ReportError> = None;
-    let result = fuzz(&plan, &mut |e: &Event<'_>| {
-        for r in reporters.iter_mut() {
-            if let Err(err) = r.report(e) {
-                report_error.get_or_insert(err);
-            }
-        }
-    });
+    let mut reporters = Reporters::new(
+        &args.report,
+        Box::new(TerminalReporter::new(
+            std::io::stdout().lock(),
+            Output::from_env(),
+            args.color,
+        )),
+    );
+    let result = fuzz(&plan, &mut |e: &Event<'_>| reporters.emit(e));
     let report = match result {
         Ok(r) => r,
         Err(RunError::Target(e)) => {
             eprintln!("taskproof fuzz: {e}");
-            return Ok(exit::TARGET);
+            // The target broke: that is the status; a report error met on the way is still
+            // said.
+            if let Err(e) = reporters.finish() {
+                eprintln!("taskproof fuzz: {e}");
+            }
+            return Ok(Verdict::TargetBroke.process_exit_code());
         }
         Err(RunError::Harness(e)) => return Err(anyhow::anyhow!("{e}")),
     };
-    if let Some(e) = report_error {
-        eprintln!("taskproof fuzz: {e}");
-        return Ok(exit::USAGE);
-    }
-    Ok(if report.found.is_empty() {
-        exit::OK
-    } else {
-        exit::FOUND
-    })
+    Ok(conclude("fuzz", reporters, Verdict::of_fuzz(&report)))
 }

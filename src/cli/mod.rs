@@ -20,6 +20,7 @@ pub mod seconds;
 pub mod serve;
 pub mod serve_background;
 pub mod timeline;
+pub mod verdict;
 
 pub use seconds::Seconds;
 

@@ -3,12 +3,13 @@
 use std::path::PathBuf;
 
 use super::exit;
+use super::run::ReportSpec;
+use super::verdict::{Reporters, Verdict, conclude};
 use crate::profile::Profile;
 use crate::race::{self, Config, DriverError, Workload};
-use crate::report::json::JsonReporter;
+use crate::report::Event;
 use crate::report::output::{ColorChoice, Output, progress_bar};
 use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, Reporter};
 use crate::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
@@ -258,31 +259,17 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             return Ok(exit::TARGET);
         }
     };
-    // The file report first, so that the terminal's summary stays the last thing printed.
-    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    if let Some(path) = report_path {
-        reporters.push(Box::new(JsonReporter { path }));
-    }
-    let stdout = std::io::stdout();
-    reporters.push(Box::new(TerminalReporter::new(
-        stdout.lock(),
-        output,
-        ColorChoice::Never,
-    )));
-    let event = Event::RaceFinished { report: &report };
-    for r in &mut reporters {
-        if let Err(e) = r.report(&event) {
-            eprintln!("taskproof race: {e}");
-            return Ok(exit::USAGE);
-        }
-    }
-    Ok(if !report.found_nothing() {
-        exit::FOUND
-    } else if report.errors > 0 {
-        exit::TARGET
-    } else {
-        exit::OK
-    })
+    let specs: Vec<ReportSpec> = report_path.into_iter().map(ReportSpec::Json).collect();
+    let mut reporters = Reporters::new(
+        &specs,
+        Box::new(TerminalReporter::new(
+            std::io::stdout().lock(),
+            output,
+            ColorChoice::Never,
+        )),
+    );
+    reporters.emit(&Event::RaceFinished { report: &report });
+    Ok(conclude("race", reporters, Verdict::of_race(&report)))
 }
 
 /// `--settle`: seconds from 0 to 600.

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::verdict::Verdict;
 use super::{Seconds, exit};
 use crate::background::race::{BgRaceConfig, race};
 use crate::background::{BgOpen, BgTarget};
@@ -106,5 +107,5 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if code != exit::OK {
         return Ok(code);
     }
-    Ok(if report.ok() { exit::OK } else { exit::FOUND })
+    Ok(Verdict::of_bg_race(&report).process_exit_code())
 }

@@ -9,14 +9,12 @@ use std::str::FromStr;
 
 use globset::{Glob, GlobSetBuilder};
 
+use super::verdict::{Reporters, Verdict, conclude};
 use super::{Seconds, exit};
 use crate::profile::{Choice, Mode, Profile};
-use crate::report::json::JsonReporter;
-use crate::report::junit::JunitReporter;
-use crate::report::markdown::MarkdownReporter;
+use crate::report::Event;
 use crate::report::output::{ColorChoice, Output};
 use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, ReportError, Reporter};
 use crate::scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
 use crate::target::TargetSpec;
 
@@ -274,40 +272,20 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         delays: Default::default(),
     };
     let mut reporters = reporters_of(&args);
-    let mut report_error: Option<ReportError> = None;
-    let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| {
-        for r in reporters.iter_mut() {
-            if let Err(err) = r.report(e) {
-                report_error.get_or_insert(err);
-            }
-        }
-    });
-    if let Some(e) = report_error {
-        eprintln!("taskproof run: {e}");
-        return Ok(exit::USAGE);
-    }
-    Ok(exit_code(&suite))
+    let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));
+    Ok(conclude("run", reporters, Verdict::of_suite(&suite)))
 }
 
 /// The reporters `--report` asks for, then the terminal's.
-fn reporters_of(args: &Args) -> Vec<Box<dyn Reporter>> {
-    let stdout = std::io::stdout();
-    let output = Output::from_env();
-    let mut reporters: Vec<Box<dyn Reporter>> = Vec::new();
-    for r in &args.report {
-        reporters.push(match r {
-            ReportSpec::Json(p) => Box::new(JsonReporter { path: p.clone() }),
-            ReportSpec::Junit(p) => Box::new(JunitReporter { path: p.clone() }),
-            ReportSpec::Markdown(p) => Box::new(MarkdownReporter { path: p.clone() }),
-        });
-    }
-    // The file reports first, so that the terminal's summary stays the last line printed.
-    reporters.push(Box::new(TerminalReporter::new(
-        stdout.lock(),
-        output,
-        args.color,
-    )));
-    reporters
+fn reporters_of(args: &Args) -> Reporters {
+    Reporters::new(
+        &args.report,
+        Box::new(TerminalReporter::new(
+            std::io::stdout().lock(),
+            Output::from_env(),
+            args.color,
+        )),
+    )
 }
 
 /// `taskproof run --suite background`: the background scenarios against a background-task
@@ -381,19 +359,8 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
         keep_going: true,
     };
     let mut reporters = reporters_of(&args);
-    let mut report_error: Option<ReportError> = None;
-    let suite = bg_run_suite(&selected, &config, &mut |e: &Event<'_>| {
-        for r in reporters.iter_mut() {
-            if let Err(err) = r.report(e) {
-                report_error.get_or_insert(err);
-            }
-        }
-    });
-    if let Some(e) = report_error {
-        eprintln!("taskproof run: {e}");
-        return Ok(exit::USAGE);
-    }
-    Ok(exit_code(&suite))
+    let suite = bg_run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));
+    Ok(conclude("run", reporters, Verdict::of_suite(&suite)))
 }
 
 fn parse_profile(s: &str) -> Result<Choice, String> {
@@ -410,16 +377,7 @@ pub fn default_choice(target: &TargetSpec) -> anyhow::Result<Choice> {
 /// The exit status of a finished run: a failure is a verdict (1) and wins; errors alone mean
 /// the target broke before all verdicts were in (3).
 pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
-    let s = suite.summary();
-    if suite.target.hello.is_err() {
-        exit::TARGET
-    } else if s.failed > 0 {
-        exit::FOUND
-    } else if s.errors > 0 {
-        exit::TARGET
-    } else {
-        exit::OK
-    }
+    Verdict::of_suite(suite).process_exit_code()
 }
 
 /// The `--filter` globs as one set, or the usage error naming the bad one.

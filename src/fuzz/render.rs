@@ -4,15 +4,16 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::run::{Found, FuzzFinding, Plan, Report, ShrinkStop, Written};
 use crate::profile::Profile;
 use crate::report::markdown::{bullets, cell};
 use crate::report::output::{paint, style};
+use crate::report::schema::{self, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed};
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = schema::FUZZ_FORMAT;
 
 /// What the run is about to do (the first lines of the terminal output).
 pub fn started(plan: &Plan) -> String {
@@ -202,56 +203,76 @@ fn new_findings(r: &Report) -> usize {
 
 /// The JSON report of a finished run (format version [`FORMAT_VERSION`], docs/fuzzing.md).
 pub fn json(plan: &Plan, r: &Report) -> Value {
-    json!({
-        "format_version": FORMAT_VERSION,
-        "command": "fuzz",
-        "target": plan.setup.target.to_string(),
-        "profile": plan.setup.profile.as_str(),
-        "seed": plan.seed,
-        "cases": r.cases,
-        "planned_cases": plan.cases,
-        "max_steps": plan.steps,
-        "wait_max_seconds": f64::from(plan.between.wait_max_tenths) / 10.0,
-        "session_steps": plan.between.events,
-        "settle_seconds": plan.setup.settle.as_secs_f64(),
-        "stopped_early": r.stopped_early,
-        "duration_ms": r.elapsed.as_millis() as u64,
-        "found": r.found.iter().map(|f| json!({
-            "fingerprint": f.finding.fingerprint,
-            "op": f.finding.op,
-            "rules": f.finding.rules,
-            "summary": f.finding.summary,
-            "case": f.case,
-            "file": f.written.path().display().to_string(),
-            "new": matches!(f.written, Written::New(_)),
-            "replay": replay(plan, f),
-            "repeated_cases": r.repeats.get(&f.finding.fingerprint).copied().unwrap_or(0),
-            "shrink": {
-                "runs": f.shrink.runs,
-                "from_steps": f.shrink.from_steps,
-                "to_steps": f.shrink.to_steps,
-                "stopped_by": f.shrink.stopped.map(|s| match s {
-                    ShrinkStop::Runs => "shrink-runs",
-                    ShrinkStop::Time => "shrink-time",
-                }),
-            },
-        })).collect::<Vec<_>>(),
-        "unconfirmed": r.unconfirmed.iter().map(|u| json!({
-            "fingerprint": u.fingerprint,
-            "summary": u.summary,
-            "case": u.case,
-            "why": u.why,
-        })).collect::<Vec<_>>(),
-        "known": r.known.iter().map(|(fp, cases)| {
-            let entry = plan.known.get(fp);
-            json!({
-                "fingerprint": fp,
-                "cases": cases,
-                "reason": entry.map(|e| e.reason.clone()),
-                "listed_in": entry.map(|e| format!("{}:{}", e.file.display(), e.line)),
+    schema::to_value(&report(plan, r))
+}
+
+/// The report of a finished run, in the schema's types.
+pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
+    FuzzReport {
+        format_version: FORMAT_VERSION,
+        command: "fuzz".into(),
+        target: plan.setup.target.to_string(),
+        profile: plan.setup.profile.as_str().to_string(),
+        seed: plan.seed,
+        cases: r.cases,
+        planned_cases: plan.cases,
+        max_steps: plan.steps,
+        wait_max_seconds: f64::from(plan.between.wait_max_tenths) / 10.0,
+        session_steps: plan.between.events,
+        settle_seconds: plan.setup.settle.as_secs_f64(),
+        stopped_early: r.stopped_early,
+        duration_ms: r.elapsed.as_millis() as u64,
+        found: r
+            .found
+            .iter()
+            .map(|f| FuzzFound {
+                fingerprint: f.finding.fingerprint.clone(),
+                op: f.finding.op.clone(),
+                rules: f.finding.rules.iter().map(|r| r.as_str().into()).collect(),
+                summary: f.finding.summary.clone(),
+                case: f.case,
+                file: f.written.path().display().to_string(),
+                new: matches!(f.written, Written::New(_)),
+                replay: replay(plan, f),
+                repeated_cases: r.repeats.get(&f.finding.fingerprint).copied().unwrap_or(0),
+                shrink: FuzzShrink {
+                    runs: f.shrink.runs,
+                    from_steps: f.shrink.from_steps,
+                    to_steps: f.shrink.to_steps,
+                    stopped_by: f.shrink.stopped.map(|s| {
+                        match s {
+                            ShrinkStop::Runs => "shrink-runs",
+                            ShrinkStop::Time => "shrink-time",
+                        }
+                        .into()
+                    }),
+                },
             })
-        }).collect::<Vec<_>>(),
-    })
+            .collect(),
+        unconfirmed: r
+            .unconfirmed
+            .iter()
+            .map(|u| FuzzUnconfirmed {
+                fingerprint: u.fingerprint.clone(),
+                summary: u.summary.clone(),
+                case: u.case,
+                why: u.why.clone(),
+            })
+            .collect(),
+        known: r
+            .known
+            .iter()
+            .map(|(fp, cases)| {
+                let entry = plan.known.get(fp);
+                FuzzKnown {
+                    fingerprint: fp.clone(),
+                    cases: *cases,
+                    reason: entry.map(|e| e.reason.clone()),
+                    listed_in: entry.map(|e| format!("{}:{}", e.file.display(), e.line)),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// The Markdown summary of a finished run: the last line, then a table of the findings,

@@ -154,7 +154,7 @@ pub struct RaceColumn<'a> {
     pub workloads: Vec<&'a RaceWorkload>,
     pub profiles: Vec<String>,
     /// Writers x ops of each report.
-    pub shapes: Vec<(Option<u64>, Option<u64>)>,
+    pub shapes: Vec<(usize, usize)>,
     pub target_errors: u64,
     pub lin_unknown: u64,
 }
@@ -174,7 +174,7 @@ impl RaceColumn<'_> {
             ("workloads run", self.ran() as u64),
             (
                 "requests acknowledged",
-                self.workloads.iter().map(|w| w.acknowledged).sum(),
+                self.workloads.iter().map(|w| w.acknowledged as u64).sum(),
             ),
             ("target errors", self.target_errors),
             ("linearizability unknown", self.lin_unknown),
@@ -347,19 +347,23 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
                 ..RaceColumn::default()
             };
             for r in &c.races {
-                rc.profiles
-                    .push(r.profile.clone().unwrap_or_else(|| "(not recorded)".into()));
+                // Format 1 did not record the profile.
+                rc.profiles.push(if r.profile.is_empty() {
+                    "(not recorded)".into()
+                } else {
+                    r.profile.clone()
+                });
                 rc.shapes.push((r.writers, r.ops));
                 for w in &r.workloads {
                     rc.workloads.push(w);
                     rc.target_errors += w.errors.len() as u64;
-                    rc.lin_unknown += w.linearizability.as_ref().map_or(0, |l| l.unknown);
+                    rc.lin_unknown += w.linearizability.unknown as u64;
                     for (k, n) in &w.anomalies {
-                        rc.counts.entry(k.clone()).or_default().0 += n;
+                        rc.counts.entry(k.clone()).or_default().0 += *n as u64;
                         seen.push(k.clone());
                     }
                     for (k, n) in &w.observations {
-                        rc.counts.entry(k.clone()).or_default().1 += n;
+                        rc.counts.entry(k.clone()).or_default().1 += *n as u64;
                         seen.push(k.clone());
                     }
                 }

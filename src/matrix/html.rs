@@ -317,8 +317,8 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
                 let _ = write!(head, " · {}", f.rules.join(" "));
             }
             let _ = write!(h, "<div class=\"f\"><b>{}</b><dl>", esc(&head));
-            if !f.request.is_null() {
-                dl_pre(h, "request", &json_line(&f.request));
+            if let Some(request) = &f.request {
+                dl_pre(h, "request", &json_line(request));
             }
             dl_pre(h, "expected", &json_line(&f.expected));
             dl_pre(h, "actual", &json_line(&f.actual));
@@ -346,15 +346,15 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
                 .map(|n| format!("steps[{n}]"))
                 .unwrap_or_else(|| "before the first step".into());
             let _ = write!(h, "<dt>step</dt><dd>{}</dd>", esc(&step));
-            if !e.request.is_null() {
-                dl_pre(h, "request", &json_line(&e.request));
+            if let Some(request) = &e.request {
+                dl_pre(h, "request", &json_line(request));
             }
             let _ = write!(h, "<dt>error</dt><dd>{}</dd></dl></div>", esc(&e.message));
         }
         if !s.skipped_steps.is_empty() {
             h.push_str("<div class=\"f\">steps skipped while the rest ran:<ul>");
             for k in &s.skipped_steps {
-                let step = k.step.map(|n| format!("steps[{n}]: ")).unwrap_or_default();
+                let step = format!("steps[{}]: ", k.step);
                 let _ = write!(h, "<li>{}{}</li>", esc(&step), esc(&k.reason));
             }
             h.push_str("</ul></div>");
@@ -394,10 +394,7 @@ fn race_section(h: &mut String, m: &Matrix<'_>) {
         .races
         .iter()
         .flat_map(|r| &r.shapes)
-        .map(|(w, o)| match (w, o) {
-            (Some(w), Some(o)) => format!("{w} writers × {o} requests"),
-            _ => "unrecorded size".into(),
-        })
+        .map(|(w, o)| format!("{w} writers × {o} requests"))
         .collect();
     shapes.sort();
     shapes.dedup();
@@ -522,7 +519,7 @@ fn race_cell(h: &mut String, kind: &str, rc: &RaceColumn<'_>, col: &Column) {
             if o > 0 && a == 0 { " (observed)" } else { "" },
             w.acknowledged
         );
-        if let Some(wit) = w.witnesses.iter().find(|x| x.kind == kind) {
+        if let Some(wit) = w.witnesses.iter().find(|x| x.kind.name() == kind) {
             let _ = write!(h, "<br>e.g. {}", esc(&cut(&wit.text, 600)));
         }
         h.push_str("</li>");
@@ -539,8 +536,8 @@ fn targets_section(h: &mut String, m: &Matrix<'_>) {
             if let Some(l) = &t.layout {
                 let _ = write!(hello, "; layout {l}");
             }
-            if !t.features.is_empty() {
-                let _ = write!(hello, "; features {}", t.features.join(", "));
+            if let Some(features) = t.features.as_ref().filter(|f| !f.is_empty()) {
+                let _ = write!(hello, "; features {}", features.join(", "));
             }
             if r.cut_scenarios > 0 {
                 let _ = write!(

@@ -7,203 +7,31 @@
 //! naming the file, line and field) and lenient about the rest (new fields may appear).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The run report format this reader understands.
-pub const RUN_FORMAT: u64 = 1;
+pub const RUN_FORMAT: u64 = schema::RUN_FORMAT;
 /// The race report formats this reader understands (1: before profiles, 2: with them).
 pub const RACE_FORMATS: [u64; 2] = [1, 2];
 /// The format of `target.json`.
 pub const MANIFEST_FORMAT: u64 = 1;
 
-/// A file that could not be read as a report.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct InputError {
-    pub path: String,
-    pub message: String,
-}
+/// One scenario's outcome, as the run report writes it.
+pub use crate::report::schema::Outcome;
+/// A file that could not be read as a report: the schema's error, naming the file and the
+/// field.
+pub use crate::report::schema::ReadError as InputError;
+/// The run report and its parts: the schema's types, the ones `run` writes.
+pub use crate::report::schema::{
+    RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure, Witness,
+};
 
-impl InputError {
-    fn new(path: &Path, message: impl fmt::Display) -> InputError {
-        InputError {
-            path: path.display().to_string(),
-            message: message.to_string(),
-        }
-    }
-}
-
-/// One scenario's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    Pass,
-    Fail,
-    Skip,
-    Error,
-}
-
-/// A `taskproof run --report json:FILE` report.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunReport {
-    pub format_version: u64,
-    pub target: RunTarget,
-    pub profile: String,
-    pub scenarios: Vec<ScenarioReport>,
-    /// Scenarios a trimmed copy of the report left out (see [`strip_cut_markers`]).
-    #[serde(skip)]
-    pub cut_scenarios: u64,
-}
-
-/// The run's target: the spec it was named by and its hello, or why the hello failed.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunTarget {
-    pub spec: String,
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub version: Option<String>,
-    #[serde(default)]
-    pub layout: Option<String>,
-    #[serde(default)]
-    pub features: Vec<String>,
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-/// One scenario of a run report.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ScenarioReport {
-    pub id: String,
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub file: String,
-    #[serde(default)]
-    pub rules: Vec<String>,
-    pub outcome: Outcome,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub failures: Vec<StepFailure>,
-    #[serde(default)]
-    pub error: Option<StepError>,
-    #[serde(default)]
-    pub stderr: String,
-    #[serde(default)]
-    pub notes: Vec<String>,
-    #[serde(default)]
-    pub skipped_steps: Vec<SkippedStep>,
-    /// Steps the recorded profile held to records as time-dependent.
-    #[serde(default)]
-    pub time_dependent_steps: Vec<u64>,
-}
-
-/// A broken expectation.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct StepFailure {
-    pub step: Option<u64>,
-    pub session: Option<String>,
-    pub request: Value,
-    pub expected: Value,
-    pub actual: Value,
-    pub reason: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
-    /// What happened between requests, for a failure after a session step.
-    pub witness: Option<Witness>,
-}
-
-/// The witness of a failure after a session step (`wait`, `clear`, `exit`, …).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Witness {
-    /// The session step before the failure (`steps[3] wait 7 s`).
-    pub event: String,
-    pub seconds: f64,
-    /// Task files seen earlier and gone now, each with the steps between which it went.
-    pub vanished: Vec<String>,
-}
-
-/// Where and how the target broke.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct StepError {
-    pub step: Option<u64>,
-    pub request: Value,
-    pub message: String,
-}
-
-/// A step that did not run while the rest of the scenario did.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SkippedStep {
-    pub step: Option<u64>,
-    pub reason: String,
-}
-
-/// A `taskproof race --report json:FILE` report.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RaceReport {
-    pub format_version: u64,
-    pub target: String,
-    /// Absent in format 1, which judged every finding as an anomaly.
-    #[serde(default)]
-    pub profile: Option<String>,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub writers: Option<u64>,
-    #[serde(default)]
-    pub ops: Option<u64>,
-    pub workloads: Vec<RaceWorkload>,
-}
-
-/// One workload run of a race report.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RaceWorkload {
-    pub workload: String,
-    #[serde(default)]
-    pub skipped: Option<String>,
-    #[serde(default)]
-    pub requests: u64,
-    #[serde(default)]
-    pub acknowledged: u64,
-    #[serde(default)]
-    pub unknown: u64,
-    #[serde(default)]
-    pub seconds: f64,
-    #[serde(default)]
-    pub anomalies: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub observations: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub linearizability: Option<Linearizability>,
-    #[serde(default)]
-    pub witnesses: Vec<RaceWitness>,
-    #[serde(default)]
-    pub errors: Vec<String>,
-}
-
-/// The linearizability counts of a workload run.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Linearizability {
-    #[serde(default)]
-    pub unknown: u64,
-}
-
-/// One anomaly explained in plain words.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RaceWitness {
-    pub kind: String,
-    #[serde(default)]
-    pub text: String,
-}
+/// A `taskproof race --report json:FILE` report and one workload run of it: the race's own
+/// serde types, the ones `race` writes.
+pub use crate::race::report::{RaceReport, WorkloadReport as RaceWorkload};
 
 /// What `taskproof matrix` writes beside a target's reports: its label and spec, and why a
 /// report is missing when the target could not be run.
@@ -224,14 +52,7 @@ pub struct Manifest {
     pub race_not_run: bool,
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
-    parse_json(path, &text)
-}
-
-fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, InputError> {
-    serde_json::from_str(text).map_err(|e| InputError::new(path, e))
-}
+use crate::report::schema::{self, read as read_json};
 
 /// Reads a run report, checking its format version.
 pub fn read_run(path: &Path) -> Result<RunReport, InputError> {
@@ -241,24 +62,23 @@ pub fn read_run(path: &Path) -> Result<RunReport, InputError> {
 
 /// Parses a run report read from `path`.
 pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
-    let version: Versioned = parse_json(path, text)?;
-    if version.format_version != RUN_FORMAT {
+    let version = schema::format_version(path, text)?;
+    if version != RUN_FORMAT {
         return Err(InputError::new(
             path,
             format!(
                 "format_version: this taskproof reads run reports of format {RUN_FORMAT}, not {}",
-                version.format_version
+                shown(version)
             ),
         ));
     }
-    match parse_json::<RunReport>(path, text) {
+    match schema::parse::<RunReport>(path, text) {
         Ok(r) => Ok(r),
         Err(strict) => {
             let Some((value, cut)) = uncut(text) else {
                 return Err(strict);
             };
-            let mut r: RunReport =
-                serde_json::from_value(value).map_err(|e| InputError::new(path, e))?;
+            let mut r: RunReport = schema::from_value(path, value)?;
             r.cut_scenarios = cut.get("scenarios").copied().unwrap_or(0);
             Ok(r)
         }
@@ -317,23 +137,31 @@ pub fn read_race(path: &Path) -> Result<RaceReport, InputError> {
 
 /// Parses a race report read from `path`.
 pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
-    let version: Versioned = parse_json(path, text)?;
-    if !RACE_FORMATS.contains(&version.format_version) {
+    let version = schema::format_version(path, text)?;
+    if !RACE_FORMATS.contains(&version) {
         return Err(InputError::new(
             path,
             format!(
                 "format_version: this taskproof reads race reports of format 1 or 2, not {}",
-                version.format_version
+                shown(version)
             ),
         ));
     }
-    match parse_json::<RaceReport>(path, text) {
+    match schema::parse::<RaceReport>(path, text) {
         Ok(r) => Ok(r),
         // Witnesses cut from a trimmed copy: the counts are whole, so nothing is lost.
         Err(strict) => match uncut(text) {
-            Some((value, _)) => serde_json::from_value(value).map_err(|e| InputError::new(path, e)),
+            Some((value, _)) => schema::from_value(path, value),
             None => Err(strict),
         },
+    }
+}
+
+/// A format version as an error names it: 0 is a report without one.
+fn shown(version: u64) -> String {
+    match version {
+        0 => "one without format_version".into(),
+        v => v.to_string(),
     }
 }
 
@@ -350,11 +178,6 @@ pub fn read_manifest(path: &Path) -> Result<Manifest, InputError> {
         ));
     }
     Ok(m)
-}
-
-#[derive(Deserialize)]
-struct Versioned {
-    format_version: u64,
 }
 
 /// One column of the matrix: a target and what is known of it.
@@ -398,10 +221,11 @@ impl Column {
 
     /// The profile the column's reports were judged by, as the reports say.
     pub fn profile(&self) -> Option<&str> {
-        self.run
-            .as_ref()
-            .map(|r| r.profile.as_str())
-            .or_else(|| self.races.iter().find_map(|r| r.profile.as_deref()))
+        self.run.as_ref().map(|r| r.profile.as_str()).or_else(|| {
+            self.races
+                .iter()
+                .find_map(|r| (!r.profile.is_empty()).then_some(r.profile.as_str()))
+        })
     }
 }
 

@@ -32,7 +32,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::{AnomalyKind, Findings};
 use super::driver::Run;
@@ -72,7 +72,7 @@ pub fn under_lock(target: &str, request: &Request) -> bool {
 }
 
 /// One lost change: who acknowledged it, who dropped it, who is charged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Charge {
     /// History indices of the witness's operations: the acknowledged change, then the
     /// request that dropped it (when named).
@@ -81,13 +81,13 @@ pub struct Charge {
     /// Whether the acknowledging target writes this change under the list's lock.
     pub under_lock: bool,
     /// The target of the first request the checker found answered without the change.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
     pub charged_to: String,
 }
 
 /// One target's share of a mixed run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetLosses {
     pub target: String,
     pub writers: usize,
@@ -102,7 +102,7 @@ pub struct TargetLosses {
     pub lost_of_others: usize,
     /// Of them: changes whose task file it removed on its own in the settle phase, with no
     /// request in flight (counted apart from the two above).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub lost_between_requests: usize,
 }
 

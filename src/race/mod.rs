@@ -79,7 +79,8 @@ pub fn run_all(
             "processes: SIGKILL of the process group at a random moment; in-process: the session is dropped after its request ran"
         } else {
             "in-process: the session is dropped after its request ran; the answer is discarded"
-        },
+        }
+        .to_string(),
         fsync: (!all_process).then_some(cfg.fsync),
         readers: cfg.readers,
         runs,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::{AnomalyKind, Findings, LinSummary, Witness};
 use super::driver::Run;
@@ -26,14 +26,14 @@ pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 1;
 const SHOWN_WITNESSES: usize = 5;
 
 /// One workload run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkloadReport {
     pub workload: String,
     /// Which repetition (from 0) when the run was repeated.
     pub run: usize,
     pub seed: u64,
     /// Why the workload did not run (a feature the target lacks).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
     pub writers: usize,
     /// Requests per writer, as asked.
@@ -54,28 +54,30 @@ pub struct WorkloadReport {
     /// When the writers were released, on the run's clock (which starts at the first
     /// request, the setup session's, and leaves out session start-up): every time in a
     /// witness is on that clock.
+    #[serde(default)]
     pub released_s: f64,
     pub raw_reads: usize,
     /// Raw reads that found a task file torn; `torn_writes` counts the torn states.
     pub torn_reads: usize,
     /// What the profile promises against and the run found: these fail the run.
-    pub anomalies: BTreeMap<&'static str, usize>,
+    pub anomalies: BTreeMap<String, usize>,
     /// What the run found that the profile does not promise: reported, never failed.
-    pub observations: BTreeMap<&'static str, usize>,
+    #[serde(default)]
+    pub observations: BTreeMap<String, usize>,
     pub linearizability: LinSummary,
     /// When the first lost change was lost, in seconds since the writers were released.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_loss_s: Option<f64>,
     pub witnesses: Vec<Witness>,
     pub witnesses_omitted: usize,
     /// Protocol errors and sessions that could not be opened.
     pub errors: Vec<String>,
     /// A mixed race: each target's requests and the lost changes charged to it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetLosses>,
     /// A mixed race: every lost change with who acknowledged it, who dropped it and who is
     /// charged.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charges: Vec<Charge>,
     /// Whether the profile promises linearizability (S19): an unknown verdict then keeps
     /// the run from passing.
@@ -84,19 +86,19 @@ pub struct WorkloadReport {
     /// The settle phase: how long the idle sessions stayed open after the last
     /// acknowledgement before the list was read back, and the task files that vanished
     /// meanwhile (their tasks are counted in `lost`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleReport>,
 }
 
 /// What the settle phase saw.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettleReport {
     pub seconds: f64,
     pub vanished: Vec<VanishedFile>,
 }
 
 /// A task file that vanished in the settle phase, and who is charged with it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VanishedFile {
     pub file: String,
     /// Seconds into the settle phase.
@@ -105,8 +107,11 @@ pub struct VanishedFile {
     pub evidence: String,
 }
 
-fn zero_counts() -> BTreeMap<&'static str, usize> {
-    AnomalyKind::ALL.iter().map(|k| (k.name(), 0)).collect()
+fn zero_counts() -> BTreeMap<String, usize> {
+    AnomalyKind::ALL
+        .iter()
+        .map(|k| (k.name().to_string(), 0))
+        .collect()
 }
 
 impl WorkloadReport {
@@ -204,7 +209,7 @@ impl WorkloadReport {
             } else {
                 &mut observations
             };
-            side.insert(k.name(), f.count(k));
+            side.insert(k.name().to_string(), f.count(k));
         }
         // The first loss the history shows happening: the earliest answer of a request that
         // dropped an acknowledged change of a writer (the witness names it as culprit). When
@@ -297,18 +302,19 @@ impl WorkloadReport {
 }
 
 /// The refusals of one error kind.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Refusals {
     pub count: usize,
     pub example: String,
 }
 
 /// Repetitions of one workload (`--runs N`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepeatSummary {
     pub workload: String,
     pub runs: usize,
     pub runs_with_anomalies: usize,
+    #[serde(default)]
     pub runs_with_observations: usize,
     /// Runs that lost an acknowledged change, promised or not.
     pub runs_with_loss: usize,
@@ -319,18 +325,19 @@ pub struct RepeatSummary {
 }
 
 /// A whole `taskproof race` invocation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RaceReport {
     pub format_version: u32,
     pub target: String,
     /// The profile the anomalies are judged by (SPEC §3–§5).
+    #[serde(default)]
     pub profile: String,
     pub seed: u64,
     pub writers: usize,
     pub ops: usize,
     pub kill: bool,
     /// How kills are done for this target.
-    pub kill_mode: &'static str,
+    pub kill_mode: String,
     /// Whether in-process stores fsync; `null` for `cmd:` targets, whose command decides.
     pub fsync: Option<bool>,
     pub readers: usize,
@@ -338,15 +345,16 @@ pub struct RaceReport {
     pub workloads: Vec<WorkloadReport>,
     pub repeats: Vec<RepeatSummary>,
     /// Totals over every run.
-    pub anomalies: BTreeMap<&'static str, usize>,
-    pub observations: BTreeMap<&'static str, usize>,
+    pub anomalies: BTreeMap<String, usize>,
+    #[serde(default)]
+    pub observations: BTreeMap<String, usize>,
     pub unknown_linearizability: usize,
     pub errors: usize,
     /// A mixed race: the lost changes charged to each target, over every run.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetLosses>,
     /// A mixed race's pause between a writer's requests (`--think`), when set.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_s: Option<f64>,
 }
 
@@ -358,10 +366,10 @@ impl RaceReport {
         self.errors = 0;
         for w in &self.workloads {
             for (k, n) in &w.anomalies {
-                *self.anomalies.entry(k).or_default() += n;
+                *self.anomalies.entry(k.clone()).or_default() += n;
             }
             for (k, n) in &w.observations {
-                *self.observations.entry(k).or_default() += n;
+                *self.observations.entry(k.clone()).or_default() += n;
             }
             self.unknown_linearizability += w.linearizability.unknown;
             self.errors += w.errors.len();
@@ -607,7 +615,7 @@ impl RaceReport {
 }
 
 /// The kinds with a count above zero, as "label count", in the order of [`AnomalyKind::ALL`].
-fn nonzero(counts: &BTreeMap<&'static str, usize>) -> Vec<String> {
+fn nonzero(counts: &BTreeMap<String, usize>) -> Vec<String> {
     AnomalyKind::ALL
         .iter()
         .filter(|k| counts[k.name()] > 0)

@@ -1,16 +1,21 @@
 //! The JSON report, format version 1 (docs/reports.md): the target's hello, the profile,
-//! the counts, and every scenario with its outcome and failures.
+//! the counts, and every scenario with its outcome and failures, written through the
+//! schema's [`RunReport`].
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::events::{Event, ReportError, Reporter, write_final};
-use super::result::{ScenarioResult, StepFailure, SuiteResult, TargetInfo};
+use super::result::{self, ScenarioResult, SuiteResult, TargetInfo};
+use super::schema::{
+    self, RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure, Witness,
+};
+use crate::rule::Rule;
 
 /// The version of the report's shape; bumped on any incompatible change.
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = schema::RUN_FORMAT;
 
 /// Writes the JSON report when the run finishes (`run`'s, format version 1 below, the race
 /// report of `race --report json:PATH`, docs/race.md, the fuzz report of `fuzz --report
@@ -63,81 +68,93 @@ fn pretty(value: Value) -> String {
 
 /// The report as a JSON value.
 pub fn to_json(suite: &SuiteResult) -> Value {
-    let s = suite.summary();
-    json!({
-        "format_version": FORMAT_VERSION,
-        "target": target_json(&suite.target),
-        "profile": suite.profile.as_str(),
-        "summary": {
-            "passed": s.passed,
-            "failed": s.failed,
-            "skipped": s.skipped,
-            "errors": s.errors,
-        },
-        "scenarios": suite.scenarios.iter().map(scenario_json).collect::<Vec<_>>(),
-    })
+    schema::to_value(&run_report(suite))
+}
+
+/// The run report of a finished suite, in the schema's types.
+pub fn run_report(suite: &SuiteResult) -> RunReport {
+    RunReport {
+        format_version: FORMAT_VERSION,
+        target: run_target(&suite.target),
+        profile: suite.profile.as_str().to_string(),
+        summary: suite.summary(),
+        scenarios: suite.scenarios.iter().map(scenario_report).collect(),
+        cut_scenarios: 0,
+    }
 }
 
 /// The target's hello with the spec it was named by, or the reason the hello failed.
-pub fn target_json(t: &TargetInfo) -> Value {
-    let mut m = Map::new();
-    m.insert("spec".into(), json!(t.spec));
+pub fn run_target(t: &TargetInfo) -> RunTarget {
     match &t.hello {
-        Ok(h) => {
-            if let Value::Object(hello) = h.to_json() {
-                m.extend(hello.into_iter().filter(|(k, _)| k != "ok"));
-            }
-        }
-        Err(e) => {
-            m.insert("error".into(), json!(e));
-        }
+        Ok(h) => RunTarget {
+            spec: t.spec.clone(),
+            protocol: Some(h.protocol),
+            name: Some(h.name.clone()),
+            version: Some(h.version.clone()),
+            layout: Some(h.layout.as_str().to_string()),
+            features: Some(h.features.iter().map(|f| f.as_str().to_string()).collect()),
+            mapping: (!h.mapping.is_empty()).then(|| h.mapping.clone()),
+            error: None,
+        },
+        Err(e) => RunTarget {
+            spec: t.spec.clone(),
+            error: Some(e.clone()),
+            ..RunTarget::default()
+        },
     }
-    Value::Object(m)
 }
 
-fn scenario_json(r: &ScenarioResult) -> Value {
-    json!({
-        "id": r.id,
-        "title": r.title,
-        "file": r.file.display().to_string(),
-        "source": r.source,
-        "rules": r.rules,
-        "outcome": r.kind().as_str(),
-        "reason": r.reason(),
-        "failures": r.failures().iter().map(failure_json).collect::<Vec<_>>(),
-        "error": r.result.as_ref().err().map(|e| json!({
-            "step": e.step,
-            "request": e.request,
-            "message": e.message,
-        })),
-        "stderr": r.stderr,
-        "notes": r.notes,
-        "time_dependent_steps": r.time_dependent,
-        "skipped_steps": r.skipped_steps.iter().map(|k| json!({
-            "step": k.step,
-            "reason": k.reason,
-        })).collect::<Vec<_>>(),
-        "duration_ms": r.elapsed.as_millis() as u64,
-    })
+fn rules(rules: &[Rule]) -> Vec<String> {
+    rules.iter().map(|r| r.as_str().to_string()).collect()
 }
 
-fn failure_json(f: &StepFailure) -> Value {
-    json!({
-        "step": f.step,
-        "session": f.session,
-        "request": f.request,
-        "expected": f.expected,
-        "actual": f.actual,
-        "reason": f.reason,
-        "rules": f.rules,
-        "note": f.note,
-        "witness": f.witness.as_ref().map(|w| json!({
-            "event": w.event,
-            "seconds": (w.seconds * 1000.0).round() / 1000.0,
-            "files_before": w.before,
-            "files_after": w.after,
-            "gone": w.gone(),
-            "vanished": w.vanished,
-        })),
-    })
+fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
+    ScenarioReport {
+        id: r.id.clone(),
+        title: r.title.clone(),
+        file: r.file.display().to_string(),
+        source: r.source.clone(),
+        rules: rules(&r.rules),
+        outcome: r.kind(),
+        reason: r.reason(),
+        failures: r.failures().iter().map(step_failure).collect(),
+        error: r.result.as_ref().err().map(|e| StepError {
+            step: e.step,
+            request: e.request.clone(),
+            message: e.message.clone(),
+        }),
+        stderr: r.stderr.clone(),
+        notes: r.notes.clone(),
+        time_dependent_steps: r.time_dependent.clone(),
+        skipped_steps: r
+            .skipped_steps
+            .iter()
+            .map(|k| SkippedStep {
+                step: k.step,
+                reason: k.reason.clone(),
+            })
+            .collect(),
+        duration_ms: r.elapsed.as_millis() as u64,
+    }
+}
+
+fn step_failure(f: &result::StepFailure) -> StepFailure {
+    StepFailure {
+        step: f.step,
+        session: f.session.clone(),
+        request: f.request.clone(),
+        expected: f.expected.clone(),
+        actual: f.actual.clone(),
+        reason: f.reason.clone(),
+        rules: rules(&f.rules),
+        note: f.note.clone(),
+        witness: f.witness.as_ref().map(|w| Witness {
+            event: w.event.clone(),
+            seconds: (w.seconds * 1000.0).round() / 1000.0,
+            files_before: w.before.clone(),
+            files_after: w.after.clone(),
+            gone: w.gone().into_iter().map(str::to_string).collect(),
+            vanished: w.vanished.clone(),
+        }),
+    }
 }

@@ -8,6 +8,7 @@ pub mod junit;
 pub mod markdown;
 pub mod output;
 pub mod result;
+pub mod schema;
 pub mod terminal;
 
 pub use events::{Event, ReportError, Reporter};

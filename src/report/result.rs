@@ -160,25 +160,9 @@ pub struct ScenarioResult {
     pub elapsed: Duration,
 }
 
-/// The four ways a scenario can end, flattened for reports and counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum OutcomeKind {
-    Pass,
-    Fail,
-    Skip,
-    Error,
-}
-
-impl OutcomeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Pass => "pass",
-            OutcomeKind::Fail => "fail",
-            OutcomeKind::Skip => "skip",
-            OutcomeKind::Error => "error",
-        }
-    }
-}
+/// The four ways a scenario can end, flattened for reports and counts: the schema's
+/// [`super::schema::Outcome`], by the name the runner's vocabulary has for it.
+pub use super::schema::Outcome as OutcomeKind;
 
 impl ScenarioResult {
     pub fn kind(&self) -> OutcomeKind {
@@ -234,40 +218,8 @@ pub struct TargetInfo {
 }
 
 /// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
-/// summary line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub passed: usize,
-    pub failed: usize,
-    pub skipped: usize,
-    pub errors: usize,
-}
-
-impl Summary {
-    pub fn add(&mut self, kind: OutcomeKind) {
-        match kind {
-            OutcomeKind::Pass => self.passed += 1,
-            OutcomeKind::Fail => self.failed += 1,
-            OutcomeKind::Skip => self.skipped += 1,
-            OutcomeKind::Error => self.errors += 1,
-        }
-    }
-
-    /// Whether the run is a success: nothing failed or errored.
-    pub fn ok(&self) -> bool {
-        self.failed == 0 && self.errors == 0
-    }
-
-    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
-    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
-    /// starts `N passed, N failed` as before, for CI scripts that read it.
-    pub fn line(&self) -> String {
-        format!(
-            "{} passed, {} failed, {} errors, {} skipped",
-            self.passed, self.failed, self.errors, self.skipped
-        )
-    }
-}
+/// summary line (the schema's type, as the JSON report writes it).
+pub use super::schema::Summary;
 
 /// The results of a suite, sorted by scenario id.
 #[derive(Debug, Clone)]

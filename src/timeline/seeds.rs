@@ -19,6 +19,8 @@ use serde_json::Value;
 use super::build::{Cache, Point};
 use super::rows::{Row, RowProbe};
 use crate::bisect::{Judged, Seen};
+use crate::matrix::input::RaceReport;
+use crate::report::schema::{Outcome, RunReport, ScenarioReport, StepFailure};
 
 fn seen(key: &str, summary: String, witness: String) -> Judged {
     Judged::Seen(Seen {
@@ -30,43 +32,45 @@ fn seen(key: &str, summary: String, witness: String) -> Judged {
     })
 }
 
-fn read(path: &Path) -> Option<Value> {
+/// A run report, through the reader the matrix uses; `None` when the file is not one.
+fn read_run(path: &Path) -> Option<RunReport> {
+    crate::matrix::input::read_run(path).ok()
+}
+
+/// A recorded profile's JSON (not a report: profile files have their own format).
+fn read_profile(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
+/// A race report, the same way.
+fn read_race(path: &Path) -> Option<RaceReport> {
+    crate::matrix::input::read_race(path).ok()
+}
+
 /// The witness of a run report's scenario: its first failure, in the terminal's words.
-fn failure_witness(s: &Value) -> String {
-    let Some(f) = s
-        .get("failures")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-    else {
-        return s
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+fn failure_witness(s: &ScenarioReport) -> String {
+    let Some(f) = s.failures.first() else {
+        return s.reason.clone().unwrap_or_default();
     };
     let mut out = String::new();
-    if let Some(step) = f.get("step").and_then(Value::as_u64) {
+    if let Some(step) = f.step {
         out.push_str(&format!("steps[{step}]\n"));
     }
-    for k in ["request", "expected", "actual"] {
-        if let Some(v) = f.get(k).filter(|v| !v.is_null()) {
+    let request = f.request.as_ref().unwrap_or(&Value::Null);
+    for (k, v) in [
+        ("request", request),
+        ("expected", &f.expected),
+        ("actual", &f.actual),
+    ] {
+        if !v.is_null() {
             out.push_str(&format!("  {k}: {v}\n"));
         }
     }
-    if let Some(r) = f.get("reason").and_then(Value::as_str) {
-        out.push_str(&format!("  why: {r}\n"));
-    }
-    if let Some(w) = f.get("witness").filter(|w| !w.is_null()) {
-        if let Some(e) = w.get("event").and_then(Value::as_str) {
-            out.push_str(&format!("  after: {e}\n"));
-        }
-        if let Some(Value::Array(v)) = w.get("vanished") {
-            for x in v.iter().filter_map(Value::as_str) {
-                out.push_str(&format!("  vanished: {x}\n"));
-            }
+    out.push_str(&format!("  why: {}\n", f.reason));
+    if let Some(w) = &f.witness {
+        out.push_str(&format!("  after: {}\n", w.event));
+        for x in &w.vanished {
+            out.push_str(&format!("  vanished: {x}\n"));
         }
     }
     out.trim_end().to_string()
@@ -93,34 +97,34 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
                 RowProbe::Scenario(_) | RowProbe::Step(..) => {
                     for file in ["run.json", "between-requests.json"] {
                         let rel = format!("reports/claude-code/{v}/{file}");
-                        if let Some(r) = read(&dir.join(file)) {
+                        if let Some(r) = read_run(&dir.join(file)) {
                             add_run_report(&r, v, &rel, std::slice::from_ref(row), cache);
                         }
                     }
                 }
                 RowProbe::Race(w, a) => {
                     let rel = format!("reports/claude-code/{v}/race-{w}.json");
-                    let Some(r) = read(&dir.join(format!("race-{w}.json"))) else {
+                    let Some(r) = read_race(&dir.join(format!("race-{w}.json"))) else {
                         continue;
                     };
-                    if r["writers"] != 4 || r["ops"] != 5 || r["seed"] != 1 {
+                    if r.writers != 4 || r.ops != 5 || r.seed != 1 {
                         continue;
                     }
-                    let Some(wr) = r["workloads"].as_array().and_then(|x| x.first()) else {
+                    let Some(wr) = r.workloads.first() else {
                         continue;
                     };
-                    if wr.get("skipped").is_some_and(|s| !s.is_null()) {
+                    if wr.skipped.is_some() {
                         continue;
                     }
                     let name = a.name();
-                    let count = wr["anomalies"][name].as_u64().unwrap_or(0)
-                        + wr["observations"][name].as_u64().unwrap_or(0);
-                    let requests = wr["requests"].as_u64().unwrap_or(0);
-                    let witness = wr["witnesses"]
-                        .as_array()
-                        .and_then(|ws| ws.iter().find(|x| x["kind"] == name))
-                        .and_then(|x| x["text"].as_str())
-                        .map(str::to_string)
+                    let count = wr.anomalies.get(name).copied().unwrap_or(0)
+                        + wr.observations.get(name).copied().unwrap_or(0);
+                    let requests = wr.requests;
+                    let witness = wr
+                        .witnesses
+                        .iter()
+                        .find(|x| x.kind.name() == name)
+                        .map(|x| x.text.clone())
                         .unwrap_or_else(|| format!("no {name} in {requests} requests"));
                     let key = if count > 0 { "seen" } else { "none" };
                     cache.add(
@@ -139,7 +143,7 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
                 RowProbe::Background(..) => {
                     let file = "background-suite.json";
                     let rel = format!("reports/claude-code/{v}/{file}");
-                    if let Some(r) = read(&dir.join(file)) {
+                    if let Some(r) = read_run(&dir.join(file)) {
                         add_run_report(&r, v, &rel, std::slice::from_ref(row), cache);
                     }
                 }
@@ -151,42 +155,33 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
 
 /// Adds the scenario points of one run report (`taskproof run --report json:FILE`) of
 /// `version` for `rows`; `source` names it.
-fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
+fn add_run_report(r: &RunReport, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
+    let scenario = |id: &str| r.scenarios.iter().find(|s| s.id == id);
     for row in rows {
         // A background-task report (`run --suite background`) names its target so; its
         // scenarios are judged only for background rows, and a store report's only for the
         // others.
-        let background = r["target"]["name"] == "background-task target";
+        let background = r.target.name.as_deref() == Some("background-task target");
         let (id, step) = match &row.probe {
             RowProbe::Scenario(id) if !background => (id, None),
             RowProbe::Step(id, n) if !background => (id, Some(*n)),
             RowProbe::Background(id, rule) if background => {
-                if let Some(s) = r
-                    .get("scenarios")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
-                {
+                if let Some(s) = scenario(id) {
                     add_rule_point(s, r, rule, version, source, &row.probe.key(), cache);
                 }
                 continue;
             }
             _ => continue,
         };
-        let Some(s) = r
-            .get("scenarios")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().find(|s| s["id"] == id.as_str()))
-        else {
+        let Some(s) = scenario(id) else {
             continue;
         };
-        let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
-            continue;
-        };
+        let outcome = s.outcome.as_str();
         // An error judged nothing; it is not a point.
-        if outcome == "error" || r["profile"] != "strict" {
+        if s.outcome == Outcome::Error || r.profile != "strict" {
             continue;
         }
-        let reason = s.get("reason").and_then(Value::as_str);
+        let reason = s.reason.as_deref();
         let (key, summary, witness) = match step {
             None => (
                 outcome.to_string(),
@@ -203,10 +198,8 @@ fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &
             Some(n) => {
                 // The report's run stopped at its first failure: a step before it passed,
                 // the failing step failed, a step after it is unknown.
-                let first = s["failures"]
-                    .as_array()
-                    .and_then(|f| f.iter().filter_map(|x| x["step"].as_u64()).min());
-                let n64 = n as u64;
+                let first = s.failures.iter().filter_map(|x| x.step).min();
+                let n64 = n;
                 match (outcome, first) {
                     ("skip", _) => ("skip".into(), format!("steps[{n}] skip"), String::new()),
                     ("pass", _) => ("pass".into(), format!("steps[{n}] pass"), String::new()),
@@ -239,32 +232,24 @@ fn add_run_report(r: &Value, version: &str, source: &str, rows: &[Row], cache: &
 /// it, with those failures as the witness; else the scenario's `pass` or `skip` (a pass of
 /// the rule inside a failing scenario is `pass`).
 fn add_rule_point(
-    s: &Value,
-    r: &Value,
+    s: &ScenarioReport,
+    r: &RunReport,
     rule: &str,
     version: &str,
     source: &str,
     key: &str,
     cache: &mut Cache,
 ) {
-    let Some(outcome) = s.get("outcome").and_then(Value::as_str) else {
-        return;
-    };
-    if outcome == "error" || r["profile"] != "strict" {
+    if s.outcome == Outcome::Error || r.profile != "strict" {
         return;
     }
-    let broke: Vec<&Value> = s["failures"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|f| {
-            f["rules"]
-                .as_array()
-                .is_some_and(|rs| rs.iter().any(|x| x == rule))
-        })
+    let broke: Vec<&StepFailure> = s
+        .failures
+        .iter()
+        .filter(|f| f.rules.iter().any(|x| x == rule))
         .collect();
     let judged = if let Some(first) = broke.first() {
-        let reason = |f: &Value| f["reason"].as_str().unwrap_or("").to_string();
+        let reason = |f: &StepFailure| f.reason.clone();
         seen(
             "fail",
             format!("fail ({rule}: {})", reason(first)),
@@ -274,13 +259,10 @@ fn add_rule_point(
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
-    } else if outcome == "skip" {
+    } else if s.outcome == Outcome::Skip {
         seen(
             "skip",
-            format!(
-                "skip ({})",
-                s.get("reason").and_then(Value::as_str).unwrap_or("")
-            ),
+            format!("skip ({})", s.reason.as_deref().unwrap_or("")),
             String::new(),
         )
     } else {
@@ -319,19 +301,18 @@ pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
     }
     files.sort();
     for f in files {
-        let Some(r) = read(&f) else { continue };
-        let Some(spec) = r["target"]["spec"].as_str() else {
-            continue;
-        };
-        let Some(version) = spec.strip_prefix("claude-code@") else {
+        let Some(r) = read_run(&f) else { continue };
+        let Some(version) = r.target.spec.strip_prefix("claude-code@") else {
             continue;
         };
         // `latest` names the version its hello gave (a background report: `claude-code@V`).
-        let version = r["target"]["version"]
-            .as_str()
+        let version = r
+            .target
+            .version
+            .as_deref()
             .map(|v| v.strip_prefix("claude-code@").unwrap_or(v))
             .unwrap_or(version);
-        if !crate::target::claude_code::is_version(version) || !r["scenarios"].is_array() {
+        if !crate::target::claude_code::is_version(version) {
             continue;
         }
         add_run_report(&r, version, &f.display().to_string(), rows, cache);
@@ -352,7 +333,9 @@ fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
         else {
             continue;
         };
-        let Some(p) = read(&f.path()) else { continue };
+        let Some(p) = read_profile(&f.path()) else {
+            continue;
+        };
         for row in rows {
             let (id, step) = match &row.probe {
                 RowProbe::Scenario(id) => (id, None),

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 use crate::task::TaskId;
 
 /// The kinds of anomaly, as the report names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnomalyKind {
     /// An acknowledged change that the final state does not hold.
@@ -102,12 +102,14 @@ impl AnomalyKind {
 }
 
 /// One anomaly, explained.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Witness {
     pub kind: AnomalyKind,
     #[serde(
+        default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "serialize_task_id"
+        serialize_with = "serialize_task_id",
+        deserialize_with = "deserialize_task_id"
     )]
     pub task: Option<TaskId>,
     /// The explanation, in plain words.
@@ -121,7 +123,7 @@ pub struct Witness {
     pub at: Option<Duration>,
     /// The profile the run was judged by does not promise against it: reported, not
     /// failed (set by the report).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub observation: bool,
 }
 
@@ -150,6 +152,20 @@ fn serialize_task_id<S: serde::Serializer>(id: &Option<TaskId>, s: S) -> Result<
     }
 }
 
+fn deserialize_task_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<TaskId>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        Some(s) => s.parse().map(Some).map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+fn deserialize_task_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TaskId>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|s| s.parse().map_err(serde::de::Error::custom))
+        .collect()
+}
+
 fn serialize_task_ids<S: serde::Serializer>(ids: &[TaskId], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(ids.iter().map(|i| i.to_string()))
 }
@@ -173,7 +189,7 @@ pub struct TornRead {
 }
 
 /// The linearizability verdicts over all tasks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinSummary {
     pub tasks: usize,
     pub linearizable: usize,
@@ -182,7 +198,11 @@ pub struct LinSummary {
     pub unknown: usize,
     pub steps: u64,
     /// Tasks whose check was left unknown.
-    #[serde(serialize_with = "serialize_task_ids")]
+    #[serde(
+        default,
+        serialize_with = "serialize_task_ids",
+        deserialize_with = "deserialize_task_ids"
+    )]
     pub unknown_tasks: Vec<TaskId>,
 }
 

@@ -1,0 +1,460 @@
+//! The schema of the JSON reports: serde types that write each report and are the one way
+//! taskproof reads one back (docs/reports.md, "One schema"). A producer fills these types
+//! from what it found and serializes them; `matrix` and `timeline` deserialize them. Field
+//! order is the order the files are written in (serde_json keeps it), so a report written
+//! through these types has the bytes the `json!` writers before them wrote.
+//!
+//! | report | written by | type | `format_version` |
+//! |---|---|---|---|
+//! | `run --report json:` (store and background suites, `hold`'s runs) | [`super::json`] | [`RunReport`] | [`RUN_FORMAT`] |
+//! | `fuzz --report json:` | `fuzz::render::json` | [`FuzzReport`] | [`FUZZ_FORMAT`] |
+//! | `check --json` | `check::render::json` | [`CheckReport`] | [`CHECK_FORMAT`] |
+//! | `race --report json:` | `race::report` | `race::RaceReport` (its own serde types: the report is its record) | `race::report::FORMAT_VERSION` |
+//! | `race-background --report json:` | `background::race` | `background::race::BgRaceReport` | `background::race::FORMAT_VERSION` |
+//!
+//! The race reports keep their types beside their producer (the record the race builds is
+//! the report), derived Serialize and Deserialize like these; this module names them so the
+//! list of reports is in one place. Every type here is plain data (strings, numbers, JSON
+//! values), so the reporters and readers need no producer to use it.
+//!
+//! Versions: a report that has always carried `format_version` must carry it; a reader that
+//! finds another number refuses the file, naming it. A report written before it carried one
+//! (the background race's) reads as version 0, the same shape without the field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The run report's format version; bumped on any incompatible change.
+pub const RUN_FORMAT: u64 = 1;
+/// The fuzz report's format version.
+pub const FUZZ_FORMAT: u64 = 1;
+/// The check report's format version.
+pub const CHECK_FORMAT: u64 = 1;
+
+/// How a scenario ended, as every report and count names it: the one outcome of the
+/// reports (the terminal, JSON, JUnit and Markdown views, the summary, the matrix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Skip => "skip",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `taskproof run --report json:FILE` report (format [`RUN_FORMAT`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub format_version: u64,
+    pub target: RunTarget,
+    pub profile: String,
+    #[serde(default)]
+    pub summary: Summary,
+    pub scenarios: Vec<ScenarioReport>,
+    /// Not in the file: the scenarios a trimmed copy of the report left out (arrays ending
+    /// in `"... [N more items cut]"`), counted by the reader that removed the markers.
+    #[serde(skip)]
+    pub cut_scenarios: u64,
+}
+
+/// Counts over a suite, per outcome; `failed` and `errors` are kept apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Pass => self.passed += 1,
+            Outcome::Fail => self.failed += 1,
+            Outcome::Skip => self.skipped += 1,
+            Outcome::Error => self.errors += 1,
+        }
+    }
+
+    /// Whether the run is a success: nothing failed or errored.
+    pub fn ok(&self) -> bool {
+        self.failed == 0 && self.errors == 0
+    }
+
+    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
+    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
+    /// starts `N passed, N failed` as before, for CI scripts that read it.
+    pub fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} errors, {} skipped",
+            self.passed, self.failed, self.errors, self.skipped
+        )
+    }
+}
+
+/// The run's target: the spec it was named by, then its hello without `ok`, or why the
+/// hello failed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunTarget {
+    pub spec: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<String>>,
+    /// How the adapter maps requests onto its store, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<BTreeMap<String, String>>,
+    /// Why the hello failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One scenario of a run report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioReport {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub file: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    pub outcome: Outcome,
+    /// `None` for a pass; the skip reason; the first failure or the error, with its step.
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub failures: Vec<StepFailure>,
+    #[serde(default)]
+    pub error: Option<StepError>,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Steps the recorded profile held to records as time-dependent (absent in reports
+    /// written before recorded profiles had a time probe).
+    #[serde(default)]
+    pub time_dependent_steps: Vec<usize>,
+    #[serde(default)]
+    pub skipped_steps: Vec<SkippedStep>,
+    #[serde(default)]
+    pub duration_ms: u64,
+}
+
+/// A broken expectation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepFailure {
+    /// Index in `steps`; `None` for the sandbox check after the last step.
+    pub step: Option<usize>,
+    pub session: Option<String>,
+    /// What was sent, placeholders filled; `None` for file and session steps.
+    pub request: Option<Value>,
+    pub expected: Value,
+    pub actual: Value,
+    pub reason: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+    /// What happened between requests, for a failure after a session step (absent in
+    /// reports written before session steps).
+    pub witness: Option<Witness>,
+}
+
+/// The witness of a failure after a session step (`wait`, `clear`, `exit`, …).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Witness {
+    /// The session step before the failure (`steps[3] wait 7 s`).
+    pub event: String,
+    /// Seconds from just before it to the failing step's judgement, to the millisecond.
+    pub seconds: f64,
+    pub files_before: Option<Vec<String>>,
+    pub files_after: Option<Vec<String>>,
+    /// Files present before and gone after.
+    pub gone: Vec<String>,
+    /// Task files seen earlier and gone now, each with the steps between which it went.
+    pub vanished: Vec<String>,
+}
+
+/// Where and how the target broke.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepError {
+    pub step: Option<usize>,
+    pub request: Option<Value>,
+    pub message: String,
+}
+
+/// A step that did not run while the rest of the scenario did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkippedStep {
+    pub step: usize,
+    pub reason: String,
+}
+
+/// A `taskproof fuzz --report json:FILE` report (format [`FUZZ_FORMAT`], docs/fuzzing.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FuzzReport {
+    pub format_version: u64,
+    /// Always `fuzz`.
+    pub command: String,
+    pub target: String,
+    pub profile: String,
+    pub seed: u64,
+    pub cases: u32,
+    pub planned_cases: u32,
+    pub max_steps: usize,
+    pub wait_max_seconds: f64,
+    pub session_steps: bool,
+    pub settle_seconds: f64,
+    pub stopped_early: bool,
+    pub duration_ms: u64,
+    pub found: Vec<FuzzFound>,
+    pub unconfirmed: Vec<FuzzUnconfirmed>,
+    pub known: Vec<FuzzKnown>,
+}
+
+/// A distinct divergence, shrunk, replayed and written as a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FuzzFound {
+    pub fingerprint: String,
+    pub op: String,
+    pub rules: Vec<String>,
+    pub summary: String,
+    pub case: u32,
+    pub file: String,
+    /// Whether this run wrote the file (else it was there already).
+    pub new: bool,
+    pub replay: String,
+    pub repeated_cases: u32,
+    pub shrink: FuzzShrink,
+}
+
+/// How a finding was shrunk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FuzzShrink {
+    pub runs: u32,
+    pub from_steps: usize,
+    pub to_steps: usize,
+    /// `shrink-runs` or `shrink-time` when a limit stopped it.
+    pub stopped_by: Option<String>,
+}
+
+/// A divergence that did not come back when replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FuzzUnconfirmed {
+    pub fingerprint: String,
+    pub summary: String,
+    pub case: u32,
+    pub why: String,
+}
+
+/// A known finding left out, with the cases that hit it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FuzzKnown {
+    pub fingerprint: String,
+    pub cases: u32,
+    pub reason: Option<String>,
+    /// `FILE:LINE` of its entry.
+    pub listed_in: Option<String>,
+}
+
+/// A `taskproof check --json` report (format [`CHECK_FORMAT`], docs/check.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    pub format_version: u64,
+    /// `check`, `dry-run` or `fix`.
+    pub mode: String,
+    pub root: String,
+    pub lists: Vec<CheckList>,
+    pub tasks: usize,
+    pub findings: Vec<CheckFinding>,
+    pub changes: Vec<CheckChange>,
+}
+
+/// A task list that was audited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckList {
+    pub name: String,
+    pub path: String,
+    pub layout: String,
+    pub tasks: usize,
+    pub busy: bool,
+}
+
+/// Something wrong in a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckFinding {
+    pub list: String,
+    pub file: String,
+    /// The rule it breaks (`S7`), or what it cites instead.
+    pub rule: String,
+    pub kind: String,
+    pub message: String,
+    pub repairable: bool,
+}
+
+/// A repair, done or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckChange {
+    pub list: String,
+    pub change: String,
+    pub done: bool,
+    /// Why it was not done.
+    pub skipped: Option<String>,
+}
+
+/// A report that could not be read: the file, and where in it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct ReadError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ReadError {
+    pub fn new(path: &Path, message: impl fmt::Display) -> ReadError {
+        ReadError {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// The report as JSON, fields in the schema's order.
+pub fn to_value<T: Serialize>(report: &T) -> Value {
+    serde_json::to_value(report).expect("reports serialize")
+}
+
+/// Reads a report of type `T` from `path`.
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::new(path, e))?;
+    parse(path, &text)
+}
+
+/// Parses a report of type `T` read from `path`. The error names the file, the line and
+/// column, and the field the reader was in (`field "outcome"`), as serde's own message
+/// names the field only when it is missing.
+pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ReadError> {
+    serde_json::from_str(text).map_err(|e| ReadError::new(path, located(&e, text)))
+}
+
+/// Deserializes a report of type `T` from a JSON value (a report with its trim markers
+/// removed, say), naming `path` in the error.
+pub fn from_value<T: DeserializeOwned>(path: &Path, value: Value) -> Result<T, ReadError> {
+    serde_json::from_value(value).map_err(|e| ReadError::new(path, e))
+}
+
+/// The report's `format_version`, 0 when it has none (a report written before it carried
+/// one).
+pub fn format_version(path: &Path, text: &str) -> Result<u64, ReadError> {
+    #[derive(Deserialize)]
+    struct Versioned {
+        #[serde(default)]
+        format_version: u64,
+    }
+    parse::<Versioned>(path, text).map(|v| v.format_version)
+}
+
+/// serde_json's message, with the field whose value it stopped in when the text names one.
+fn located(e: &serde_json::Error, text: &str) -> String {
+    let message = e.to_string();
+    if message.starts_with("missing field") {
+        // serde names the field; the text before the error is the object's last one.
+        return message;
+    }
+    match field_before(text, e.line(), e.column()) {
+        Some(field) if !message.contains(&format!("`{field}`")) => {
+            format!("field {field:?}: {message}")
+        }
+        _ => message,
+    }
+}
+
+/// The last object key written before line `line`, column `column` (both from 1): the
+/// field whose value a parse error stopped in.
+fn field_before(text: &str, line: usize, column: usize) -> Option<String> {
+    if line == 0 {
+        return None;
+    }
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
+    let end = (start + column).min(text.len());
+    let before = text.get(..end)?;
+    let colon = before.rfind("\":")?;
+    let open = before[..colon].rfind('"')?;
+    let key = &before[open + 1..colon];
+    (!key.is_empty() && !key.contains(['\n', '{', '}'])).then(|| key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_is_written_in_lowercase_and_read_back() {
+        for o in [Outcome::Pass, Outcome::Fail, Outcome::Skip, Outcome::Error] {
+            let v = serde_json::to_value(o).unwrap();
+            assert_eq!(v, Value::String(o.as_str().into()));
+            assert_eq!(serde_json::from_value::<Outcome>(v).unwrap(), o);
+        }
+    }
+
+    #[test]
+    fn a_bad_field_names_the_file_and_the_field() {
+        let text = "{\n  \"format_version\": 1,\n  \"target\": {\"spec\": \"x\"},\n  \"profile\": \"strict\",\n  \"scenarios\": [\n    {\"id\": \"a\", \"outcome\": \"passed\"}\n  ]\n}\n";
+        let e = parse::<RunReport>(Path::new("r/run.json"), text).unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.starts_with("r/run.json: field \"outcome\": unknown variant `passed`"),
+            "{s}"
+        );
+        assert!(s.contains("line 6"), "{s}");
+        // A missing field: serde names it itself.
+        let e = parse::<RunReport>(Path::new("r/run.json"), "{\"format_version\": 1}").unwrap_err();
+        assert!(e.to_string().contains("missing field `target`"), "{e}");
+    }
+
+    #[test]
+    fn a_report_without_format_version_is_version_0() {
+        let p = Path::new("x.json");
+        assert_eq!(format_version(p, "{\"tasks\": 3}").unwrap(), 0);
+        assert_eq!(format_version(p, "{\"format_version\": 2}").unwrap(), 2);
+        assert!(format_version(p, "{\"format_version\": \"2\"}").is_err());
+    }
+}
