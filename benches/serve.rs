@@ -228,6 +228,9 @@ impl Drop for Server {
 
 struct ListRow {
     path: &'static str,
+    /// The first list of a fresh process (or store) without the list's index on disk, median
+    /// over the fresh ones (`None` for a store that keeps none).
+    cold: Option<Duration>,
     /// The first list of a fresh process (or store), median over the fresh ones.
     first: Duration,
     warm: Duration,
@@ -254,10 +257,38 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn measure(root: &Path, plan: &Plan) -> Results {
     let l = list();
     let list_req = Request::List { list: l.clone() };
-    // First lists: fresh in-process stores and fresh processes, in turn.
+    // First lists: fresh in-process stores and fresh processes, in turn; each first without
+    // the list's index on disk (as after the list was written by another program, or never
+    // listed), then with it (as after any earlier list of a large list).
+    let index = root.join(l.as_str()).join(".list-index");
+    let remove_index = || match std::fs::remove_file(&index) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("{}: {e}", index.display()),
+    };
+    let (mut cold_in, mut cold_serve, mut cold_mcp) = (vec![], vec![], vec![]);
     let (mut first_in, mut first_serve, mut first_mcp, mut first_naive) =
         (vec![], vec![], vec![], vec![]);
     for _ in 0..plan.cold {
+        remove_index();
+        let store = StrictStore::open(root, Options { durable: false }).unwrap();
+        let t = Instant::now();
+        let r = store.handle(&list_req);
+        cold_in.push(t.elapsed());
+        assert!(matches!(&r, Response::Tasks { tasks, .. } if tasks.len() == plan.tasks));
+        drop(store);
+        remove_index();
+        let mut s = Server::serve(root, "strict");
+        cold_serve.push(s.list().0);
+        s.check_list(plan.tasks);
+        remove_index();
+        let mut m = Server::mcp(root);
+        cold_mcp.push(m.list().0);
+        m.check_list(plan.tasks);
+        assert!(
+            index.exists() || plan.tasks < 256,
+            "a first list writes the index"
+        );
         let store = StrictStore::open(root, Options { durable: false }).unwrap();
         let t = Instant::now();
         let r = store.handle(&list_req);
@@ -316,24 +347,28 @@ fn measure(root: &Path, plan: &Plan) -> Results {
     let lists = vec![
         ListRow {
             path: "in-process",
+            cold: Some(median(cold_in)),
             first: median(first_in),
             warm: median(w_in),
             bytes: in_process_bytes,
         },
         ListRow {
             path: "serve",
+            cold: Some(median(cold_serve)),
             first: median(first_serve),
             warm: median(w_serve),
             bytes: b_serve,
         },
         ListRow {
             path: "mcp",
+            cold: Some(median(cold_mcp)),
             first: median(first_mcp),
             warm: median(w_mcp),
             bytes: b_mcp,
         },
         ListRow {
             path: "naive through serve",
+            cold: None,
             first: median(first_naive),
             warm: median(w_naive),
             bytes: b_naive,
@@ -412,8 +447,9 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
 fn print_summary(r: &Results) {
     for l in &r.lists {
         eprintln!(
-            "list {:<20} first {:>10}  warm {:>10}  {} bytes, {:.0} MB/s",
+            "list {:<20} no index {:>10}  first {:>10}  warm {:>10}  {} bytes, {:.0} MB/s",
             l.path,
+            l.cold.map_or("-".into(), fmt),
             fmt(l.first),
             fmt(l.warm),
             l.bytes,
@@ -469,9 +505,11 @@ fn targets(r: &Results) -> Vec<(String, bool)> {
         let c = div(x.first, inp.warm);
         out.push((
             format!(
-                "first `list` of a fresh {p} process at most 3x the in-process warm list ({}, {c:.2}x; {:.2}x the in-process first list)",
+                "first `list` of a fresh {p} process at most 3x the in-process warm list ({}, {c:.2}x; {:.2}x the in-process first list; without the index on disk {}, {:.2}x)",
                 fmt(x.first),
-                div(x.first, inp.first)
+                div(x.first, inp.first),
+                x.cold.map_or("-".into(), fmt),
+                x.cold.map_or(f64::NAN, |d| div(d, inp.warm)),
             ),
             c <= 3.0,
         ));
@@ -504,7 +542,9 @@ fn write_report(r: &Results, plan: &Plan, dir: &Path, before: &str, after: &str)
          reads and caches the files, the second places the watches that let later lists skip \
          the per-file `stat`; see docs/store.md). *First* is the first list of a newly \
          started process after its handshake (for in-process: of a newly opened store), one \
-         fresh process per sample. Tasks carry a description, an active form and a small \
+         fresh process per sample, with the list's index (`.list-index`, written by an \
+         earlier list) on disk; *no index* the same with the index removed first, as after \
+         the list was written by another program or never listed. Tasks carry a description, an active form and a small \
          metadata object. Writes without fsync (`--no-fsync`). The machine is shared: the \
          same-run ratios are what these numbers support.\n\n",
     );
@@ -531,13 +571,14 @@ fn write_report(r: &Results, plan: &Plan, dir: &Path, before: &str, after: &str)
         .find(|l| l.path == "naive through serve")
         .unwrap();
     md.push_str(&format!(
-        "\n## `list` of {} tasks\n\n| path | first | warm | answer size | warm, MB/s | warm / in-process warm | warm / naive | first / in-process warm |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "\n## `list` of {} tasks\n\n| path | first, no index | first | warm | answer size | warm, MB/s | warm / in-process warm | warm / naive | first / in-process warm |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         r.tasks
     ));
     for l in &r.lists {
         md.push_str(&format!(
-            "| {} | {} | {} | {:.2} MB | {:.0} | {:.2} | {:.2} | {:.2} |\n",
+            "| {} | {} | {} | {} | {:.2} MB | {:.0} | {:.2} | {:.2} | {:.2} |\n",
             l.path,
+            l.cold.map_or("-".into(), fmt),
             fmt(l.first),
             fmt(l.warm),
             l.bytes as f64 / 1e6,
