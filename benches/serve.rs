@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use taskproof::protocol::{Request, Response};
-use taskproof::store::{Options, StrictStore, TaskStore};
+use taskproof::store::{LIST_INDEX_NAME, Options, StrictStore, TaskStore};
 use taskproof::task::{ListName, NewTask, Patch, TaskId};
 
 const BIN: &str = env!("CARGO_BIN_EXE_taskproof");
@@ -260,7 +260,7 @@ fn measure(root: &Path, plan: &Plan) -> Results {
     // First lists: fresh in-process stores and fresh processes, in turn; each first without
     // the list's index on disk (as after the list was written by another program, or never
     // listed), then with it (as after any earlier list of a large list).
-    let index = root.join(l.as_str()).join(".list-index");
+    let index = root.join(l.as_str()).join(LIST_INDEX_NAME);
     let remove_index = || match std::fs::remove_file(&index) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -17,8 +17,8 @@ pub use journal::{JOURNAL_NAME, recover as replay_journal};
 pub use mutant::Mutant;
 pub use naive::NaiveStore;
 pub use strict::{
-    HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, MAX_METADATA_BYTES, MAX_METADATA_DEPTH,
-    SharedTask, StrictStore, parse_watermark,
+    HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, LIST_INDEX_NAME, MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH, SharedTask, StrictStore, parse_watermark,
 };
 
 use std::path::Path;

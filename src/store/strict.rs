@@ -862,6 +862,7 @@ mod pretty;
 mod txn;
 mod watch;
 
+pub use index::INDEX_NAME as LIST_INDEX_NAME;
 pub use txn::SharedTask;
 use txn::{CachedTask, Check, FolderStamp, ListCache, Listed, Slot, Txn, WatchUpdate};
 
