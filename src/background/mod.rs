@@ -4,7 +4,8 @@
 //! is docs/background.md (rules B1…B8); this module holds
 //!
 //! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
-//!   Claude Code target (src/target/claude_code/background.rs);
+//!   Claude Code target (src/target/claude_code/background.rs); it lives below both, in
+//!   `crate::target::background`, and is re-exported here under its old name;
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`spec`]: target names and
 //!   the factory that opens their sessions;
@@ -24,7 +25,7 @@ pub mod runner;
 pub mod scenario;
 pub mod spec;
 pub mod suite;
-pub mod target;
+pub use crate::target::background as target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};

@@ -8,6 +8,7 @@ use super::finding::Finding;
 use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
+use crate::report::Document;
 use crate::report::output::{paint, style};
 
 /// The version of the JSON output; it changes when a field changes meaning or goes away.
@@ -33,6 +34,17 @@ impl Paint {
     }
     fn dim(&self, s: &str) -> String {
         paint(self.on, style::DIM, s)
+    }
+}
+
+/// The check report as the reporters take it: [`terminal`] and [`json`].
+impl Document for Report {
+    fn terminal(&self, color: bool) -> String {
+        terminal(self, color)
+    }
+
+    fn json(&self) -> Option<Value> {
+        Some(json(self))
     }
 }
 

@@ -195,12 +195,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         args.color,
     )));
     let mut report_error: Option<ReportError> = None;
-    let result = fuzz(&plan, &mut |e: &Event<'_>| {
-        for r in reporters.iter_mut() {
-            if let Err(err) = r.report(e) {
-                report_error.get_or_insert(err);
+    let result = fuzz(&plan, &mut |e| {
+        e.report(&mut |e: &Event<'_>| {
+            for r in reporters.iter_mut() {
+                if let Err(err) = r.report(e) {
+                    report_error.get_or_insert(err);
+                }
             }
-        }
+        })
     });
     let report = match result {
         Ok(r) => r,

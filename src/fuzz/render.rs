@@ -6,13 +6,49 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::run::{Found, FuzzFinding, Plan, Report, ShrinkStop, Written};
+use super::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
 use crate::profile::Profile;
+use crate::report::Document;
 use crate::report::markdown::{bullets, cell};
 use crate::report::output::{paint, style};
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;
+
+/// A fuzz event as the reporters take it: the first lines ([`started`]), a finding's lines
+/// ([`finding`]), and at the end the last line ([`summary`], green when nothing was found)
+/// with the JSON report ([`json`]) and the Markdown summary ([`markdown`]).
+impl Document for FuzzEvent<'_> {
+    fn terminal(&self, color: bool) -> String {
+        match *self {
+            FuzzEvent::Started { plan } => started(plan),
+            FuzzEvent::Progress { .. } => String::new(),
+            FuzzEvent::Finding { plan, finding: f } => finding(plan, &f, color),
+            FuzzEvent::Finished { plan, report } => {
+                let style = if report.found.is_empty() {
+                    style::GREEN
+                } else {
+                    style::FAIL
+                };
+                format!("{}\n", paint(color, style, &summary(plan, report)))
+            }
+        }
+    }
+
+    fn json(&self) -> Option<Value> {
+        match *self {
+            FuzzEvent::Finished { plan, report } => Some(json(plan, report)),
+            _ => None,
+        }
+    }
+
+    fn markdown(&self) -> Option<String> {
+        match *self {
+            FuzzEvent::Finished { plan, report } => Some(markdown(plan, report)),
+            _ => None,
+        }
+    }
+}
 
 /// What the run is about to do (the first lines of the terminal output).
 pub fn started(plan: &Plan) -> String {

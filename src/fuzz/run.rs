@@ -127,7 +127,7 @@ pub struct Unconfirmed {
     pub why: String,
 }
 
-/// What a divergence came to, as the run reports it ([`crate::report::Event::FuzzFinding`]).
+/// What a divergence came to, as the run reports it ([`FuzzEvent::Finding`]).
 #[derive(Debug, Clone, Copy)]
 pub enum FuzzFinding<'a> {
     /// Shrunk, replayed and written.
@@ -140,6 +140,51 @@ pub enum FuzzFinding<'a> {
         fingerprint: &'a str,
         entry: &'a KnownEntry,
     },
+}
+
+/// What happens during a fuzz run, in order: [`FuzzEvent::Started`] once,
+/// [`FuzzEvent::Progress`] after every case and when a new divergence starts shrinking,
+/// [`FuzzEvent::Finding`] for each distinct divergence, [`FuzzEvent::Finished`] once. Each is
+/// a [`crate::report::Document`] (`super::render` writes them), and [`FuzzEvent::report`]
+/// hands it on as the reporters' [`Event`].
+#[derive(Debug, Clone, Copy)]
+pub enum FuzzEvent<'a> {
+    /// The run starts: the target, the model, the seed, how many cases.
+    Started { plan: &'a Plan },
+    /// `cases` cases are done; `shrinking` names the fingerprint of a new divergence when
+    /// its shrinking and replay start.
+    Progress {
+        cases: u32,
+        shrinking: Option<&'a str>,
+    },
+    /// A distinct divergence, as it came out.
+    Finding {
+        plan: &'a Plan,
+        finding: FuzzFinding<'a>,
+    },
+    /// The run is done.
+    Finished { plan: &'a Plan, report: &'a Report },
+}
+
+impl FuzzEvent<'_> {
+    /// Hands this event to `to` as the reporters' event.
+    pub fn report(&self, to: &mut dyn FnMut(&Event<'_>)) {
+        match *self {
+            FuzzEvent::Started { plan } => to(&Event::FuzzStarted {
+                plan: self,
+                cases: plan.cases,
+            }),
+            FuzzEvent::Progress { cases, shrinking } => {
+                let message = shrinking.map(|fp| super::render::shrinking(fp, cases));
+                to(&Event::FuzzProgress {
+                    cases,
+                    message: message.as_deref(),
+                })
+            }
+            FuzzEvent::Finding { .. } => to(&Event::FuzzFinding { finding: self }),
+            FuzzEvent::Finished { .. } => to(&Event::FuzzFinished { report: self }),
+        }
+    }
 }
 
 /// What a whole run found.
@@ -211,23 +256,23 @@ fn generator(seed: u64) -> TestRunner {
     )
 }
 
-/// Runs the plan, telling `on_event` what happens as it happens: [`Event::FuzzStarted`]
-/// first, [`Event::FuzzProgress`] after every case and when shrinking starts,
-/// [`Event::FuzzFinding`] for each distinct divergence, and [`Event::FuzzFinished`] with the
+/// Runs the plan, telling `on_event` what happens as it happens: [`FuzzEvent::Started`]
+/// first, [`FuzzEvent::Progress`] after every case and when shrinking starts,
+/// [`FuzzEvent::Finding`] for each distinct divergence, and [`FuzzEvent::Finished`] with the
 /// report last (not sent when the run stops on an error).
-pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Report, RunError> {
     let started = Instant::now();
-    on_event(&Event::FuzzStarted { plan });
+    on_event(&FuzzEvent::Started { plan });
     let mut report = run_cases(plan, on_event)?;
     report.elapsed = started.elapsed();
-    on_event(&Event::FuzzFinished {
+    on_event(&FuzzEvent::Finished {
         plan,
         report: &report,
     });
     Ok(report)
 }
 
-fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
     let strategy = steps(plan.steps, plan.files, true, plan.between);
     let mut report = Report::default();
@@ -240,7 +285,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report
             .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
         let history = run_case(&plan.setup, &tree.current())?;
         report.cases = case;
-        on_event(&Event::FuzzProgress {
+        on_event(&FuzzEvent::Progress {
             cases: case,
             shrinking: None,
         });
@@ -250,7 +295,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report
         if let Some(entry) = plan.known.get(&fp) {
             let n = report.known.entry(fp.clone()).or_default();
             if *n == 0 {
-                on_event(&Event::FuzzFinding {
+                on_event(&FuzzEvent::Finding {
                     plan,
                     finding: FuzzFinding::Known {
                         case,
@@ -266,7 +311,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report
             *report.repeats.entry(fp).or_default() += 1;
             continue;
         }
-        on_event(&Event::FuzzProgress {
+        on_event(&FuzzEvent::Progress {
             cases: case,
             shrinking: Some(&fp),
         });
@@ -281,7 +326,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report
                     case,
                     why,
                 };
-                on_event(&Event::FuzzFinding {
+                on_event(&FuzzEvent::Finding {
                     plan,
                     finding: FuzzFinding::Unconfirmed(&u),
                 });
@@ -302,7 +347,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report
                         Written::Existing(path)
                     },
                 };
-                on_event(&Event::FuzzFinding {
+                on_event(&FuzzEvent::Finding {
                     plan,
                     finding: FuzzFinding::Found(&found),
                 });
@@ -512,24 +557,23 @@ mod tests {
         let mut seen: Vec<String> = Vec::new();
         let report = fuzz(&p, &mut |e| {
             seen.push(match e {
-                Event::FuzzStarted { plan } => format!("started {}", plan.seed),
-                Event::FuzzProgress {
+                FuzzEvent::Started { plan } => format!("started {}", plan.seed),
+                FuzzEvent::Progress {
                     cases,
                     shrinking: None,
                 } => format!("case {cases}"),
-                Event::FuzzProgress {
+                FuzzEvent::Progress {
                     cases,
                     shrinking: Some(fp),
                 } => format!("shrinking {fp} at {cases}"),
-                Event::FuzzFinding {
+                FuzzEvent::Finding {
                     finding: FuzzFinding::Found(f),
                     ..
                 } => format!("found {}", f.finding.fingerprint),
-                Event::FuzzFinding { .. } => "other finding".into(),
-                Event::FuzzFinished { report, .. } => {
+                FuzzEvent::Finding { .. } => "other finding".into(),
+                FuzzEvent::Finished { report, .. } => {
                     format!("finished {} {}", report.cases, report.found.len())
                 }
-                other => format!("unexpected {other:?}"),
             })
         })
         .unwrap();

@@ -13,6 +13,7 @@ use super::driver::Run;
 use super::history::Completion;
 use super::mix::{self, Charge, TargetLosses};
 use crate::profile::Profile;
+use crate::report::Document;
 
 /// The JSON report's format version. 2: `profile`, `observations` (per run and in all),
 /// `torn_writes` counting torn file states with the raw `torn_reads` beside, `released_s`,
@@ -348,6 +349,17 @@ pub struct RaceReport {
     /// A mixed race's pause between a writer's requests (`--think`), when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think_s: Option<f64>,
+}
+
+/// The race report as the reporters take it: the terminal summary and the JSON report.
+impl Document for RaceReport {
+    fn terminal(&self, _color: bool) -> String {
+        self.render()
+    }
+
+    fn json(&self) -> Option<serde_json::Value> {
+        Some(self.to_json())
+    }
 }
 
 impl RaceReport {

@@ -13,13 +13,18 @@
 //!
 //! The other commands are producers of the same stream: `taskproof race` emits one
 //! [`Event::RaceFinished`] with its report, `taskproof check` one [`Event::CheckFinished`],
-//! and `taskproof fuzz`, as its loop goes ([`crate::fuzz::run::fuzz`]):
+//! and `taskproof fuzz`, as its loop goes (`fuzz::run::fuzz`, through its own typed
+//! `FuzzEvent`s):
 //!
 //! - [`Event::FuzzStarted`] once, with the plan;
 //! - [`Event::FuzzProgress`] after every case, and when a new divergence starts shrinking;
 //! - [`Event::FuzzFinding`] for each distinct divergence: found (shrunk, replayed, written),
 //!   not confirmed, or known and left out;
 //! - [`Event::FuzzFinished`] once, with the report.
+//!
+//! A producer's reports and moments travel as [`Document`]s: the producer renders them
+//! (terminal text, JSON report, Markdown summary), so the reporters print and write them
+//! without knowing the producers' types, and `report` imports no producer.
 //!
 //! Colour, terminal and progress are decided once, in [`super::output`], for all of them.
 //! The terminal reporter shows each; the JSON reporter writes the race or fuzz report to its
@@ -34,6 +39,8 @@
 //! ([`StepVerdict::Pass`], or [`StepVerdict::Fail`] with what differs).
 
 use std::path::PathBuf;
+
+use serde_json::Value;
 
 #[cfg(doc)]
 use super::result::StepVerdict;
@@ -63,29 +70,38 @@ pub enum Event<'a> {
     /// Every scenario is done.
     RunFinished { suite: &'a SuiteResult },
     /// `taskproof race` ran every workload.
-    RaceFinished { report: &'a crate::race::RaceReport },
+    RaceFinished { report: &'a dyn Document },
     /// `taskproof check` audited (and, when asked, repaired) its folders.
-    CheckFinished {
-        report: &'a crate::check::run::Report,
-    },
-    /// `taskproof fuzz` starts: the target, the model, the seed, how many cases.
-    FuzzStarted { plan: &'a crate::fuzz::run::Plan },
-    /// `cases` cases are done; `shrinking` names the fingerprint of a new divergence when
-    /// its shrinking and replay start.
+    CheckFinished { report: &'a dyn Document },
+    /// `taskproof fuzz` starts: the target, the model, the seed; `cases` cases will run.
+    FuzzStarted { plan: &'a dyn Document, cases: u32 },
+    /// `cases` cases are done; `message` says what the run is doing when a new divergence
+    /// starts shrinking (the progress bar shows it).
     FuzzProgress {
         cases: u32,
-        shrinking: Option<&'a str>,
+        message: Option<&'a str>,
     },
     /// A distinct divergence, as it came out.
-    FuzzFinding {
-        plan: &'a crate::fuzz::run::Plan,
-        finding: crate::fuzz::run::FuzzFinding<'a>,
-    },
+    FuzzFinding { finding: &'a dyn Document },
     /// The fuzz run is done.
-    FuzzFinished {
-        plan: &'a crate::fuzz::run::Plan,
-        report: &'a crate::fuzz::run::Report,
-    },
+    FuzzFinished { report: &'a dyn Document },
+}
+
+/// What a producer (race, check, fuzz) emits, rendered by the producer: the reporters call
+/// these and know nothing else of it.
+pub trait Document: std::fmt::Debug {
+    /// The lines the terminal shows, each ending in a newline; `color` paints.
+    fn terminal(&self, color: bool) -> String;
+
+    /// The JSON report, when the document is one (a command's last event).
+    fn json(&self) -> Option<Value> {
+        None
+    }
+
+    /// The Markdown summary, when the document has one.
+    fn markdown(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A report that could not be written.

@@ -14,8 +14,8 @@ pub const FORMAT_VERSION: u64 = 1;
 
 /// Writes the JSON report when the run finishes (`run`'s, format version 1 below, the race
 /// report of `race --report json:PATH`, docs/race.md, the fuzz report of `fuzz --report
-/// json:PATH`, [`crate::fuzz::render::json`], or the check report,
-/// [`crate::check::render::json`]).
+/// json:PATH`, `fuzz::render::json`, or the check report, `check::render::json`; each
+/// producer's through its [`super::Document`]).
 pub struct JsonReporter {
     pub path: PathBuf,
 }
@@ -48,9 +48,9 @@ impl<W: Write> Reporter for JsonPrinter<W> {
 fn of_event(event: &Event<'_>) -> Option<Value> {
     match event {
         Event::RunFinished { suite } => Some(to_json(suite)),
-        Event::RaceFinished { report } => Some(report.to_json()),
-        Event::FuzzFinished { plan, report } => Some(crate::fuzz::render::json(plan, report)),
-        Event::CheckFinished { report } => Some(crate::check::render::json(report)),
+        Event::RaceFinished { report }
+        | Event::FuzzFinished { report }
+        | Event::CheckFinished { report } => report.json(),
         _ => None,
     }
 }

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use super::events::{Event, ReportError, Reporter, write_final};
 use super::result::{OutcomeKind, ScenarioResult, SuiteResult};
 
-/// Writes the Markdown summary when the run (or a fuzz run,
-/// [`crate::fuzz::render::markdown`]) finishes.
+/// Writes the Markdown summary when the run (or a fuzz run, `fuzz::render::markdown`,
+/// through its [`super::Document`]) finishes.
 pub struct MarkdownReporter {
     pub path: PathBuf,
 }
@@ -19,9 +19,7 @@ impl Reporter for MarkdownReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
         let text = match event {
             Event::RunFinished { suite } => Some(to_markdown(suite)),
-            Event::FuzzFinished { plan, report } => {
-                Some(crate::fuzz::render::markdown(plan, report))
-            }
+            Event::FuzzFinished { report } => report.markdown(),
             _ => None,
         };
         write_final(&self.path, text)

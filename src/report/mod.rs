@@ -10,4 +10,4 @@ pub mod output;
 pub mod result;
 pub mod terminal;
 
-pub use events::{Event, ReportError, Reporter};
+pub use events::{Document, Event, ReportError, Reporter};

@@ -166,45 +166,37 @@ impl<W: Write> Reporter for TerminalReporter<W> {
             }
             // The failure block of the scenario says what a step needs to say.
             Event::StepFinished { .. } => {}
-            Event::RaceFinished { report } => self.emit(&report.render())?,
-            Event::CheckFinished { report } => {
-                let text = crate::check::render::terminal(report, self.color);
+            Event::RaceFinished { report } | Event::CheckFinished { report } => {
+                let text = report.terminal(self.color);
                 self.emit(&text)?;
             }
-            Event::FuzzStarted { plan } => {
-                self.emit(&crate::fuzz::render::started(plan))?;
+            Event::FuzzStarted { plan, cases } => {
+                self.emit(&plan.terminal(self.color))?;
                 self.progress = progress_bar(
                     &self.output,
-                    u64::from(plan.cases),
+                    u64::from(*cases),
                     "{bar:40} {pos}/{len} cases {per_sec} {eta} {msg}",
                 );
             }
-            Event::FuzzProgress { cases, shrinking } => {
+            Event::FuzzProgress { cases, message } => {
                 if let Some(pb) = &self.progress {
                     pb.set_position(u64::from(*cases));
-                    if let Some(fp) = shrinking {
-                        pb.set_message(crate::fuzz::render::shrinking(fp, *cases));
+                    if let Some(message) = message {
+                        pb.set_message(message.to_string());
                     }
                 }
             }
-            Event::FuzzFinding { plan, finding } => {
+            Event::FuzzFinding { finding } => {
                 if let Some(pb) = &self.progress {
                     pb.set_message("");
                 }
-                self.emit(&crate::fuzz::render::finding(plan, finding, self.color))?;
+                self.emit(&finding.terminal(self.color))?;
             }
-            Event::FuzzFinished { plan, report } => {
+            Event::FuzzFinished { report } => {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
                 }
-                let line = crate::fuzz::render::summary(plan, report);
-                let style = if report.found.is_empty() {
-                    style::GREEN
-                } else {
-                    style::FAIL
-                };
-                let line = self.paint(style, &line);
-                self.emit(&format!("{line}\n"))?;
+                self.emit(&report.terminal(self.color))?;
             }
             Event::RunFinished { suite } => {
                 if let Some(pb) = self.progress.take() {

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::vars::{self, VarError, Vars};
+use crate::profile::observe::{self, Looked};
 use crate::protocol::ErrorKind;
 
 /// What a `send` step expects of the answer under one profile.
@@ -247,6 +248,51 @@ pub fn match_task(expected: &Value, actual: &Value) -> Result<(), String> {
     Ok(())
 }
 
+impl Expect {
+    /// The observation of a request step (for `record` and recorded profiles): `None` when
+    /// the answer meets this `strict` expectation (placeholders filled) or when it judges
+    /// nothing; otherwise what the answer showed of the fields it looks at
+    /// ([`crate::profile::observe::unmet`]).
+    pub fn observe(&self, answer: &Value) -> Option<Value> {
+        if matches!(self, Expect::Anything) || self.judge(answer).is_ok() {
+            return None;
+        }
+        Some(observe::unmet(&self.looked(), answer))
+    }
+
+    /// The fields this expectation looks at in a success.
+    fn looked(&self) -> Looked {
+        let mut out = Looked::default();
+        self.look(&mut out);
+        out
+    }
+
+    fn look(&self, out: &mut Looked) {
+        match self {
+            Expect::Ok {
+                task,
+                tasks,
+                corrupt,
+            } => {
+                if let Some(Value::Object(m)) = task {
+                    out.task.extend(m.keys().cloned());
+                }
+                if let Some(ts) = tasks {
+                    let fields = out.tasks.get_or_insert_with(BTreeSet::new);
+                    for t in ts {
+                        if let Value::Object(m) = t {
+                            fields.extend(m.keys().cloned());
+                        }
+                    }
+                }
+                out.corrupt |= corrupt.is_some();
+            }
+            Expect::Any(alts) => alts.iter().for_each(|a| a.look(out)),
+            Expect::Error(_) | Expect::Anything => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,5 +369,30 @@ mod tests {
                 .unwrap_err()
                 .contains("expected 1 tasks, got 2")
         );
+    }
+
+    #[test]
+    fn a_request_that_meets_strict_has_no_observation() {
+        let e = Expect::Error(ErrorKind::Cycle);
+        let err = json!({"ok": false, "error": {"kind": "cycle", "message": "m"}});
+        assert_eq!(e.observe(&err), None);
+        let ok = json!({"ok": true, "task": {"id": "2", "blockedBy": ["1"]}});
+        assert_eq!(e.observe(&ok), Some(json!({"ok": true})));
+    }
+
+    #[test]
+    fn a_success_shows_only_the_fields_looked_at_normalized() {
+        let e = Expect::Ok {
+            task: Some(json!({"blockedBy": [], "owner": null})),
+            tasks: None,
+            corrupt: None,
+        };
+        let ans = json!({"ok": true, "task": {"id": "2", "subject": "x", "blockedBy": ["10", "9"], "owner": ""}});
+        assert_eq!(
+            e.observe(&ans),
+            Some(json!({"ok": true, "task": {"blockedBy": ["9", "10"], "owner": null}}))
+        );
+        let err = json!({"ok": false, "error": {"kind": "not_found", "message": "m"}});
+        assert_eq!(e.observe(&err), Some(json!({"error": "not_found"})));
     }
 }

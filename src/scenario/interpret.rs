@@ -48,7 +48,7 @@ impl Run<'_> {
                         if observing {
                             // [recorded profiles] Observed, not judged; later steps bind
                             // as usual.
-                            self.observation = observe::send(&e, &answer.json);
+                            self.observation = e.observe(&answer.json);
                             return Ok(json);
                         }
                         e.judge(&answer.json)

@@ -8,6 +8,7 @@
 //! so a scenario can send a malformed request and judge the raw answer;
 //! [`Session::request`] adds typed decoding on top.
 
+pub mod background;
 mod builtin;
 pub mod claude_code;
 mod cmd;

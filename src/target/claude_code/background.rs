@@ -41,7 +41,7 @@ pub use self::model::{Offered, Received};
 pub use self::procs::TaskProc;
 use super::install::Installation;
 use super::spec::ClaudeCode;
-use crate::background::target::{
+use crate::target::background::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
 };
 use crate::target::group::{self, CleanupGuard, Group, TempGuard};
@@ -579,7 +579,7 @@ impl ClaudeCodeBg {
         if r.is_error && (r.text.contains("No task found") || r.text.contains("No shell found")) {
             // The tool's own answer that it knows no such task: for a task it should still
             // know, a finding (B5), not a broken target.
-            return Err(anyhow::Error::new(crate::background::BgNoSuchTask(
+            return Err(anyhow::Error::new(crate::target::background::BgNoSuchTask(
                 format!(
                     "Claude Code {} {name} {id}: {}",
                     self.version,

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::background::target::{BgKill, BgNotification, BgStarted, BgStatus};
+use crate::target::background::{BgKill, BgNotification, BgStarted, BgStatus};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern")

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{BgOptions, ClaudeCodeBg, parse};
-use crate::background::target::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
+use crate::target::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
 use crate::target::claude_code::ClaudeCode;
 
 /// An issue of anthropics/claude-code.

@@ -1,6 +1,10 @@
 //! What a background-task target is: something that starts work in the background, tracks it
 //! through pending → running → completed | failed | killed, notifies once per task, keeps its
 //! output, and cleans up its processes (docs/background.md, rules B1…).
+//!
+//! The interface lives here, below both of its sides: the real Claude Code target
+//! (`claude_code::background`) implements it, and the harness of `taskproof::background`
+//! (reference runner, suite, race) drives it; `background::target` names this module.
 
 use std::path::PathBuf;
 use std::time::Duration;
