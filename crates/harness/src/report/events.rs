@@ -125,7 +125,7 @@ pub trait Reporter {
 
 /// A file report's write at its command's last event: `text` when the report has something
 /// to say about the event, nothing otherwise.
-pub(crate) fn write_final(path: &std::path::Path, text: Option<String>) -> Result<(), ReportError> {
+pub fn write_final(path: &std::path::Path, text: Option<String>) -> Result<(), ReportError> {
     match text {
         Some(text) => write_report(path, text.as_bytes()),
         None => Ok(()),
@@ -133,7 +133,7 @@ pub(crate) fn write_final(path: &std::path::Path, text: Option<String>) -> Resul
 }
 
 /// Writes `bytes` to `path`, creating its folder, naming the path in the error.
-pub(crate) fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportError> {
+pub fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportError> {
     let write = || -> std::io::Result<()> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;

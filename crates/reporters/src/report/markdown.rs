@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::events::{Event, ReportError, Reporter, write_final};
+use super::output::{bullets, cell};
 use super::result::{OutcomeKind, ScenarioResult, SuiteResult};
 
 /// Writes the Markdown summary when the run (or a fuzz run, `fuzz::render::markdown`,
@@ -24,19 +25,6 @@ impl Reporter for MarkdownReporter {
         };
         write_final(&self.path, text)
     }
-}
-
-/// A titled list of bullets and a blank line after it, or nothing when there are none.
-pub(crate) fn bullets(out: &mut String, title: &str, items: &[String]) {
-    if !items.is_empty() {
-        let _ = writeln!(out, "{title}\n");
-        let _ = writeln!(out, "{}\n", items.join("\n"));
-    }
-}
-
-/// Escapes text for a Markdown table cell.
-pub(crate) fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// The summary as Markdown.

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use super::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
 use crate::profile::Profile;
 use crate::report::Document;
-use crate::report::markdown::{bullets, cell};
-use crate::report::output::{paint, style};
+use crate::report::output::{bullets, cell, paint, style};
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = 1;

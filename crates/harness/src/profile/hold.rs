@@ -17,51 +17,51 @@ pub const BUILTIN: &[(&str, &[&str], &str)] = &[
     (
         "hand-written-files",
         &[],
-        include_str!("../../profiles/hand-written-files.json"),
+        include_str!("../../../../profiles/hand-written-files.json"),
     ),
     // `cc-2.1.17` is what the scenario files' hand-written expectations (the naive model's)
     // are called; as a profile to hold a target to, the name means what the real 2.1.17 does.
     (
         "claude-code-2.1.17",
         &["cc-2.1.17"],
-        include_str!("../../profiles/claude-code-2.1.17.json"),
+        include_str!("../../../../profiles/claude-code-2.1.17.json"),
     ),
     (
         "claude-code-2.1.20",
         &[],
-        include_str!("../../profiles/claude-code-2.1.20.json"),
+        include_str!("../../../../profiles/claude-code-2.1.20.json"),
     ),
     (
         "claude-code-2.1.21",
         &[],
-        include_str!("../../profiles/claude-code-2.1.21.json"),
+        include_str!("../../../../profiles/claude-code-2.1.21.json"),
     ),
     (
         "claude-code-2.1.112",
         &[],
-        include_str!("../../profiles/claude-code-2.1.112.json"),
+        include_str!("../../../../profiles/claude-code-2.1.112.json"),
     ),
     (
         "claude-code-2.1.330",
         &[],
-        include_str!("../../profiles/claude-code-2.1.330.json"),
+        include_str!("../../../../profiles/claude-code-2.1.330.json"),
     ),
     // `s07` is what the scenario files' hand-written expectations were called; the name now
     // means what the real lesson does.
     (
         "learn-claude-code-s07",
         &["s07"],
-        include_str!("../../profiles/learn-claude-code-s07.json"),
+        include_str!("../../../../profiles/learn-claude-code-s07.json"),
     ),
     (
         "task-master-0.43.1",
         &[],
-        include_str!("../../profiles/task-master-0.43.1.json"),
+        include_str!("../../../../profiles/task-master-0.43.1.json"),
     ),
     (
         "taskproof-mcp",
         &[],
-        include_str!("../../profiles/taskproof-mcp.json"),
+        include_str!("../../../../profiles/taskproof-mcp.json"),
     ),
 ];
 

@@ -339,59 +339,59 @@ pub fn load_text(text: &str, file: &Path) -> Result<BgScenario, BgLoadError> {
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "background/scenarios/completion.json",
-        include_str!("../../background/scenarios/completion.json"),
+        include_str!("../../../../background/scenarios/completion.json"),
     ),
     (
         "background/scenarios/end-during-the-spawning-turn.json",
-        include_str!("../../background/scenarios/end-during-the-spawning-turn.json"),
+        include_str!("../../../../background/scenarios/end-during-the-spawning-turn.json"),
     ),
     (
         "background/scenarios/failure.json",
-        include_str!("../../background/scenarios/failure.json"),
+        include_str!("../../../../background/scenarios/failure.json"),
     ),
     (
         "background/scenarios/kill-before-start.json",
-        include_str!("../../background/scenarios/kill-before-start.json"),
+        include_str!("../../../../background/scenarios/kill-before-start.json"),
     ),
     (
         "background/scenarios/kill-while-running.json",
-        include_str!("../../background/scenarios/kill-while-running.json"),
+        include_str!("../../../../background/scenarios/kill-while-running.json"),
     ),
     (
         "background/scenarios/kill-after-completion.json",
-        include_str!("../../background/scenarios/kill-after-completion.json"),
+        include_str!("../../../../background/scenarios/kill-after-completion.json"),
     ),
     (
         "background/scenarios/kill-complete-race.json",
-        include_str!("../../background/scenarios/kill-complete-race.json"),
+        include_str!("../../../../background/scenarios/kill-complete-race.json"),
     ),
     (
         "background/scenarios/many-finish-together.json",
-        include_str!("../../background/scenarios/many-finish-together.json"),
+        include_str!("../../../../background/scenarios/many-finish-together.json"),
     ),
     (
         "background/scenarios/output-before-during-after.json",
-        include_str!("../../background/scenarios/output-before-during-after.json"),
+        include_str!("../../../../background/scenarios/output-before-during-after.json"),
     ),
     (
         "background/scenarios/ids.json",
-        include_str!("../../background/scenarios/ids.json"),
+        include_str!("../../../../background/scenarios/ids.json"),
     ),
     (
         "background/scenarios/session-end-kills-tasks.json",
-        include_str!("../../background/scenarios/session-end-kills-tasks.json"),
+        include_str!("../../../../background/scenarios/session-end-kills-tasks.json"),
     ),
     (
         "background/scenarios/session-sigkill-kills-tasks.json",
-        include_str!("../../background/scenarios/session-sigkill-kills-tasks.json"),
+        include_str!("../../../../background/scenarios/session-sigkill-kills-tasks.json"),
     ),
     (
         "background/scenarios/never-ending-command.json",
-        include_str!("../../background/scenarios/never-ending-command.json"),
+        include_str!("../../../../background/scenarios/never-ending-command.json"),
     ),
     (
         "background/scenarios/output-flood.json",
-        include_str!("../../background/scenarios/output-flood.json"),
+        include_str!("../../../../background/scenarios/output-flood.json"),
     ),
 ];
 

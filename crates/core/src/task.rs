@@ -71,7 +71,7 @@ pub struct ListName(String);
 impl ListName {
     /// A list name taken as given, unchecked. Only the `escapes-root` mutant uses it, to
     /// reproduce the bug that validation prevents.
-    pub(crate) fn unchecked(s: String) -> ListName {
+    pub fn unchecked(s: String) -> ListName {
         ListName(s)
     }
 

@@ -9,6 +9,7 @@
 //! outside CI.
 
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Style};
@@ -106,6 +107,19 @@ pub fn progress_bar(output: &Output, len: u64, template: &str) -> Option<Progres
         bar.set_style(style.progress_chars("=> "));
     }
     Some(bar)
+}
+
+/// [Markdown] A titled list of bullets and a blank line after it, or nothing when there are none.
+pub fn bullets(out: &mut String, title: &str, items: &[String]) {
+    if !items.is_empty() {
+        let _ = writeln!(out, "{title}\n");
+        let _ = writeln!(out, "{}\n", items.join("\n"));
+    }
+}
+
+/// [Markdown] Escapes text for a table cell (the Markdown reporter's and fuzz's).
+pub fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
 #[cfg(test)]

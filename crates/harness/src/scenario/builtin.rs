@@ -1,4 +1,4 @@
-//! The shipped scenario suite, built into the binary (see `build.rs`), so that an installed
+//! The shipped scenario suite, built into the binary (see this crate's `build.rs`), so that an installed
 //! `taskproof` runs it outside the repository. Scenarios keep the file name they have in the
 //! repository (`scenarios/NAME.json`), so reports name the file to open or fix; `taskproof
 //! scenarios export DIR` writes the files out to edit them or run them from disk.
@@ -95,7 +95,7 @@ mod tests {
     fn the_built_in_suite_is_the_scenarios_folder() {
         let builtin = load_builtin().expect("the built-in scenarios load");
         let on_disk =
-            super::super::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+            super::super::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios"))
                 .expect("the scenarios folder loads");
         let ids = |v: &[Scenario]| v.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&builtin), ids(&on_disk));
