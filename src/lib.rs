@@ -25,10 +25,16 @@
 // The crates below this one (docs/architecture.md, "Crates"), under the module names the
 // code has always used, so that `crate::task::Task` and `taskproof::task::Task` still name
 // the same thing.
-pub use taskproof_reporters::{
-    background, check, field, fuzz, graph, layout, model, profile, protocol, race, report, rule,
-    scenario, store, target, task,
-};
+pub use taskproof_background::background;
+pub use taskproof_check::check;
+pub use taskproof_core::{field, graph, layout, protocol, rule, task};
+pub use taskproof_fuzz::fuzz;
+pub use taskproof_profile::{model, profile};
+pub use taskproof_race::race;
+pub use taskproof_reporters::report;
+pub use taskproof_scenario::scenario;
+pub use taskproof_store::store;
+pub use taskproof_target::target;
 
 pub mod bisect;
 pub mod cli;
