@@ -39,7 +39,7 @@ cmd_rate=$(rate 200 "$t0" "$t1")
 rm -rf reports/fuzz-findings
 mkdir -p reports/fuzz-findings
 # The mutant names, as Mutant::name spells them.
-mutants=$(grep -o 'Mutant::[A-Za-z]* => "[a-z-]*"' src/store/mutant.rs | sed 's/.*"\(.*\)"/\1/' | sort -u)
+mutants=$(grep -o 'Mutant::[A-Za-z]* => "[a-z-]*"' crates/store/src/store/mutant.rs | sed 's/.*"\(.*\)"/\1/' | sort -u)
 for m in $mutants; do
     out="$work/m-$m"
     t0=$(now)

@@ -22,70 +22,22 @@
 //! wording ([`graph`]), and the one JSON field reader ([`field`]) behind the wire types of
 //! [`task`] and the scenario loader.
 
-/// An enum whose values are written as fixed words (`not_found`, `claude-code`): the enum,
-/// `ALL` in declaration order, `as_str`, `Display`, and `FromStr` whose error is `unknown`
-/// (given the text that matched nothing).
-macro_rules! word_enum {
-    (
-        $(#[$attr:meta])*
-        pub enum $name:ident, unknown: $unknown:expr, {
-            $( $(#[$vattr:meta])* $variant:ident => $word:literal, )+
-        }
-    ) => {
-        $(#[$attr])*
-        pub enum $name {
-            $( $(#[$vattr])* $variant, )+
-        }
+// The crates below this one (docs/architecture.md, "Crates"), under the module names the
+// code has always used, so that `crate::task::Task` and `taskproof::task::Task` still name
+// the same thing.
+pub use taskproof_background::background;
+pub use taskproof_check::check;
+pub use taskproof_core::{field, graph, layout, protocol, rule, task};
+pub use taskproof_fuzz::fuzz;
+pub use taskproof_profile::{model, profile};
+pub use taskproof_race::race;
+pub use taskproof_reporters::report;
+pub use taskproof_scenario::scenario;
+pub use taskproof_store::store;
+pub use taskproof_target::target;
 
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: [$name; [$($word),+].len()] = [$($name::$variant),+];
-
-            /// The word the value is written as.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $( $name::$variant => $word, )+
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                let unknown: fn(&str) -> String = $unknown;
-                $name::ALL
-                    .into_iter()
-                    .find(|v| v.as_str() == s)
-                    .ok_or_else(|| unknown(s))
-            }
-        }
-    };
-}
-
-pub mod background;
 pub mod bisect;
-pub mod check;
 pub mod cli;
-pub mod field;
-pub mod fuzz;
-pub mod graph;
-pub mod layout;
 pub mod matrix;
 pub mod mcp;
-pub mod model;
-pub mod profile;
-pub mod protocol;
-pub mod race;
-pub mod report;
-pub mod rule;
-pub mod scenario;
-pub mod store;
-pub mod target;
-pub mod task;
 pub mod timeline;

@@ -192,7 +192,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             args.color,
         )),
     );
-    let result = fuzz(&plan, &mut |e: &Event<'_>| reporters.emit(e));
+    let result = fuzz(&plan, &mut |e| {
+        e.report(&mut |e: &Event<'_>| reporters.emit(e))
+    });
     let report = match result {
         Ok(r) => r,
         Err(RunError::Target(e)) => {

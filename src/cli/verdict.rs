@@ -194,7 +194,7 @@ mod tests {
     fn event() -> Event<'static> {
         Event::FuzzProgress {
             cases: 1,
-            shrinking: None,
+            message: None,
         }
     }
 

@@ -1,0 +1,10 @@
+//! taskproof's report schema, the event stream and the Document trait producers render through (docs/architecture.md, "Crates").
+//!
+//! The modules of the crates below are re-exported under their own names, so that
+//! `crate::task::Task` names what it names in every crate.
+
+pub use taskproof_core::{field, graph, layout, protocol, rule, task};
+pub use taskproof_profile::{model, profile};
+pub use taskproof_store::store;
+
+pub mod report;

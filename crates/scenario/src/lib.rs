@@ -1,0 +1,13 @@
+//! taskproof's conformance runner: scenario files, the suite, the runner and the built-in suite (docs/architecture.md, "Crates").
+//!
+//! The modules of the crates below are re-exported under their own names, so that
+//! `crate::task::Task` names what it names in every crate.
+
+pub use taskproof_core::{field, graph, layout, protocol, rule, task};
+pub use taskproof_profile::{model, profile};
+pub use taskproof_race::race;
+pub use taskproof_report::report;
+pub use taskproof_store::store;
+pub use taskproof_target::target;
+
+pub mod scenario;
