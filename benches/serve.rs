@@ -399,15 +399,34 @@ fn measure(root: &Path, plan: &Plan) -> Results {
                 ..Patch::default()
             },
         };
-        let req = update(format!("Task {i}: renamed in process"));
-        let t = Instant::now();
-        assert!(store.handle(&req).is_ok());
-        u_in.push(t.elapsed());
-        let line = update(format!("Task {i}: renamed through serve"))
-            .to_json()
-            .to_string();
+        // Each path updates its own task (the other half of the list), and the two take
+        // turns going first: an update right after the other path's write of the same file
+        // would pay for that write's unfinished work in the file system.
+        let in_process = |i: usize, u_in: &mut Vec<Duration>| {
+            let req = update(format!("Task {i}: renamed in process"));
+            let t = Instant::now();
+            assert!(store.handle(&req).is_ok());
+            u_in.push(t.elapsed());
+        };
+        let other = TaskId(((i + plan.tasks / 2) % plan.tasks) as u64 + 1);
+        let line = match update(format!("Task {i}: renamed through serve")) {
+            Request::Update { list, patch, .. } => Request::Update {
+                list,
+                id: other,
+                patch,
+            },
+            r => r,
+        }
+        .to_json()
+        .to_string();
+        if i % 2 == 1 {
+            in_process(i, &mut u_in);
+        }
         u_serve.push(serve.round_trip(line.as_bytes()));
         assert!(serve.answer.starts_with(br#"{"ok":true"#));
+        if i % 2 == 0 {
+            in_process(i, &mut u_in);
+        }
     }
     Results {
         tasks: plan.tasks,
