@@ -391,7 +391,7 @@ fn measure(root: &Path, plan: &Plan) -> Results {
         g_serve.push(serve.round_trip(line.as_bytes()));
         assert!(serve.answer.starts_with(br#"{"ok":true"#));
 
-        let update = |subject: String| Request::Update {
+        let update = |id: TaskId, subject: String| Request::Update {
             list: l.clone(),
             id,
             patch: Patch {
@@ -403,22 +403,15 @@ fn measure(root: &Path, plan: &Plan) -> Results {
         // turns going first: an update right after the other path's write of the same file
         // would pay for that write's unfinished work in the file system.
         let in_process = |i: usize, u_in: &mut Vec<Duration>| {
-            let req = update(format!("Task {i}: renamed in process"));
+            let req = update(id, format!("Task {i}: renamed in process"));
             let t = Instant::now();
             assert!(store.handle(&req).is_ok());
             u_in.push(t.elapsed());
         };
         let other = TaskId(((i + plan.tasks / 2) % plan.tasks) as u64 + 1);
-        let line = match update(format!("Task {i}: renamed through serve")) {
-            Request::Update { list, patch, .. } => Request::Update {
-                list,
-                id: other,
-                patch,
-            },
-            r => r,
-        }
-        .to_json()
-        .to_string();
+        let line = update(other, format!("Task {i}: renamed through serve"))
+            .to_json()
+            .to_string();
         if i % 2 == 1 {
             in_process(i, &mut u_in);
         }

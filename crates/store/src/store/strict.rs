@@ -662,6 +662,11 @@ impl StrictStore {
             // (under the lock, without `fsync`: it is a cache; a write that fails leaves
             // the list to be read from its files).
             if ids.len() >= self.list_index_min && cache.unindexed >= (ids.len() / 16).max(32) {
+                // The tasks read afresh get their JSON here, in parallel; the answer then
+                // writes the same bytes.
+                cache.tasks.par_iter().for_each(|(_, c)| {
+                    c.task.json();
+                });
                 let entries = cache
                     .tasks
                     .iter()
