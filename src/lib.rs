@@ -29,6 +29,8 @@ pub use taskproof_background::background;
 pub use taskproof_check::check;
 pub use taskproof_core::{field, graph, layout, protocol, rule, task};
 pub use taskproof_fuzz::fuzz;
+pub use taskproof_matrix::matrix;
+pub use taskproof_mcp::mcp;
 pub use taskproof_profile::{model, profile};
 pub use taskproof_race::race;
 pub use taskproof_reporters::report;
@@ -38,6 +40,4 @@ pub use taskproof_target::target;
 
 pub mod bisect;
 pub mod cli;
-pub mod matrix;
-pub mod mcp;
 pub mod timeline;

@@ -1,0 +1,11 @@
+//! taskproof's conformance matrix (docs/architecture.md, "Crates"): the JSON reports of many
+//! runs, read back through the report schema, rendered as one table. It needs the schema and
+//! race's report types only, so it builds beside the runner's crates.
+//!
+//! The modules of the crates below are re-exported under their own names, so that
+//! `crate::report::schema` names what it names in every crate.
+
+pub use taskproof_race::race;
+pub use taskproof_report::report;
+
+pub mod matrix;
