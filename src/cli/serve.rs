@@ -2,8 +2,10 @@
 
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::protocol::{ErrorKind, Response};
 use crate::store::{Mutant, Options, StoreKind};
@@ -49,18 +51,23 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .with_context(|| format!("failed to open the store at {}", root.display()))?;
 
     let stdin = io::stdin();
-    let mut input = stdin.lock();
+    let mut input = io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut buf = Vec::new();
     // The answer line, reused: a long `list` answer is not allocated again each time.
     let mut line = Vec::new();
+    let mut burst = Burst::new();
     loop {
         buf.clear();
+        if input.buffer().is_empty() {
+            burst.wait();
+        }
         let n = (&mut input)
             .take(MAX_LINE as u64 + 1)
             .read_until(b'\n', &mut buf)
             .context("failed to read a request from stdin")?;
+        burst.arrived(Instant::now());
         if n == 0 {
             return Ok(super::exit::OK);
         }
@@ -87,5 +94,90 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             // The harness hung up; nothing more to answer.
             return Ok(super::exit::OK);
         }
+        burst.answer_written();
+    }
+}
+
+/// How long after an answer `serve` keeps looking at stdin for the next request before it
+/// goes to sleep in `read`. A harness sends its next request within microseconds of reading
+/// an answer; waking a process that sleeps in `read` costs about as much as the request
+/// itself (docs/store.md, "Serve between requests"), so while the requests come in a burst
+/// `serve` looks for them instead of sleeping, yielding the core to anything else runnable.
+const BURST_WINDOW: Duration = Duration::from_micros(200);
+
+/// Whether the client is in a burst: its last request came within [`BURST_WINDOW`] of the
+/// answer before it. An agent that calls now and then never makes `serve` spin for more than
+/// one window; a harness's sequence of requests finds `serve` awake.
+struct Burst {
+    on: bool,
+    answered: Instant,
+}
+
+impl Burst {
+    fn new() -> Self {
+        Burst {
+            on: true,
+            answered: Instant::now(),
+        }
+    }
+
+    /// Before a blocking read with nothing buffered: watch stdin for up to the window.
+    fn wait(&self) {
+        if !self.on {
+            return;
+        }
+        let stdin = io::stdin();
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        while self.answered.elapsed() < BURST_WINDOW {
+            let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+            // An error here is the read's to report: stop watching and read.
+            if poll(&mut fds, Some(&zero)).unwrap_or(1) > 0 {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// A request has been read at `now`: was it part of the burst?
+    fn arrived(&mut self, now: Instant) {
+        self.on = now.saturating_duration_since(self.answered) <= BURST_WINDOW;
+    }
+
+    fn answer_written(&mut self) {
+        self.answered = Instant::now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_within_the_window_keeps_serve_watching_and_a_late_one_lets_it_sleep() {
+        let mut b = Burst::new();
+        let t0 = b.answered;
+        b.arrived(t0 + Duration::from_micros(150));
+        assert!(
+            b.on,
+            "a request 150 us after the answer is part of the burst"
+        );
+        b.arrived(t0 + Duration::from_millis(5));
+        assert!(!b.on, "a request 5 ms after the answer ends the burst");
+        b.answered = t0 + Duration::from_millis(10);
+        b.arrived(t0 + Duration::from_millis(10) + BURST_WINDOW);
+        assert!(b.on, "the window's end is still inside it");
+    }
+
+    #[test]
+    fn outside_a_burst_serve_does_not_watch_stdin() {
+        let mut b = Burst::new();
+        b.on = false;
+        // Would watch for the whole window if it were on; off, it returns at once, before
+        // the window (moved a day ahead) could end.
+        b.answered = Instant::now() + Duration::from_secs(86_400);
+        b.wait();
     }
 }
