@@ -223,23 +223,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Err(e) = skips.check_known(scenarios.iter().map(|s| s.id.as_str())) {
         return usage(e.to_string());
     }
-    let mut selected = scenarios;
-    if !args.filter.is_empty() {
-        let set = match filter_set(&args.filter) {
-            Ok(s) => s,
-            Err(e) => return usage(e),
-        };
-        selected.retain(|s| set.is_match(&s.id));
-        if selected.is_empty() {
-            return usage(format!(
-                "no scenario id matches --filter {}",
-                args.filter.join(", ")
-            ));
-        }
-    }
-    if let Some(p) = args.partition {
-        selected = p.apply(selected);
-    }
+    let selected = match select(scenarios, |s| &s.id, &args, "scenario") {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
     if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
@@ -312,7 +299,7 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
     } else {
         bg_paths(&args.paths)
     };
-    let mut selected = match loaded {
+    let selected = match loaded {
         Ok(s) => s,
         Err(errors) => {
             for e in &errors {
@@ -324,22 +311,10 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
             ));
         }
     };
-    if !args.filter.is_empty() {
-        let set = match filter_set(&args.filter) {
-            Ok(s) => s,
-            Err(e) => return usage(e),
-        };
-        selected.retain(|s| set.is_match(&s.id));
-        if selected.is_empty() {
-            return usage(format!(
-                "no background scenario id matches --filter {}",
-                args.filter.join(", ")
-            ));
-        }
-    }
-    if let Some(p) = args.partition {
-        selected = p.apply(selected);
-    }
+    let selected = match select(selected, |s| &s.id, &args, "background scenario") {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
     // A published version is installed before any session opens, so a download is never
     // charged to a session's start-up.
     if let BgTarget::ClaudeCode(cc) = &target
@@ -381,6 +356,30 @@ pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
 }
 
 /// The `--filter` globs as one set, or the usage error naming the bad one.
+/// The scenarios `--filter` and `--partition` leave, in order; an error when a filter
+/// leaves none (`what` names them in it).
+fn select<S>(
+    mut items: Vec<S>,
+    id: impl Fn(&S) -> &str,
+    args: &Args,
+    what: &str,
+) -> Result<Vec<S>, String> {
+    if !args.filter.is_empty() {
+        let set = filter_set(&args.filter)?;
+        items.retain(|s| set.is_match(id(s)));
+        if items.is_empty() {
+            return Err(format!(
+                "no {what} id matches --filter {}",
+                args.filter.join(", ")
+            ));
+        }
+    }
+    Ok(match args.partition {
+        Some(p) => p.apply(items),
+        None => items,
+    })
+}
+
 fn filter_set(filters: &[String]) -> Result<globset::GlobSet, String> {
     let mut b = GlobSetBuilder::new();
     for f in filters {

@@ -416,7 +416,8 @@ pub struct NewTask {
     pub blocks: Vec<TaskId>,
 }
 
-const NEW_FIELDS: [&str; 7] = [
+/// The fields a new task may be given: a create request's `task` object.
+pub const NEW_FIELDS: [&str; 7] = [
     "subject",
     "description",
     "activeForm",
@@ -508,7 +509,8 @@ pub struct Patch {
     pub remove_blocks: Vec<TaskId>,
 }
 
-const PATCH_FIELDS: [&str; 10] = [
+/// The fields of an update's `patch` object.
+pub const PATCH_FIELDS: [&str; 10] = [
     "subject",
     "description",
     "activeForm",

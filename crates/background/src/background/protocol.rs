@@ -24,10 +24,10 @@
 //! anything else                           {"ok":false,"error":"invalid","message":M}
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +38,7 @@ use super::target::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 use crate::target::group::Group;
+use crate::target::pipes::{self, Line};
 
 /// The protocol's version, in `hello`.
 pub const PROTOCOL: u64 = 1;
@@ -249,7 +250,7 @@ pub struct Limits {
 pub struct ProcessBgSession {
     child: Group,
     stdin: Option<ChildStdin>,
-    lines: Receiver<Vec<u8>>,
+    lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
     limits: Limits,
     hello: BgHello,
@@ -287,38 +288,8 @@ impl ProcessBgSession {
         let stdout = child.child().stdout.take().expect("piped stdout");
         let stderr_pipe = child.child().stderr.take().expect("piped stderr");
         let stdin = child.child().stdin.take();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut buf = Vec::new();
-                match (&mut reader)
-                    .take(MAX_LINE as u64 + 1)
-                    .read_until(b'\n', &mut buf)
-                {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {
-                        if tx.send(buf).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut pipe = stderr_pipe;
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    return;
-                }
-                let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
-                let room = MAX_STDERR.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        });
+        let lines = pipes::lines(stdout, MAX_LINE);
+        let (stderr, _) = pipes::keep_stderr(stderr_pipe, MAX_STDERR);
         let mut s = ProcessBgSession {
             child,
             stdin,
@@ -370,7 +341,12 @@ impl ProcessBgSession {
             return Err(self.fail(format!("failed to send {op}: {e} (the runner is gone)")));
         }
         let line = match self.lines.recv_timeout(wait) {
-            Ok(l) => l,
+            Ok(Line::Text(l)) => l,
+            Ok(Line::TooLong) => {
+                return Err(self.fail(format!(
+                    "the answer to {op} is longer than {MAX_LINE} bytes"
+                )));
+            }
             Err(RecvTimeoutError::Timeout) => {
                 return Err(self.fail(format!(
                     "no answer to {op} within {wait:?}; the runner was killed (the limit is --timeout SECS)"
@@ -384,11 +360,6 @@ impl ProcessBgSession {
                 )));
             }
         };
-        if line.len() > MAX_LINE {
-            return Err(self.fail(format!(
-                "the answer to {op} is longer than {MAX_LINE} bytes"
-            )));
-        }
         match serde_json::from_slice::<Value>(&line) {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{ErrorKind, Failure, Request, Response};
-use crate::task::{FieldError, ListName, Task};
+use crate::task::{FieldError, ListName, NEW_FIELDS, PATCH_FIELDS, Task};
 
 /// The tool names, in the order they are listed.
 pub const TOOL_NAMES: [&str; 6] = [
@@ -200,32 +200,13 @@ pub fn decode(
     default_list: Option<&ListName>,
     default_actor: &str,
 ) -> Result<Call, Failure> {
-    let allowed: &[&str] = match tool {
-        "task_create" => &[
-            "subject",
-            "description",
-            "activeForm",
-            "owner",
-            "metadata",
-            "blockedBy",
-            "blocks",
-        ],
-        "task_get" | "task_delete" => &["taskId"],
-        "task_update" => &[
-            "taskId",
-            "subject",
-            "description",
-            "activeForm",
-            "status",
-            "owner",
-            "metadata",
-            "addBlockedBy",
-            "addBlocks",
-            "removeBlockedBy",
-            "removeBlocks",
-        ],
-        "task_list" => &[],
-        "task_claim" => &["taskId", "owner"],
+    // A tool's own arguments, then the request fields it passes on as they are.
+    let (own, fields): (&[&str], &[&str]) = match tool {
+        "task_create" => (&[], &NEW_FIELDS),
+        "task_get" | "task_delete" => (&["taskId"], &[]),
+        "task_update" => (&["taskId"], &PATCH_FIELDS),
+        "task_list" => (&[], &[]),
+        "task_claim" => (&["taskId", "owner"], &[]),
         other => {
             return Err(Failure::new(
                 ErrorKind::Invalid,
@@ -237,8 +218,9 @@ pub fn decode(
         }
     };
     for k in args.keys() {
-        if !allowed.contains(&k.as_str()) && k != "list" && k != "actor" {
-            let mut all: Vec<&str> = allowed.to_vec();
+        let k = k.as_str();
+        if !own.contains(&k) && !fields.contains(&k) && k != "list" && k != "actor" {
+            let mut all: Vec<&str> = [own, fields].concat();
             all.extend(["list", "actor"]);
             return Err(bad(
                 k,

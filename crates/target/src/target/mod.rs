@@ -15,6 +15,7 @@ mod cmd;
 pub mod group;
 mod inprocess;
 pub mod mcp;
+pub mod pipes;
 mod process;
 
 pub use inprocess::InProcessSession;

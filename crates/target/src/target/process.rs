@@ -7,16 +7,17 @@
 //! timeout; a write to a dead adapter is an error (Rust ignores SIGPIPE); and dropping the
 //! session kills the group.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::group::Group;
+use super::pipes::{self, Line};
 use super::{Session, SessionOptions, TargetError};
 use crate::protocol::Hello;
 
@@ -24,11 +25,6 @@ use crate::protocol::Hello;
 const MAX_LINE: usize = 64 * 1024 * 1024;
 /// How much of the adapter's stderr is kept for the report.
 const MAX_STDERR: usize = 256 * 1024;
-
-enum Line {
-    Text(Vec<u8>),
-    TooLong,
-}
 
 pub struct ProcessSession {
     child: Group,
@@ -84,42 +80,8 @@ impl ProcessSession {
         .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
         let stdout = child.child().stdout.take().expect("piped stdout");
         let stderr_pipe = child.child().stderr.take().expect("piped stderr");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut buf = Vec::new();
-                match (&mut reader)
-                    .take(MAX_LINE as u64 + 1)
-                    .read_until(b'\n', &mut buf)
-                {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) if buf.len() > MAX_LINE => {
-                        let _ = tx.send(Line::TooLong);
-                        return;
-                    }
-                    Ok(_) => {
-                        if tx.send(Line::Text(buf)).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&stderr);
-        let stderr_thread = std::thread::spawn(move || {
-            let mut pipe = stderr_pipe;
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    return;
-                }
-                let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
-                let room = MAX_STDERR.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        });
+        let lines = pipes::lines(stdout, MAX_LINE);
+        let (stderr, stderr_thread) = pipes::keep_stderr(stderr_pipe, MAX_STDERR);
         let stdin = child.child().stdin.take();
         let mut session = ProcessSession {
             child,

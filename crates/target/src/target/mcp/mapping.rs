@@ -30,18 +30,8 @@ pub const OPS: [Op; 6] = [
 /// The wire's status words.
 const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
 
-/// The wire fields of a task (SPEC §1), the names `[task.fields]` may rename.
-const TASK_FIELDS: [&str; 9] = [
-    "id",
-    "subject",
-    "description",
-    "activeForm",
-    "status",
-    "blocks",
-    "blockedBy",
-    "owner",
-    "metadata",
-];
+/// The wire fields of a task (SPEC §1) are the names `[task.fields]` may rename.
+use crate::task::TASK_FIELDS;
 
 // ---------------------------------------------------------------------------------------
 // The file as written.

@@ -17,7 +17,6 @@ pub mod mapping;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -259,20 +258,7 @@ impl McpSession {
         let stdout = group.child().stdout.take().expect("piped stdout");
         let stdin = group.child().stdin.take().expect("piped stdin");
         let stderr_pipe = group.child().stderr.take().expect("piped stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&stderr);
-        let stderr_thread = std::thread::spawn(move || {
-            let mut pipe = stderr_pipe;
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    return;
-                }
-                let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
-                let room = MAX_STDERR.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        });
+        let (stderr, stderr_thread) = super::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
         let mut session = McpSession {
             rt,
             client: None,
