@@ -65,6 +65,18 @@ pub enum TargetError {
     Io(String),
 }
 
+impl TargetError {
+    /// What `close` answers for a process session that has already ended (`dead`): `Ok`
+    /// after a [`Session::kill`], which was asked for, the error that ended it otherwise;
+    /// `None` while it is alive.
+    pub(crate) fn closed_already(dead: &Option<TargetError>) -> Option<Result<(), TargetError>> {
+        dead.as_ref().map(|e| match e {
+            TargetError::Killed => Ok(()),
+            e => Err(e.clone()),
+        })
+    }
+}
+
 /// Per-session settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionOptions {

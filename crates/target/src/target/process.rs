@@ -227,11 +227,8 @@ impl Session for ProcessSession {
     }
 
     fn close(&mut self) -> Result<(), TargetError> {
-        if let Some(e) = &self.dead {
-            return match e {
-                TargetError::Killed => Ok(()),
-                e => Err(e.clone()),
-            };
+        if let Some(ended) = TargetError::closed_already(&self.dead) {
+            return ended;
         }
         self.stdin = None; // end of input
         let deadline = Instant::now() + self.timeout;

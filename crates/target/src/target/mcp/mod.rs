@@ -948,11 +948,8 @@ impl Session for McpSession {
     /// Closes the server's input, as an MCP client ends a stdio session, waits a moment for
     /// it to exit, then kills its group (many servers keep running after end of input).
     fn close(&mut self) -> Result<(), TargetError> {
-        if let Some(e) = &self.dead {
-            return match e {
-                TargetError::Killed => Ok(()),
-                e => Err(e.clone()),
-            };
+        if let Some(ended) = TargetError::closed_already(&self.dead) {
+            return ended;
         }
         if let Some(mut c) = self.client.take() {
             let _ = self
