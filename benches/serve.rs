@@ -631,10 +631,11 @@ fn write_report(r: &Results, plan: &Plan, dir: &Path, before: &str, after: &str)
     md.push_str(&format!(
         "\nA `hello` through `serve`, the pipe's round trip with next to no work in it, took \
          {} (median, taken in the same rounds): the part of each `serve` figure that no store \
-         can make smaller. `serve` keeps watching stdin for 200 µs after each answer while \
+         can make smaller. `serve` keeps watching stdin for {} µs after each answer while \
          requests come in a burst (docs/store.md, \"Serve between requests\"), so this is one \
          process wake-up (the client's), not two.\n",
-        fmt(r.floor)
+        fmt(r.floor),
+        taskproof::cli::serve::BURST_WINDOW.as_micros()
     ));
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/bench-serve.md");
     std::fs::write(&path, md).unwrap();

@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 /// an answer; waking a process that sleeps in `read` costs about as much as the request
 /// itself (docs/store.md, "Serve between requests"), so while the requests come in a burst
 /// `serve` looks for them instead of sleeping, yielding the core to anything else runnable.
-const BURST_WINDOW: Duration = Duration::from_micros(200);
+pub const BURST_WINDOW: Duration = Duration::from_micros(200);
 
 /// Whether the client is in a burst: its last request came within [`BURST_WINDOW`] of the
 /// answer before it. An agent that calls now and then never makes `serve` spin for more than

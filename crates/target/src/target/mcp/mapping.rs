@@ -16,6 +16,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Feature, Layout, Op};
+// The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
+use crate::task::TASK_FIELDS;
 
 /// The operations a mapping maps (`hello` is the server's `initialize`).
 pub const OPS: [Op; 6] = [
@@ -29,9 +31,6 @@ pub const OPS: [Op; 6] = [
 
 /// The wire's status words.
 const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
-
-/// The wire fields of a task (SPEC §1) are the names `[task.fields]` may rename.
-use crate::task::TASK_FIELDS;
 
 // ---------------------------------------------------------------------------------------
 // The file as written.
