@@ -11,18 +11,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::scenario::skip::{ListFileError, entry_lines, line_error, read_list_file};
+
 /// A known-findings file that cannot be read or is malformed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KnownError {
-    #[error("{file}: failed to read: {message}")]
-    Io { file: PathBuf, message: String },
-    #[error("{file}:{line}: {message}")]
-    Line {
-        file: PathBuf,
-        line: usize,
-        message: String,
-    },
-}
+pub type KnownError = ListFileError;
 
 /// Where a known finding was listed, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,23 +36,15 @@ const FINGERPRINT_DIGITS: usize = 12;
 impl KnownFindings {
     /// Reads a known-findings file; entries from several files add up.
     pub fn add_file(&mut self, file: &Path) -> Result<(), KnownError> {
-        let text = std::fs::read_to_string(file).map_err(|e| KnownError::Io {
-            file: file.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        self.add_text(&text, file)
+        self.add_text(&read_list_file(file)?, file)
     }
 
     /// Reads known-findings text; `file` names it in errors. Nothing is added unless every
     /// line is good.
     pub fn add_text(&mut self, text: &str, file: &Path) -> Result<(), KnownError> {
         let mut added = self.entries.clone();
-        for (line, word, reason) in crate::scenario::skip::entry_lines(text) {
-            let err = |message: String| KnownError::Line {
-                file: file.to_path_buf(),
-                line,
-                message,
-            };
+        for (line, word, reason) in entry_lines(text) {
+            let err = |message: String| line_error(file, line, message);
             let fingerprint = parse_fingerprint(word).ok_or_else(|| {
                 err(format!(
                     "`{word}` is not a finding's fingerprint (12 hex digits, as in \

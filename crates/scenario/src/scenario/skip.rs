@@ -10,9 +10,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A malformed skip file, or one naming scenarios that do not exist.
+/// A list file (a skip file, or `taskproof fuzz`'s known-findings file) that cannot be read,
+/// has a malformed line, or names scenarios that do not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SkipError {
+pub enum ListFileError {
     #[error("{file}: failed to read: {message}")]
     Io { file: PathBuf, message: String },
     #[error("{file}:{line}: {message}")]
@@ -22,6 +23,9 @@ pub enum SkipError {
         message: String,
     },
 }
+
+/// A malformed skip file, or one naming scenarios that do not exist.
+pub type SkipError = ListFileError;
 
 /// Scenario id -> why it is expected to fail, with where it was listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,24 +52,33 @@ pub fn entry_lines(text: &str) -> impl Iterator<Item = (usize, &str, &str)> {
     })
 }
 
+/// The text of a list file, or the error that names it.
+pub fn read_list_file(file: &Path) -> Result<String, ListFileError> {
+    std::fs::read_to_string(file).map_err(|e| ListFileError::Io {
+        file: file.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// The error for line `line` of `file`.
+pub fn line_error(file: &Path, line: usize, message: String) -> ListFileError {
+    ListFileError::Line {
+        file: file.to_path_buf(),
+        line,
+        message,
+    }
+}
+
 impl SkipList {
     /// Reads a skip file; entries from several files add up.
     pub fn add_file(&mut self, file: &Path) -> Result<(), SkipError> {
-        let text = std::fs::read_to_string(file).map_err(|e| SkipError::Io {
-            file: file.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        self.add_text(&text, file)
+        self.add_text(&read_list_file(file)?, file)
     }
 
     /// Reads skip-file text; `file` names it in errors.
     pub fn add_text(&mut self, text: &str, file: &Path) -> Result<(), SkipError> {
         for (line, id, reason) in entry_lines(text) {
-            let err = |message: String| SkipError::Line {
-                file: file.to_path_buf(),
-                line,
-                message,
-            };
+            let err = |message: String| line_error(file, line, message);
             let (id, racy) = match id.strip_suffix('?') {
                 Some(id) => (id, true),
                 None => (id, false),
