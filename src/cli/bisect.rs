@@ -60,6 +60,25 @@ pub struct Args {
     /// What counts as the change [default: verdict for a scenario, anomaly for a race].
     #[arg(long, value_enum)]
     pub change: Option<Change>,
+    #[command(flatten)]
+    pub each: EachVersion,
+    /// Race writers per run.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub writers: u32,
+    /// Requests per race writer.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ops: u32,
+    /// Seed of the race's plans.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Scenario files or folders to find --scenario in [default: the built-in suite].
+    pub paths: Vec<PathBuf>,
+}
+
+/// Which versions of the range are taken, in what order, and how each is judged: the
+/// options `bisect` and `timeline` share.
+#[derive(clap::Args, Debug)]
+pub struct EachVersion {
     /// Runs of each version before it is judged; runs that disagree make it flaky.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
@@ -70,23 +89,22 @@ pub struct Args {
     /// versions, or `npm view PACKAGE time versions dist-tags --json`).
     #[arg(long, value_name = "FILE")]
     pub versions: Option<PathBuf>,
-    /// Race writers per run.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub writers: u32,
-    /// Requests per race writer.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
-    pub ops: u32,
-    /// Seed of the race's plans.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Seconds a request may go unanswered before the target is judged hung.
     #[arg(long, value_name = "SECS", default_value = "60")]
     pub timeout: Seconds,
     /// Seconds a session may take to start and answer hello.
     #[arg(long, value_name = "SECS", default_value = "120")]
     pub start_timeout: Seconds,
-    /// Scenario files or folders to find --scenario in [default: the built-in suite].
-    pub paths: Vec<PathBuf>,
+}
+
+impl EachVersion {
+    /// How long a version's requests and sessions may take.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout.0,
+            start_timeout: self.start_timeout.0,
+        }
+    }
 }
 
 /// How one version is judged.
@@ -100,10 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!("taskproof bisect: {msg}");
         Ok(exit::USAGE)
     };
-    let limits = Limits {
-        timeout: args.timeout.0,
-        start_timeout: args.start_timeout.0,
-    };
+    let limits = args.each.limits();
     // Everything is checked before anything is installed.
     let (probe, what) = match (&args.scenario, args.workload, args.anomaly) {
         (Some(id), _, _) => {
@@ -163,11 +178,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
         _ => return usage("give --scenario ID, or --workload W --anomaly KIND".into()),
     };
-    let published = match bisect::versions::published(&args.target, args.versions.as_deref()) {
+    let published = match bisect::versions::published(&args.target, args.each.versions.as_deref()) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let releases = match published.range(&args.target, args.order) {
+    let releases = match published.range(&args.target, args.each.order) {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
@@ -191,7 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     println!(
         "{} versions from {first} to {last}, by {} ({}){}; at most {} to run{}",
         versions.len(),
-        match args.order {
+        match args.each.order {
             Order::Version => "version number",
             Order::Published => "publication time",
         },
@@ -208,15 +223,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             )
         },
         bisect::max_runs(versions.len()),
-        if args.repeat > 1 {
-            format!(", each {} times", args.repeat)
+        if args.each.repeat > 1 {
+            format!(", each {} times", args.each.repeat)
         } else {
             String::new()
         }
     );
     let _ = std::io::stdout().flush();
     let family = args.target.family.clone();
-    let repeat = args.repeat as usize;
+    let repeat = args.each.repeat as usize;
     let mut judge = |v: &str| -> Judged {
         let target = match family.target(v) {
             Ok(t) => t,

@@ -4,10 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{Seconds, exit};
-use crate::bisect::{
-    self, BackgroundProbe, Change, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe,
-};
+use super::exit;
+use crate::bisect::{self, BackgroundProbe, Change, Judged, RaceProbe, Range, ScenarioProbe};
 use crate::timeline::{self, Cache, RowProbe, Timeline, build_row};
 
 #[derive(Debug, clap::Args)]
@@ -69,21 +67,8 @@ pub struct Args {
     /// The repository whose reports/ and profiles/ give the known points.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
-    /// Runs of each version before it is judged; runs that disagree make it flaky.
-    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub repeat: u32,
-    /// The order of the versions.
-    #[arg(long, value_enum, default_value = "version")]
-    pub order: Order,
-    /// The published versions, from a file instead of the registry.
-    #[arg(long, value_name = "FILE")]
-    pub versions: Option<PathBuf>,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello.
-    #[arg(long, value_name = "SECS", default_value = "120")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub each: super::bisect::EachVersion,
 }
 
 /// The witness of a run for the cache: the run report's, without the adapter's stderr.
@@ -123,10 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let Some(all) = super::run::scenarios_or_errors(&[], "timeline", "nothing was run") else {
         return Ok(exit::USAGE);
     };
-    let limits = Limits {
-        timeout: args.timeout.0,
-        start_timeout: args.start_timeout.0,
-    };
+    let limits = args.each.limits();
     let background = match crate::background::scenario::load_builtin() {
         Ok(b) => b,
         Err(errors) => {
@@ -174,11 +156,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             _ => None,
         });
     }
-    let published = match bisect::versions::published(&args.target, args.versions.as_deref()) {
+    let published = match bisect::versions::published(&args.target, args.each.versions.as_deref()) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let versions: Vec<String> = match published.range(&args.target, args.order) {
+    let versions: Vec<String> = match published.range(&args.target, args.each.order) {
         Ok(r) => r.into_iter().map(|r| r.version).collect(),
         Err(e) => return usage(e),
     };
@@ -216,7 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         samples: args.samples,
     };
     let family = args.target.family.clone();
-    let repeat = args.repeat as usize;
+    let repeat = args.each.repeat as usize;
     for ((row, probe), bg_probe) in rows.iter().zip(&probes).zip(&bg_probes) {
         let mut run = |v: &str| -> Option<Judged> {
             if args.no_run {
