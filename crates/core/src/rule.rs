@@ -73,26 +73,21 @@ impl Rule {
     pub const S20: Rule = Rule(20);
 
     /// The background-task contract's rules (docs/background.md), B1 first.
-    pub const BACKGROUND: [Rule; 8] = {
-        let mut all = [Rule(21); 8];
-        let mut i = 0;
-        while i < 8 {
-            all[i] = Rule(i as u8 + 21);
-            i += 1;
-        }
-        all
-    };
+    pub const BACKGROUND: [Rule; 8] = Rule::numbered(21);
 
     /// Every rule of SPEC §3, S1 first.
-    pub const ALL: [Rule; 20] = {
-        let mut all = [Rule(1); 20];
+    pub const ALL: [Rule; 20] = Rule::numbered(1);
+
+    /// `N` rules with consecutive numbers from `first`.
+    const fn numbered<const N: usize>(first: u8) -> [Rule; N] {
+        let mut all = [Rule(first); N];
         let mut i = 0;
-        while i < 20 {
-            all[i] = Rule(i as u8 + 1);
+        while i < N {
+            all[i] = Rule(first + i as u8);
             i += 1;
         }
         all
-    };
+    }
 
     /// The rule's number, 1 to 20 (21 to 28 for B1 to B8).
     pub fn number(self) -> u8 {
