@@ -37,6 +37,20 @@ pub struct Divergence {
     pub differences: Vec<String>,
 }
 
+/// The history so far, ending in the target's error on the last record's session step
+/// (`what`: `restart`, `clear`, …), which expected nothing but `done`.
+fn broke_at_last(records: &[Record], e: &str, what: &str) -> History {
+    History {
+        records: records.to_vec(),
+        divergence: Some(Divergence {
+            at: records.len() - 1,
+            expected: Response::Done,
+            actual: Err(e.to_string()),
+            differences: vec![format!("target error on {what}: {e}")],
+        }),
+    }
+}
+
 impl Divergence {
     pub fn summary(&self) -> String {
         match &self.actual {
@@ -258,15 +272,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     final_check,
                 });
                 if let Err(e) = sessions.get(session) {
-                    return Ok(History {
-                        records: records.clone(),
-                        divergence: Some(Divergence {
-                            at: records.len() - 1,
-                            expected: Response::Done,
-                            actual: Err(e.clone()),
-                            differences: vec![format!("target error on restart: {e}")],
-                        }),
-                    });
+                    return Ok(broke_at_last(&records, &e, "restart"));
                 }
             }
             ResolvedStep::Wait { tenths, .. } => {
@@ -289,15 +295,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     final_check,
                 });
                 if let Err(e) = session_event(&mut sessions, session, event) {
-                    return Ok(History {
-                        records: records.clone(),
-                        divergence: Some(Divergence {
-                            at: records.len() - 1,
-                            expected: Response::Done,
-                            actual: Err(e.clone()),
-                            differences: vec![format!("target error on {}: {e}", event.name())],
-                        }),
-                    });
+                    return Ok(broke_at_last(&records, &e, event.name()));
                 }
             }
             ResolvedStep::Garbage { list, id } => {
