@@ -320,18 +320,10 @@ fn probe(
     };
     let probed = super::record::time_probe(&scenarios, &config, &racy, idle, repeat as usize);
     let mut timed = 0;
-    for (id, index, seen) in &probed {
-        let folded = seen
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|(with, without)| recorded.time_dependent(id, *index, idle, with, without));
-        let words = match folded {
-            Ok(late) => {
-                timed += 1;
-                format!("time-dependent: every run answered {late} after the idle time")
-            }
-            Err(why) => format!("left racy: {why}"),
-        };
+    for result in &probed {
+        let (folded, words) = super::record::fold_probe(&mut recorded, result, idle);
+        timed += usize::from(folded);
+        let (id, index, _) = result;
         println!("{id} steps[{index}]: {words}");
     }
     if let Value::Object(m) = &mut recorded.recorded {

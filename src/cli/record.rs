@@ -212,6 +212,27 @@ pub(super) type ProbeResult = (
 /// times without, interleaved, one racy step at a time (so that no
 /// probe's wait moves another step). Only that step's answers are kept: after the idle
 /// time the later steps may well answer otherwise, which says nothing about them.
+/// Folds one step's time-probe answers into `profile` (time-dependent when every run after
+/// the idle time answered the same), and says in words what became of the step; `true` when
+/// it was folded.
+pub(super) fn fold_probe(
+    profile: &mut Recorded,
+    (id, index, seen): &ProbeResult,
+    idle: std::time::Duration,
+) -> (bool, String) {
+    let folded = seen
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|(with, without)| profile.time_dependent(id, *index, idle, with, without));
+    match folded {
+        Ok(late) => (
+            true,
+            format!("time-dependent: every run answered {late} after the idle time"),
+        ),
+        Err(why) => (false, format!("left racy: {why}")),
+    }
+}
+
 pub(super) fn time_probe(
     scenarios: &[Scenario],
     config: &RunConfig,
@@ -366,15 +387,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     );
     about["time_probe_seconds"] = json!(args.time_probe);
     let mut profile = Recorded::from_runs(&name, about, runs);
-    for (id, index, seen) in &probed {
-        let folded = seen
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|(with, without)| profile.time_dependent(id, *index, probe, with, without));
-        let words = match folded {
-            Ok(late) => format!("time-dependent: every run answered {late} after the idle time"),
-            Err(why) => format!("left racy: {why}"),
-        };
+    for result in &probed {
+        let (_, words) = fold_probe(&mut profile, result, probe);
+        let (id, index, _) = result;
         eprintln!("taskproof record: time probe of {id} steps[{index}]: {words}");
     }
 
