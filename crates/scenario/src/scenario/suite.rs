@@ -221,10 +221,11 @@ pub fn run_suite(
                 });
             }
         } else {
-            // Starters prepare scenarios in order (a fresh sandbox, and the sessions the
-            // scenario opens before it changes anything, started on its empty root) while
-            // earlier scenarios run; at most `start_ahead` wait prepared. Starting is mostly
-            // waiting for the target, so there may be more starters than cores.
+            // Starters take scenarios in order and prepare them (a fresh sandbox, and the
+            // sessions the scenario opens before it changes anything, started on its empty
+            // root) while earlier scenarios run; at most `start_ahead` wait prepared. Each is
+            // handed on when it is ready, so even one job may run them out of order. Starting
+            // is mostly waiting for the target, so there may be more starters than cores.
             for _ in 0..config.start_ahead {
                 let ready_tx = ready_tx.clone();
                 scope.spawn(move || {
