@@ -388,22 +388,29 @@ fn background_reminders(messages: &[&Value]) -> Vec<String> {
     const OPEN: &str = "<system-reminder>";
     const CLOSE: &str = "</system-reminder>";
     let mut out = Vec::new();
-    for m in messages.iter().filter(|m| m["role"] == "user") {
-        let texts = user_texts(m);
-        for text in &texts {
-            let mut rest = text.as_str();
-            while let Some(start) = rest.find(OPEN) {
-                let from = &rest[start + OPEN.len()..];
-                let end = from.find(CLOSE).unwrap_or(from.len());
-                let body = from[..end].trim();
-                if body.starts_with("Background Bash") {
-                    out.push(body.to_string());
-                }
-                rest = &from[end..];
+    for text in users_texts(messages) {
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find(OPEN) {
+            let from = &rest[start + OPEN.len()..];
+            let end = from.find(CLOSE).unwrap_or(from.len());
+            let body = from[..end].trim();
+            if body.starts_with("Background Bash") {
+                out.push(body.to_string());
             }
+            rest = &from[end..];
         }
     }
     out
+}
+
+/// The texts of every user message, in order: text blocks, and tool results (a notification
+/// that arrives while a tool runs is appended to its result; 2.1.112 puts it in a
+/// `<system-reminder>` there).
+fn users_texts<'a>(messages: &'a [&'a Value]) -> impl Iterator<Item = String> + 'a {
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| user_texts(m))
 }
 
 /// Every `<task-notification>…</task-notification>` in the text blocks and tool results of
@@ -413,26 +420,21 @@ pub fn notification_blocks(messages: &[&Value]) -> Vec<String> {
     const OPEN: &str = "<task-notification>";
     const CLOSE: &str = "</task-notification>";
     let mut out = Vec::new();
-    for m in messages.iter().filter(|m| m["role"] == "user") {
-        // Text blocks, and tool results: a notification that arrives while a tool runs is
-        // appended to its result (2.1.112 puts it in a `<system-reminder>` there).
-        let texts = user_texts(m);
-        for text in &texts {
-            let mut rest = text.as_str();
-            while let Some(start) = rest.find(OPEN) {
-                let from = &rest[start..];
-                // The next opening tag ends an unterminated one too.
-                let next_open = from[OPEN.len()..].find(OPEN).map(|i| i + OPEN.len());
-                let close = from.find(CLOSE).map(|i| i + CLOSE.len());
-                let end = match (close, next_open) {
-                    (Some(c), Some(o)) if o < c => o,
-                    (Some(c), _) => c,
-                    (None, Some(o)) => o,
-                    (None, None) => from.len(),
-                };
-                out.push(from[..end].to_string());
-                rest = &from[end..];
-            }
+    for text in users_texts(messages) {
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find(OPEN) {
+            let from = &rest[start..];
+            // The next opening tag ends an unterminated one too.
+            let next_open = from[OPEN.len()..].find(OPEN).map(|i| i + OPEN.len());
+            let close = from.find(CLOSE).map(|i| i + CLOSE.len());
+            let end = match (close, next_open) {
+                (Some(c), Some(o)) if o < c => o,
+                (Some(c), _) => c,
+                (None, Some(o)) => o,
+                (None, None) => from.len(),
+            };
+            out.push(from[..end].to_string());
+            rest = &from[end..];
         }
     }
     out
