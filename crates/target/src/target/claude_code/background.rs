@@ -770,13 +770,8 @@ fn start(
             // action"). Measured: with it 2.1.295 runs `completion`; 1.0.72 and 2.0.50 take it.
             "--permission-mode",
             "default",
-            "-p",
-            "--verbose",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
         ])
+        .args(super::cli::PRINT_STREAM_JSON)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

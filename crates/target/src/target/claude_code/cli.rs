@@ -20,6 +20,18 @@ use crate::target::group::Group;
 
 /// How much of the CLI's output is kept.
 const MAX_OUTPUT: usize = 64 * 1024;
+
+/// Print mode with a conversation on standard input and its events on standard output, one
+/// JSON object a line each way (the shape both the task sessions and the background
+/// sessions drive).
+pub(crate) const PRINT_STREAM_JSON: [&str; 6] = [
+    "-p",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+];
 /// What the terminal UI shows under its input box once it takes input, by version, blanks
 /// left out: `? for shortcuts` up to 2.1.211 at least (2.1.112 draws it as `?forshortcuts`,
 /// moving the cursor over the blanks); 2.1.332 shows its permission mode there instead
@@ -182,14 +194,7 @@ impl Cli {
         let (child, input, reader): (Group, Input, Box<dyn Read + Send>) = match setup.drive {
             Drive::Print => {
                 command
-                    .args([
-                        "-p",
-                        "--verbose",
-                        "--input-format",
-                        "stream-json",
-                        "--output-format",
-                        "stream-json",
-                    ])
+                    .args(PRINT_STREAM_JSON)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
