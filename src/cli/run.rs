@@ -355,7 +355,6 @@ pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
     Verdict::of_suite(suite).process_exit_code()
 }
 
-/// The `--filter` globs as one set, or the usage error naming the bad one.
 /// The scenarios `--filter` and `--partition` leave, in order; an error when a filter
 /// leaves none (`what` names them in it).
 fn select<S>(
@@ -380,6 +379,7 @@ fn select<S>(
     })
 }
 
+/// The `--filter` globs as one set, or the usage error naming the bad one.
 fn filter_set(filters: &[String]) -> Result<globset::GlobSet, String> {
     let mut b = GlobSetBuilder::new();
     for f in filters {

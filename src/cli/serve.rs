@@ -1,6 +1,7 @@
 //! `taskproof serve`: a store behind the adapter protocol on stdin/stdout.
 
 use std::io::{self, BufRead, Read, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -61,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     loop {
         buf.clear();
         if input.buffer().is_empty() {
-            burst.wait();
+            burst.wait(io::stdin());
         }
         let n = (&mut input)
             .take(MAX_LINE as u64 + 1)
@@ -121,24 +122,27 @@ impl Burst {
         }
     }
 
-    /// Before a blocking read with nothing buffered: watch stdin for up to the window.
-    fn wait(&self) {
+    /// Before a blocking read with nothing buffered: watch `input` for up to the window.
+    /// Returns how many times it looked (0 outside a burst).
+    fn wait(&self, input: impl AsFd) -> usize {
         if !self.on {
-            return;
+            return 0;
         }
-        let stdin = io::stdin();
         let zero = Timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        let mut looked = 0;
         while self.answered.elapsed() < BURST_WINDOW {
-            let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+            let mut fds = [PollFd::new(&input, PollFlags::IN)];
+            looked += 1;
             // An error here is the read's to report: stop watching and read.
             if poll(&mut fds, Some(&zero)).unwrap_or(1) > 0 {
-                return;
+                break;
             }
             std::thread::yield_now();
         }
+        looked
     }
 
     /// A request has been read at `now`: was it part of the burst?
@@ -172,12 +176,25 @@ mod tests {
     }
 
     #[test]
-    fn outside_a_burst_serve_does_not_watch_stdin() {
+    fn outside_a_burst_serve_does_not_watch_its_input() {
+        // A pipe with nothing in it: watched, it is looked at until the window ends, which is
+        // put 1 ms ahead so that it cannot have ended before the first look.
+        let (read, _write) = std::io::pipe().unwrap();
         let mut b = Burst::new();
         b.on = false;
-        // Would watch for the whole window if it were on; off, it returns at once, before
-        // the window (moved a day ahead) could end.
-        b.answered = Instant::now() + Duration::from_secs(86_400);
-        b.wait();
+        b.answered = Instant::now() + Duration::from_millis(1);
+        assert_eq!(b.wait(&read), 0, "off, serve goes straight to read");
+        b.on = true;
+        b.answered = Instant::now() + Duration::from_millis(1);
+        assert!(b.wait(&read) >= 1, "on, serve looks for the next request");
+    }
+
+    #[test]
+    fn a_request_already_there_ends_the_watch_at_the_first_look() {
+        let (read, mut write) = std::io::pipe().unwrap();
+        write.write_all(b"{}\n").unwrap();
+        let mut b = Burst::new();
+        b.answered = Instant::now() + Duration::from_millis(1);
+        assert_eq!(b.wait(&read), 1, "the request is there: no second look");
     }
 }
