@@ -112,7 +112,7 @@ impl BgRaceReport {
                 a.notified,
                 a.statuses
                     .iter()
-                    .map(|s| super::runner::status_word(*s))
+                    .map(|s| s.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
                 a.verdict
@@ -157,7 +157,7 @@ pub fn race(config: &BgRaceConfig) -> anyhow::Result<BgRaceReport> {
                 match answer {
                     BgKill::Killed => "killed".to_string(),
                     BgKill::AlreadyFinal(s) => {
-                        format!("already_final:{}", super::runner::status_word(s))
+                        format!("already_final:{}", s.as_str())
                     }
                     BgKill::NotFound(_) => "not_found".to_string(),
                 },

@@ -419,8 +419,8 @@ impl Inner {
             "<task-notification>\n<task-id>{}</task-id>\n<output-file>{}</output-file>\n<status>{}</status>\n<summary>Background command {}: {}</summary>\n</task-notification>",
             task.id,
             task.output_file.display(),
-            status_word(status),
-            status_word(status),
+            status.as_str(),
+            status.as_str(),
             summary
         );
         let note = BgNotification {
@@ -563,17 +563,6 @@ impl Inner {
     }
 }
 
-/// The seed's status word.
-pub fn status_word(s: BgStatus) -> &'static str {
-    match s {
-        BgStatus::Pending => "pending",
-        BgStatus::Running => "running",
-        BgStatus::Completed => "completed",
-        BgStatus::Failed => "failed",
-        BgStatus::Killed => "killed",
-    }
-}
-
 /// Every `CAP_POLL`, stops each running task whose output file grew past the cap (B8): its
 /// group killed, the file cut to the cap and a truncation notice appended, the task
 /// `failed`.
@@ -619,7 +608,7 @@ impl BgSession for Runner {
         let Some(command) = st.held.take() else {
             bail!(
                 "task {id} is not held in pending (it is {})",
-                status_word(st.status)
+                st.status.as_str()
             );
         };
         let file = OpenOptions::new()

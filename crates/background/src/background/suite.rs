@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::procs::{self, Member};
-use super::runner::{is_seed_id, status_word};
+use super::runner::is_seed_id;
 use super::scenario::{BgScenario, EndHow, KillExpect, Step};
 use super::spec::{BgOpen, BgTarget};
 use super::target::{BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork};
@@ -615,7 +615,7 @@ impl Run<'_> {
                     3,
                     format!(
                         "task {name} ({id}) was notified {} with exit code {} and output file {}, which is not what happened ({})",
-                        status_word(first.status),
+                        first.status.as_str(),
                         first.exit_code.map_or("none".to_string(), |c| c.to_string()),
                         first
                             .output_file
@@ -625,7 +625,7 @@ impl Run<'_> {
                             Some(BgKill::Killed) => "its kill answered killed".to_string(),
                             Some(BgKill::AlreadyFinal(s)) => format!(
                                 "its kill answered already {}",
-                                status_word(*s)
+                                s.as_str()
                             ),
                             _ => match tr.exit {
                                 Some(e) => format!("its command exits {e}"),

@@ -21,6 +21,17 @@ pub enum BgStatus {
 }
 
 impl BgStatus {
+    /// The seed's word for the status, as serialised (`pending`, `running`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BgStatus::Pending => "pending",
+            BgStatus::Running => "running",
+            BgStatus::Completed => "completed",
+            BgStatus::Failed => "failed",
+            BgStatus::Killed => "killed",
+        }
+    }
+
     pub fn is_final(self) -> bool {
         matches!(
             self,

@@ -53,20 +53,10 @@ pub fn load() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-fn status_word(s: BgStatus) -> &'static str {
-    match s {
-        BgStatus::Pending => "pending",
-        BgStatus::Running => "running",
-        BgStatus::Completed => "completed",
-        BgStatus::Failed => "failed",
-        BgStatus::Killed => "killed",
-    }
-}
-
 fn kill_word(k: &BgKill) -> String {
     match k {
         BgKill::Killed => "killed".into(),
-        BgKill::AlreadyFinal(s) => format!("already {}", status_word(*s)),
+        BgKill::AlreadyFinal(s) => format!("already {}", s.as_str()),
         BgKill::NotFound(words) => format!("not found ({})", words.trim()),
     }
 }
@@ -81,7 +71,7 @@ fn account(s: &ClaudeCodeBg, notes: &[BgNotification], ids: &[String]) -> Value 
             id.clone(),
             json!({
                 "notified": mine.len(),
-                "statuses": mine.iter().map(|n| status_word(n.status)).collect::<Vec<_>>(),
+                "statuses": mine.iter().map(|n| n.status.as_str()).collect::<Vec<_>>(),
                 "exit_codes": mine.iter().map(|n| n.exit_code).collect::<Vec<_>>(),
                 "alive": s.procs_of(id).iter().map(|p| json!({"pid": p.pid, "pgid": p.pgid, "command": p.command})).collect::<Vec<_>>(),
             }),
@@ -782,7 +772,7 @@ pub fn race(
             1 => "once".to_string(),
             k => format!("{k} times"),
         };
-        let statuses: Vec<&str> = mine.iter().map(|x| status_word(x.status)).collect();
+        let statuses: Vec<&str> = mine.iter().map(|x| x.status.as_str()).collect();
         let kill = by_id.get(id).cloned().unwrap_or_else(|| "not asked".into());
         count(format!("notified {notified}"));
         count(format!(
