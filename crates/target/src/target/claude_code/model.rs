@@ -180,18 +180,14 @@ impl Drop for ModelServer {
 }
 
 fn handle(
-    mut request: tiny_http::Request,
+    request: tiny_http::Request,
     expect: &Mutex<Expect>,
     seen: &Mutex<Seen>,
     tx: &Sender<Exchange>,
 ) {
-    let path = request.url().to_string();
-    let mut raw = Vec::new();
-    let _ = request.as_reader().read_to_end(&mut raw);
-    if *request.method() != tiny_http::Method::Post || !path.starts_with("/v1/messages") {
-        let _ = request.respond(tiny_http::Response::empty(404));
+    let Some((request, path, raw)) = read_messages_request(request) else {
         return;
-    }
+    };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     if let Some(dir) = std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG_DIR") {
         let path = std::path::Path::new(&dir).join(format!("request-{}.json", unique()));
@@ -218,8 +214,8 @@ fn handle(
                 .collect::<String>()
         );
     }
-    if path.starts_with("/v1/messages/count_tokens") {
-        respond_json(request, &json!({"input_tokens": 1}));
+    if is_count_tokens(&path) {
+        answer_count_tokens(request);
         return;
     }
     let model = body
@@ -260,15 +256,59 @@ fn handle(
             Reply::EndTurn
         }
     };
-    let (content, stop) = match reply {
-        Reply::Tool { id, name, input } => (
-            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})],
-            "tool_use",
-        ),
-        Reply::EndTurn => (vec![json!({"type": "text", "text": "Done."})], "end_turn"),
+    let content = match reply {
+        Reply::Tool { id, name, input } => {
+            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})]
+        }
+        Reply::EndTurn => vec![json!({"type": "text", "text": "Done."})],
+    };
+    answer(request, "msg_taskproof", &model, content, stream);
+}
+
+/// Reads a request to the scripted model. A request that is not a `POST` to the Messages API
+/// is answered 404 here and gives `None`; any other gives its path and body.
+pub(super) fn read_messages_request(
+    mut request: tiny_http::Request,
+) -> Option<(tiny_http::Request, String, Vec<u8>)> {
+    let path = request.url().to_string();
+    let mut raw = Vec::new();
+    let _ = request.as_reader().read_to_end(&mut raw);
+    if *request.method() != tiny_http::Method::Post || !path.starts_with("/v1/messages") {
+        let _ = request.respond(tiny_http::Response::empty(404));
+        return None;
+    }
+    Some((request, path, raw))
+}
+
+pub(super) fn is_count_tokens(path: &str) -> bool {
+    path.starts_with("/v1/messages/count_tokens")
+}
+
+/// The token count the CLI asks for before some turns: any number will do.
+pub(super) fn answer_count_tokens(request: tiny_http::Request) {
+    respond(
+        request,
+        json!({"input_tokens": 1}).to_string().into_bytes(),
+        false,
+    );
+}
+
+/// Answers with one assistant message of `content`, as an event stream when the request
+/// asked for one. It stops for tool use when the content has a `tool_use` block.
+pub(super) fn answer(
+    request: tiny_http::Request,
+    id_prefix: &str,
+    model: &str,
+    content: Vec<Value>,
+    stream: bool,
+) {
+    let stop = if content.iter().any(|b| b["type"] == "tool_use") {
+        "tool_use"
+    } else {
+        "end_turn"
     };
     let message = json!({
-        "id": format!("msg_taskproof_{}", unique()),
+        "id": format!("{id_prefix}_{}", unique()),
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -278,12 +318,9 @@ fn handle(
         "usage": {"input_tokens": 1, "output_tokens": 1},
     });
     if stream {
-        let body = sse(&message);
-        let header = tiny_http::Header::from_bytes("Content-Type", "text/event-stream")
-            .expect("a valid header");
-        let _ = request.respond(tiny_http::Response::from_data(body).with_header(header));
+        respond(request, sse(&message), true);
     } else {
-        respond_json(request, &message);
+        respond(request, message.to_string().into_bytes(), false);
     }
 }
 
@@ -293,11 +330,14 @@ fn unique() -> u64 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
-fn respond_json(request: tiny_http::Request, v: &Value) {
-    let header =
-        tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
-    let _ = request
-        .respond(tiny_http::Response::from_data(v.to_string().into_bytes()).with_header(header));
+fn respond(request: tiny_http::Request, body: Vec<u8>, stream: bool) {
+    let kind = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a valid header");
+    let _ = request.respond(tiny_http::Response::from_data(body).with_header(header));
 }
 
 /// The message as the event stream the Messages API sends when `stream` is true.

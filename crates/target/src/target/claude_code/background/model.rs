@@ -23,7 +23,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::super::model::{result_text, sse};
+use super::super::model::{
+    answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
+};
 
 /// One tool call of a step.
 #[derive(Clone, Debug, PartialEq)]
@@ -189,20 +191,12 @@ impl Drop for BgModel {
     }
 }
 
-fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
-    let path = request.url().to_string();
-    let mut raw = Vec::new();
-    let _ = request.as_reader().read_to_end(&mut raw);
-    if *request.method() != tiny_http::Method::Post || !path.starts_with("/v1/messages") {
-        let _ = request.respond(tiny_http::Response::empty(404));
+fn handle(request: tiny_http::Request, state: &Mutex<State>) {
+    let Some((request, path, raw)) = read_messages_request(request) else {
         return;
-    }
-    if path.starts_with("/v1/messages/count_tokens") {
-        respond(
-            request,
-            json!({"input_tokens": 1}).to_string().into_bytes(),
-            false,
-        );
+    };
+    if is_count_tokens(&path) {
+        answer_count_tokens(request);
         return;
     }
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
@@ -210,42 +204,12 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         step(&body, &mut s)
     };
-    let stop = if content.iter().any(|b| b["type"] == "tool_use") {
-        "tool_use"
-    } else {
-        "end_turn"
-    };
-    let message = json!({
-        "id": format!("msg_taskproof_bg_{}", unique()),
-        "type": "message",
-        "role": "assistant",
-        "model": body.get("model").and_then(Value::as_str).unwrap_or("claude"),
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": null,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    });
-    if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        respond(request, sse(&message), true);
-    } else {
-        respond(request, message.to_string().into_bytes(), false);
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(1);
-    N.fetch_add(1, Ordering::Relaxed)
-}
-
-fn respond(request: tiny_http::Request, body: Vec<u8>, stream: bool) {
-    let kind = if stream {
-        "text/event-stream"
-    } else {
-        "application/json"
-    };
-    let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a valid header");
-    let _ = request.respond(tiny_http::Response::from_data(body).with_header(header));
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude");
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    answer(request, "msg_taskproof_bg", model, content, stream);
 }
 
 /// The content of the answer to one request, after recording what it carried.
