@@ -134,6 +134,44 @@ fn mcp_lists_its_tools_with_schemas_for_a_model() {
                 );
             }
         }
+        // Titles and hints a client shows and uses to ask before a change: only get and
+        // list are read-only; update and delete can lose what was there.
+        let hints: Vec<(&str, bool, Option<bool>)> = tools
+            .iter()
+            .map(|t| {
+                let a = t
+                    .annotations
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{}", t.name));
+                assert!(
+                    a.title.as_deref().is_some_and(|x| !x.is_empty()),
+                    "{} has no title",
+                    t.name
+                );
+                (
+                    t.name.as_ref(),
+                    a.read_only_hint.unwrap(),
+                    a.destructive_hint,
+                )
+            })
+            .collect();
+        assert_eq!(
+            hints,
+            [
+                ("task_claim", false, Some(false)),
+                ("task_create", false, Some(false)),
+                ("task_delete", false, Some(true)),
+                ("task_get", true, None),
+                ("task_list", true, None),
+                ("task_update", false, Some(true)),
+            ],
+            "tools in name order with their hints"
+        );
+        let unknown = client
+            .call_tool(CallToolRequestParams::new("task_rename"))
+            .await
+            .expect_err("a tool that does not exist is a protocol error");
+        assert!(unknown.to_string().contains("tool not found"), "{unknown}");
         let update = tools.iter().find(|t| t.name == "task_update").unwrap();
         let props = update.input_schema["properties"].as_object().unwrap();
         for k in [

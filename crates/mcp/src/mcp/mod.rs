@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::handler::server::common::schema_for_input;
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::protocol::{ErrorKind, Failure, Response};
@@ -58,14 +59,89 @@ struct Inner {
 #[derive(Clone)]
 pub struct TaskServer {
     inner: Arc<Inner>,
-    tool_router: ToolRouter<TaskServer>,
+}
+
+/// One tool as `tools/list` describes it: every call goes to [`TaskServer::call`], which
+/// decodes the arguments itself ([`tools::decode`]), so a table is all the routing there is.
+struct ToolEntry {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    schema: fn() -> Arc<JsonObject>,
+    read_only: bool,
+    /// `None` for a read-only tool, where the hint means nothing.
+    destructive: Option<bool>,
+}
+
+/// The tools in name order, the order `tools/list` gives them.
+const TOOLS: [ToolEntry; 6] = [
+    ToolEntry {
+        name: "task_claim",
+        title: "Claim a task",
+        description: tools::CLAIM_DESCRIPTION,
+        schema: schema::<tools::ClaimArgs>,
+        read_only: false,
+        destructive: Some(false),
+    },
+    ToolEntry {
+        name: "task_create",
+        title: "Create a task",
+        description: tools::CREATE_DESCRIPTION,
+        schema: schema::<tools::CreateArgs>,
+        read_only: false,
+        destructive: Some(false),
+    },
+    ToolEntry {
+        name: "task_delete",
+        title: "Delete a task",
+        description: tools::DELETE_DESCRIPTION,
+        schema: schema::<tools::IdArgs>,
+        read_only: false,
+        destructive: Some(true),
+    },
+    ToolEntry {
+        name: "task_get",
+        title: "Get a task",
+        description: tools::GET_DESCRIPTION,
+        schema: schema::<tools::IdArgs>,
+        read_only: true,
+        destructive: None,
+    },
+    ToolEntry {
+        name: "task_list",
+        title: "List tasks",
+        description: tools::LIST_DESCRIPTION,
+        schema: schema::<tools::ListArgs>,
+        read_only: true,
+        destructive: None,
+    },
+    ToolEntry {
+        name: "task_update",
+        title: "Update a task",
+        description: tools::UPDATE_DESCRIPTION,
+        schema: schema::<tools::UpdateArgs>,
+        read_only: false,
+        destructive: Some(true),
+    },
+];
+
+impl ToolEntry {
+    fn tool(&self) -> Tool {
+        Tool::new_with_raw(self.name, Some(self.description.into()), (self.schema)())
+            .with_annotations(ToolAnnotations::from_raw(
+                Some(self.title.into()),
+                Some(self.read_only),
+                self.destructive,
+                None,
+                None,
+            ))
+    }
 }
 
 fn schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
     schema_for_input::<T>().expect("the tool input types are objects")
 }
 
-#[tool_router]
 impl TaskServer {
     /// Opens the store on the configured root, creating the root if needed. The server must
     /// be served through [`TaskServer::writer`]: its `task_list` answers are spliced in there.
@@ -80,84 +156,7 @@ impl TaskServer {
                 config,
                 parts: Arc::new(splice::Parts::new()),
             }),
-            tool_router: Self::tool_router(),
         })
-    }
-
-    #[tool(
-        name = "task_create",
-        description = tools::CREATE_DESCRIPTION,
-        input_schema = schema::<tools::CreateArgs>(),
-        annotations(title = "Create a task", read_only_hint = false, destructive_hint = false)
-    )]
-    async fn task_create(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.call("task_create", args, &ctx).await
-    }
-
-    #[tool(
-        name = "task_get",
-        description = tools::GET_DESCRIPTION,
-        input_schema = schema::<tools::IdArgs>(),
-        annotations(title = "Get a task", read_only_hint = true)
-    )]
-    async fn task_get(&self, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        self.call("task_get", args, &ctx).await
-    }
-
-    #[tool(
-        name = "task_update",
-        description = tools::UPDATE_DESCRIPTION,
-        input_schema = schema::<tools::UpdateArgs>(),
-        annotations(title = "Update a task", read_only_hint = false, destructive_hint = true)
-    )]
-    async fn task_update(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.call("task_update", args, &ctx).await
-    }
-
-    #[tool(
-        name = "task_list",
-        description = tools::LIST_DESCRIPTION,
-        input_schema = schema::<tools::ListArgs>(),
-        annotations(title = "List tasks", read_only_hint = true)
-    )]
-    async fn task_list(&self, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        self.call("task_list", args, &ctx).await
-    }
-
-    #[tool(
-        name = "task_delete",
-        description = tools::DELETE_DESCRIPTION,
-        input_schema = schema::<tools::IdArgs>(),
-        annotations(title = "Delete a task", read_only_hint = false, destructive_hint = true)
-    )]
-    async fn task_delete(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.call("task_delete", args, &ctx).await
-    }
-
-    #[tool(
-        name = "task_claim",
-        description = tools::CLAIM_DESCRIPTION,
-        input_schema = schema::<tools::ClaimArgs>(),
-        annotations(title = "Claim a task", read_only_hint = false, destructive_hint = false)
-    )]
-    async fn task_claim(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.call("task_claim", args, &ctx).await
     }
 }
 
@@ -267,12 +266,47 @@ change is checked and written under the list's lock, and recorded in its audit l
 with task_create, find work with task_list, take it with task_claim, finish it with \
 task_update status \"completed\". Errors say which rule was broken and what to do instead.";
 
-#[tool_handler(router = self.tool_router)]
 impl ServerHandler for TaskServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("taskproof", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = TOOLS.iter().find(|t| t.name == request.name) else {
+            return Err(ErrorData::invalid_params("tool not found", None));
+        };
+        let args = request.arguments.unwrap_or_default();
+        Ok(self.call(tool.name, args, &ctx).await.into())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // As rmcp's own router answers: a client of the 2026-07-28 protocol or later may
+        // cache the list, which never changes.
+        let hints = ctx
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools: TOOLS.iter().map(ToolEntry::tool).collect(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: hints.then_some(0),
+            cache_scope: hints.then_some(CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        TOOLS.iter().find(|t| t.name == name).map(ToolEntry::tool)
     }
 }
 
