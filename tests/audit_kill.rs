@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand::{RngExt, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use taskproof::protocol::Response;
 use taskproof::store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};

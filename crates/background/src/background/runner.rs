@@ -65,7 +65,7 @@ pub fn is_seed_id(id: &str) -> bool {
 /// A fresh id: the type letter and eight characters of `[0-9a-z]` from the thread's
 /// cryptographically secure generator (36^8 ≈ 2.8 × 10^12 values).
 pub fn random_id(prefix: char) -> String {
-    use rand::Rng;
+    use rand::RngExt;
     const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut rng = rand::rng();
     let mut id = String::with_capacity(9);

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{Feature, Request};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
 use crate::protocol::{ErrorKind, Request, Response};
