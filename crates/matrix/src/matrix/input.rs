@@ -75,10 +75,10 @@ pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
     match schema::parse::<RunReport>(path, text) {
         Ok(r) => Ok(r),
         Err(strict) => {
-            let Some((value, cut)) = uncut(text) else {
+            let Some((clean, cut)) = uncut(text) else {
                 return Err(strict);
             };
-            let mut r: RunReport = schema::from_value(path, value)?;
+            let mut r: RunReport = parse_uncut(path, &clean)?;
             r.cut_scenarios = cut.get("scenarios").copied().unwrap_or(0);
             Ok(r)
         }
@@ -121,12 +121,25 @@ pub fn strip_cut_markers(v: &mut Value, key: &str, cut: &mut BTreeMap<String, u6
     }
 }
 
-/// A trimmed report without its cut markers, when it has any.
-fn uncut(text: &str) -> Option<(Value, BTreeMap<String, u64>)> {
+/// A trimmed report without its cut markers, as JSON text, when it has any; with the number
+/// of items cut, by the key of their array.
+fn uncut(text: &str) -> Option<(String, BTreeMap<String, u64>)> {
     let mut value: Value = serde_json::from_str(text).ok()?;
     let mut cut = BTreeMap::new();
     strip_cut_markers(&mut value, "", &mut cut);
-    (!cut.is_empty()).then_some((value, cut))
+    let clean = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
+    (!cut.is_empty()).then_some((clean, cut))
+}
+
+/// Parses a report without its cut markers. It is read from text like every other report,
+/// so each report type has one reader; an error's line is in that text, which it says.
+fn parse_uncut<T: serde::de::DeserializeOwned>(path: &Path, clean: &str) -> Result<T, InputError> {
+    schema::parse(path, clean).map_err(|e| {
+        InputError::new(
+            path,
+            format!("{} (in the report with its cut markers removed)", e.message),
+        )
+    })
 }
 
 /// Reads a race report, checking its format version.
@@ -151,7 +164,7 @@ pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
         Ok(r) => Ok(r),
         // Witnesses cut from a trimmed copy: the counts are whole, so nothing is lost.
         Err(strict) => match uncut(text) {
-            Some((value, _)) => schema::from_value(path, value),
+            Some((clean, _)) => parse_uncut(path, &clean),
             None => Err(strict),
         },
     }
@@ -496,6 +509,13 @@ mod tests {
             .replace(", \"... [2 more items cut]\"", "");
         let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
         assert!(e.to_string().contains("line"), "{e}");
+        // With markers and another fault, the error says where in the report without them.
+        let bad = text.replace(r#""outcome": "pass""#, r#""outcome": "passed""#);
+        let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
+        assert!(
+            e.to_string().contains("passed") && e.to_string().contains("cut markers removed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -371,12 +371,6 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ReadErro
     serde_json::from_str(text).map_err(|e| ReadError::new(path, located(&e, text)))
 }
 
-/// Deserializes a report of type `T` from a JSON value (a report with its trim markers
-/// removed, say), naming `path` in the error.
-pub fn from_value<T: DeserializeOwned>(path: &Path, value: Value) -> Result<T, ReadError> {
-    serde_json::from_value(value).map_err(|e| ReadError::new(path, e))
-}
-
 /// The report's `format_version`, 0 when it has none (a report written before it carried
 /// one).
 pub fn format_version(path: &Path, text: &str) -> Result<u64, ReadError> {
