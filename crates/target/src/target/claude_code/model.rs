@@ -266,7 +266,7 @@ fn handle(
 }
 
 /// Reads a request to the scripted model. A request that is not a `POST` to the Messages API
-/// is answered 404 here and gives `None`; any other gives its path and body.
+/// is answered 404 here and gives `None`; any other comes back with its path and body.
 pub(super) fn read_messages_request(
     mut request: tiny_http::Request,
 ) -> Option<(tiny_http::Request, String, Vec<u8>)> {
