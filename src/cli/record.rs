@@ -208,10 +208,6 @@ pub(super) type ProbeResult = (
     Result<(Vec<Option<Value>>, Vec<Option<Value>>), String>,
 );
 
-/// Runs each racy step's scenario `runs` times with `idle` before that step and `runs`
-/// times without, interleaved, one racy step at a time (so that no
-/// probe's wait moves another step). Only that step's answers are kept: after the idle
-/// time the later steps may well answer otherwise, which says nothing about them.
 /// Folds one step's time-probe answers into `profile` (time-dependent when every run after
 /// the idle time answered the same), and says in words what became of the step; `true` when
 /// it was folded.
@@ -233,6 +229,10 @@ pub(super) fn fold_probe(
     }
 }
 
+/// Runs each racy step's scenario `runs` times with `idle` before that step and `runs`
+/// times without, interleaved, one racy step at a time (so that no
+/// probe's wait moves another step). Only that step's answers are kept: after the idle
+/// time the later steps may well answer otherwise, which says nothing about them.
 pub(super) fn time_probe(
     scenarios: &[Scenario],
     config: &RunConfig,

@@ -37,6 +37,15 @@ pub struct Divergence {
     pub differences: Vec<String>,
 }
 
+impl Divergence {
+    pub fn summary(&self) -> String {
+        match &self.actual {
+            Ok(_) => self.differences.join("; "),
+            Err(e) => format!("target error: {e} (expected {})", describe(&self.expected)),
+        }
+    }
+}
+
 /// The history so far, ending in the target's error on the last record's session step
 /// (`what`: `restart`, `clear`, …), which expected nothing but `done`.
 fn broke_at_last(records: &[Record], e: &str, what: &str) -> History {
@@ -48,15 +57,6 @@ fn broke_at_last(records: &[Record], e: &str, what: &str) -> History {
             actual: Err(e.to_string()),
             differences: vec![format!("target error on {what}: {e}")],
         }),
-    }
-}
-
-impl Divergence {
-    pub fn summary(&self) -> String {
-        match &self.actual {
-            Ok(_) => self.differences.join("; "),
-            Err(e) => format!("target error: {e} (expected {})", describe(&self.expected)),
-        }
     }
 }
 

@@ -127,8 +127,11 @@ fn uncut(text: &str) -> Option<(String, BTreeMap<String, u64>)> {
     let mut value: Value = serde_json::from_str(text).ok()?;
     let mut cut = BTreeMap::new();
     strip_cut_markers(&mut value, "", &mut cut);
+    if cut.is_empty() {
+        return None;
+    }
     let clean = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
-    (!cut.is_empty()).then_some((clean, cut))
+    Some((clean, cut))
 }
 
 /// Parses a report without its cut markers. It is read from text like every other report,
