@@ -42,20 +42,27 @@ base=$(resolve "$base_rev")
 new=$(resolve "$new_rev")
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/build-times.XXXXXX")"
+building=
 cleanup() {
+    if [ -n "$building" ]; then
+        kill -TERM -- "-$building" 2>/dev/null || true
+        wait "$building" 2>/dev/null || true
+    fi
     git -C "$repo" worktree remove --force "$work/base" >/dev/null 2>&1 || true
     git -C "$repo" worktree remove --force "$work/new" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 git -C "$repo" worktree add --detach --quiet "$work/base" "$base"
 git -C "$repo" worktree add --detach --quiet "$work/new" "$new"
 
-# cpu_now: user + system seconds of this shell's finished children, from `times` (run in
-# this shell: in a subshell it would count only the subshell's children).
+# cpu_now FILE: writes the user + system seconds of this shell's finished children to FILE,
+# from `times`. Call it without `$( )`: in a subshell `times` counts only the subshell's
+# children.
 cpu_now() {
     times >"$work/times"
-    tail -1 "$work/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }; printf "%.1f\n", t }'
+    tail -1 "$work/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }; printf "%.1f\n", t }' >"$1"
 }
 
 # build NAME: a clean release build of $work/NAME; prints "WALL CPU" and appends them to
@@ -64,16 +71,25 @@ build() {
     local name="$1" t0 t1 c0 c1 load
     rm -rf "$work/target-$name"
     load=$(cut -d' ' -f1 /proc/loadavg)
-    c0=$(cpu_now)
+    cpu_now "$work/cpu0"
     t0=$(date +%s.%N)
-    if ! (cd "$work/$name" && CARGO_TARGET_DIR="$work/target-$name" cargo build --release --locked) \
-        >"$work/$name.log" 2>&1; then
+    # In a process group of its own, so that an interrupted series stops every rustc too.
+    set -m
+    (cd "$work/$name" && CARGO_TARGET_DIR="$work/target-$name" exec cargo build --release --locked) \
+        >"$work/$name.log" 2>&1 &
+    building=$!
+    set +m
+    if ! wait "$building"; then
+        building=
         echo "build-times: the release build of $name ($(git -C "$work/$name" rev-parse --short HEAD)) failed:" >&2
         tail -20 "$work/$name.log" >&2
         exit 1
     fi
+    building=
     t1=$(date +%s.%N)
-    c1=$(cpu_now)
+    cpu_now "$work/cpu1"
+    c0=$(cat "$work/cpu0")
+    c1=$(cat "$work/cpu1")
     rm -rf "$work/target-$name"
     awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" 'BEGIN { printf "%.1f %.1f\n", b - a, d - c }' |
         tee -a "$work/$name.runs" >"$work/last"
