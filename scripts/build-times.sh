@@ -68,9 +68,10 @@ cpu_now() {
 # build NAME: a clean release build of $work/NAME; prints "WALL CPU" and appends them to
 # $work/NAME.runs.
 build() {
-    local name="$1" t0 t1 c0 c1 load
+    local name="$1" t0 t1 c0 c1 load started
     rm -rf "$work/target-$name"
     load=$(cut -d' ' -f1 /proc/loadavg)
+    started=$(date -u +%H:%M)
     cpu_now "$work/cpu0"
     t0=$(date +%s.%N)
     # In a process group of its own, so that an interrupted series stops every rustc too.
@@ -93,9 +94,9 @@ build() {
     rm -rf "$work/target-$name"
     awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" 'BEGIN { printf "%.1f %.1f\n", b - a, d - c }' |
         tee -a "$work/$name.runs" >"$work/last"
-    printf '  %-4s %s  %6.1f s wall  %6.1f CPU s  load %s at the start  (%s UTC)\n' \
+    printf '  %-4s %s  %6.1f s wall  %6.1f CPU s  load %s at the start (%s UTC)\n' \
         "$name" "$(git -C "$work/$name" rev-parse --short HEAD)" \
-        "$(cut -d' ' -f1 "$work/last")" "$(cut -d' ' -f2 "$work/last")" "$load" "$(date -u +%H:%M)"
+        "$(cut -d' ' -f1 "$work/last")" "$(cut -d' ' -f2 "$work/last")" "$load" "$started"
 }
 
 echo "clean release builds, base $(git -C "$repo" rev-parse --short "$base") against new $(git -C "$repo" rev-parse --short "$new"), $pairs pair(s), $(nproc) CPUs"
