@@ -33,6 +33,10 @@ base_rev="${1:-495a0da}"
 new_rev="${2:-HEAD}"
 pairs="${PAIRS:-2}"
 case "$pairs" in '' | *[!0-9]* | 0) echo "build-times: PAIRS must be a whole number above 0, not '$pairs'" >&2; exit 2 ;; esac
+if [ -n "${LLVM_LINES:-}" ] && ! command -v cargo-llvm-lines >/dev/null; then
+    echo "build-times: LLVM_LINES needs cargo-llvm-lines (cargo install cargo-llvm-lines --locked)" >&2
+    exit 2
+fi
 
 resolve() {
     git -C "$repo" rev-parse --verify --quiet "$1^{commit}" ||
@@ -57,12 +61,21 @@ trap 'exit 130' INT TERM
 git -C "$repo" worktree add --detach --quiet "$work/base" "$base"
 git -C "$repo" worktree add --detach --quiet "$work/new" "$new"
 
-# cpu_now FILE: writes the user + system seconds of this shell's finished children to FILE,
-# from `times`. Call it without `$( )`: in a subshell `times` counts only the subshell's
-# children.
-cpu_now() {
-    times >"$work/times"
-    tail -1 "$work/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }; printf "%.1f\n", t }' >"$1"
+# shellcheck source=scripts/lib/children-cpu.sh
+. scripts/lib/children-cpu.sh
+
+# grouped LOG DIR CMD...: runs CMD in DIR, its output to LOG, in a process group of its own
+# (so that an interrupted series stops every rustc too) and waits for it; returns its status.
+grouped() {
+    local log="$1" dir="$2" status=0
+    shift 2
+    set -m
+    (cd "$dir" && exec "$@") >"$log" 2>&1 &
+    building=$!
+    set +m
+    wait "$building" || status=$?
+    building=
+    return "$status"
 }
 
 # build NAME: a clean release build of $work/NAME; prints "WALL CPU" and appends them to
@@ -72,23 +85,15 @@ build() {
     rm -rf "$work/target-$name"
     load=$(cut -d' ' -f1 /proc/loadavg)
     started=$(date -u +%H:%M)
-    cpu_now "$work/cpu0"
+    children_cpu "$work/times" >"$work/cpu0"
     t0=$(date +%s.%N)
-    # In a process group of its own, so that an interrupted series stops every rustc too.
-    set -m
-    (cd "$work/$name" && CARGO_TARGET_DIR="$work/target-$name" exec cargo build --release --locked) \
-        >"$work/$name.log" 2>&1 &
-    building=$!
-    set +m
-    if ! wait "$building"; then
-        building=
+    if ! grouped "$work/$name.log" "$work/$name" env CARGO_TARGET_DIR="$work/target-$name" cargo build --release --locked; then
         echo "build-times: the release build of $name ($(git -C "$work/$name" rev-parse --short HEAD)) failed:" >&2
         tail -20 "$work/$name.log" >&2
         exit 1
     fi
-    building=
     t1=$(date +%s.%N)
-    cpu_now "$work/cpu1"
+    children_cpu "$work/times" >"$work/cpu1"
     c0=$(cat "$work/cpu0")
     c1=$(cat "$work/cpu1")
     rm -rf "$work/target-$name"
@@ -113,19 +118,36 @@ echo "median ratio of $pairs pair(s): $(awk '{ print $3 }' "$work/ratios" | tr -
     "$(awk '{ print $5 }' "$work/ratios" | tr -d x | median)x CPU"
 
 if [ -n "${LLVM_LINES:-}" ]; then
-    command -v cargo-llvm-lines >/dev/null ||
-        { echo "build-times: LLVM_LINES needs cargo-llvm-lines (cargo install cargo-llvm-lines --locked)" >&2; exit 1; }
-    # ir_lines NAME: the LLVM IR lines of every library crate of the tree, summed.
+    # ir_lines NAME: prints the LLVM IR lines of every library crate of the tree, summed; a
+    # crate that gives no total stops the script with its log's tail.
     ir_lines() {
         local tree="$work/$1" total=0 n pkg
-        for pkg in $(cd "$tree" && cargo metadata --no-deps --format-version 1 --locked |
-            python3 -c 'import json,sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["packages"] if any("lib" in t["kind"] for t in p["targets"])))'); do
-            n=$(cd "$tree" && CARGO_TARGET_DIR="$work/target-ir-$1" cargo llvm-lines --release --locked -p "$pkg" --lib 2>/dev/null |
-                awk '$NF == "(TOTAL)" { print $1; exit }')
-            total=$((total + ${n:-0}))
-        done
+        (cd "$tree" && cargo metadata --no-deps --format-version 1 --locked) |
+            python3 -c 'import json,sys; print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"] if any("lib" in t["kind"] for t in p["targets"])))' \
+                >"$work/crates"
+        if ! [ -s "$work/crates" ]; then
+            echo "build-times: cargo metadata named no library crate in $1" >&2
+            exit 1
+        fi
+        while read -r pkg; do
+            grouped "$work/ir.log" "$tree" env CARGO_TARGET_DIR="$work/target-ir-$1" \
+                cargo llvm-lines --release --locked -p "$pkg" --lib || true
+            n=$(awk '$NF == "(TOTAL)" { print $1; exit }' "$work/ir.log")
+            if [ -z "$n" ]; then
+                echo "build-times: cargo llvm-lines gave no total for $pkg in $1 ($(git -C "$tree" rev-parse --short HEAD)):" >&2
+                tail -20 "$work/ir.log" >&2
+                exit 1
+            fi
+            total=$((total + n))
+        done <"$work/crates"
         rm -rf "$work/target-ir-$1"
         echo "$total"
     }
-    echo "LLVM IR lines of the library crates: base $(ir_lines base), new $(ir_lines new)"
+    # Not `$(ir_lines …)`: in a subshell an interrupt could not reach the running crate.
+    ir_lines base >"$work/ir.base"
+    ir_lines new >"$work/ir.new"
+    base_ir=$(cat "$work/ir.base")
+    new_ir=$(cat "$work/ir.new")
+    echo "LLVM IR lines of the library crates: base $base_ir, new $new_ir" \
+        "$(awk -v a="$base_ir" -v b="$new_ir" 'BEGIN { if (a > 0) printf "(%.2fx)", b / a }')"
 fi

@@ -28,13 +28,8 @@ trap 'rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
 
-# CPU seconds (user + system) used so far by this shell's finished children: `times` runs
-# in this shell (in a subshell it would count the subshell's children only), its file is
-# read after.
-children_cpu() {
-    times >"$work/times.now"
-    tail -1 "$work/times.now" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }; printf "%.2f\n", t }'
-}
+# shellcheck source=scripts/lib/children-cpu.sh
+. scripts/lib/children-cpu.sh
 
 # time_run NAME ARGS...: runs `taskproof run ARGS`, appends "NAME SECONDS" to $work/times
 # and "NAME CPU-SECONDS" (the run and every process it started) to $work/cpu, keeps the
@@ -43,11 +38,11 @@ time_run() {
     local name="$1"
     shift
     local t0 t1 c0 c1 status=0
-    children_cpu >"$work/cpu.before"
+    children_cpu "$work/times.now" >"$work/cpu.before"
     t0=$(now)
     "$bin" run "$@" >"$work/$name.out" 2>&1 || status=$?
     t1=$(now)
-    children_cpu >"$work/cpu.after"
+    children_cpu "$work/times.now" >"$work/cpu.after"
     c0=$(cat "$work/cpu.before")
     c1=$(cat "$work/cpu.after")
     awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%s %.2f\n", n, b - a }' >>"$work/times"
