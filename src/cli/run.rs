@@ -7,8 +7,6 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use globset::{Glob, GlobSetBuilder};
-
 use super::verdict::{Reporters, Verdict, conclude};
 use super::{Seconds, exit};
 use crate::profile::{Choice, Mode, Profile};
@@ -365,7 +363,7 @@ fn select<S>(
 ) -> Result<Vec<S>, String> {
     if !args.filter.is_empty() {
         let set = filter_set(&args.filter)?;
-        items.retain(|s| set.is_match(id(s)));
+        items.retain(|s| set.iter().any(|g| g.matches(id(s))));
         if items.is_empty() {
             return Err(format!(
                 "no {what} id matches --filter {}",
@@ -379,18 +377,29 @@ fn select<S>(
     })
 }
 
-/// The `--filter` globs as one set, or the usage error naming the bad one.
-fn filter_set(filters: &[String]) -> Result<globset::GlobSet, String> {
-    let mut b = GlobSetBuilder::new();
-    for f in filters {
-        b.add(Glob::new(f).map_err(|e| format!("--filter {f:?}: {e}"))?);
-    }
-    b.build().map_err(|e| format!("--filter: {e}"))
+/// The `--filter` globs, or the usage error naming the bad one.
+fn filter_set(filters: &[String]) -> Result<Vec<glob::Pattern>, String> {
+    filters
+        .iter()
+        .map(|f| glob::Pattern::new(f).map_err(|e| format!("--filter {f:?}: {e}")))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filters_are_shell_globs_and_a_bad_one_is_named() {
+        let globs = filter_set(&["rt0[13]*".into(), "*-ids".into()]).unwrap();
+        let kept: Vec<&str> = ["rt01-create", "rt02-list", "rt03-get", "s4-ids", "s4-ids-x"]
+            .into_iter()
+            .filter(|id| globs.iter().any(|g| g.matches(id)))
+            .collect();
+        assert_eq!(kept, ["rt01-create", "rt03-get", "s4-ids"]);
+        let e = filter_set(&["ok*".into(), "rt0[".into()]).unwrap_err();
+        assert!(e.starts_with("--filter \"rt0[\": "), "{e}");
+    }
 
     #[test]
     fn partitions_are_round_robin_and_cover_everything() {

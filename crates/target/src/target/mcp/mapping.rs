@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
+use regex_lite::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

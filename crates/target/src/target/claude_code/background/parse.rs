@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::target::background::{BgKill, BgNotification, BgStarted, BgStatus};
 
@@ -20,20 +20,24 @@ static ID: LazyLock<Regex> =
 static FILE: LazyLock<Regex> = LazyLock::new(|| re(r"Output is being written to: (\S+)"));
 static EXIT: LazyLock<Regex> = LazyLock::new(|| re(r"exit code (-?[0-9]+)"));
 static FINAL: LazyLock<Regex> = LazyLock::new(|| re(r"\(status: ([a-z_]+)\)"));
-static TRAILER: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(r"\n\[exited with code (-?[0-9]+)\]\n\z").expect("a valid pattern")
-});
-
 /// The line versions without an output tool (2.1.277 on) append to a task's output file once
 /// its shell exits: `\n[exited with code N]\n`, after whatever the command wrote (measured
 /// on 2.1.277 and 2.1.332: `"boom\n"` becomes `"boom\n\n[exited with code 3]\n"`, `"x"`
 /// becomes `"x\n[exited with code 0]\n"`). Returns the length of the command's own output
 /// and the exit code, or None when the file does not end in the trailer.
 pub fn exit_trailer(file: &[u8]) -> Option<(usize, i32)> {
+    const HEAD: &[u8] = b"\n[exited with code ";
+    // The trailer is short: it is looked for in the last 64 bytes only.
     let tail_from = file.len().saturating_sub(64);
-    let c = TRAILER.captures(&file[tail_from..])?;
-    let code = std::str::from_utf8(&c[1]).ok()?.parse().ok()?;
-    Some((tail_from + c.get(0)?.start(), code))
+    let body = file[tail_from..].strip_suffix(b"]\n")?;
+    let at = body.windows(HEAD.len()).rposition(|w| w == HEAD)?;
+    let code = &body[at + HEAD.len()..];
+    let digits = code.strip_prefix(b"-").unwrap_or(code);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let code = std::str::from_utf8(code).ok()?.parse().ok()?;
+    Some((tail_from + at, code))
 }
 
 /// A status word of Claude Code (the five of the seed).
@@ -234,6 +238,16 @@ mod tests {
         assert_eq!(exit_trailer(b"\n[exited with code 0]\nmore\n"), None);
         assert_eq!(exit_trailer(b"hello\n"), None);
         assert_eq!(exit_trailer(b""), None);
+        // The code is an optional minus and digits, nothing else.
+        assert_eq!(exit_trailer(b"\n[exited with code ]\n"), None);
+        assert_eq!(exit_trailer(b"\n[exited with code 1x]\n"), None);
+        assert_eq!(exit_trailer(b"\n[exited with code --1]\n"), None);
+        assert_eq!(exit_trailer(b"\n[exited with code 99999999999]\n"), None);
+        // The last of two trailers counts.
+        assert_eq!(
+            exit_trailer(b"\n[exited with code 1]\n\n[exited with code 2]\n"),
+            Some((22, 2))
+        );
     }
 
     #[test]
