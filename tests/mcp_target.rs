@@ -245,12 +245,28 @@ fn bad_mappings_and_missing_ones_are_usage_errors() {
             .unwrap()
             .replace("(?i)not found", "(unclosed"),
     );
+    // regex-lite's syntax (docs/mcp-targets.md): a Unicode class is refused when read.
+    write(
+        dir.path(),
+        "unicode.toml",
+        &std::fs::read_to_string(fake_mapping())
+            .unwrap()
+            .replace("(?i)not found", r"\\p{L}+ not found"),
+    );
     let target = format!("mcp:sh '{}' ok", fake_server().display());
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 4] = [
         (&[], &["needs --mapping FILE"]),
         (
             &["--mapping", "bad.toml"],
             &["bad.toml", "errors.text[0].pattern", "does not compile"],
+        ),
+        (
+            &["--mapping", "unicode.toml"],
+            &[
+                "unicode.toml",
+                "errors.text[0].pattern",
+                "Unicode character classes are not supported",
+            ],
         ),
         (&["--mapping", "nope.toml"], &["nope.toml", "cannot read"]),
     ];

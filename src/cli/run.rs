@@ -362,8 +362,8 @@ fn select<S>(
     what: &str,
 ) -> Result<Vec<S>, String> {
     if !args.filter.is_empty() {
-        let set = filter_set(&args.filter)?;
-        items.retain(|s| set.iter().any(|g| g.matches(id(s))));
+        let filter = Filter::new(&args.filter)?;
+        items.retain(|s| filter.matches(id(s)));
         if items.is_empty() {
             return Err(format!(
                 "no {what} id matches --filter {}",
@@ -377,12 +377,22 @@ fn select<S>(
     })
 }
 
-/// The `--filter` globs, or the usage error naming the bad one.
-fn filter_set(filters: &[String]) -> Result<Vec<glob::Pattern>, String> {
-    filters
-        .iter()
-        .map(|f| glob::Pattern::new(f).map_err(|e| format!("--filter {f:?}: {e}")))
-        .collect()
+/// The `--filter` globs: an id is kept when any of them matches it.
+struct Filter(Vec<glob::Pattern>);
+
+impl Filter {
+    /// The globs, or the usage error naming the first that is not one.
+    fn new(filters: &[String]) -> Result<Filter, String> {
+        filters
+            .iter()
+            .map(|f| glob::Pattern::new(f).map_err(|e| format!("--filter {f:?}: {e}")))
+            .collect::<Result<_, _>>()
+            .map(Filter)
+    }
+
+    fn matches(&self, id: &str) -> bool {
+        self.0.iter().any(|g| g.matches(id))
+    }
 }
 
 #[cfg(test)]
@@ -391,13 +401,30 @@ mod tests {
 
     #[test]
     fn filters_are_shell_globs_and_a_bad_one_is_named() {
-        let globs = filter_set(&["rt0[13]*".into(), "*-ids".into()]).unwrap();
-        let kept: Vec<&str> = ["rt01-create", "rt02-list", "rt03-get", "s4-ids", "s4-ids-x"]
-            .into_iter()
-            .filter(|id| globs.iter().any(|g| g.matches(id)))
-            .collect();
-        assert_eq!(kept, ["rt01-create", "rt03-get", "s4-ids"]);
-        let e = filter_set(&["ok*".into(), "rt0[".into()]).unwrap_err();
+        let ids = [
+            "rt01-create",
+            "rt02-list",
+            "rt03-get",
+            "s4-ids",
+            "s4-ids-x",
+            "rt0{1,3}",
+        ];
+        let kept = |filters: &[&str]| -> Vec<&str> {
+            let f = Filter::new(&filters.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            let f = f.unwrap();
+            ids.into_iter().filter(|id| f.matches(id)).collect()
+        };
+        // Any of the globs: a class, a star, a whole id.
+        assert_eq!(
+            kept(&["rt0[13]*", "*-ids"]),
+            ["rt01-create", "rt03-get", "s4-ids"]
+        );
+        assert_eq!(kept(&["rt0?-list"]), ["rt02-list"]);
+        // Braces are not alternation (docs/reports.md): `{1,3}` is the text itself.
+        assert_eq!(kept(&["rt0{1,3}*"]), ["rt0{1,3}"]);
+        let Err(e) = Filter::new(&["ok*".into(), "rt0[".into()]) else {
+            panic!("rt0[ is not a glob")
+        };
         assert!(e.starts_with("--filter \"rt0[\": "), "{e}");
     }
 

@@ -20,6 +20,7 @@ static ID: LazyLock<Regex> =
 static FILE: LazyLock<Regex> = LazyLock::new(|| re(r"Output is being written to: (\S+)"));
 static EXIT: LazyLock<Regex> = LazyLock::new(|| re(r"exit code (-?[0-9]+)"));
 static FINAL: LazyLock<Regex> = LazyLock::new(|| re(r"\(status: ([a-z_]+)\)"));
+
 /// The line versions without an output tool (2.1.277 on) append to a task's output file once
 /// its shell exits: `\n[exited with code N]\n`, after whatever the command wrote (measured
 /// on 2.1.277 and 2.1.332: `"boom\n"` becomes `"boom\n\n[exited with code 3]\n"`, `"x"`
@@ -242,7 +243,10 @@ mod tests {
         assert_eq!(exit_trailer(b"\n[exited with code ]\n"), None);
         assert_eq!(exit_trailer(b"\n[exited with code 1x]\n"), None);
         assert_eq!(exit_trailer(b"\n[exited with code --1]\n"), None);
+        // A code past i32, and a trailer longer than the 64 bytes looked at.
         assert_eq!(exit_trailer(b"\n[exited with code 99999999999]\n"), None);
+        let long = format!("x\n[exited with code {}]\n", "0".repeat(50));
+        assert_eq!(exit_trailer(long.as_bytes()), None);
         // The last of two trailers counts.
         assert_eq!(
             exit_trailer(b"\n[exited with code 1]\n\n[exited with code 2]\n"),
