@@ -1,6 +1,7 @@
-//! taskproof's MCP server: the reference store served to agents as tools (docs/architecture.md,
-//! "Crates"). It needs the wire types and the store only, so it builds beside the harness's
-//! crates instead of after them.
+//! taskproof's MCP code (docs/architecture.md, "Crates"): the server (`taskproof mcp`, the
+//! reference store served to agents as tools) and the client the `mcp:` target speaks
+//! through. Every use of rmcp is here, so its generic code is compiled once for both roles.
+//! It needs the wire types and the store only, so it builds before the targets.
 //!
 //! The modules of the crates below are re-exported under their own names, so that
 //! `crate::task::Task` names what it names in every crate.
@@ -8,4 +9,5 @@
 pub use taskproof_core::{protocol, task};
 pub use taskproof_store::store;
 
+pub mod client;
 pub mod mcp;

@@ -3,8 +3,8 @@
 //! Each session starts its own server process, as each agent starts its own: `sh -c COMMAND`
 //! with the mapping's arguments appended, in its working directory, with `TASKPROOF_ROOT` and
 //! the mapping's environment set, leading a process group of its own ([`Group`]), which is
-//! killed when the session ends. The session is an MCP client over the server's stdio (rmcp's
-//! client on a current-thread tokio runtime): `initialize` is the session's `hello` (the
+//! killed when the session ends. The session is an MCP client over the server's stdio
+//! (taskproof-mcp's [`Connection`], rmcp's client): `initialize` is the session's `hello` (the
 //! server's `serverInfo` and the mapping, stated), and each protocol request becomes the tool
 //! calls the mapping names, their results read back as the mapping says.
 //!
@@ -22,13 +22,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
-    Implementation,
-};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
 use serde_json::{Map, Value, json};
+use taskproof_mcp::client::{ClientError, Connection, Noise, ServerPipes, ToolResult};
 
 use super::group::Group;
 use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
@@ -166,12 +161,9 @@ fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
     TargetError::Spawn(format!("{e}\nthe server's stderr:\n{tail}"))
 }
 
-type Client = RunningService<RoleClient, ClientConfig>;
-
 /// A connection to one server process.
 pub struct McpSession {
-    rt: tokio::runtime::Runtime,
-    client: Option<Client>,
+    client: Option<Connection>,
     group: Group,
     mapping: Arc<Mapping>,
     root: PathBuf,
@@ -215,10 +207,6 @@ impl McpSession {
         let mapping = Arc::clone(target.mapping().map_err(no_stderr)?);
         let root =
             std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| no_stderr(TargetError::Spawn(format!("a tokio runtime: {e}"))))?;
         let started = Instant::now();
         let mut cmd = Command::new("sh");
         // The mapping's arguments follow the command as "$@", each one word.
@@ -260,7 +248,6 @@ impl McpSession {
         let stderr_pipe = group.child().stderr.take().expect("piped stderr");
         let (stderr, stderr_thread) = super::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
         let mut session = McpSession {
-            rt,
             client: None,
             group,
             mapping,
@@ -281,44 +268,34 @@ impl McpSession {
             tools: BTreeMap::new(),
         };
         let limit = options.start_timeout;
-        let garbage = Arc::clone(&session.garbage);
         // Skipped noise goes to the report with the server's stderr.
-        let noise = session
-            .mapping
-            .skip_stdout_noise
-            .then(|| Arc::clone(&session.stderr));
-        let handshake = session.rt.block_on(async {
-            let stdout = tokio::process::ChildStdout::from_std(stdout)?;
-            let io = (
-                pump(stdout, Arc::clone(&garbage), noise),
-                tokio::process::ChildStdin::from_std(stdin)?,
-            );
-            let left = limit.saturating_sub(started.elapsed());
-            let client = ClientConfig::new(
-                ClientCapabilities::default(),
-                Implementation::new("taskproof", env!("CARGO_PKG_VERSION")),
-            );
-            match tokio::time::timeout(left, client.serve(io)).await {
-                Err(_) => Ok(Err(TargetError::StartTimeout(limit))),
-                Ok(Err(e)) => Ok(Err(TargetError::BadHello(format!(
-                    "the MCP handshake failed: {e}"
-                )))),
-                Ok(Ok(c)) => Ok(Ok(c)),
-            }
+        let noise = session.mapping.skip_stdout_noise.then(|| Noise {
+            sink: Arc::clone(&session.stderr),
+            limit: MAX_STDERR,
         });
-        let client = match handshake {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => {
+        let pipes = ServerPipes {
+            stdin,
+            stdout,
+            garbage: Arc::clone(&session.garbage),
+            noise,
+        };
+        let left = limit.saturating_sub(started.elapsed());
+        let client = match Connection::connect(pipes, "taskproof", env!("CARGO_PKG_VERSION"), left)
+        {
+            Ok(c) => c,
+            Err(e) => {
+                let e = match e {
+                    ClientError::Timeout => TargetError::StartTimeout(limit),
+                    e @ (ClientError::Runtime(_) | ClientError::Pipes(_)) => {
+                        TargetError::Spawn(e.to_string())
+                    }
+                    other => TargetError::BadHello(format!("the MCP handshake failed: {other}")),
+                };
                 let e = session.explain(e);
                 return Err((session.fail(e), session.stderr()));
             }
-            Err(e) => {
-                let e: std::io::Error = e;
-                let e = TargetError::Spawn(format!("the server's pipes: {e}"));
-                return Err((session.fail(e), session.stderr()));
-            }
         };
-        let info = client.peer_info();
+        let info = client.server();
         session.client = Some(client);
         let left = limit.saturating_sub(started.elapsed());
         let tools = match session.list_tools(left, limit) {
@@ -335,7 +312,7 @@ impl McpSession {
             return Err((session.fail(e), session.stderr()));
         }
         let mut stated = session.mapping.stated();
-        let (name, version) = match info.as_ref().and_then(|i| i.server_info.as_ref()) {
+        let (name, version) = match &info {
             Some(s) => (s.name.clone(), s.version.clone()),
             None => ("unnamed MCP server".into(), String::new()),
         };
@@ -344,7 +321,7 @@ impl McpSession {
             format!(
                 "{name} {version} over MCP ({}), started as {:?}",
                 info.as_ref()
-                    .map_or_else(String::new, |i| i.protocol_version.to_string()),
+                    .map_or_else(String::new, |i| i.protocol_version.clone()),
                 target.command
             ),
         );
@@ -371,19 +348,12 @@ impl McpSession {
         limit: Duration,
     ) -> Result<BTreeMap<String, (String, Value)>, TargetError> {
         let client = self.client.as_ref().expect("connected");
-        let listed = self
-            .rt
-            .block_on(async { tokio::time::timeout(left, client.list_all_tools()).await });
-        match listed {
-            Err(_) => Err(TargetError::StartTimeout(limit)),
-            Ok(Err(e)) => Err(self.service_error("tools/list", e)),
-            Ok(Ok(tools)) => Ok(tools
+        match client.list_tools(left) {
+            Err(ClientError::Timeout) => Err(TargetError::StartTimeout(limit)),
+            Err(e) => Err(self.service_error("tools/list", e)),
+            Ok(tools) => Ok(tools
                 .into_iter()
-                .map(|t| {
-                    let about = t.description.as_deref().unwrap_or("").to_string();
-                    let schema = Value::Object((*t.input_schema).clone());
-                    (t.name.to_string(), (about, schema))
-                })
+                .map(|t| (t.name, (t.description, t.input_schema)))
                 .collect()),
         }
     }
@@ -426,23 +396,20 @@ impl McpSession {
         })
     }
 
-    fn service_error(&mut self, what: &str, e: ServiceError) -> TargetError {
+    fn service_error(&mut self, what: &str, e: ClientError) -> TargetError {
         if let Some(g) = self.garbage_line() {
             return g;
         }
         match e {
-            ServiceError::McpError(err) => TargetError::Io(format!(
-                "the server answered {what} with a JSON-RPC error {}: {}",
-                err.code.0, err.message
+            ClientError::Rpc { code, message } => TargetError::Io(format!(
+                "the server answered {what} with a JSON-RPC error {code}: {message}"
             )),
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                match self.exit_status() {
-                    Some(status) => TargetError::Exited { status },
-                    None => TargetError::Io(format!(
-                        "the connection to the server closed during {what}: {e}"
-                    )),
-                }
-            }
+            ClientError::Closed(e) => match self.exit_status() {
+                Some(status) => TargetError::Exited { status },
+                None => TargetError::Io(format!(
+                    "the connection to the server closed during {what}: {e}"
+                )),
+            },
             other => TargetError::Io(format!("{what}: {other}")),
         }
     }
@@ -454,11 +421,8 @@ impl McpSession {
     }
 
     fn kill_group(&mut self) {
-        if let Some(c) = self.client.take() {
-            // Dropping the client inside the runtime ends its service loop there.
-            let _guard = self.rt.enter();
-            drop(c);
-        }
+        // The connection ends its service loop on its own runtime when dropped.
+        self.client = None;
         self.group.kill();
         if let Some(h) = self.stderr_thread.take() {
             let deadline = Instant::now() + Duration::from_millis(500);
@@ -473,29 +437,25 @@ impl McpSession {
 
     /// Calls one tool within the request limit. A JSON-RPC error is the target's error
     /// unless the mapping's `errors.rpc` names its code.
-    fn call_tool(&mut self, tool: &str, args: Value) -> Result<CallToolResult, Stop> {
+    fn call_tool(&mut self, tool: &str, args: Value) -> Result<ToolResult, Stop> {
         let args = match args {
             Value::Object(m) => m,
             _ => Map::new(),
         };
         let client = self.client.as_ref().expect("connected");
         let limit = self.timeout;
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        let r = self
-            .rt
-            .block_on(async { tokio::time::timeout(limit, client.call_tool(params)).await });
-        match r {
-            Err(_) => Err(Stop::Target(TargetError::Timeout(limit))),
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(ServiceError::McpError(err)))
-                if self.mapping.errors.rpc.contains_key(&err.code.0) =>
+        match client.call_tool(tool, args, limit) {
+            Ok(result) => Ok(result),
+            Err(ClientError::Timeout) => Err(Stop::Target(TargetError::Timeout(limit))),
+            Err(ClientError::Rpc { code, message })
+                if self.mapping.errors.rpc.contains_key(&code) =>
             {
                 Err(Stop::Answer(failure(
-                    self.mapping.errors.rpc[&err.code.0],
-                    format!("{tool}: JSON-RPC error {}: {}", err.code.0, err.message),
+                    self.mapping.errors.rpc[&code],
+                    format!("{tool}: JSON-RPC error {code}: {message}"),
                 )))
             }
-            Ok(Err(e)) => Err(Stop::Target(self.service_error(&format!("tool {tool}"), e))),
+            Err(e) => Err(Stop::Target(self.service_error(&format!("tool {tool}"), e))),
         }
     }
 
@@ -555,7 +515,7 @@ impl McpSession {
         map: &mapping::OpMap,
         vars: &mut Value,
         which: std::ops::Range<usize>,
-    ) -> Result<Vec<Option<CallToolResult>>, Stop> {
+    ) -> Result<Vec<Option<ToolResult>>, Stop> {
         let mapping = Arc::clone(&self.mapping);
         let mut results = Vec::new();
         for call in &map.calls[which] {
@@ -595,7 +555,7 @@ impl McpSession {
                 }
                 let args = mapping.fill(&call.args, vars).unwrap_or(json!({}));
                 let result = self.call_tool(&call.tool, args)?;
-                if result.is_error == Some(true) {
+                if result.is_error {
                     return Err(Stop::Answer(self.error_answer(&call.tool, &result)));
                 }
                 if let Some(ptr) = &call.id {
@@ -625,9 +585,9 @@ impl McpSession {
     }
 
     /// The protocol answer for an error result: its kind from the mapping's rules.
-    fn error_answer(&self, tool: &str, result: &CallToolResult) -> Value {
+    fn error_answer(&self, tool: &str, result: &ToolResult) -> Value {
         let rules = &self.mapping.errors;
-        let text = text_of(result);
+        let text = result.text.clone();
         let doc = document(&mapping::DocSource::Auto, result).ok();
         let from_pointer = rules.kind.as_ref().and_then(|p| {
             doc.as_ref()?
@@ -653,7 +613,7 @@ impl McpSession {
         &mut self,
         op: Op,
         map: &mapping::OpMap,
-        results: &[Option<CallToolResult>],
+        results: &[Option<ToolResult>],
         vars: &Value,
     ) -> Result<Value, Stop> {
         let a = &map.answer;
@@ -826,65 +786,9 @@ fn bad_answer(op: Op, key: &str, tool: &str, reason: String) -> Stop {
     })
 }
 
-/// Passes the server's stdout on to the MCP client line by line, stopping at the first line
-/// that is not JSON (kept in `garbage`): the client then sees the end of the stream at once,
-/// where rmcp would skip the line and wait. With `noise` (the mapping's
-/// `server.skip_stdout_noise`) such lines are appended there instead and skipped.
-fn pump(
-    stdout: tokio::process::ChildStdout,
-    garbage: Arc<Mutex<Option<String>>>,
-    noise: Option<Arc<Mutex<Vec<u8>>>>,
-) -> tokio::io::DuplexStream {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let (ours, mut theirs) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::new(stdout);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim();
-            if text.is_empty() {
-                continue;
-            }
-            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-                if let Some(sink) = &noise {
-                    let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
-                    if kept.len() < MAX_STDERR {
-                        kept.extend_from_slice(format!("[stdout, not MCP] {text}\n").as_bytes());
-                    }
-                    continue;
-                }
-                *garbage.lock().unwrap_or_else(|p| p.into_inner()) = Some(text.to_string());
-                return;
-            }
-            if theirs.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-    });
-    ours
-}
-
-/// The result's text content, joined.
-pub fn text_of(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The document a mapping reads pointers from.
-fn document(source: &mapping::DocSource, r: &CallToolResult) -> Result<Value, String> {
-    let text = || text_of(r);
+fn document(source: &mapping::DocSource, r: &ToolResult) -> Result<Value, String> {
+    let text = || r.text.clone();
     let json = |t: String| {
         serde_json::from_str::<Value>(t.trim()).map_err(|e| {
             format!(
@@ -894,12 +798,12 @@ fn document(source: &mapping::DocSource, r: &CallToolResult) -> Result<Value, St
         })
     };
     match source {
-        mapping::DocSource::Auto => match &r.structured_content {
+        mapping::DocSource::Auto => match &r.structured {
             Some(v) => Ok(v.clone()),
             None => json(text()),
         },
         mapping::DocSource::Structured => r
-            .structured_content
+            .structured
             .clone()
             .ok_or_else(|| "the result has no structuredContent".to_string()),
         mapping::DocSource::Json => json(text()),
@@ -952,9 +856,7 @@ impl Session for McpSession {
             return ended;
         }
         if let Some(mut c) = self.client.take() {
-            let _ = self
-                .rt
-                .block_on(async { tokio::time::timeout(EXIT_GRACE, c.close()).await });
+            c.close(EXIT_GRACE);
         }
         let deadline = Instant::now() + EXIT_GRACE;
         while self.group.exited().is_none() && Instant::now() < deadline {
