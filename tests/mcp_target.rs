@@ -82,7 +82,7 @@ fn a_well_behaved_server_is_read_through_the_mapping() {
     assert_eq!(hello.name, "fake-tasks");
     assert_eq!(hello.version, "9.9");
     assert!(
-        hello.mapping["server"].contains("fake-tasks 9.9"),
+        hello.mapping["server"].contains("fake-tasks 9.9 over MCP (2025-06-18)"),
         "{hello:?}"
     );
     assert!(hello.mapping["mapping"].ends_with("fake.toml"), "{hello:?}");
@@ -124,6 +124,19 @@ fn a_well_behaved_server_is_read_through_the_mapping() {
     let fly = s.call(&json!({"op": "fly"})).unwrap();
     assert_eq!(fly["error"]["kind"], "invalid", "{fly}");
     s.close().unwrap();
+    assert!(server_gone(root.path()));
+}
+
+/// rmcp's client reads the `initialize` answer as an `InitializeResult`, whose `serverInfo`
+/// is required, though its own peer-info type has it optional (measured with rmcp 3.11): a
+/// server that leaves it out fails to open, and the error shows what it sent.
+#[test]
+fn a_server_without_server_info_fails_the_handshake_and_says_what_it_sent() {
+    let (root, s, _) = open("unnamed");
+    let e = s.err().expect("the handshake fails without serverInfo");
+    let text = e.to_string();
+    assert!(text.contains("the MCP handshake failed"), "{text}");
+    assert!(text.contains("\"protocolVersion\""), "{text}");
     assert!(server_gone(root.path()));
 }
 

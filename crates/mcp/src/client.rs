@@ -47,8 +47,8 @@ pub struct Noise {
 /// The server as `initialize` described it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerInfo {
-    pub name: String,
-    pub version: String,
+    /// `serverInfo`'s name and version; `None` when the server sent no `serverInfo`.
+    pub implementation: Option<(String, String)>,
     /// The protocol version the server chose.
     pub protocol_version: String,
 }
@@ -169,13 +169,14 @@ impl Connection {
         })
     }
 
-    /// The server's `serverInfo` and protocol version, when it gave them.
+    /// What the server's `initialize` answer said of it; `None` before a handshake.
     pub fn server(&self) -> Option<ServerInfo> {
         let info = self.service.as_ref()?.peer_info()?;
-        let s = info.server_info.as_ref()?;
         Some(ServerInfo {
-            name: s.name.clone(),
-            version: s.version.clone(),
+            implementation: info
+                .server_info
+                .as_ref()
+                .map(|s| (s.name.clone(), s.version.clone())),
             protocol_version: info.protocol_version.to_string(),
         })
     }

@@ -312,8 +312,8 @@ impl McpSession {
             return Err((session.fail(e), session.stderr()));
         }
         let mut stated = session.mapping.stated();
-        let (name, version) = match &info {
-            Some(s) => (s.name.clone(), s.version.clone()),
+        let (name, version) = match info.as_ref().and_then(|i| i.implementation.clone()) {
+            Some(named) => named,
             None => ("unnamed MCP server".into(), String::new()),
         };
         stated.insert(
@@ -587,7 +587,7 @@ impl McpSession {
     /// The protocol answer for an error result: its kind from the mapping's rules.
     fn error_answer(&self, tool: &str, result: &ToolResult) -> Value {
         let rules = &self.mapping.errors;
-        let text = result.text.clone();
+        let text = &result.text;
         let doc = document(&mapping::DocSource::Auto, result).ok();
         let from_pointer = rules.kind.as_ref().and_then(|p| {
             doc.as_ref()?
@@ -601,7 +601,7 @@ impl McpSession {
                 rules
                     .text
                     .iter()
-                    .find(|(re, _)| re.is_match(&text))
+                    .find(|(re, _)| re.is_match(text))
                     .map(|(_, k)| *k)
             })
             .or(rules.default)
@@ -788,8 +788,7 @@ fn bad_answer(op: Op, key: &str, tool: &str, reason: String) -> Stop {
 
 /// The document a mapping reads pointers from.
 fn document(source: &mapping::DocSource, r: &ToolResult) -> Result<Value, String> {
-    let text = || r.text.clone();
-    let json = |t: String| {
+    let json = |t: &str| {
         serde_json::from_str::<Value>(t.trim()).map_err(|e| {
             format!(
                 "the text is not JSON ({e}): {:?}",
@@ -800,16 +799,16 @@ fn document(source: &mapping::DocSource, r: &ToolResult) -> Result<Value, String
     match source {
         mapping::DocSource::Auto => match &r.structured {
             Some(v) => Ok(v.clone()),
-            None => json(text()),
+            None => json(&r.text),
         },
         mapping::DocSource::Structured => r
             .structured
             .clone()
             .ok_or_else(|| "the result has no structuredContent".to_string()),
-        mapping::DocSource::Json => json(text()),
+        mapping::DocSource::Json => json(&r.text),
         mapping::DocSource::Pattern(re) => {
-            let t = text();
-            let caps = re.captures(&t).ok_or_else(|| {
+            let t = &r.text;
+            let caps = re.captures(t).ok_or_else(|| {
                 format!(
                     "the pattern {:?} does not match the text {:?}",
                     re.as_str(),
@@ -817,7 +816,7 @@ fn document(source: &mapping::DocSource, r: &ToolResult) -> Result<Value, String
                 )
             })?;
             if let Some(j) = caps.name("json") {
-                return json(j.as_str().to_string());
+                return json(j.as_str());
             }
             Ok(Value::Object(
                 re.capture_names()
