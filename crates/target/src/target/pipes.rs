@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// One line of a child's stdout.
 pub enum Line {
@@ -65,9 +66,55 @@ pub fn keep_stderr(stderr: impl Read + Send + 'static, max: usize) -> (Kept, Joi
     (kept, thread)
 }
 
+/// How long a killed target's stderr may take to reach its end before the session stops
+/// waiting for it.
+pub const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+/// Waits up to `within` for a [`keep_stderr`] thread to end, joining it if it did. Called
+/// once the child's process group is dead, so that the last words of a killed target reach
+/// the report; a grandchild that left the group can hold the pipe open, hence the bound
+/// (the thread then ends on its own with the pipe).
+pub fn finish_stderr(thread: JoinHandle<()>, within: Duration) {
+    let deadline = Instant::now() + within;
+    while !thread.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if thread.is_finished() {
+        let _ = thread.join();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finishing_stderr_joins_a_drain_whose_pipe_closed_with_all_it_read() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (kept, thread) = keep_stderr(reader, 1024);
+        std::io::Write::write_all(&mut writer, b"last words\n").unwrap();
+        drop(writer);
+        finish_stderr(thread, Duration::from_secs(60));
+        assert_eq!(&*kept.lock().unwrap(), b"last words\n");
+    }
+
+    #[test]
+    fn finishing_stderr_does_not_wait_for_a_pipe_something_else_holds_open() {
+        // The write end stays open, as when a grandchild that left the group holds it: the
+        // call returns after its bound all the same.
+        let (reader, writer) = std::io::pipe().unwrap();
+        let (_kept, thread) = keep_stderr(reader, 1024);
+        let (done, returned) = mpsc::channel();
+        std::thread::spawn(move || {
+            finish_stderr(thread, Duration::from_millis(20));
+            let _ = done.send(());
+        });
+        assert!(
+            returned.recv_timeout(Duration::from_secs(60)).is_ok(),
+            "finish_stderr waited on for a pipe that never closed"
+        );
+        drop(writer);
+    }
 
     #[test]
     fn lines_come_whole_and_a_line_over_the_limit_ends_the_stream() {

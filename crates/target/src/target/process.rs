@@ -185,17 +185,8 @@ impl ProcessSession {
         self.stdin = None;
         // Also when `sh` already ended: what it left running in its group ends too.
         self.child.kill();
-        // Once the group is dead the stderr pipe closes and the drain thread ends; wait for
-        // it a little, so that the last words of a killed adapter reach the report. A
-        // grandchild that left the group could hold the pipe open, hence the bound.
         if let Some(h) = self.stderr_thread.take() {
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
+            pipes::finish_stderr(h, pipes::STDERR_GRACE);
         }
     }
 

@@ -46,8 +46,6 @@ use crate::target::background::{
 };
 use crate::target::group::{self, CleanupGuard, Group, TempGuard};
 
-/// A dummy key (the scripted model checks none).
-const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
 /// How much of the CLI's stdout and stderr is kept for errors.
 const TAIL: usize = 64 * 1024;
 
@@ -730,15 +728,7 @@ impl Drop for ClaudeCodeBg {
 }
 
 fn write_config(config: &Path, root: &Path) -> anyhow::Result<()> {
-    let key_tail = &API_KEY[API_KEY.len() - 20..];
-    let state = json!({
-        "hasCompletedOnboarding": true,
-        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-        "projects": {root.to_string_lossy(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
-    });
-    let path = config.join(".claude.json");
-    std::fs::write(&path, format!("{state:#}\n"))
-        .with_context(|| format!("write {}", path.display()))?;
+    super::cli::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
     std::fs::create_dir_all(config.join("tmp"))
         .with_context(|| format!("create {}/tmp", config.display()))
 }
@@ -754,7 +744,7 @@ fn start(
     let mut command = install.command();
     command
         .env_clear()
-        .envs(super::cli::scripted_env(config, API_KEY, base_url))
+        .envs(super::cli::scripted_env(config, base_url))
         // Where the tasks' output files go (else /tmp/claude-UID/…, outside the session).
         .env("CLAUDE_CODE_TMPDIR", config.join("tmp"))
         .env("TMPDIR", config.join("tmp"))

@@ -58,7 +58,6 @@ pub struct Setup {
     pub config: PathBuf,
     /// The working folder (inside `config`, outside the root).
     pub cwd: PathBuf,
-    pub api_key: String,
     /// Folders searched before the inherited `PATH` (see `session::Extra`).
     pub path: Vec<PathBuf>,
 }
@@ -98,21 +97,38 @@ struct Output {
     last: Option<Instant>,
 }
 
+/// A dummy key: the scripted model checks none, and the terminal UI must be told it was
+/// approved (by its last 20 characters, see [`write_first_run_answers`]).
+pub(super) const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
+
+/// Writes `config/.claude.json` with the answers to what a fresh CLI would otherwise ask
+/// before it takes a prompt: onboarding done, [`API_KEY`] approved (Claude Code keeps the
+/// key's last 20 characters there), and `project`, the folder it runs in, trusted. Every CLI
+/// taskproof starts gets it, the task sessions and the background-task sessions alike, so a
+/// version that asks something new is answered in this one place.
+pub(super) fn write_first_run_answers(config: &Path, project: &Path) -> Result<(), String> {
+    let key_tail = &API_KEY[API_KEY.len() - 20..];
+    let state = serde_json::json!({
+        "hasCompletedOnboarding": true,
+        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
+        "projects": {project.to_string_lossy(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
+    });
+    let path = config.join(".claude.json");
+    std::fs::write(&path, format!("{state:#}\n"))
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))
+}
+
 /// The environment of every CLI: only what it needs, nothing inherited that could point it
-/// at a real account, a real model or an enclosing Claude Code session.
-/// The environment every CLI taskproof starts has (the task-store sessions here, the
+/// at a real account, a real model or an enclosing Claude Code session: the task-store
+/// sessions here and the background-task sessions in `background.rs` alike. It has (the task-store sessions here, the
 /// background-task sessions in `background.rs`): its own config folder, the scripted model
 /// as its API, every tool listed in the first request, and no other traffic.
-pub(super) fn scripted_env(
-    config: &Path,
-    api_key: &str,
-    base_url: &str,
-) -> Vec<(&'static str, OsString)> {
+pub(super) fn scripted_env(config: &Path, base_url: &str) -> Vec<(&'static str, OsString)> {
     vec![
         ("HOME", config.into()),
         ("CLAUDE_CONFIG_DIR", config.into()),
         ("ANTHROPIC_BASE_URL", base_url.into()),
-        ("ANTHROPIC_API_KEY", api_key.into()),
+        ("ANTHROPIC_API_KEY", API_KEY.into()),
         // Tools are listed in the first request only when tool search does not defer them.
         ("ENABLE_TOOL_SEARCH", "false".into()),
         // No prompt suggestions after a turn: in 2.1.17 a prompt typed while one is being
@@ -129,7 +145,7 @@ pub(super) fn scripted_env(
 }
 
 fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, OsString)> {
-    let mut env = scripted_env(&setup.config, &setup.api_key, base_url);
+    let mut env = scripted_env(&setup.config, base_url);
     env.extend([
         ("CLAUDE_CODE_TASK_LIST_ID", list.into()),
         // The task tools: on by this switch up to 2.1.112, by the todo switch later.

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::cli::{Cli, Conversation, Drive, Setup};
+use super::cli::{Cli, Conversation, Drive, Setup, write_first_run_answers};
 use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
 use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
@@ -27,9 +27,6 @@ use crate::target::{Session, SessionEvent, SessionOptions, TargetError};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;
-/// A dummy key: the scripted model checks none, and the terminal UI must be told it was
-/// approved (by its last 20 characters).
-const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
 /// How long the terminal UI may sit on a typed prompt before Enter is pressed again.
 const ENTER_AGAIN: Duration = Duration::from_millis(1500);
 /// How long the terminal UI of 2.1.17 may hold a prompt it took without calling the model
@@ -594,15 +591,7 @@ fn prepare_config(
         .map_err(|e| format!("failed to resolve {}: {e}", cwd.display()))?;
     std::os::unix::fs::symlink(root, config.join("tasks"))
         .map_err(|e| format!("failed to link {}/tasks to the root: {e}", config.display()))?;
-    let key_tail = &API_KEY[API_KEY.len() - 20..];
-    let state = json!({
-        "hasCompletedOnboarding": true,
-        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-        "projects": {cwd.to_string_lossy(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
-    });
-    let path = config.join(".claude.json");
-    std::fs::write(&path, format!("{state:#}\n"))
-        .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    write_first_run_answers(config, &cwd)?;
     if let Some(settings) = &extra.settings {
         let path = config.join("settings.json");
         std::fs::write(&path, format!("{settings:#}\n"))
@@ -613,7 +602,6 @@ fn prepare_config(
         drive: spec::drive(&install.version, interactive),
         config: config.to_path_buf(),
         cwd,
-        api_key: API_KEY.into(),
         path: extra.path.clone(),
     })
 }

@@ -425,13 +425,7 @@ impl McpSession {
         self.client = None;
         self.group.kill();
         if let Some(h) = self.stderr_thread.take() {
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
+            super::pipes::finish_stderr(h, super::pipes::STDERR_GRACE);
         }
     }
 
