@@ -62,16 +62,12 @@ pub fn read_run(path: &Path) -> Result<RunReport, InputError> {
 
 /// Parses a run report read from `path`.
 pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
-    let version = schema::format_version(path, text)?;
-    if version != RUN_FORMAT {
-        return Err(InputError::new(
-            path,
-            format!(
-                "format_version: this taskproof reads run reports of format {RUN_FORMAT}, not {}",
-                shown(version)
-            ),
-        ));
-    }
+    known_format(
+        path,
+        schema::format_version(path, text)?,
+        &[RUN_FORMAT],
+        "run reports",
+    )?;
     match schema::parse::<RunReport>(path, text) {
         Ok(r) => Ok(r),
         Err(strict) => {
@@ -153,16 +149,12 @@ pub fn read_race(path: &Path) -> Result<RaceReport, InputError> {
 
 /// Parses a race report read from `path`.
 pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
-    let version = schema::format_version(path, text)?;
-    if !RACE_FORMATS.contains(&version) {
-        return Err(InputError::new(
-            path,
-            format!(
-                "format_version: this taskproof reads race reports of format 1 or 2, not {}",
-                shown(version)
-            ),
-        ));
-    }
+    known_format(
+        path,
+        schema::format_version(path, text)?,
+        &RACE_FORMATS,
+        "race reports",
+    )?;
     match schema::parse::<RaceReport>(path, text) {
         Ok(r) => Ok(r),
         // Witnesses cut from a trimmed copy: the counts are whole, so nothing is lost.
@@ -173,26 +165,33 @@ pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
     }
 }
 
-/// A format version as an error names it: 0 is a report without one.
-fn shown(version: u64) -> String {
-    match version {
+/// Refuses a file whose `format_version` is not one this reader knows, naming the ones it
+/// does: `format_version: this taskproof reads race reports of format 1 or 2, not 3`. A
+/// version of 0 is a file without one.
+fn known_format(path: &Path, version: u64, known: &[u64], what: &str) -> Result<(), InputError> {
+    if known.contains(&version) {
+        return Ok(());
+    }
+    let known: Vec<String> = known.iter().map(u64::to_string).collect();
+    let known = match known.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "none".into(),
+    };
+    let found = match version {
         0 => "one without format_version".into(),
         v => v.to_string(),
-    }
+    };
+    Err(InputError::new(
+        path,
+        format!("format_version: this taskproof reads {what} of format {known}, not {found}"),
+    ))
 }
 
 /// Reads a `target.json`.
 pub fn read_manifest(path: &Path) -> Result<Manifest, InputError> {
     let m: Manifest = read_json(path)?;
-    if m.format_version != MANIFEST_FORMAT {
-        return Err(InputError::new(
-            path,
-            format!(
-                "format_version: this taskproof reads target.json of format {MANIFEST_FORMAT}, not {}",
-                m.format_version
-            ),
-        ));
-    }
+    known_format(path, m.format_version, &[MANIFEST_FORMAT], "target.json")?;
     Ok(m)
 }
 
@@ -517,6 +516,34 @@ mod tests {
         let e = parse_run(Path::new("run.json"), &bad).expect_err("refused");
         assert!(
             e.to_string().contains("passed") && e.to_string().contains("cut markers removed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_format_version_is_refused_naming_the_ones_read() {
+        let e = parse_race(Path::new("race.json"), r#"{"format_version": 3}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "race.json: format_version: this taskproof reads race reports of format 1 or 2, not 3"
+        );
+        let e = parse_run(Path::new("run.json"), r#"{"format_version": 7}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "run.json: format_version: this taskproof reads run reports of format 1, not 7"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.json");
+        std::fs::write(
+            &path,
+            r#"{"format_version": 2, "label": "x", "spec": "x", "profile": "strict"}"#,
+        )
+        .unwrap();
+        let e = read_manifest(&path).unwrap_err();
+        assert!(
+            e.to_string().ends_with(
+                "target.json: format_version: this taskproof reads target.json of format 1, not 2"
+            ),
             "{e}"
         );
     }
