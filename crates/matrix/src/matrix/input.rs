@@ -174,9 +174,8 @@ fn known_format(path: &Path, version: u64, known: &[u64], what: &str) -> Result<
     }
     let known: Vec<String> = known.iter().map(u64::to_string).collect();
     let known = match known.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => "none".into(),
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => known.join(""),
     };
     let found = match version {
         0 => "one without format_version".into(),

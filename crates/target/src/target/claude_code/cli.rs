@@ -118,11 +118,11 @@ pub(super) fn write_first_run_answers(config: &Path, project: &Path) -> Result<(
         .map_err(|e| format!("failed to write {}: {e}", path.display()))
 }
 
-/// The environment of every CLI: only what it needs, nothing inherited that could point it
-/// at a real account, a real model or an enclosing Claude Code session: the task-store
-/// sessions here and the background-task sessions in `background.rs` alike. It has (the task-store sessions here, the
-/// background-task sessions in `background.rs`): its own config folder, the scripted model
-/// as its API, every tool listed in the first request, and no other traffic.
+/// The environment of every CLI taskproof starts (the task-store sessions here, the
+/// background-task sessions in `background.rs`): only what it needs, nothing inherited that
+/// could point it at a real account, a real model or an enclosing Claude Code session. It
+/// has its own config folder, the scripted model as its API with [`API_KEY`], every tool
+/// listed in the first request, and no other traffic.
 pub(super) fn scripted_env(config: &Path, base_url: &str) -> Vec<(&'static str, OsString)> {
     vec![
         ("HOME", config.into()),
@@ -531,6 +531,39 @@ pub fn strip_escapes(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The key the CLI is given is the one its first-run answers approve (by its last 20
+    /// characters, which is how Claude Code keeps approvals), onboarding is done, and the
+    /// folder the CLI runs in is trusted: without any of them the terminal UI asks first.
+    #[test]
+    fn the_first_run_answers_approve_the_key_the_cli_is_given_and_trust_its_folder() {
+        let config = tempfile::tempdir().unwrap();
+        let project = config.path().join("work");
+        write_first_run_answers(config.path(), &project).unwrap();
+        let text = std::fs::read_to_string(config.path().join(".claude.json")).unwrap();
+        let state: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(state["hasCompletedOnboarding"], true);
+        let env = scripted_env(config.path(), "http://127.0.0.1:1");
+        let key = env
+            .iter()
+            .find(|(k, _)| *k == "ANTHROPIC_API_KEY")
+            .map(|(_, v)| v.to_str().unwrap().to_string())
+            .unwrap();
+        let approved = state["customApiKeyResponses"]["approved"]
+            .as_array()
+            .unwrap();
+        assert_eq!(approved.len(), 1);
+        assert_eq!(approved[0], key[key.len() - 20..]);
+        let projects = state["projects"].as_object().unwrap();
+        assert_eq!(
+            projects[&*project.to_string_lossy()]["hasTrustDialogAccepted"],
+            true,
+            "{text}"
+        );
+        // A folder it cannot write to is an error naming the file, not a panic.
+        let e = write_first_run_answers(&config.path().join("missing"), &project).unwrap_err();
+        assert!(e.contains("missing/.claude.json"), "{e}");
+    }
 
     #[test]
     fn escapes_are_removed_from_terminal_output() {
