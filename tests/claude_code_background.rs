@@ -26,6 +26,7 @@ fn open(root: &std::path::Path) -> ClaudeCodeBg {
     let options = BgOptions {
         timeout: Duration::from_secs(60),
         start_timeout: Duration::from_secs(120),
+        model_log: None,
     };
     ClaudeCodeBg::open(&cc, root, options).expect("open a background session")
 }

@@ -86,8 +86,10 @@ impl BackgroundProbe {
                     start_timeout: self.limits.start_timeout,
                 },
                 output_cap: None,
+                model_log: None,
             },
             keep_going: true,
+            model_log: None,
         };
         let r = run_scenario(&self.scenario, &config);
         if let Err(e) = &r.result

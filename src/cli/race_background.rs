@@ -7,6 +7,7 @@ use super::verdict::Verdict;
 use super::{Seconds, exit};
 use crate::background::race::{BgRaceConfig, race};
 use crate::background::{BgOpen, BgTarget};
+use crate::target::claude_code::model_log::LogTo;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -47,6 +48,11 @@ pub struct Args {
     /// Also write a report: json:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
     pub report: Vec<String>,
+    /// With claude-code@VERSION, keep the scripted model's own log in FILE: every request
+    /// the CLI sent and every answer, one JSON line each (docs/claude-code.md, "The model's
+    /// log").
+    #[arg(long, value_name = "FILE")]
+    pub model_log: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -75,6 +81,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 start_timeout: args.start_timeout.0,
             },
             output_cap: None,
+            model_log: args.model_log.map(|path| LogTo {
+                path,
+                scenario: "race-background".into(),
+            }),
         },
         tasks: usize::from(args.tasks),
         sleep: args.sleep.0.as_secs_f64(),

@@ -98,6 +98,12 @@ pub struct Args {
     /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
     pub report: Vec<ReportSpec>,
+    /// With a target driven by a scripted model (claude-code@VERSION), keep the model's own
+    /// log in DIR: every request the CLI sent and every answer, one JSON line each, a file
+    /// per scenario (docs/claude-code.md, "The model's log"), so a verdict can be checked
+    /// against what the CLI really sent.
+    #[arg(long, value_name = "DIR")]
+    pub model_log: Option<PathBuf>,
     /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
@@ -328,8 +334,10 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
                 start_timeout: args.start_timeout.0,
             },
             output_cap: None,
+            model_log: None,
         },
         keep_going: true,
+        model_log: args.model_log.clone(),
     };
     let mut reporters = reporters_of(&args);
     let suite = bg_run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));

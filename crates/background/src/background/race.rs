@@ -131,7 +131,7 @@ pub fn race(config: &BgRaceConfig) -> anyhow::Result<BgRaceReport> {
     let dir = tempfile::Builder::new()
         .prefix("taskproof-bg-race-")
         .tempdir()?;
-    let mut session = config.target.open(dir.path(), config.open)?;
+    let mut session = config.target.open(dir.path(), config.open.clone())?;
     let work = BgWork {
         command: format!("sleep {}; exit 0", config.sleep),
     };

@@ -34,12 +34,15 @@ pub enum BgTarget {
 }
 
 /// What a session is opened with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BgOpen {
     pub limits: Limits,
     /// The output cap to ask of a runner that takes one (the reference); a target that
     /// keeps its own reports it with [`BgSession::output_cap`].
     pub output_cap: Option<u64>,
+    /// Where a target driven by a scripted model (Claude Code) logs every request and
+    /// answer; others have no model and ignore it.
+    pub model_log: Option<crate::target::claude_code::model_log::LogTo>,
 }
 
 impl Default for BgOpen {
@@ -50,6 +53,7 @@ impl Default for BgOpen {
                 start_timeout: Duration::from_secs(60),
             },
             output_cap: None,
+            model_log: None,
         }
     }
 }
@@ -102,6 +106,7 @@ impl BgTarget {
                     start_timeout: how.limits.start_timeout.max(
                         crate::target::claude_code::background::BgOptions::default().start_timeout,
                     ),
+                    model_log: how.model_log,
                 },
             ),
         }

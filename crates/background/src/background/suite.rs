@@ -43,6 +43,7 @@ use crate::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
 use crate::rule::Rule;
+use crate::target::claude_code::model_log::LogTo;
 
 /// How long processes get to disappear after a kill or the end before they count as
 /// orphans.
@@ -64,6 +65,9 @@ pub struct BgConfig {
     pub open: BgOpen,
     /// Run every check of a scenario (the default) — background scenarios always do.
     pub keep_going: bool,
+    /// A folder for the scripted model's log of each scenario (`ID.jsonl`), for targets
+    /// driven by one (Claude Code).
+    pub model_log: Option<PathBuf>,
 }
 
 /// What the runner knows of one task.
@@ -864,7 +868,11 @@ fn run_inner(s: &BgScenario, config: &BgConfig) -> Res<(Vec<StepFailure>, Vec<St
         .map_err(|e| Stop::Target(None, format!("failed to resolve the session folder: {e}")))?;
     let open = BgOpen {
         output_cap: s.output_cap,
-        ..config.open
+        model_log: config.model_log.as_ref().map(|dir| LogTo {
+            path: dir.join(format!("{}.jsonl", s.id)),
+            scenario: s.id.clone(),
+        }),
+        ..config.open.clone()
     };
     let session = config
         .target
@@ -941,7 +949,7 @@ pub fn run_suite(
     let hello = {
         let dir = tempfile::tempdir();
         match dir {
-            Ok(d) => match config.target.open(d.path(), config.open) {
+            Ok(d) => match config.target.open(d.path(), config.open.clone()) {
                 Ok(mut s) => {
                     let _ = s.end(BgEnd::Exit);
                     Ok(Hello {
@@ -1021,6 +1029,7 @@ mod tests {
                 target,
                 open: BgOpen::default(),
                 keep_going: true,
+                model_log: None,
             },
         )
     }

@@ -40,6 +40,7 @@ use self::model::{BgModel, Call, step_marker};
 pub use self::model::{Offered, Received};
 pub use self::procs::TaskProc;
 use super::install::Installation;
+use super::model_log::{LogTo, ModelLog};
 use super::spec::ClaudeCode;
 use crate::target::background::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
@@ -49,13 +50,15 @@ use crate::target::group::{self, CleanupGuard, Group, TempGuard};
 /// How much of the CLI's stdout and stderr is kept for errors.
 const TAIL: usize = 64 * 1024;
 
-/// How long things may take.
-#[derive(Clone, Copy, Debug)]
+/// How long things may take, and where the scripted model's log goes.
+#[derive(Clone, Debug)]
 pub struct BgOptions {
     /// One operation (a turn of the conversation), and the CLI's exit after its input ended.
     pub timeout: Duration,
     /// Starting the CLI and its first turn (which reads the tool list).
     pub start_timeout: Duration,
+    /// Every request of the CLI and every answer of the scripted model, when given.
+    pub model_log: Option<LogTo>,
 }
 
 impl Default for BgOptions {
@@ -63,6 +66,7 @@ impl Default for BgOptions {
         BgOptions {
             timeout: Duration::from_secs(60),
             start_timeout: Duration::from_secs(60),
+            model_log: None,
         }
     }
 }
@@ -223,7 +227,16 @@ impl ClaudeCodeBg {
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-bg-")
             .context("create a private config folder")?;
         write_config(config.path(), &root)?;
-        let model = BgModel::start()?;
+        let log = match &options.model_log {
+            Some(to) => ModelLog::create(
+                &to.path,
+                &format!("claude-code@{}", install.version),
+                &to.scenario,
+            )
+            .map_err(|e| anyhow!(e))?,
+            None => ModelLog::none(),
+        };
+        let model = BgModel::start(log)?;
         let session = format!("{:016x}", rand::random::<u64>());
         let on_signal = {
             let session = session.clone();
@@ -264,7 +277,7 @@ impl ClaudeCodeBg {
             remarks: Vec::new(),
         };
         // The first turn calls nothing: it shows the tools.
-        s.step(Vec::new(), options.start_timeout)
+        s.step(Vec::new(), s.options.start_timeout)
             .context("the first turn (which reads the tool list)")?;
         let offered = s
             .model
@@ -525,6 +538,15 @@ impl ClaudeCodeBg {
             return Ok(());
         }
         self.ended = true;
+        let ended = self.end_cli(how);
+        if let Some(Err(e)) = self.model.finish_log() {
+            self.remarks.push(e);
+        }
+        ended
+    }
+
+    /// Ends the CLI as `how` says.
+    fn end_cli(&mut self, how: BgEnd) -> anyhow::Result<()> {
         match how {
             BgEnd::Exit => {
                 // The end of the input is how a print-mode session ends.

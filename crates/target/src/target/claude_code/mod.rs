@@ -6,6 +6,7 @@ mod cli;
 mod install;
 mod mapping;
 mod model;
+pub mod model_log;
 mod session;
 mod spec;
 

@@ -5,10 +5,12 @@
 //!
 //! The agent's own requests are those offering the `Bash` tool (title, prefix and summary
 //! requests of the small model offer none). Each is handled in three steps:
-//! 1. every `<task-notification>` in the whole conversation is counted, in order: the
-//!    conversation only grows, so the ones past the count of the last request are new (a
-//!    notification that arrives during a turn is merged into the user message before it, so
-//!    counting per message would see it twice; a retried request adds none);
+//! 1. every `<task-notification>` in the whole conversation is counted, in order, in every
+//!    message the CLI wrote (user messages and, from 2.1.330, `system` messages, which is
+//!    where 2.1.332 puts most notifications): the conversation only grows, so the ones past
+//!    the count of the last request are new (a notification that arrives during a turn is
+//!    merged into the user message before it, so counting per message would see it twice; a
+//!    retried request adds none);
 //! 2. if the session waits for the prompt of step `n` and the last user message carries its
 //!    marker, the answer is the step's tool calls (one `tool_use` block each, so a batch runs
 //!    in one turn);
@@ -16,6 +18,10 @@
 //!    all, they go to the session and the answer ends the turn.
 //!
 //! Everything else, notification turns included, gets a short text that ends the turn.
+//!
+//! Every request and answer goes to the model's own log ([`ModelLog`]) when one was asked
+//! for, with the task ids of the notifications counted in it, so the count can be checked
+//! against what the CLI sent.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,6 +32,7 @@ use serde_json::{Value, json};
 use super::super::model::{
     answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
 };
+use super::super::model_log::ModelLog;
 
 /// One tool call of a step.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,7 +64,6 @@ pub struct Offered {
     pub properties: Vec<String>,
 }
 
-#[derive(Default)]
 struct State {
     /// The step whose prompt is awaited: its number and calls.
     prompt: Option<(u64, Vec<Call>)>,
@@ -78,6 +84,8 @@ struct State {
     /// The distinct `<system-reminder>`s about background work ("Background Bash …", how
     /// versions before `<task-notification>` told the model), in the order first seen.
     reminders: Vec<String>,
+    /// Every request and answer, when asked for.
+    log: ModelLog,
 }
 
 /// The running server. Dropping it stops it.
@@ -98,8 +106,26 @@ fn tool_use_id(n: u64, k: usize) -> String {
     format!("toolu_taskproof_{n}_{k}")
 }
 
+impl Default for State {
+    fn default() -> Self {
+        State {
+            prompt: None,
+            results: None,
+            reply: None,
+            received: Vec::new(),
+            agent_requests: 0,
+            side_requests: 0,
+            tools: None,
+            shrunk: Vec::new(),
+            reminders: Vec::new(),
+            log: ModelLog::none(),
+        }
+    }
+}
+
 impl BgModel {
-    pub fn start() -> anyhow::Result<BgModel> {
+    /// Starts the server; every exchange goes to `log`.
+    pub fn start(log: ModelLog) -> anyhow::Result<BgModel> {
         let server = tiny_http::Server::http("127.0.0.1:0")
             .map_err(|e| anyhow::anyhow!("start the scripted model on 127.0.0.1: {e}"))?;
         let port = server
@@ -108,7 +134,10 @@ impl BgModel {
             .map(|a| a.port())
             .ok_or_else(|| anyhow::anyhow!("the scripted model's address is not an IP address"))?;
         let server = Arc::new(server);
-        let state = Arc::new(Mutex::new(State::default()));
+        let state = Arc::new(Mutex::new(State {
+            log,
+            ..State::default()
+        }));
         let thread = {
             let server = Arc::clone(&server);
             let state = Arc::clone(&state);
@@ -180,6 +209,11 @@ impl BgModel {
     pub fn shrunk(&self) -> Vec<String> {
         self.state().shrunk.clone()
     }
+
+    /// Closes the log: its path, or the error that kept it from being written whole.
+    pub fn finish_log(&self) -> Option<Result<std::path::PathBuf, String>> {
+        self.state().log.finish()
+    }
 }
 
 impl Drop for BgModel {
@@ -196,13 +230,38 @@ fn handle(request: tiny_http::Request, state: &Mutex<State>) {
         return;
     };
     if is_count_tokens(&path) {
+        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        s.log.record(
+            &path,
+            &raw,
+            "count_tokens",
+            &json!({"input_tokens": 1}),
+            Value::Null,
+        );
+        drop(s);
         answer_count_tokens(request);
         return;
     }
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let content = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-        step(&body, &mut s)
+        let (counted, sides) = (s.received.len(), s.side_requests);
+        let content = step(&body, &mut s);
+        if s.log.is_on() {
+            let kind = if s.side_requests > sides {
+                "side"
+            } else {
+                "agent"
+            };
+            let new: Vec<Value> = s.received[counted.min(s.received.len())..]
+                .iter()
+                .map(|r| json!(task_id(&r.text)))
+                .collect();
+            let note = json!({"notifications_counted": new, "counted_in_all": s.received.len()});
+            s.log
+                .record(&path, &raw, kind, &Value::Array(content.clone()), note);
+        }
+        content
     };
     let model = body
         .get("model")
@@ -330,8 +389,8 @@ fn step(body: &Value, s: &mut State) -> Vec<Value> {
     done
 }
 
-/// The texts of a user message: its text blocks and its tool results (where a notification
-/// that arrives while a tool runs is appended), or its content when that is one string.
+/// The texts of one message: its text blocks and its tool results (where a notification that
+/// arrives while a tool runs is appended), or its content when that is one string.
 fn user_texts(m: &Value) -> Vec<String> {
     match &m["content"] {
         Value::String(t) => vec![t.clone()],
@@ -347,7 +406,7 @@ fn user_texts(m: &Value) -> Vec<String> {
     }
 }
 
-/// The `<system-reminder>` sections of the user messages that speak of background work.
+/// The `<system-reminder>` sections of the CLI's messages that speak of background work.
 fn background_reminders(messages: &[&Value]) -> Vec<String> {
     const OPEN: &str = "<system-reminder>";
     const CLOSE: &str = "</system-reminder>";
@@ -367,18 +426,30 @@ fn background_reminders(messages: &[&Value]) -> Vec<String> {
     out
 }
 
-/// The texts of every user message, in order: text blocks, and tool results (a notification
-/// that arrives while a tool runs is appended to its result; 2.1.112 puts it in a
-/// `<system-reminder>` there).
+/// The texts of every message the CLI wrote into the conversation (every role but the
+/// model's own `assistant`), in order: text blocks, and tool results (a notification that
+/// arrives while a tool runs is appended to its result; 2.1.112 puts it in a
+/// `<system-reminder>` there). 2.1.330 and later also write `system` messages into the
+/// conversation, and 2.1.332 delivers most notifications in them (issue 43: counting user
+/// messages only lost 13 of 16 notifications that the CLI had sent).
 fn users_texts<'a>(messages: &'a [&'a Value]) -> impl Iterator<Item = String> + 'a {
     messages
         .iter()
-        .filter(|m| m["role"] == "user")
+        .filter(|m| m["role"] != "assistant")
         .flat_map(|m| user_texts(m))
 }
 
+/// The `<task-id>` of a notification block, or "" when it has none (a malformed block is
+/// reported by the session's parser, not here).
+fn task_id(block: &str) -> &str {
+    block
+        .split_once("<task-id>")
+        .and_then(|(_, rest)| rest.split_once("</task-id>"))
+        .map_or("", |(id, _)| id.trim())
+}
+
 /// Every `<task-notification>…</task-notification>` in the text blocks and tool results of
-/// the conversation's user messages, in order (an unterminated one is taken to the end of its block, so that a
+/// the messages the CLI wrote (user and system), in order (an unterminated one is taken to the end of its block, so that a
 /// malformed notification is kept and reported rather than dropped).
 pub fn notification_blocks(messages: &[&Value]) -> Vec<String> {
     const OPEN: &str = "<task-notification>";
@@ -438,6 +509,51 @@ mod tests {
         step(&twice, &mut s);
         assert_eq!(s.received.len(), 2);
         assert_eq!(s.agent_requests, 4);
+    }
+
+    /// Issue 43: taskproof said Claude Code 2.1.332 told the model of 3 of 16 tasks that
+    /// ended during the turn that started them; the CLI had sent all 16, 14 of them in
+    /// `system` messages of the conversation, which the count did not read. This replays
+    /// the requests 2.1.332 sent in `end-during-the-spawning-turn` (recorded by the model's
+    /// log and published with the report) and wants every started task counted once.
+    #[test]
+    fn recorded_2_1_332_requests_count_every_notification_once() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../reports/claude-code/2.1.332/background-model-log/end-during-the-spawning-turn.jsonl",
+        );
+        let log = super::super::super::model_log::read(&path).unwrap();
+        assert_eq!(log.target, "claude-code@2.1.332");
+        let mut s = State::default();
+        let mut started = std::collections::BTreeSet::new();
+        for e in log.exchanges.iter().filter(|e| e.kind == "agent") {
+            step(&e.request, &mut s);
+            // The ids the CLI gave the tasks, from its answers to the Bash calls.
+            for m in e.request["messages"].as_array().unwrap() {
+                for t in user_texts(m) {
+                    if let Some((_, rest)) = t.split_once("running in background with ID: ") {
+                        started.insert(rest.split(['.', ' ']).next().unwrap().to_string());
+                    }
+                }
+            }
+        }
+        assert_eq!(started.len(), 16, "{started:?}");
+        let counted: Vec<&str> = s.received.iter().map(|r| task_id(&r.text)).collect();
+        let distinct: std::collections::BTreeSet<String> =
+            counted.iter().map(|id| id.to_string()).collect();
+        assert_eq!(counted.len(), 16, "each notification once: {counted:?}");
+        assert_eq!(distinct, started);
+        assert!(s.shrunk.is_empty(), "{:?}", s.shrunk);
+        let in_system = log.exchanges.last().unwrap().request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .filter(|m| m["content"].to_string().contains("<task-notification>"))
+            .count();
+        assert!(
+            in_system >= 10,
+            "most arrive in system messages: {in_system}"
+        );
     }
 
     #[test]

@@ -159,7 +159,7 @@ pub fn run(spec: &ClaudeCode, scratch: &Path, only: &[String]) -> anyhow::Result
             .tempdir_in(scratch)?;
         let start = Instant::now();
         let mut findings = Vec::new();
-        let (observed, error) = match ClaudeCodeBg::open(spec, root.path(), options) {
+        let (observed, error) = match ClaudeCodeBg::open(spec, root.path(), options.clone()) {
             Ok(mut s) => {
                 version = s.version().to_string();
                 tools = serde_json::to_value(s.tools())?;
@@ -683,6 +683,7 @@ pub fn race(
     let options = BgOptions {
         timeout: Duration::from_secs(60),
         start_timeout: Duration::from_secs(60),
+        model_log: None,
     };
     let t_open = Instant::now();
     let mut s = ClaudeCodeBg::open(spec, root.path(), options)?;
