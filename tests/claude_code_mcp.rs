@@ -108,7 +108,7 @@ fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
         "env": {"TASKPROOF_ACTOR": "mcp-agent"},
     }}});
 
-    let model = ModelServer::start().unwrap();
+    let model = ModelServer::start(None).unwrap();
     model.expect_prompt(1);
     let tools = [
         "mcp__taskproof__task_create",

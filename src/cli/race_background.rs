@@ -7,7 +7,7 @@ use super::verdict::Verdict;
 use super::{Seconds, exit};
 use crate::background::race::{BgRaceConfig, race};
 use crate::background::{BgOpen, BgTarget};
-use crate::target::claude_code::model_log::LogTo;
+use crate::target::claude_code::model_log::LogHandle;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -73,6 +73,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             }
         }
     }
+    let model_log = args
+        .model_log
+        .clone()
+        .map(|path| LogHandle::new(path, &args.target.to_string(), "race-background"));
     let config = BgRaceConfig {
         target: args.target,
         open: BgOpen {
@@ -81,10 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 start_timeout: args.start_timeout.0,
             },
             output_cap: None,
-            model_log: args.model_log.map(|path| LogTo {
-                path,
-                scenario: "race-background".into(),
-            }),
+            model_log,
         },
         tasks: usize::from(args.tasks),
         sleep: args.sleep.0.as_secs_f64(),

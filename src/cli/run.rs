@@ -261,6 +261,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         durable: false,
         skips,
         delays: Default::default(),
+        model_log: args.model_log.clone(),
     };
     let mut reporters = reporters_of(&args);
     let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));

@@ -43,7 +43,7 @@ use crate::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
 use crate::rule::Rule;
-use crate::target::claude_code::model_log::LogTo;
+use crate::target::claude_code::model_log::LogHandle;
 
 /// How long processes get to disappear after a kill or the end before they count as
 /// orphans.
@@ -868,9 +868,12 @@ fn run_inner(s: &BgScenario, config: &BgConfig) -> Res<(Vec<StepFailure>, Vec<St
         .map_err(|e| Stop::Target(None, format!("failed to resolve the session folder: {e}")))?;
     let open = BgOpen {
         output_cap: s.output_cap,
-        model_log: config.model_log.as_ref().map(|dir| LogTo {
-            path: dir.join(format!("{}.jsonl", s.id)),
-            scenario: s.id.clone(),
+        model_log: config.model_log.as_ref().map(|dir| {
+            LogHandle::new(
+                dir.join(format!("{}.jsonl", s.id)),
+                &config.target.to_string(),
+                &s.id,
+            )
         }),
         ..config.open.clone()
     };

@@ -94,7 +94,7 @@ impl Sessions<'_> {
             let s = self
                 .setup
                 .target
-                .open(self.root, self.setup.session_options)
+                .open(self.root, self.setup.session_options.clone())
                 .map_err(|e| e.to_string())?;
             self.open.insert(i, s);
         }

@@ -73,7 +73,8 @@ impl Ctx {
 
     pub(super) fn open_target(&self, t: usize) -> Result<Open, TargetError> {
         let id = self.next_session.fetch_add(1, Ordering::SeqCst);
-        let (session, pgid) = self.targets[t].open_racing(&self.root, self.options, self.mixed)?;
+        let (session, pgid) =
+            self.targets[t].open_racing(&self.root, self.options.clone(), self.mixed)?;
         Ok(Open { session, id, pgid })
     }
 

@@ -46,13 +46,14 @@ impl Run<'_> {
             .collect();
         if missing.len() > 1 && self.config.start_ahead > 0 {
             let root = self.sandbox.root().to_path_buf();
-            let options = self.config.options_for(self.scenario);
+            let options = &self.options;
             let target = &self.config.target;
             let opened: Vec<_> = std::thread::scope(|scope| {
                 let handles: Vec<_> = missing
                     .into_iter()
                     .map(|name| {
                         let root = &root;
+                        let options = options.clone();
                         scope.spawn(move || (name, target.open_with_stderr(root, options)))
                     })
                     .collect();

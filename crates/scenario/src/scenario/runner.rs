@@ -26,7 +26,8 @@ use crate::report::result::{
     EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
 use crate::rule::Rule;
-use crate::target::{Session, TargetError};
+use crate::target::claude_code::model_log::LogHandle;
+use crate::target::{Session, SessionOptions, TargetError};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
 /// the record of each judged request.
@@ -92,6 +93,7 @@ pub(super) fn judge(
             Ok(sandbox) => Prepared {
                 sandbox,
                 sessions: Vec::new(),
+                options: config.options_for(s),
             },
             Err(e) => {
                 return nothing(Err(TargetFailure {
@@ -107,6 +109,7 @@ pub(super) fn judge(
         config,
         layout: hello.layout,
         sandbox: prepared.sandbox,
+        options: prepared.options,
         sessions: BTreeMap::new(),
         failed_opens: BTreeMap::new(),
         ended: Vec::new(),
@@ -224,6 +227,10 @@ pub(super) fn judge(
             }
         }
     };
+    // Every session is closed or killed: the model log is whole.
+    if let Some(Err(e)) = run.options.model_log.as_ref().map(LogHandle::finish) {
+        run.notes.push(e);
+    }
     (result, run.stderr(), run.notes, skipped, run.steps)
 }
 
@@ -243,6 +250,8 @@ pub(super) struct Run<'a> {
     pub(super) config: &'a RunConfig,
     pub(super) layout: crate::protocol::Layout,
     pub(super) sandbox: Sandbox,
+    /// What every session of the scenario opens with.
+    pub(super) options: SessionOptions,
     pub(super) sessions: BTreeMap<String, Box<dyn Session>>,
     /// Sessions opened ahead that failed to start: the error is reported where the
     /// scenario first uses the session, as if it had been opened there.
@@ -431,7 +440,7 @@ impl Run<'_> {
                 None => self
                     .config
                     .target
-                    .open_with_stderr(self.sandbox.root(), self.config.options_for(self.scenario)),
+                    .open_with_stderr(self.sandbox.root(), self.options.clone()),
             };
             match opened {
                 Ok(s) => {

@@ -28,6 +28,7 @@ use crate::report::events::Event;
 use crate::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
+use crate::target::claude_code::model_log::LogHandle;
 use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Scenarios prepared ahead by default: enough that sessions of a target that takes
@@ -66,6 +67,9 @@ pub struct RunConfig {
     /// sessions open and nothing sent, before that step (`record`'s time probe; a
     /// scenario's own `wait` steps are in its file).
     pub delays: std::collections::BTreeMap<(String, usize), Duration>,
+    /// A folder for the scripted model's log of each scenario (`ID.jsonl`), for targets
+    /// driven by one (Claude Code); others write none.
+    pub model_log: Option<std::path::PathBuf>,
 }
 
 impl RunConfig {
@@ -83,6 +87,7 @@ impl RunConfig {
             skips: SkipList::default(),
             mode: Mode::Expectations,
             delays: std::collections::BTreeMap::new(),
+            model_log: None,
         }
     }
 
@@ -92,13 +97,22 @@ impl RunConfig {
             start_timeout: self.start_timeout,
             durable: self.durable,
             interactive: false,
+            model_log: None,
         }
     }
 
-    /// The options of the sessions of scenario `s`: interactive when it plays a user.
+    /// The options of the sessions of scenario `s`: interactive when it plays a user, and
+    /// with the scenario's model log (one for all its sessions) when the run keeps them.
     pub(super) fn options_for(&self, s: &Scenario) -> SessionOptions {
         SessionOptions {
             interactive: s.plays_a_user(self.profile),
+            model_log: self.model_log.as_ref().map(|dir| {
+                LogHandle::new(
+                    dir.join(format!("{}.jsonl", s.id)),
+                    &self.target.to_string(),
+                    &s.id,
+                )
+            }),
             ..self.session_options()
         }
     }
@@ -380,6 +394,8 @@ fn result_of(s: &Scenario, result: Result<Outcome, TargetFailure>) -> ScenarioRe
 pub struct Prepared {
     pub(super) sandbox: Sandbox,
     pub(super) sessions: Vec<(String, Opened)>,
+    /// The options every session of the scenario opens with (one model log for all).
+    pub(super) options: SessionOptions,
 }
 
 /// A session opened ahead, or why it failed to open and what it wrote to stderr.
@@ -431,6 +447,7 @@ fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> 
         let handles: Vec<_> = names
             .into_iter()
             .map(|name| {
+                let options = options.clone();
                 scope.spawn(move || {
                     let opened = config.target.open_with_stderr(root, options);
                     (name, opened)
@@ -442,7 +459,11 @@ fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> 
             .map(|h| h.join().expect("opening a session does not panic"))
             .collect()
     });
-    Some(Prepared { sandbox, sessions })
+    Some(Prepared {
+        sandbox,
+        sessions,
+        options,
+    })
 }
 
 /// Runs one scenario, applying the skip list. Never panics: a bug of the harness itself

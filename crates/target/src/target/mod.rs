@@ -78,7 +78,7 @@ impl TargetError {
 }
 
 /// Per-session settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionOptions {
     /// How long one request may go unanswered.
     pub timeout: Duration,
@@ -90,6 +90,10 @@ pub struct SessionOptions {
     /// an agent target runs the way a person uses it (Claude Code: its terminal UI, in every
     /// version), others are unaffected.
     pub interactive: bool,
+    /// Where a target driven by a scripted model (Claude Code) keeps the model's own log of
+    /// this session: every request and answer (`claude_code::model_log`); others have no
+    /// model and ignore it.
+    pub model_log: Option<claude_code::model_log::LogHandle>,
 }
 
 impl Default for SessionOptions {
@@ -99,6 +103,7 @@ impl Default for SessionOptions {
             start_timeout: DEFAULT_START_TIMEOUT,
             durable: true,
             interactive: false,
+            model_log: None,
         }
     }
 }

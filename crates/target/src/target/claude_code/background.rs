@@ -40,7 +40,7 @@ use self::model::{BgModel, Call, step_marker};
 pub use self::model::{Offered, Received};
 pub use self::procs::TaskProc;
 use super::install::Installation;
-use super::model_log::{LogTo, ModelLog};
+use super::model_log::LogHandle;
 use super::spec::ClaudeCode;
 use crate::target::background::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
@@ -58,7 +58,7 @@ pub struct BgOptions {
     /// Starting the CLI and its first turn (which reads the tool list).
     pub start_timeout: Duration,
     /// Every request of the CLI and every answer of the scripted model, when given.
-    pub model_log: Option<LogTo>,
+    pub model_log: Option<LogHandle>,
 }
 
 impl Default for BgOptions {
@@ -227,16 +227,7 @@ impl ClaudeCodeBg {
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-bg-")
             .context("create a private config folder")?;
         write_config(config.path(), &root)?;
-        let log = match &options.model_log {
-            Some(to) => ModelLog::create(
-                &to.path,
-                &format!("claude-code@{}", install.version),
-                &to.scenario,
-            )
-            .map_err(|e| anyhow!(e))?,
-            None => ModelLog::none(),
-        };
-        let model = BgModel::start(log)?;
+        let model = BgModel::start(options.model_log.clone())?;
         let session = format!("{:016x}", rand::random::<u64>());
         let on_signal = {
             let session = session.clone();
@@ -539,7 +530,7 @@ impl ClaudeCodeBg {
         }
         self.ended = true;
         let ended = self.end_cli(how);
-        if let Some(Err(e)) = self.model.finish_log() {
+        if let Some(Err(e)) = self.options.model_log.as_ref().map(LogHandle::finish) {
             self.remarks.push(e);
         }
         ended

@@ -8,12 +8,17 @@
 //! the session answers with the next tool call or the end of the turn. Every other request
 //! (conversation titles from a small model, prompt suggestions, token counts, retries) is a
 //! side request and gets a short harmless text, so it can never be mistaken for a turn.
+//!
+//! Every request and answer goes to the scenario's model log ([`LogHandle`]) when the run
+//! keeps one, named by the CLI's list and conversation.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use super::model_log::{Exchange as Logged, LogHandle};
 
 /// How long a request of the CLI waits for the session's next step before it gets the
 /// harmless answer (the session is gone or stuck; its own timeout reports that).
@@ -93,13 +98,24 @@ pub struct ModelServer {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Where a server logs its exchanges: the scenario's log, and the conversation they belong
+/// to.
+#[derive(Clone)]
+struct LogTo {
+    log: LogHandle,
+    conversation: String,
+}
+
 /// The marker that makes a prompt the prompt of protocol request `n`.
 pub fn prompt_marker(n: u64) -> String {
     format!("taskproof request {n}")
 }
 
 impl ModelServer {
-    pub fn start() -> Result<ModelServer, ModelError> {
+    /// Starts the server; with `log`, every exchange is recorded there under
+    /// `conversation`.
+    pub fn start(log: Option<(LogHandle, String)>) -> Result<ModelServer, ModelError> {
+        let log = log.map(|(log, conversation)| LogTo { log, conversation });
         let server =
             tiny_http::Server::http("127.0.0.1:0").map_err(|e| ModelError::Bind(e.to_string()))?;
         let port = server
@@ -120,9 +136,10 @@ impl ModelServer {
                     let expect = Arc::clone(&expect);
                     let seen = Arc::clone(&seen);
                     let tx = tx.clone();
+                    let log = log.clone();
                     // A turn blocks until the session answers; side requests must not wait
                     // behind it, so every request has a thread.
-                    std::thread::spawn(move || handle(request, &expect, &seen, &tx));
+                    std::thread::spawn(move || handle(request, &expect, &seen, &tx, log.as_ref()));
                 }
             })
         };
@@ -184,37 +201,26 @@ fn handle(
     expect: &Mutex<Expect>,
     seen: &Mutex<Seen>,
     tx: &Sender<Exchange>,
+    log: Option<&LogTo>,
 ) {
     let Some((request, path, raw)) = read_messages_request(request) else {
         return;
     };
+    let record = |kind: &'static str, answer: &Value, note: Value| {
+        if let Some(to) = log {
+            let e = Logged {
+                path: &path,
+                raw: &raw,
+                kind,
+                answer,
+                note,
+            };
+            to.log.record(&to.conversation, e);
+        }
+    };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if let Some(dir) = std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG_DIR") {
-        let path = std::path::Path::new(&dir).join(format!("request-{}.json", unique()));
-        let _ = std::fs::write(path, &raw);
-    }
-    if std::env::var_os("TASKPROOF_CLAUDE_CODE_DEBUG").is_some() {
-        let last = body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .map(|m| m["content"].to_string())
-            .unwrap_or_default();
-        eprintln!(
-            "[model {:?}] {} {} {} …{}",
-            std::time::SystemTime::now(),
-            request.method(),
-            path,
-            body["model"],
-            last.chars()
-                .rev()
-                .take(120)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<String>()
-        );
-    }
     if is_count_tokens(&path) {
+        record("count_tokens", &json!({"input_tokens": 1}), Value::Null);
         answer_count_tokens(request);
         return;
     }
@@ -224,7 +230,15 @@ fn handle(
         .unwrap_or("claude")
         .to_string();
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let reply = match take_turn(&body, expect) {
+    let turn = take_turn(&body, expect);
+    // What the model made of the request, for the log: the turn it was, or a side request.
+    let note = match &turn {
+        Some(Turn::Prompt(n)) => json!({"turn": "prompt", "request": n}),
+        Some(Turn::Result(r)) => json!({"turn": "result", "tool_use_id": r.tool_use_id}),
+        None => json!({"turn": null}),
+    };
+    let kind = if turn.is_some() { "agent" } else { "side" };
+    let reply = match turn {
         Some(turn) => {
             seen.lock().unwrap_or_else(|p| p.into_inner()).turns += 1;
             let (reply_tx, reply_rx) = mpsc::sync_channel(1);
@@ -262,6 +276,7 @@ fn handle(
         }
         Reply::EndTurn => vec![json!({"type": "text", "text": "Done."})],
     };
+    record(kind, &Value::Array(content.clone()), note);
     answer(request, "msg_taskproof", &model, content, stream);
 }
 

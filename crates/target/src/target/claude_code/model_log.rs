@@ -11,17 +11,23 @@
 //! side) are `{"prefix_of": SEQ, "keep": K, "then": [...]}`. [`read`] puts every request back
 //! together exactly as it was sent.
 //!
+//! One file holds a scenario: every session and every CLI of it, each line naming its
+//! `conversation` (the session and list of a task session's CLI, `background` for a
+//! background session). The file is created at the first request, so a run against a target
+//! without a scripted model leaves none.
+//!
 //! The first line is a header: `{"format": "taskproof-model-log", "format_version": 1,
 //! "target": …, "scenario": …, "started": UTC}`. Then one line per request:
-//! `{"seq", "ms" (since the header), "path", "kind" ("agent", "side" or "count_tokens"),
-//! "request", "answer" (the content blocks the model answered), "note" (what the model made
-//! of it, e.g. the notification blocks it counted)}`. A request whose body is not JSON is
-//! kept as `{"raw": TEXT}`.
+//! `{"seq", "ms" (since the header), "conversation", "path", "kind" ("agent", "side" or
+//! "count_tokens"), "request", "answer" (the content blocks the model answered), "note"
+//! (what the model made of it, e.g. the notification blocks it counted)}`. A request whose
+//! body is not JSON is kept as `{"raw": TEXT}`.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -31,23 +37,93 @@ pub const FORMAT: &str = "taskproof-model-log";
 /// The version of the line format.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Where a session's model log goes, and the scenario it is for (named in its header).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogTo {
-    pub path: PathBuf,
-    pub scenario: String,
+/// A scenario's model log, shared by its sessions (cheap to clone: one file behind a lock).
+/// Equal when it is the same log.
+#[derive(Clone)]
+pub struct LogHandle(Arc<Mutex<ModelLog>>);
+
+impl LogHandle {
+    /// The log of `scenario` against `target`, to be written to `path` from the first
+    /// request on.
+    pub fn new(path: PathBuf, target: &str, scenario: &str) -> LogHandle {
+        LogHandle(Arc::new(Mutex::new(ModelLog {
+            to: Some(Pending {
+                path,
+                target: target.to_string(),
+                scenario: scenario.to_string(),
+            }),
+            ..ModelLog::none()
+        })))
+    }
+
+    /// Records one exchange of `conversation` (see [`ModelLog::record`]).
+    pub fn record(&self, conversation: &str, exchange: Exchange<'_>) {
+        self.lock().record(conversation, exchange);
+    }
+
+    /// Closes the file: its path (None when nothing was recorded), or the first error that
+    /// kept the log from being written whole.
+    pub fn finish(&self) -> Result<Option<PathBuf>, String> {
+        self.lock().finish()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ModelLog> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl PartialEq for LogHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for LogHandle {}
+
+impl std::fmt::Debug for LogHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let log = self.lock();
+        let path = log
+            .to
+            .as_ref()
+            .map(|p| p.path.clone())
+            .or_else(|| log.out.as_ref().map(|(p, _)| p.clone()));
+        f.debug_tuple("LogHandle").field(&path).finish()
+    }
+}
+
+/// One request and what the model made of it.
+pub struct Exchange<'a> {
+    /// The request's path (`/v1/messages?beta=true`).
+    pub path: &'a str,
+    /// Its body as sent.
+    pub raw: &'a [u8],
+    /// `agent`, `side` or `count_tokens`.
+    pub kind: &'static str,
+    /// The content blocks answered (or the answer's body).
+    pub answer: &'a Value,
+    /// What the model made of it.
+    pub note: Value,
+}
+
+/// A log file not created yet.
+struct Pending {
+    path: PathBuf,
+    target: String,
+    scenario: String,
 }
 
 /// Appends exchanges to one log file (or to nothing, when no log was asked for).
 pub struct ModelLog {
+    to: Option<Pending>,
     out: Option<(PathBuf, BufWriter<File>)>,
     start: Instant,
     seq: u64,
     /// The first request that sent each distinct `tools` and `system` value.
     firsts: Vec<(&'static str, Value, u64)>,
-    /// The messages and sequence number of the last request of each kind.
-    last: HashMap<&'static str, (u64, Vec<Value>)>,
-    /// The first write error, reported once by [`ModelLog::finish`].
+    /// The messages and sequence number of the last request of each conversation and kind.
+    last: HashMap<(String, &'static str), (u64, Vec<Value>)>,
+    /// The first error, reported by [`ModelLog::finish`].
     error: Option<String>,
 }
 
@@ -55,6 +131,7 @@ impl ModelLog {
     /// A log that keeps nothing.
     pub fn none() -> ModelLog {
         ModelLog {
+            to: None,
             out: None,
             start: Instant::now(),
             seq: 0,
@@ -64,49 +141,47 @@ impl ModelLog {
         }
     }
 
-    /// Creates (or truncates) `path` and writes the header naming `target` and `scenario`.
-    pub fn create(path: &Path, target: &str, scenario: &str) -> Result<ModelLog, String> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
-        }
-        let file = File::create(path)
-            .map_err(|e| format!("failed to create the model log {}: {e}", path.display()))?;
-        let mut log = ModelLog {
-            out: Some((path.to_path_buf(), BufWriter::new(file))),
-            ..ModelLog::none()
+    /// Creates the file and writes the header, at the first request.
+    fn open(&mut self) {
+        let Some(to) = self.to.take() else {
+            return;
         };
-        log.line(&json!({
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "target": target,
-            "scenario": scenario,
-            "started": utc_now(),
-        }));
-        Ok(log)
+        let created = to
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| File::create(&to.path));
+        match created {
+            Ok(file) => {
+                self.out = Some((to.path, BufWriter::new(file)));
+                self.start = Instant::now();
+                self.line(&json!({
+                    "format": FORMAT,
+                    "format_version": FORMAT_VERSION,
+                    "target": to.target,
+                    "scenario": to.scenario,
+                    "started": utc_now(),
+                }));
+            }
+            Err(e) => {
+                self.error = Some(format!(
+                    "failed to create the model log {}: {e}",
+                    to.path.display()
+                ));
+            }
+        }
     }
 
-    /// Whether anything is kept.
-    pub fn is_on(&self) -> bool {
-        self.out.is_some()
-    }
-
-    /// Records one exchange: the request as sent (`raw`, its body), what kind it was, the
-    /// answer's content blocks and what the model made of it.
-    pub fn record(
-        &mut self,
-        path: &str,
-        raw: &[u8],
-        kind: &'static str,
-        answer: &Value,
-        note: Value,
-    ) {
+    /// Records one exchange of `conversation`.
+    pub fn record(&mut self, conversation: &str, e: Exchange<'_>) {
+        self.open();
         if self.out.is_none() {
             return;
         }
         self.seq += 1;
         let seq = self.seq;
-        let request = match serde_json::from_slice::<Value>(raw) {
+        let request = match serde_json::from_slice::<Value>(e.raw) {
             Ok(Value::Object(mut body)) => {
                 for key in ["tools", "system"] {
                     if let Some(v) = body.get_mut(key) {
@@ -115,17 +190,18 @@ impl ModelLog {
                 }
                 if let Some(Value::Array(messages)) = body.get_mut("messages") {
                     let full = std::mem::take(messages);
-                    body.insert("messages".into(), self.messages(kind, full, seq));
+                    let stored = self.messages((conversation.to_string(), e.kind), full, seq);
+                    body.insert("messages".into(), stored);
                 }
                 Value::Object(body)
             }
             Ok(other) => other,
-            Err(_) => json!({"raw": String::from_utf8_lossy(raw)}),
+            Err(_) => json!({"raw": String::from_utf8_lossy(e.raw)}),
         };
         let ms = self.start.elapsed().as_millis() as u64;
         self.line(&json!({
-            "seq": seq, "ms": ms, "path": path, "kind": kind,
-            "request": request, "answer": answer, "note": note,
+            "seq": seq, "ms": ms, "conversation": conversation, "path": e.path, "kind": e.kind,
+            "request": request, "answer": e.answer, "note": e.note,
         }));
     }
 
@@ -142,9 +218,9 @@ impl ModelLog {
         value
     }
 
-    /// The messages as what they add to the last request of the same kind.
-    fn messages(&mut self, kind: &'static str, full: Vec<Value>, seq: u64) -> Value {
-        let stored = match self.last.get(kind) {
+    /// The messages as what they add to the last request of the same conversation and kind.
+    fn messages(&mut self, of: (String, &'static str), full: Vec<Value>, seq: u64) -> Value {
+        let stored = match self.last.get(&of) {
             Some((prev, before)) => {
                 let keep = before.iter().zip(&full).take_while(|(a, b)| a == b).count();
                 if keep > 0 {
@@ -155,7 +231,7 @@ impl ModelLog {
             }
             None => Value::Array(full.clone()),
         };
-        self.last.insert(kind, (seq, full));
+        self.last.insert(of, (seq, full));
         stored
     }
 
@@ -175,18 +251,19 @@ impl ModelLog {
         }
     }
 
-    /// The path written to, and the first write error if there was one.
-    pub fn finish(&mut self) -> Option<Result<PathBuf, String>> {
-        let (path, mut out) = self.out.take()?;
-        let flushed = out.flush().map_err(|e| e.to_string());
-        Some(match (self.error.take(), flushed) {
-            (Some(e), _) => Err(e),
-            (None, Err(e)) => Err(format!(
-                "failed to write the model log {}: {e}",
-                path.display()
-            )),
-            (None, Ok(())) => Ok(path),
-        })
+    /// Closes the file: its path (None when nothing was recorded), or the first error.
+    pub fn finish(&mut self) -> Result<Option<PathBuf>, String> {
+        self.to = None;
+        let out = self.out.take();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let Some((path, mut out)) = out else {
+            return Ok(None);
+        };
+        out.flush()
+            .map_err(|e| format!("failed to write the model log {}: {e}", path.display()))?;
+        Ok(Some(path))
     }
 }
 
@@ -195,6 +272,7 @@ impl ModelLog {
 pub struct Logged {
     pub seq: u64,
     pub ms: u64,
+    pub conversation: String,
     pub path: String,
     pub kind: String,
     pub request: Value,
@@ -296,6 +374,7 @@ pub fn read(path: &Path) -> Result<LogFile, String> {
         exchanges.push(Logged {
             seq,
             ms: v["ms"].as_u64().unwrap_or(0),
+            conversation: v["conversation"].as_str().unwrap_or("").to_string(),
             path: v["path"].as_str().unwrap_or("").to_string(),
             kind: v["kind"].as_str().unwrap_or("").to_string(),
             request: v["request"].take(),
@@ -327,53 +406,111 @@ mod tests {
     fn a_log_reads_back_every_request_as_sent() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/x.jsonl");
-        let mut log = ModelLog::create(&path, "claude-code@9.9.9", "s").unwrap();
+        let log = LogHandle::new(path.clone(), "claude-code@9.9.9", "s");
         let tools = json!([{"name": "Bash", "input_schema": {}}]);
         let bodies = [
-            json!({"model": "m", "tools": tools, "system": "sys", "messages": [{"role": "user", "content": "a"}]}),
-            json!({"model": "m", "tools": tools, "system": "sys", "messages": [
+            (
+                "a",
+                json!({"model": "m", "tools": tools, "system": "sys", "messages": [{"role": "user", "content": "a"}]}),
+            ),
+            // Another session's CLI: a conversation of its own.
+            (
+                "b",
+                json!({"model": "m", "tools": tools, "system": "sys", "messages": [{"role": "user", "content": "q"}]}),
+            ),
+            (
+                "a",
+                json!({"model": "m", "tools": tools, "system": "sys", "messages": [
                 {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
                 {"role": "system", "content": "<task-notification>x</task-notification>"}]}),
+            ),
             // A side request: its own conversation, not a prefix of the agent's.
-            json!({"model": "small", "messages": [{"role": "user", "content": "title?"}]}),
+            (
+                "a",
+                json!({"model": "small", "messages": [{"role": "user", "content": "title?"}]}),
+            ),
             // History rewritten: nothing in common with the last agent request.
-            json!({"model": "m", "tools": tools, "system": "other", "messages": [{"role": "user", "content": "z"}]}),
+            (
+                "a",
+                json!({"model": "m", "tools": tools, "system": "other", "messages": [{"role": "user", "content": "z"}]}),
+            ),
         ];
-        for (i, b) in bodies.iter().enumerate() {
+        assert!(
+            !path.exists(),
+            "nothing is written before the first request"
+        );
+        for (i, (conversation, b)) in bodies.iter().enumerate() {
             let kind = if b.get("tools").is_some() {
                 "agent"
             } else {
                 "side"
             };
+            let raw = b.to_string();
+            let answer = json!([{"type": "text", "text": i}]);
             log.record(
-                "/v1/messages",
-                b.to_string().as_bytes(),
-                kind,
-                &json!([{"type": "text", "text": i}]),
-                json!({}),
+                conversation,
+                Exchange {
+                    path: "/v1/messages",
+                    raw: raw.as_bytes(),
+                    kind,
+                    answer: &answer,
+                    note: json!({}),
+                },
             );
         }
-        log.record("/v1/messages", b"not json", "side", &Value::Null, json!({}));
-        assert_eq!(log.finish(), Some(Ok(path.clone())));
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.lines().nth(2).unwrap().contains(r#""prefix_of":1"#),
-            "{text}"
+        log.record(
+            "a",
+            Exchange {
+                path: "/v1/messages",
+                raw: b"not json",
+                kind: "side",
+                answer: &Value::Null,
+                note: json!({}),
+            },
         );
+        assert_eq!(log.finish(), Ok(Some(path.clone())));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let third = text.lines().nth(3).unwrap();
         assert!(
-            text.lines().nth(2).unwrap().contains(r#""same_as":1"#),
+            third.contains(r#""prefix_of":1"#) && third.contains(r#""same_as":1"#),
             "{text}"
         );
         let back = read(&path).unwrap();
         assert_eq!(back.target, "claude-code@9.9.9");
-        assert_eq!(back.exchanges.len(), 5);
-        for (b, e) in bodies.iter().zip(&back.exchanges) {
+        assert_eq!(back.exchanges.len(), 6);
+        for ((conversation, b), e) in bodies.iter().zip(&back.exchanges) {
             assert_eq!(&e.request, b);
+            assert_eq!(&e.conversation, conversation);
         }
-        assert_eq!(back.exchanges[4].request, json!({"raw": "not json"}));
+        assert_eq!(back.exchanges[5].request, json!({"raw": "not json"}));
         assert_eq!(
-            back.exchanges[1].answer,
-            json!([{"type": "text", "text": 1}])
+            back.exchanges[2].answer,
+            json!([{"type": "text", "text": 2}])
+        );
+    }
+
+    #[test]
+    fn an_unused_log_writes_no_file_and_an_unwritable_one_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let unused = LogHandle::new(dir.path().join("u.jsonl"), "t", "s");
+        assert_eq!(unused.finish(), Ok(None));
+        assert!(!dir.path().join("u.jsonl").exists());
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let bad = LogHandle::new(dir.path().join("file/x.jsonl"), "t", "s");
+        bad.record(
+            "c",
+            Exchange {
+                path: "/",
+                raw: b"{}",
+                kind: "side",
+                answer: &Value::Null,
+                note: Value::Null,
+            },
+        );
+        let e = bad.finish().unwrap_err();
+        assert!(
+            e.starts_with("failed to create the model log") && e.contains("file/x.jsonl"),
+            "{e}"
         );
     }
 

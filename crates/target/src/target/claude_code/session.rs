@@ -242,7 +242,13 @@ impl ClaudeCodeSession {
             };
             self.conversations
                 .insert(list.to_string(), conversation.id().to_string());
-            let model = ModelServer::start().map_err(|e| TargetError::Spawn(e.to_string()))?;
+            let log = self.options.model_log.clone().map(|log| {
+                (
+                    log,
+                    format!("list {list}, conversation {}", conversation.id()),
+                )
+            });
+            let model = ModelServer::start(log).map_err(|e| TargetError::Spawn(e.to_string()))?;
             let mut cli = Cli::start(&self.setup, list, &model.base_url(), &conversation)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             if let Err(reason) = cli.wait_ready(self.options.start_timeout) {

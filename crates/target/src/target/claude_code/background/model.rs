@@ -19,7 +19,7 @@
 //!
 //! Everything else, notification turns included, gets a short text that ends the turn.
 //!
-//! Every request and answer goes to the model's own log ([`ModelLog`]) when one was asked
+//! Every request and answer goes to the model's own log ([`LogHandle`]) when one was asked
 //! for, with the task ids of the notifications counted in it, so the count can be checked
 //! against what the CLI sent.
 
@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use super::super::model::{
     answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
 };
-use super::super::model_log::ModelLog;
+use super::super::model_log::{Exchange, LogHandle};
 
 /// One tool call of a step.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +64,7 @@ pub struct Offered {
     pub properties: Vec<String>,
 }
 
+#[derive(Default)]
 struct State {
     /// The step whose prompt is awaited: its number and calls.
     prompt: Option<(u64, Vec<Call>)>,
@@ -85,7 +86,7 @@ struct State {
     /// versions before `<task-notification>` told the model), in the order first seen.
     reminders: Vec<String>,
     /// Every request and answer, when asked for.
-    log: ModelLog,
+    log: Option<LogHandle>,
 }
 
 /// The running server. Dropping it stops it.
@@ -95,6 +96,9 @@ pub struct BgModel {
     state: Arc<Mutex<State>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
+
+/// How a background session's exchanges are named in the model log (one CLI a session).
+const CONVERSATION: &str = "background";
 
 /// The marker of step `n`'s prompt.
 pub fn step_marker(n: u64) -> String {
@@ -106,26 +110,9 @@ fn tool_use_id(n: u64, k: usize) -> String {
     format!("toolu_taskproof_{n}_{k}")
 }
 
-impl Default for State {
-    fn default() -> Self {
-        State {
-            prompt: None,
-            results: None,
-            reply: None,
-            received: Vec::new(),
-            agent_requests: 0,
-            side_requests: 0,
-            tools: None,
-            shrunk: Vec::new(),
-            reminders: Vec::new(),
-            log: ModelLog::none(),
-        }
-    }
-}
-
 impl BgModel {
     /// Starts the server; every exchange goes to `log`.
-    pub fn start(log: ModelLog) -> anyhow::Result<BgModel> {
+    pub fn start(log: Option<LogHandle>) -> anyhow::Result<BgModel> {
         let server = tiny_http::Server::http("127.0.0.1:0")
             .map_err(|e| anyhow::anyhow!("start the scripted model on 127.0.0.1: {e}"))?;
         let port = server
@@ -209,11 +196,6 @@ impl BgModel {
     pub fn shrunk(&self) -> Vec<String> {
         self.state().shrunk.clone()
     }
-
-    /// Closes the log: its path, or the error that kept it from being written whole.
-    pub fn finish_log(&self) -> Option<Result<std::path::PathBuf, String>> {
-        self.state().log.finish()
-    }
 }
 
 impl Drop for BgModel {
@@ -230,14 +212,21 @@ fn handle(request: tiny_http::Request, state: &Mutex<State>) {
         return;
     };
     if is_count_tokens(&path) {
-        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-        s.log.record(
-            &path,
-            &raw,
-            "count_tokens",
-            &json!({"input_tokens": 1}),
-            Value::Null,
-        );
+        let s = state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(log) = &s.log {
+            let answer = json!({"input_tokens": 1});
+            let kind = "count_tokens";
+            log.record(
+                CONVERSATION,
+                Exchange {
+                    path: &path,
+                    raw: &raw,
+                    kind,
+                    answer: &answer,
+                    note: Value::Null,
+                },
+            );
+        }
         drop(s);
         answer_count_tokens(request);
         return;
@@ -247,7 +236,7 @@ fn handle(request: tiny_http::Request, state: &Mutex<State>) {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         let (counted, sides) = (s.received.len(), s.side_requests);
         let content = step(&body, &mut s);
-        if s.log.is_on() {
+        if let Some(log) = &s.log {
             let kind = if s.side_requests > sides {
                 "side"
             } else {
@@ -258,8 +247,17 @@ fn handle(request: tiny_http::Request, state: &Mutex<State>) {
                 .map(|r| json!(task_id(&r.text)))
                 .collect();
             let note = json!({"notifications_counted": new, "counted_in_all": s.received.len()});
-            s.log
-                .record(&path, &raw, kind, &Value::Array(content.clone()), note);
+            let answer = Value::Array(content.clone());
+            log.record(
+                CONVERSATION,
+                Exchange {
+                    path: &path,
+                    raw: &raw,
+                    kind,
+                    answer: &answer,
+                    note,
+                },
+            );
         }
         content
     };
