@@ -80,6 +80,18 @@ const RULES: &[(&str, Kind)] = &[
         Kind::Other("benches/store.rs's measurements"),
     ),
     (
+        "reports/mcp/*/tools.json",
+        Kind::Other("an MCP server's tools/list answer, verbatim (reports/mcp/NAME/NOTES.md)"),
+    ),
+    (
+        "reports/mcp/*/samples/*.json",
+        Kind::Other("an MCP server's answers, verbatim, recorded while mapping it"),
+    ),
+    (
+        "reports/mcp/*/samples/*/*.json",
+        Kind::Other("an MCP server's answers, verbatim, recorded while mapping it"),
+    ),
+    (
         "reports/fuzz-results.json",
         Kind::Other("scripts/fuzz-report.sh's measurements"),
     ),
@@ -279,7 +291,7 @@ fn a_report_without_format_version_is_version_0_where_it_once_had_none() {
     .unwrap();
     let e = read_run(&run).expect_err("refused").to_string();
     assert!(
-        e.contains("run.json: format_version: this taskproof reads run reports of format 1, not one without format_version"),
+        e.contains("run.json: format_version: this taskproof reads run reports of format 1 or 2, not one without format_version"),
         "{e}"
     );
     // And a version it does not know.

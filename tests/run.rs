@@ -433,14 +433,14 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
             "scenarios"
         ]
     );
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], taskproof::report::schema::RUN_FORMAT);
     assert_eq!(v["target"]["spec"], "reference");
     assert_eq!(v["target"]["name"], "taskproof-reference");
     assert_eq!(v["target"]["layout"], "claude-code");
     assert_eq!(v["profile"], "strict");
     assert_eq!(
         v["summary"],
-        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0})
+        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0, "not_judged": 0})
     );
     let scenarios = v["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 5);

@@ -104,8 +104,27 @@ fn the_example_python_adapter_passes_under_the_s07_profile() {
     assert!(script.exists(), "{} is missing", script.display());
     let cmd = format!("python3 {}", script.display());
     let s = run(TargetSpec::cmd(cmd), Profile::S07, None);
-    let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::Skip]);
+    let bad = not_passed(
+        &s,
+        &[OutcomeKind::Pass, OutcomeKind::Skip, OutcomeKind::NotJudged],
+    );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // What was not judged needs a part the adapter does not declare, and only that.
+    let hello = s.target.hello.as_ref().expect("a hello");
+    for r in s
+        .scenarios
+        .iter()
+        .filter(|r| r.kind() == OutcomeKind::NotJudged)
+    {
+        let Ok(taskproof::report::result::Outcome::NotJudged(parts)) = &r.result else {
+            unreachable!()
+        };
+        assert!(
+            parts.iter().all(|(f, _)| !hello.has(*f)),
+            "{}: {parts:?}",
+            r.id
+        );
+    }
     let passed = s.summary().passed;
     assert!(
         passed >= 10,

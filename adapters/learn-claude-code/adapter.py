@@ -36,9 +36,12 @@ import tempfile
 import traceback
 from pathlib import Path
 
-PROTOCOL = 1
+PROTOCOL = 2
 NAME = "learn-claude-code-s07"
-FEATURES = ["claim", "edges"]
+# The optional parts of the contract the lesson has (docs/spec.md, "Optional parts"): a
+# claim, dependencies (given at creation too), one manager per list; no delete, metadata,
+# owner or activeForm field, and no way to remove a dependency.
+FEATURES = ["claim", "edges", "edges_at_create", "lists"]
 LIST_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 WIRE_ID = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 MAX_ID = 2**64 - 1

@@ -76,7 +76,7 @@ class AgainstTheLesson(unittest.TestCase):
     def test_hello_names_the_checkout_and_what_maps(self):
         hello, _ = self.run_requests([])
         self.assertEqual(hello["layout"], "s07")
-        self.assertEqual(sorted(hello["features"]), ["claim", "edges"])
+        self.assertEqual(sorted(hello["features"]), ["claim", "edges", "edges_at_create", "lists"])
         self.assertTrue(hello["version"].startswith("git:"), hello)
 
     def test_tasks_are_the_lessons_files_and_nothing_lands_outside_the_root(self):

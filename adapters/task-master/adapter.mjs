@@ -261,7 +261,13 @@ async function handle(store, req) {
       // Answered at once: the server was started with the process and may take longer than
       // the harness's start-up limit on a busy machine; the first request waits for it
       // under the request limit (--timeout) instead.
-      return { protocol: 1, name: "task-master", version: version(), layout: "opaque", features: ["delete", "edges"] };
+      // The optional parts of the contract Task Master has (docs/spec.md, "Optional parts"):
+      // delete, dependencies (given at creation, removed too), metadata (merged), one
+      // project per list; no owner, activeForm or claim.
+      return {
+        protocol: 2, name: "task-master", version: version(), layout: "opaque",
+        features: ["delete", "edges", "metadata", "edge_removal", "edges_at_create", "lists"],
+      };
     case "create":
       return { task: await store.create(plan) };
     case "get":

@@ -9,8 +9,14 @@ use serde_json::{Map, Value, json};
 pub use crate::layout::Layout;
 use crate::task::{FieldError, ListName, NewTask, Patch, Strictness, Task, TaskId, type_name};
 
-/// The protocol version this crate speaks.
-pub const PROTOCOL_VERSION: u64 = 1;
+/// The protocol version this crate speaks. Version 2 added the optional parts of the
+/// contract a target declares in `hello`'s `features` ([`Feature`]); a version 1 `hello`
+/// is still read, as declaring every part version 2 added ([`Feature::ADDED_IN_2`]), which
+/// is what version 1 assumed of every target.
+pub const PROTOCOL_VERSION: u64 = 2;
+
+/// The oldest protocol version a target may answer `hello` with.
+pub const OLDEST_PROTOCOL_VERSION: u64 = 1;
 
 word_enum! {
     /// The kinds of failure a target may answer (SPEC §2).
@@ -80,15 +86,90 @@ impl Op {
 }
 
 word_enum! {
-    /// Optional capabilities a target announces in `hello`.
+    /// The optional parts of the contract a target declares in `hello` (docs/spec.md,
+    /// "Optional parts"). A scenario that needs a part the target does not declare is not
+    /// judged, and its report says so; a declared part is judged like every rule.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Feature, unknown: |s| format!(
-        "unknown feature {s:?}; expected delete, claim or edges"
+        "unknown feature {s:?}; expected one of {}",
+        Feature::ALL.map(Feature::as_str).join(", ")
     ), {
+        /// `delete`.
         Delete => "delete",
+        /// `claim`.
         Claim => "claim",
+        /// Dependencies: `blocks`/`blockedBy`, added with `addBlocks`/`addBlockedBy`.
         Edges => "edges",
+        /// A task's free `metadata` object.
+        Metadata => "metadata",
+        /// A task's `owner` (set and removed by a patch).
+        Owner => "owner",
+        /// A task's `activeForm`.
+        ActiveForm => "active_form",
+        /// Removing a dependency: `removeBlocks`/`removeBlockedBy`.
+        EdgeRemoval => "edge_removal",
+        /// Dependencies given in `create`'s task.
+        EdgesAtCreate => "edges_at_create",
+        /// Separate lists on one root (a scenario that names more than one list).
+        Lists => "lists",
     }
+}
+
+impl Feature {
+    /// The parts protocol 2 added: a protocol 1 `hello` declares them all.
+    pub const ADDED_IN_2: [Feature; 6] = [
+        Feature::Metadata,
+        Feature::Owner,
+        Feature::ActiveForm,
+        Feature::EdgeRemoval,
+        Feature::EdgesAtCreate,
+        Feature::Lists,
+    ];
+}
+
+/// The optional parts a request body uses, read from the JSON as sent (a malformed request
+/// uses the parts its fields name: a target without them cannot be told to refuse them
+/// for the right reason): `delete` and `claim` by its op; `edges`, `edges_at_create`,
+/// `edge_removal`, `metadata`, `owner` and `active_form` by the fields of a `create` task
+/// or an `update` patch (a `null` that removes the field too). Separate lists are a
+/// property of a whole scenario, not of one request.
+pub fn request_features(request: &Value) -> BTreeSet<Feature> {
+    let mut out = BTreeSet::new();
+    let op = request.get("op").and_then(Value::as_str);
+    match op {
+        Some("delete") => {
+            out.insert(Feature::Delete);
+        }
+        Some("claim") => {
+            out.insert(Feature::Claim);
+        }
+        _ => {}
+    }
+    let body = match op {
+        Some("create") => request.get("task"),
+        Some("update") => request.get("patch"),
+        _ => None,
+    };
+    let Some(Value::Object(body)) = body else {
+        return out;
+    };
+    let by_field: &[(&str, &[Feature])] = &[
+        ("metadata", &[Feature::Metadata]),
+        ("owner", &[Feature::Owner]),
+        ("activeForm", &[Feature::ActiveForm]),
+        ("blocks", &[Feature::Edges, Feature::EdgesAtCreate]),
+        ("blockedBy", &[Feature::Edges, Feature::EdgesAtCreate]),
+        ("addBlocks", &[Feature::Edges]),
+        ("addBlockedBy", &[Feature::Edges]),
+        ("removeBlocks", &[Feature::Edges, Feature::EdgeRemoval]),
+        ("removeBlockedBy", &[Feature::Edges, Feature::EdgeRemoval]),
+    ];
+    for (field, parts) in by_field {
+        if body.contains_key(*field) {
+            out.extend(parts.iter().copied());
+        }
+    }
+    out
 }
 
 /// What a target says about itself in answer to `hello`.
@@ -117,7 +198,13 @@ impl Hello {
             "name": self.name,
             "version": self.version,
             "layout": self.layout.as_str(),
-            "features": self.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+            // A protocol 1 hello declared the parts protocol 2 added by not naming them.
+            "features": self
+                .features
+                .iter()
+                .filter(|f| self.protocol >= 2 || !Feature::ADDED_IN_2.contains(f))
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>(),
         });
         if !self.mapping.is_empty() {
             v["mapping"] = json!(self.mapping);
@@ -138,9 +225,9 @@ impl Hello {
             .get("protocol")
             .and_then(Value::as_u64)
             .ok_or("hello: `protocol` must be a number")?;
-        if protocol != PROTOCOL_VERSION {
+        if !(OLDEST_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&protocol) {
             return Err(format!(
-                "hello: protocol {protocol} is not supported (this harness speaks {PROTOCOL_VERSION})"
+                "hello: protocol {protocol} is not supported (this harness speaks {OLDEST_PROTOCOL_VERSION} to {PROTOCOL_VERSION})"
             ));
         }
         let string = |k: &str| -> Result<String, String> {
@@ -152,7 +239,7 @@ impl Hello {
         let layout = string("layout")?
             .parse()
             .map_err(|e| format!("hello: {e}"))?;
-        let features = match obj.get("features") {
+        let mut features: BTreeSet<Feature> = match obj.get("features") {
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|f| {
@@ -164,6 +251,14 @@ impl Hello {
                 .collect::<Result<_, _>>()?,
             _ => return Err("hello: `features` must be an array".into()),
         };
+        if protocol == 1 {
+            if let Some(f) = features.iter().find(|f| Feature::ADDED_IN_2.contains(f)) {
+                return Err(format!(
+                    "hello: feature {f:?} is protocol 2's; a target that declares it answers `\"protocol\": 2`"
+                ));
+            }
+            features.extend(Feature::ADDED_IN_2);
+        }
         let mapping = match obj.get("mapping") {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(Value::Object(m)) => m
@@ -610,6 +705,77 @@ mod tests {
     }
 
     #[test]
+    fn requests_use_the_parts_their_fields_name() {
+        let parts = |v: Value| {
+            request_features(&v)
+                .into_iter()
+                .map(Feature::as_str)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            parts(json!({"op": "create", "list": "l", "task": {"subject": "a"}})),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            parts(
+                json!({"op": "create", "task": {"subject": "a", "blockedBy": ["1"], "metadata": {}, "activeForm": "x"}})
+            ),
+            ["edges", "metadata", "active_form", "edges_at_create"]
+        );
+        assert_eq!(
+            parts(
+                json!({"op": "update", "patch": {"owner": null, "removeBlocks": ["1"], "addBlockedBy": []}})
+            ),
+            ["edges", "owner", "edge_removal"]
+        );
+        // A claim's owner is the claim's own: the part `owner` is setting it by a patch.
+        assert_eq!(
+            parts(json!({"op": "claim", "id": "1", "owner": "a"})),
+            ["claim"]
+        );
+        assert_eq!(parts(json!({"op": "delete", "id": "1"})), ["delete"]);
+        // Fields outside a create's task or an update's patch name no part.
+        assert_eq!(
+            parts(json!({"op": "get", "patch": {"metadata": {}}})),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn a_protocol_1_hello_declares_every_part_protocol_2_added() {
+        let v1 = json!({"ok": true, "protocol": 1, "name": "x", "version": "1",
+                        "layout": "opaque", "features": ["edges"]});
+        let h = Hello::from_json(&v1).unwrap();
+        assert!(h.has(Feature::Edges) && h.has(Feature::Metadata) && h.has(Feature::Lists));
+        assert!(!h.has(Feature::Delete) && !h.has(Feature::Claim));
+        assert_eq!(
+            h.to_json()["features"],
+            json!(["edges"]),
+            "written back as it was"
+        );
+        assert_eq!(Hello::from_json(&h.to_json()).unwrap(), h);
+        let v2 = json!({"ok": true, "protocol": 2, "name": "x", "version": "1",
+                        "layout": "opaque", "features": ["edges", "owner"]});
+        let h = Hello::from_json(&v2).unwrap();
+        assert_eq!(
+            h.features,
+            BTreeSet::from([Feature::Edges, Feature::Owner]),
+            "protocol 2 declares exactly what it names"
+        );
+        let mixed = json!({"ok": true, "protocol": 1, "name": "x", "version": "1",
+                           "layout": "opaque", "features": ["metadata"]});
+        let e = Hello::from_json(&mixed).unwrap_err();
+        assert!(e.contains("feature Metadata is protocol 2's"), "{e}");
+        let e = Hello::from_json(&json!({"ok": true, "protocol": 3})).unwrap_err();
+        assert!(
+            e.contains("protocol 3 is not supported (this harness speaks 1 to 2)"),
+            "{e}"
+        );
+        let e = "active-form".parse::<Feature>().unwrap_err();
+        assert!(e.contains("expected one of delete, claim, edges, metadata, owner, active_form, edge_removal, edges_at_create, lists"), "{e}");
+    }
+
+    #[test]
     fn hello_keeps_a_stated_mapping_and_refuses_a_malformed_one() {
         let line = r#"{"ok":true,"protocol":1,"name":"x","version":"1","layout":"opaque","features":[],"mapping":{"delete":"unsupported"}}"#;
         let h = Hello::from_json(&serde_json::from_str(line).unwrap()).unwrap();
@@ -699,7 +865,7 @@ mod tests {
             (json!({"ok": false, "error": {"kind": "oops"}}), Op::Get),
             (json!({"ok": true, "tasks": 3}), Op::List),
             (
-                json!({"ok": true, "protocol": 2, "name": "x", "version": "1", "layout": "s07", "features": []}),
+                json!({"ok": true, "protocol": 3, "name": "x", "version": "1", "layout": "s07", "features": []}),
                 Op::Hello,
             ),
         ] {

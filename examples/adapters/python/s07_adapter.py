@@ -29,7 +29,7 @@ import stat
 import sys
 import traceback
 
-PROTOCOL = 1
+PROTOCOL = 2
 NAME = "s07-example-adapter"
 VERSION = "1.0.0"
 
@@ -561,8 +561,11 @@ def handle(store, obj):
             "name": NAME,
             "version": VERSION,
             "layout": "s07",
-            # The lesson's manager has dependencies but no delete and no claim.
-            "features": ["edges"],
+            # The optional parts of the contract this store has (docs/spec.md, "Optional
+            # parts"): the lesson's manager has dependencies, given at creation too, and one
+            # folder per list; no delete, no claim, no metadata, owner or activeForm, and no
+            # way to remove a dependency.
+            "features": ["edges", "edges_at_create", "lists"],
         }
     if op == "create":
         return handle_create(store, obj)

@@ -51,7 +51,7 @@ class AdapterTest(unittest.TestCase):
         for a in answers[:3] + answers[4:]:
             self.assertEqual(a["error"]["kind"], "invalid", a)
         self.assertEqual(answers[3]["layout"], "s07")
-        self.assertEqual(answers[3]["features"], ["edges"])
+        self.assertEqual(answers[3]["features"], ["edges", "edges_at_create", "lists"])
 
     def test_ids_are_integers_on_disk_and_strings_on_the_wire(self):
         answers, _ = run(self.root, create("a"), create("b", blockedBy=["1"]))

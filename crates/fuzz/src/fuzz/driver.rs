@@ -13,7 +13,7 @@ pub use super::resolve::ResolvedStep;
 use super::resolve::{Ids, Resolver, op_of, resolve};
 use super::strategy::{EventGen, Step};
 use crate::profile::Profile;
-use crate::protocol::{Feature, Layout, Response};
+use crate::protocol::{Layout, Response};
 use crate::target::{Session, SessionEvent, SessionOptions, TargetSpec};
 use crate::task::TaskId;
 
@@ -214,7 +214,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                 ..
             } => {
                 // A step that needs a feature the target lacks is skipped, not failed (§2).
-                if needed_features(request).any(|f| !hello.has(f)) {
+                if crate::protocol::request_features(request)
+                    .into_iter()
+                    .any(|f| !hello.has(f))
+                {
                     continue;
                 }
                 let expected = oracle.handle_value(request);
@@ -408,34 +411,6 @@ fn session_event(sessions: &mut Sessions<'_>, i: usize, event: EventGen) -> Resu
             sessions.get(i).map(|_| ())
         }
     }
-}
-
-/// The optional features a request needs: `delete`, `claim`, and `edges` for any edge field.
-fn needed_features(request: &Value) -> impl Iterator<Item = Feature> {
-    let op = request.get("op").and_then(Value::as_str);
-    let has = |parent: &str, keys: &[&str]| {
-        request
-            .get(parent)
-            .and_then(Value::as_object)
-            .is_some_and(|o| keys.iter().any(|k| o.contains_key(*k)))
-    };
-    let edges = has("task", &["blockedBy", "blocks"])
-        || has(
-            "patch",
-            &[
-                "addBlockedBy",
-                "addBlocks",
-                "removeBlockedBy",
-                "removeBlocks",
-            ],
-        );
-    [
-        (op == Some("delete")).then_some(Feature::Delete),
-        (op == Some("claim")).then_some(Feature::Claim),
-        edges.then_some(Feature::Edges),
-    ]
-    .into_iter()
-    .flatten()
 }
 
 fn task_path(root: &Path, list: &str, id: TaskId) -> PathBuf {

@@ -462,11 +462,15 @@ impl<'a> Replayer<'a> {
             .divergence
             .as_ref()
             .is_some_and(|d| d.actual.is_err());
-        Ok(match result.result {
+        Ok(match &result.result {
             Ok(Outcome::Fail(_)) => Ok(()),
             Err(_) if broke => Ok(()),
             Ok(Outcome::Pass) => Err("its scenario passed when replayed".into()),
             Ok(Outcome::Skip(why)) => Err(format!("its scenario was skipped when replayed: {why}")),
+            Ok(Outcome::NotJudged(_)) => Err(format!(
+                "its scenario was not judged when replayed: {}",
+                result.reason().unwrap_or_default()
+            )),
             Err(e) => Err(format!(
                 "the target broke when its scenario was replayed: {}",
                 e.message

@@ -54,18 +54,21 @@ pub enum State {
     /// failure after a session step names them).
     Vanished,
     Skip,
+    /// The scenario needs an optional part the target does not declare: no verdict.
+    NotJudged,
     Error,
     /// The target's report has no such scenario (another suite, a filter).
     Missing,
 }
 
 impl State {
-    pub const ALL: [State; 7] = [
+    pub const ALL: [State; 8] = [
         State::Pass,
         State::Timed,
         State::Fail,
         State::Vanished,
         State::Skip,
+        State::NotJudged,
         State::Error,
         State::Missing,
     ];
@@ -77,6 +80,7 @@ impl State {
             State::Fail => "fail",
             State::Vanished => "vanished",
             State::Skip => "skip",
+            State::NotJudged => "not judged",
             State::Error => "error",
             State::Missing => "not run",
         }
@@ -90,6 +94,7 @@ impl State {
             State::Fail => "✗",
             State::Vanished => "⌛",
             State::Skip => "–",
+            State::NotJudged => "∅",
             State::Error => "!",
             State::Missing => "·",
         }
@@ -99,6 +104,7 @@ impl State {
     pub fn class(self) -> &'static str {
         match self {
             State::Missing => "none",
+            State::NotJudged => "notjudged",
             s => s.as_str(),
         }
     }
@@ -110,6 +116,7 @@ impl From<Outcome> for State {
             Outcome::Pass => State::Pass,
             Outcome::Fail => State::Fail,
             Outcome::Skip => State::Skip,
+            Outcome::NotJudged => State::NotJudged,
             Outcome::Error => State::Error,
         }
     }

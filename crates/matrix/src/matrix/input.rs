@@ -65,7 +65,7 @@ pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
     known_format(
         path,
         schema::format_version(path, text)?,
-        &[RUN_FORMAT],
+        &schema::RUN_FORMATS_READ,
         "run reports",
     )?;
     match schema::parse::<RunReport>(path, text) {
@@ -529,7 +529,7 @@ mod tests {
         let e = parse_run(Path::new("run.json"), r#"{"format_version": 7}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "run.json: format_version: this taskproof reads run reports of format 1, not 7"
+            "run.json: format_version: this taskproof reads run reports of format 1 or 2, not 7"
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("target.json");

@@ -84,14 +84,14 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         .collect();
     let _ = writeln!(s, "Legend: {}.\n", legend.join(", "));
 
-    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◷ | ✗ | ⌛ | – | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◷ | ✗ | ⌛ | – | ∅ | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (i, c) in m.columns.iter().enumerate() {
         let hello = cut(&c.hello(), 200);
         let counts = m.counts(i);
         let n = |st: State| counts.get(&st).copied().unwrap_or(0);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             esc(&c.label),
             code(&c.spec),
             esc(&hello),
@@ -101,6 +101,7 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
             n(State::Fail),
             n(State::Vanished),
             n(State::Skip),
+            n(State::NotJudged),
             n(State::Error),
             n(State::Missing)
         );

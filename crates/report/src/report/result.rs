@@ -2,10 +2,12 @@
 //! [`Outcome`] or the [`TargetFailure`] that kept it from being judged, each broken
 //! expectation ([`StepFailure`]), the suite's [`SuiteResult`] and its [`Summary`].
 //!
-//! A scenario ends in one of three outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
-//! broke an expectation: a conformance result) or [`Outcome::Skip`] (the target lacks what the
-//! scenario needs), or in a [`TargetFailure`]: the target crashed, hung, or broke the
-//! protocol, so nothing could be judged. The two are kept apart as proptest keeps a rejected
+//! A scenario ends in one of four outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
+//! broke an expectation: a conformance result), [`Outcome::NotJudged`] (it needs an optional
+//! part of the contract the target does not declare) or [`Outcome::Skip`] (the profile has
+//! no expectations for it, a skip list names it, a precondition was not met), or in a
+//! [`TargetFailure`]: the target crashed, hung, or broke the protocol, so nothing could be
+//! judged. The two are kept apart as proptest keeps a rejected
 //! case apart from a failed one.
 //!
 //! These types are the reporters' vocabulary; the scenario runner produces them, so its
@@ -17,7 +19,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::profile::RunProfile;
-use crate::protocol::{Answer, Hello};
+use crate::protocol::{Answer, Feature, Hello};
 use crate::rule::Rule;
 
 /// The judged outcome of a scenario that the target did not break.
@@ -26,6 +28,22 @@ pub enum Outcome {
     Pass,
     Fail(Vec<StepFailure>),
     Skip(String),
+    /// The optional parts the scenario needs and the target does not declare, each with
+    /// the first step that needs it (`None`: the scenario's `needs` names it). Never a
+    /// failure; the report says what was not judged.
+    NotJudged(Vec<(Feature, Option<usize>)>),
+}
+
+/// `metadata (steps[3]) and lists (named in needs)`.
+pub fn needs_text(parts: &[(Feature, Option<usize>)]) -> String {
+    parts
+        .iter()
+        .map(|(f, at)| match at {
+            Some(i) => format!("{f} (steps[{i}])"),
+            None => format!("{f} (named in needs)"),
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// One broken expectation, with everything a person needs to act on it.
@@ -170,6 +188,7 @@ impl ScenarioResult {
             Ok(Outcome::Pass) => OutcomeKind::Pass,
             Ok(Outcome::Fail(_)) => OutcomeKind::Fail,
             Ok(Outcome::Skip(_)) => OutcomeKind::Skip,
+            Ok(Outcome::NotJudged(_)) => OutcomeKind::NotJudged,
             Err(_) => OutcomeKind::Error,
         }
     }
@@ -186,6 +205,18 @@ impl ScenarioResult {
         match &self.result {
             Ok(Outcome::Pass) => None,
             Ok(Outcome::Skip(r)) => Some(r.clone()),
+            Ok(Outcome::NotJudged(parts)) => {
+                Some(match parts.iter().filter_map(|(_, at)| *at).min() {
+                    Some(from) if parts.iter().all(|(_, at)| at.is_some()) => format!(
+                        "not judged from steps[{from}] on: it needs {}, which the target does not declare; every step before passed",
+                        needs_text(parts)
+                    ),
+                    _ => format!(
+                        "not judged: it needs {}, which the target does not declare",
+                        needs_text(parts)
+                    ),
+                })
+            }
             Ok(Outcome::Fail(f)) => f.first().map(|f| match f.step {
                 Some(i) => format!("steps[{i}]: {}", f.reason),
                 None => f.reason.clone(),
@@ -251,8 +282,20 @@ mod tests {
             failed: 1,
             skipped: 2,
             errors: 1,
+            not_judged: 0,
         };
         assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
         assert!(!s.ok());
+        let scoped = Summary {
+            failed: 0,
+            errors: 0,
+            not_judged: 4,
+            ..s
+        };
+        assert_eq!(
+            scoped.line(),
+            "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged"
+        );
+        assert!(scoped.ok(), "not judged is no failure");
     }
 }

@@ -29,8 +29,14 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The run report's format version; bumped on any incompatible change.
-pub const RUN_FORMAT: u64 = 1;
+/// The run report's format version; bumped on any incompatible change. Version 2 added the
+/// outcome `not_judged` (a scenario that needs an optional part the target does not
+/// declare), `summary.not_judged` and a scenario's `needs`; a version 1 report reads as
+/// version 2 with none of them.
+pub const RUN_FORMAT: u64 = 2;
+/// The run report formats this taskproof reads: every one written since run reports carried
+/// a version (version 1 is version 2 without what 2 added).
+pub const RUN_FORMATS_READ: [u64; 2] = [1, RUN_FORMAT];
 /// The fuzz report's format version.
 pub const FUZZ_FORMAT: u64 = 1;
 /// The check report's format version.
@@ -45,6 +51,10 @@ pub enum Outcome {
     Fail,
     Skip,
     Error,
+    /// The scenario needs an optional part of the contract the target does not declare
+    /// (docs/spec.md, "Optional parts"): no verdict, and never a failure.
+    #[serde(rename = "not_judged")]
+    NotJudged,
 }
 
 impl Outcome {
@@ -54,6 +64,7 @@ impl Outcome {
             Outcome::Fail => "fail",
             Outcome::Skip => "skip",
             Outcome::Error => "error",
+            Outcome::NotJudged => "not_judged",
         }
     }
 }
@@ -87,6 +98,8 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub errors: usize,
+    /// Scenarios not judged: they need a part the target does not declare.
+    pub not_judged: usize,
 }
 
 impl Summary {
@@ -96,6 +109,7 @@ impl Summary {
             Outcome::Fail => self.failed += 1,
             Outcome::Skip => self.skipped += 1,
             Outcome::Error => self.errors += 1,
+            Outcome::NotJudged => self.not_judged += 1,
         }
     }
 
@@ -104,14 +118,20 @@ impl Summary {
         self.failed == 0 && self.errors == 0
     }
 
-    /// The last line of a run: `N passed, N failed, N errors, N skipped`. Errors (the
-    /// target broke, so no verdict) are counted apart from failures (a verdict); the line
-    /// starts `N passed, N failed` as before, for CI scripts that read it.
+    /// The last line of a run: `N passed, N failed, N errors, N skipped`, and `, N not
+    /// judged` when some scenario needed a part the target does not declare, so that a
+    /// run that conforms names its scope. Errors (the target broke, so no verdict) are
+    /// counted apart from failures (a verdict); the line starts `N passed, N failed` as
+    /// before, for CI scripts that read it.
     pub fn line(&self) -> String {
-        format!(
+        let mut line = format!(
             "{} passed, {} failed, {} errors, {} skipped",
             self.passed, self.failed, self.errors, self.skipped
-        )
+        );
+        if self.not_judged > 0 {
+            line.push_str(&format!(", {} not judged", self.not_judged));
+        }
+        line
     }
 }
 
@@ -154,6 +174,11 @@ pub struct ScenarioReport {
     /// `None` for a pass; the skip reason; the first failure or the error, with its step.
     #[serde(default)]
     pub reason: Option<String>,
+    /// For `not_judged`: the optional parts the scenario needs and the target does not
+    /// declare, each with the first step that needs it (`steps[3]`, or `needs` when the
+    /// file names it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<NeededPart>,
     #[serde(default)]
     pub failures: Vec<StepFailure>,
     #[serde(default)]
@@ -170,6 +195,16 @@ pub struct ScenarioReport {
     pub skipped_steps: Vec<SkippedStep>,
     #[serde(default)]
     pub duration_ms: u64,
+}
+
+/// An optional part a scenario needs that the target does not declare.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeededPart {
+    /// The part's word (`metadata`, `edge_removal`, …).
+    pub part: String,
+    /// The first step that needs it; `None` when the scenario's `needs` names it.
+    #[serde(default)]
+    pub step: Option<usize>,
 }
 
 /// A broken expectation.

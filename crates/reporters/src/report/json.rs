@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::events::{Event, ReportError, Reporter, write_final};
 use super::result::{self, ScenarioResult, SuiteResult, TargetInfo};
 use super::schema::{
-    self, RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure, Witness,
+    self, NeededPart, RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure,
+    Witness,
 };
 use crate::rule::Rule;
 
@@ -117,6 +118,16 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
         rules: rules(&r.rules),
         outcome: r.kind(),
         reason: r.reason(),
+        needs: match &r.result {
+            Ok(result::Outcome::NotJudged(parts)) => parts
+                .iter()
+                .map(|(f, step)| NeededPart {
+                    part: f.as_str().to_string(),
+                    step: *step,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
         failures: r.failures().iter().map(step_failure).collect(),
         error: r.result.as_ref().err().map(|e| StepError {
             step: e.step,

@@ -33,7 +33,9 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
     for r in &suite.scenarios {
         let status = match r.kind() {
             OutcomeKind::Pass => TestCaseStatus::success(),
-            OutcomeKind::Skip => {
+            // JUnit knows only skipped: a scenario not judged is one, its message starting
+            // "not judged:" and its `outcome` property saying so (below).
+            OutcomeKind::Skip | OutcomeKind::NotJudged => {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message(r.reason().unwrap_or_default());
                 s
@@ -58,6 +60,9 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         tc.set_classname(r.file.display().to_string());
         tc.set_time(r.elapsed);
         tc.add_property(("rules", crate::rule::join(&r.rules, ",").as_str()));
+        if r.kind() == OutcomeKind::NotJudged {
+            tc.add_property(("outcome", r.kind().as_str()));
+        }
         if !r.skipped_steps.is_empty() {
             // Steps that did not run while the rest did (file steps against an opaque
             // layout): `steps[N]: reason`, one per line.

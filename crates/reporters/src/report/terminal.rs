@@ -80,16 +80,13 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 total,
             } => {
                 let about = match &target.hello {
-                    Ok(h) => {
-                        let features: Vec<&str> = h.features.iter().map(|f| f.as_str()).collect();
-                        format!(
-                            "{} {}, layout {}, features [{}]",
-                            h.name,
-                            h.version,
-                            h.layout,
-                            features.join(", ")
-                        )
-                    }
+                    Ok(h) => format!(
+                        "{} {}, layout {}, {}",
+                        h.name,
+                        h.version,
+                        h.layout,
+                        parts_text(&h.features)
+                    ),
                     Err(e) => format!("hello failed: {e}"),
                 };
                 let mut text = format!(
@@ -121,6 +118,12 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     OutcomeKind::Skip => format!(
                         "{} {}: {}\n",
                         self.paint(style::YELLOW, "SKIP"),
+                        result.id,
+                        result.reason().unwrap_or_default()
+                    ),
+                    OutcomeKind::NotJudged => format!(
+                        "{} {}: {}\n",
+                        self.paint(style::YELLOW, "NOT JUDGED"),
                         result.id,
                         result.reason().unwrap_or_default()
                     ),
@@ -213,6 +216,21 @@ impl<W: Write> Reporter for TerminalReporter<W> {
             }
         }
         Ok(())
+    }
+}
+
+/// The optional parts a target declares, as the run's first line names its scope: `every
+/// optional part`, or the parts it has and `without` the ones it does not (whose scenarios
+/// are not judged).
+pub fn parts_text(declared: &std::collections::BTreeSet<crate::protocol::Feature>) -> String {
+    use crate::protocol::Feature;
+    let (has, lacks): (Vec<Feature>, Vec<Feature>) =
+        Feature::ALL.into_iter().partition(|f| declared.contains(f));
+    let words = |v: &[Feature]| v.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ");
+    match (has.is_empty(), lacks.is_empty()) {
+        (_, true) => "every optional part".to_string(),
+        (true, false) => format!("no optional part (without {})", words(&lacks)),
+        (false, false) => format!("parts [{}], without [{}]", words(&has), words(&lacks)),
     }
 }
 

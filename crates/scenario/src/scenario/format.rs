@@ -46,6 +46,10 @@ impl Scenario {
                 out.entry(f).or_insert(Some(step.index));
             }
         }
+        // A second list is where separate lists begin to matter.
+        if let Some((_, at)) = super::gate::scenario_lists(self, profile).get(1) {
+            out.entry(Feature::Lists).or_insert(Some(*at));
+        }
         out
     }
 
@@ -114,42 +118,7 @@ impl Step {
     }
 }
 
-/// The features a request body uses: `delete` and `claim` by its op, `edges` by the edge
-/// fields of a `create` task or an `update` patch.
-pub fn request_features(request: &Value) -> BTreeSet<Feature> {
-    let mut out = BTreeSet::new();
-    let op = request.get("op").and_then(Value::as_str);
-    match op {
-        Some("delete") => {
-            out.insert(Feature::Delete);
-        }
-        Some("claim") => {
-            out.insert(Feature::Claim);
-        }
-        _ => {}
-    }
-    let fields: &[&str] = match op {
-        Some("create") => &["blocks", "blockedBy"],
-        Some("update") => &[
-            "addBlocks",
-            "addBlockedBy",
-            "removeBlocks",
-            "removeBlockedBy",
-        ],
-        _ => &[],
-    };
-    let body = match op {
-        Some("create") => request.get("task"),
-        Some("update") => request.get("patch"),
-        _ => None,
-    };
-    if let Some(Value::Object(body)) = body
-        && fields.iter().any(|f| body.contains_key(*f))
-    {
-        out.insert(Feature::Edges);
-    }
-    out
-}
+pub use crate::protocol::request_features;
 
 /// A value given per profile, with `"*"` as the default.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,6 @@
-//! What runs against this target: why a whole scenario is skipped ([`skip_reason`]: a
-//! profile it has no expectations for, a feature the target lacks), and, against a target
+//! What runs against this target: why a whole scenario does not run ([`gate`]: skipped for a
+//! profile it has no expectations for, not judged for an optional part the target does not
+//! declare), and, against a target
 //! whose layout is opaque, which steps are skipped while the rest of the scenario runs
 //! ([`opaque_skips`]: the file steps and the steps that depend on them).
 
@@ -10,7 +11,8 @@ use serde_json::Value;
 use super::format::*;
 use super::vars;
 use crate::profile::Profile;
-use crate::protocol::Hello;
+use crate::protocol::{Feature, Hello};
+use crate::report::result::Outcome;
 
 /// Against a target whose layout is opaque: the steps that cannot run, each with why. A
 /// file step cannot run; a step that writes files changes its list (the first folder of its
@@ -115,31 +117,48 @@ fn step_lists(step: &Step) -> Vec<String> {
     }
 }
 
-/// Why a scenario cannot run against this target under this profile, if it cannot.
-pub fn skip_reason(s: &Scenario, profile: Profile, hello: &Hello) -> Option<String> {
+/// Why a whole scenario does not run against this target under this profile, if it does
+/// not: skipped (the profile has no expectations for it), or not judged (its file's `needs`
+/// names an optional part the target does not declare). A part that only a step needs is
+/// [`undeclared`]'s: the steps before that one still run.
+pub fn gate(s: &Scenario, profile: Profile, hello: &Hello) -> Option<Outcome> {
     if !s.profiles.contains(&profile) {
         let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
-        return Some(format!(
+        return Some(Outcome::Skip(format!(
             "no expectations for profile {profile} (the scenario covers {})",
             covered.join(", ")
-        ));
+        )));
     }
-    let missing: Vec<String> = s
-        .needs_for(profile)
+    let missing = undeclared(s, profile, hello);
+    missing
+        .iter()
+        .any(|(_, at)| at.is_none())
+        .then_some(Outcome::NotJudged(missing))
+}
+
+/// The optional parts the scenario needs and the target does not declare, each with the
+/// first step that needs it (`None`: the file's `needs` names it). The runner judges the
+/// steps before the first of those steps and stops there: the steps after it depend on
+/// what it would have done.
+pub fn undeclared(s: &Scenario, profile: Profile, hello: &Hello) -> Vec<(Feature, Option<usize>)> {
+    s.needs_for(profile)
         .into_iter()
         .filter(|(f, _)| !hello.has(*f))
-        .map(|(f, at)| match at {
-            Some(i) => format!("{f} (used by steps[{i}])"),
-            None => format!("{f} (named in needs)"),
-        })
-        .collect();
-    if !missing.is_empty() {
-        return Some(format!(
-            "the target lacks the feature {}",
-            missing.join(" and ")
-        ));
+        .collect()
+}
+
+/// The lists a scenario names through the store, as written, each with the first step
+/// that names it, in order.
+pub fn scenario_lists(s: &Scenario, profile: Profile) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for step in s.steps_for(profile) {
+        for l in step_lists(step) {
+            if !out.iter().any(|(k, _)| *k == l) {
+                out.push((l, step.index));
+            }
+        }
     }
-    None
+    out
 }
 
 #[cfg(test)]

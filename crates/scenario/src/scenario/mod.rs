@@ -27,7 +27,7 @@ pub use crate::report::result::{
 pub use builtin::load_builtin;
 pub use expect::Expect;
 pub use format::{Action, Scenario, Step};
-pub use gate::{opaque_skips, skip_reason};
+pub use gate::{gate, opaque_skips, undeclared};
 pub use load::{LoadError, load_dir, load_file, load_paths, load_text};
 pub use skip::{SkipError, SkipList};
 

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::format::*;
-use super::gate::{opaque_skips, skip_reason};
+use super::gate::{gate, opaque_skips, undeclared};
 use super::sandbox::Sandbox;
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
@@ -63,9 +63,12 @@ pub(super) fn judge(
             );
         }
     };
-    if let Some(reason) = skip_reason(s, config.profile, hello) {
-        return nothing(Ok(Outcome::Skip(reason)));
+    if let Some(outcome) = gate(s, config.profile, hello) {
+        return nothing(Ok(outcome));
     }
+    // Steps that need a part the target does not declare: the run stops before the first.
+    let undeclared = undeclared(s, config.profile, hello);
+    let not_judged_from = undeclared.iter().filter_map(|(_, at)| *at).min();
     // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.
     if let Mode::Hold(p) = &config.mode
         && let Some(reason) = p.skip_reason(&s.id)
@@ -143,7 +146,12 @@ pub(super) fn judge(
     let mut failures: Vec<StepFailure> = Vec::new();
     let mut error = None;
     let mut unmet = None;
+    let mut stopped_before_undeclared = false;
     for step in s.steps_for(config.profile) {
+        if not_judged_from.is_some_and(|from| step.index >= from) {
+            stopped_before_undeclared = true;
+            break;
+        }
         if let Some(reason) = step_skips.get(&step.index) {
             skipped.push(StepSkip {
                 step: step.index,
@@ -200,6 +208,20 @@ pub(super) fn judge(
     } else if let Some(reason) = unmet {
         run.kill_all();
         Ok(Outcome::Skip(reason))
+    } else if stopped_before_undeclared {
+        // Every step before it passed; what it and the rest would show is not judged. What
+        // escaped the root so far is judged all the same.
+        match run.close_all() {
+            Err(e) => Err(e),
+            Ok(()) => {
+                let escapes: Vec<StepFailure> = run.escapes().into_iter().collect();
+                if escapes.is_empty() {
+                    Ok(Outcome::NotJudged(undeclared))
+                } else {
+                    Ok(Outcome::Fail(escapes))
+                }
+            }
+        }
     } else {
         match run.close_all() {
             Err(e) => Err(e),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::format::*;
-use super::gate::skip_reason;
+use super::gate::gate;
 use super::runner::{Observed, judge};
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
@@ -436,7 +436,7 @@ pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
 /// Prepares a scenario that will run (`None` for one that will be skipped whole, or when
 /// no sandbox can be made: the run then reports why).
 fn prepare(s: &Scenario, config: &RunConfig, hello: &Hello) -> Option<Prepared> {
-    if skip_reason(s, config.profile, hello).is_some() {
+    if gate(s, config.profile, hello).is_some() {
         return None;
     }
     let sandbox = Sandbox::new().ok()?;
@@ -524,6 +524,10 @@ fn run_prepared(
             rules: s.rules.clone(),
             state: match &result {
                 Ok(Outcome::Skip(r)) => State::Skipped(r.clone()),
+                Ok(Outcome::NotJudged(parts)) => State::Skipped(format!(
+                    "not judged: it needs {}",
+                    crate::report::result::needs_text(parts)
+                )),
                 Ok(_) => State::Ran,
                 Err(e) => State::Error(match e.step {
                     Some(i) => format!("steps[{i}]: {}", e.message),
@@ -558,6 +562,7 @@ fn run_prepared(
                 witness: None,
             }])),
             Ok(Outcome::Skip(r)) => Ok(Outcome::Skip(r)),
+            Ok(Outcome::NotJudged(parts)) => Ok(Outcome::NotJudged(parts)),
             Ok(Outcome::Fail(_)) | Err(_) => {
                 Ok(Outcome::Skip(format!("expected failure: {reason}")))
             }

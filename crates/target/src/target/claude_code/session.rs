@@ -158,7 +158,19 @@ impl ClaudeCodeSession {
             ));
             options.timeout = TERMINAL_MIN_TIMEOUT;
         }
-        let mut announced = vec![Feature::Claim, Feature::Edges];
+        // The optional parts of the contract its tools have (docs/claude-code.md, "Mapping"):
+        // every one but edge removal (`TaskUpdate` has no removeBlocks/removeBlockedBy);
+        // edges given at creation are a `TaskUpdate` right after the `TaskCreate`, as an
+        // agent does it.
+        let mut announced = vec![
+            Feature::Claim,
+            Feature::Edges,
+            Feature::Metadata,
+            Feature::Owner,
+            Feature::ActiveForm,
+            Feature::EdgesAtCreate,
+            Feature::Lists,
+        ];
         if features.delete {
             announced.push(Feature::Delete);
         }
