@@ -39,5 +39,6 @@ pub use taskproof_store::store;
 pub use taskproof_target::target;
 
 pub mod bisect;
+pub mod claims;
 pub mod cli;
 pub mod timeline;

@@ -3,6 +3,7 @@
 
 pub mod bisect;
 pub mod check;
+pub mod claims;
 pub mod exit;
 pub mod fuzz;
 pub mod hold;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Race kills against the completions of background tasks and account for every task
     /// id: notified once, twice or never (docs/background.md).
     RaceBackground(race_background::Args),
+    /// The register of claims about real products (repro/claims.toml): list them, or rerun
+    /// their reproductions, which share no code with taskproof, and compare.
+    Claims(claims::Args),
     /// Run random operation sequences against a target and its profile's model.
     Fuzz(fuzz::Args),
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
@@ -106,6 +110,7 @@ pub fn main() -> i32 {
         Command::Timeline(a) => timeline::run(a),
         Command::Hold(a) => hold::run(a),
         Command::RaceBackground(a) => race_background::run(a),
+        Command::Claims(a) => claims::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
         Command::Matrix(a) => matrix::run(a),

@@ -1,0 +1,216 @@
+//! `taskproof claims`: the register of claims about real products and the reruns of their
+//! reproductions (src/claims, repro/README.md).
+
+use std::path::PathBuf;
+
+use super::exit;
+use super::verdict::Verdict;
+use crate::claims::{self, Outcome, Register, Status};
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Every claim taskproof makes about a real product (a version's behaviour, a public report \
+reproduced or not, a change point between versions) is listed in repro/claims.toml with a \
+reproduction that shares no code with taskproof: a script that drives the unmodified product \
+and answers the claim's yes/no question for one version (repro/README.md).
+
+`check` runs the reproductions, one at a time (they time things), and prints one row per claim \
+and version: what the register expects, what the script answered now, and the last recorded \
+answer. `--version V` runs every claim about that product on V instead: the release watch (a \
+version the register does not name is expected to answer as the newest named version below \
+it). Withdrawn claims are listed, not run.
+
+Exit status: 0 when every reproduction agrees with the register; 1 when one disagrees; 2 on \
+usage errors or a malformed register (named by file, claim and key); 3 when a reproduction \
+could not answer (the product did not install or start, a limit passed) and none disagreed.
+
+Examples:
+  taskproof claims list
+  taskproof claims check --claim cc-bg-end-during-the-spawning-turn
+  taskproof claims check --product claude-code --version 2.1.340
+  taskproof claims check --record")]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// The register, one line a claim: id, status, versions and what it says.
+    List(Common),
+    /// Run the reproductions and compare their answers with the register.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// The register [default: repro/claims.toml].
+    #[arg(long, value_name = "FILE", default_value = claims::DEFAULT_REGISTER)]
+    pub register: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Only this claim (repeatable).
+    #[arg(long, value_name = "ID")]
+    pub claim: Vec<String>,
+    /// Only claims about this product (`claude-code`, `mcp:PACKAGE`).
+    #[arg(long, value_name = "PRODUCT")]
+    pub product: Option<String>,
+    /// Run on this version instead of the versions each claim names.
+    #[arg(long, value_name = "V")]
+    pub version: Option<String>,
+    /// Write each run's date, load, answer and observation back into the register.
+    #[arg(long)]
+    pub record: bool,
+    /// The Python that runs the reproductions.
+    #[arg(long, value_name = "PROGRAM", default_value = "python3")]
+    pub python: String,
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    match args.command {
+        Sub::List(c) => list(c),
+        Sub::Check(c) => check(c),
+    }
+}
+
+fn load(path: &std::path::Path) -> Result<Register, i32> {
+    Register::load(path).map_err(|e| {
+        eprintln!("taskproof claims: {e}");
+        exit::USAGE
+    })
+}
+
+fn list(args: Common) -> anyhow::Result<i32> {
+    let register = match load(&args.register) {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    for c in &register.claims {
+        let versions: Vec<String> = c
+            .versions()
+            .into_iter()
+            .map(|v| format!("{v} {}", yes_no(c.expect.get(&v).copied())))
+            .collect();
+        println!("{} [{}] {}", c.id, c.status.as_str(), c.product);
+        println!("  says: {}", c.says);
+        println!("  asks: {} ({})", c.asks, versions.join(", "));
+        if let Some(why) = &c.why {
+            println!("  why:  {why}");
+        }
+    }
+    println!(
+        "{} claims in {}",
+        register.claims.len(),
+        register.path.display()
+    );
+    Ok(exit::OK)
+}
+
+fn yes_no(a: Option<bool>) -> &'static str {
+    match a {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<i32> {
+    let register = match load(&args.common.register) {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    let chosen: Vec<&claims::Claim> = register
+        .claims
+        .iter()
+        .filter(|c| args.claim.is_empty() || args.claim.contains(&c.id))
+        .filter(|c| args.product.as_ref().is_none_or(|p| *p == c.product))
+        .collect();
+    if let Some(unknown) = args
+        .claim
+        .iter()
+        .find(|id| !register.claims.iter().any(|c| c.id == **id))
+    {
+        eprintln!(
+            "taskproof claims: --claim {unknown}: no such claim in {}",
+            register.path.display()
+        );
+        return Ok(exit::USAGE);
+    }
+    if chosen.is_empty() {
+        eprintln!("taskproof claims: no claim is chosen");
+        return Ok(exit::USAGE);
+    }
+    let mut results: Vec<Outcome> = Vec::new();
+    println!(
+        "{:<44} {:<9} {:<8} {:<5} {:<5} last recorded",
+        "claim", "version", "expected", "now", ""
+    );
+    for c in chosen {
+        if c.status == Status::Withdrawn {
+            println!(
+                "{:<44} withdrawn, not run: {}",
+                c.id,
+                c.why.as_deref().unwrap_or("")
+            );
+            continue;
+        }
+        let versions = match &args.version {
+            Some(v) => vec![v.clone()],
+            None => c.versions(),
+        };
+        for v in versions {
+            let r = claims::run_repro(&register, c, &v, &args.python);
+            let last = c
+                .last_on(&v)
+                .map(|l| {
+                    format!(
+                        "{} ({})",
+                        yes_no(Some(l.answer)),
+                        &l.date[..10.min(l.date.len())]
+                    )
+                })
+                .unwrap_or_else(|| "none".into());
+            let verdict = match r.holds() {
+                Some(true) => "holds",
+                Some(false) => "DIFFERS",
+                None => "ERROR",
+            };
+            println!(
+                "{:<44} {:<9} {:<8} {:<5} {:<7} {last}",
+                c.id,
+                v,
+                yes_no(r.expected),
+                yes_no(r.answer),
+                verdict
+            );
+            match &r.error {
+                Some(e) => println!("    could not answer: {e}"),
+                None => println!("    {} ({:.0} s, load {})", r.observed, r.seconds, r.load),
+            }
+            results.push(r);
+        }
+    }
+    let agree = results.iter().filter(|r| r.holds() == Some(true)).count();
+    let differ = results.iter().filter(|r| r.holds() == Some(false)).count();
+    let broke = results.iter().filter(|r| r.holds().is_none()).count();
+    println!("{agree} agree with the register, {differ} differ, {broke} could not answer");
+    if args.record {
+        if let Err(e) = register.record(&results) {
+            eprintln!("taskproof claims: {e}");
+            return Ok(exit::USAGE);
+        }
+        println!("recorded in {}", register.path.display());
+    }
+    let verdict = if differ > 0 {
+        Verdict::Found
+    } else if broke > 0 {
+        Verdict::TargetBroke
+    } else {
+        Verdict::Clean
+    };
+    Ok(verdict.process_exit_code())
+}
