@@ -1,0 +1,241 @@
+//! `taskproof claims`: the register of claims about real products and the reruns of their
+//! reproductions. The reproductions here are small shell scripts run with `--python sh`
+//! (the runner starts `PROGRAM SCRIPT --version V`), so these tests need no Python; the
+//! checked-in register is read as it is.
+
+use std::path::Path;
+
+use crate::util::{repo, taskproof, tempdir};
+
+/// A repository with `repro/claims.toml` holding `claims` and the scripts named in it.
+fn register(dir: &Path, claims: &str, scripts: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir.join("repro")).unwrap();
+    for (name, body) in scripts {
+        std::fs::write(dir.join("repro").join(name), body).unwrap();
+    }
+    std::fs::write(dir.join("repro/claims.toml"), claims).unwrap();
+}
+
+const YES: &str = r#"echo "looking" >&2; echo '{"version": "'"$2"'", "answer": true, "observed": "saw it on '"$2"'"}'"#;
+/// Answers yes on 1.x, no on anything else.
+const BY_VERSION: &str = r#"case "$2" in 1.*) a=true;; *) a=false;; esac; echo '{"version": "'"$2"'", "answer": '$a', "observed": "v'"$2"'"}'"#;
+
+const CLAIMS: &str = r#"# a comment that --record keeps
+
+[[claim]]
+id = "always"
+product = "thing"
+says = "It always does it."
+asks = "Does it?"
+repro = "repro/yes.sh"
+status = "confirmed"
+
+[claim.expect]
+"1.0.0" = true
+"2.0.0" = true
+
+[[claim]]
+id = "changed"
+product = "thing"
+says = "1.x does it, 2.x does not."
+asks = "Does it?"
+repro = "repro/by_version.sh"
+status = "confirmed"
+
+[claim.expect]
+"1.0.0" = true
+"2.0.0" = false
+"#;
+
+fn check(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = taskproof()
+        .current_dir(dir)
+        .args(["claims", "check", "--python", "sh"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_reproduction_agreeing_with_the_register_exits_0_and_record_keeps_the_file() {
+    let d = tempdir();
+    register(
+        d.path(),
+        CLAIMS,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, out, err) = check(d.path(), &["--record"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("4 agree with the register, 0 differ, 0 could not answer"),
+        "{out}"
+    );
+    assert!(out.contains("saw it on 2.0.0"), "{out}");
+    let text = std::fs::read_to_string(d.path().join("repro/claims.toml")).unwrap();
+    assert!(
+        text.starts_with("# a comment that --record keeps"),
+        "{text}"
+    );
+    assert_eq!(text.matches("[[claim.last]]").count(), 4, "{text}");
+    // A second record replaces the run on the same version instead of adding one.
+    assert_eq!(check(d.path(), &["--record", "--claim", "changed"]).0, 0);
+    let text = std::fs::read_to_string(d.path().join("repro/claims.toml")).unwrap();
+    assert_eq!(text.matches("[[claim.last]]").count(), 4, "{text}");
+    let listed = taskproof()
+        .current_dir(d.path())
+        .args(["claims", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("changed [confirmed] thing") && listed.contains("1.0.0 yes, 2.0.0 no"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn the_release_watch_expects_what_the_newest_version_below_answered() {
+    let d = tempdir();
+    register(
+        d.path(),
+        CLAIMS,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    // 3.0.0 is named by no claim: `always` expects yes (as 2.0.0), `changed` expects no.
+    let (code, out, _) = check(d.path(), &["--version", "3.0.0"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 agree"), "{out}");
+    // 1.5.0: `changed` expects yes (as 1.0.0) and gets yes; a behaviour that changed back
+    // would be told apart the same way.
+    let (code, out, _) = check(d.path(), &["--version", "1.5.0", "--claim", "changed"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_reproduction_that_disagrees_exits_1_and_one_that_cannot_answer_exits_3() {
+    let d = tempdir();
+    let no = r#"echo '{"version": "'"$2"'", "answer": false, "observed": "not seen"}'"#;
+    register(
+        d.path(),
+        &CLAIMS.replace("repro/yes.sh", "repro/no.sh"),
+        &[("no.sh", no), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, out, _) = check(d.path(), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("DIFFERS") && out.contains("2 differ"), "{out}");
+
+    let garbage = "echo 'no json here'; exit 0";
+    register(
+        d.path(),
+        &CLAIMS.replace("repro/yes.sh", "repro/garbage.sh"),
+        &[("garbage.sh", garbage)],
+    );
+    let (code, out, _) = check(d.path(), &["--claim", "always"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("without the JSON line the protocol asks for"),
+        "{out}"
+    );
+
+    let cannot = r#"echo "npm failed" >&2; echo '{"version": "1", "answer": null, "error": "the product did not install"}'; exit 2"#;
+    register(
+        d.path(),
+        &CLAIMS.replace("repro/yes.sh", "repro/cannot.sh"),
+        &[("cannot.sh", cannot)],
+    );
+    let (code, out, _) = check(d.path(), &["--claim", "always"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("could not answer: the product did not install"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_reproduction_that_hangs_is_stopped_at_its_limit_with_everything_it_started() {
+    let d = tempdir();
+    let marker = d.path().join("still-running");
+    // The script leaves a child that would touch a file after the limit.
+    let hang = format!("(sleep 3; touch '{}') & sleep 30", marker.display());
+    let claims = CLAIMS.replace("repro/yes.sh", "repro/hang.sh").replace(
+        "status = \"confirmed\"\n\n[claim.expect]\n\"1.0.0\" = true\n\"2.0.0\" = true",
+        "status = \"confirmed\"\ntimeout = 1\n\n[claim.expect]\n\"1.0.0\" = true",
+    );
+    register(
+        d.path(),
+        &claims,
+        &[("hang.sh", &hang), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, out, err) = check(d.path(), &["--claim", "always"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("no answer within 1 s"), "{out}");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(
+        !marker.exists(),
+        "a process of the reproduction outlived its run"
+    );
+}
+
+#[test]
+fn a_malformed_register_is_a_usage_error_naming_file_claim_and_key() {
+    let d = tempdir();
+    let bad = CLAIMS.replace(
+        "asks = \"Does it?\"\nrepro = \"repro/yes.sh\"",
+        "asks = \"Does it?\"\nrepro = \"repro/missing.sh\"",
+    );
+    register(d.path(), &bad, &[("by_version.sh", BY_VERSION)]);
+    let (code, _, err) = check(d.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("claims.toml: claim[0] (always).repro: no such script"),
+        "{err}"
+    );
+    let unknown_key = CLAIMS.replacen("says =", "sayz =", 1);
+    register(
+        d.path(),
+        &unknown_key,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, _, err) = check(d.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("claims.toml") && err.contains("sayz"), "{err}");
+    let no_why = CLAIMS.replacen("status = \"confirmed\"", "status = \"unconfirmed\"", 1);
+    register(
+        d.path(),
+        &no_why,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, _, err) = check(d.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("(always).why: a claim that is unconfirmed says why"),
+        "{err}"
+    );
+    let (code, _, err) = check(d.path(), &["--claim", "nope"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn the_checked_in_register_reads_and_every_claim_has_its_script_and_a_run_per_version() {
+    let register = taskproof::claims::Register::load(&repo().join("repro/claims.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        register.claims.len() >= 20,
+        "{} claims",
+        register.claims.len()
+    );
+    for c in &register.claims {
+        for v in c.expect.keys() {
+            assert!(
+                c.last_on(v).is_some(),
+                "{}: no recorded run on {v}: every claim's reproduction is run on every version it names",
+                c.id
+            );
+        }
+    }
+}
