@@ -9,7 +9,8 @@
 #
 # Writes reports/claude-code/background-rates-SCENARIO.{md,json}: per version the runs, the
 # runs in which RULE held (no failure cites it), and per run the tasks never notified, with
-# the load average of each run. The run reports are kept in a folder the script names.
+# the load average of each run. The run reports, and the scripted model's log of each run
+# (every request the CLI sent: `--model-log`), are kept in a folder the script names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=$1 rule=$2 n=$3
@@ -30,7 +31,7 @@ for v in "$@"; do
   for i in $(seq 1 "$n"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     "$bin" run --suite background --target "claude-code@$v" --filter "$scenario" \
-      --report "json:$out/$v-$i.json" >/dev/null 2>&1 || true
+      --report "json:$out/$v-$i.json" --model-log "$out/$v-$i.model-log" >/dev/null 2>&1 || true
     echo "$load" > "$out/$v-$i.load"
     echo "$v run $i: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['scenarios'][0]['outcome'])" "$out/$v-$i.json") (load $load)"
   done

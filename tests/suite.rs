@@ -165,3 +165,26 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
         missed.join(", ")
     );
 }
+
+/// Issue 43: the background scenarios cited the seed by one machine's absolute path
+/// (`/work/shared/seeds/…`), which nobody else can follow; sources name what anyone can find
+/// (a file name, an issue, a report in this repository).
+#[test]
+fn scenario_sources_name_no_path_of_one_machine() {
+    let store = taskproof::scenario::load_builtin()
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .into_iter()
+        .map(|s| (s.id, s.source.unwrap_or_default()));
+    let background = taskproof::background::scenario::load_builtin()
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .into_iter()
+        .map(|s| (s.id, s.source));
+    for (id, source) in store.chain(background) {
+        for root in ["/work/", "/home/", "/root/", "/tmp/", "/Users/", "/mnt/"] {
+            assert!(
+                !source.contains(root),
+                "{id}: its source names a path of one machine ({root}…): {source}"
+            );
+        }
+    }
+}

@@ -80,6 +80,11 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 total,
             } => {
                 let about = match &target.hello {
+                    // A background-task runner's hello (protocol 1, no features) has no store
+                    // parts to name.
+                    Ok(h) if h.protocol < 2 && h.features.is_empty() => {
+                        format!("{} {}, layout {}", h.name, h.version, h.layout)
+                    }
                     Ok(h) => format!(
                         "{} {}, layout {}, {}",
                         h.name,
