@@ -112,6 +112,9 @@ fn each_mutant_fails_its_rules_scenario_with_a_witness() {
 
 #[test]
 fn the_python_example_runner_passes_the_background_suite() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let (code, report, text) = run_bg(&[
         "--target",
         "bg-cmd:python3 examples/adapters/background/runner.py --output-cap 1048576",
@@ -213,6 +216,9 @@ for line in sys.stdin:
 
 #[test]
 fn a_runner_answering_garbage_is_a_target_error() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),
@@ -228,6 +234,9 @@ fn a_runner_answering_garbage_is_a_target_error() {
 
 #[test]
 fn a_runner_that_hangs_is_a_target_error_within_the_timeout() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let target = fake_runner(dir.path(), "        import time; time.sleep(3600)");
     let (code, _report, text) = run_bg(&[
@@ -244,6 +253,9 @@ fn a_runner_that_hangs_is_a_target_error_within_the_timeout() {
 
 #[test]
 fn a_runner_that_never_notifies_fails_the_one_notification_rule() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),
@@ -316,6 +328,9 @@ fn the_race_accounts_for_every_task_id() {
 
 #[test]
 fn a_malformed_notification_is_a_target_error_naming_the_field() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),

@@ -658,6 +658,9 @@ fn own_counter_target(dir: &Path, layout: &str) -> String {
 
 #[test]
 fn processes_that_each_count_ids_on_their_own_are_caught() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let target = own_counter_target(dir.path(), "opaque");
     let r = run(&[
@@ -682,6 +685,9 @@ fn processes_that_each_count_ids_on_their_own_are_caught() {
 
 #[test]
 fn a_store_without_the_files_a_setup_step_assumes_is_skipped_not_failed() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     // The store writes no .highwatermark, so removing it fails: the scenario does not apply.
     let dir = tempdir();
     let target = own_counter_target(dir.path(), "claude-code");
@@ -746,6 +752,9 @@ sys.exit(serve.wait())
 
 #[test]
 fn against_an_opaque_store_only_the_file_steps_and_what_depends_on_them_are_skipped() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let dir = tempdir();
     let proxy = dir.path().join("opaque.py");
     std::fs::write(&proxy, OPAQUE_PROXY).unwrap();

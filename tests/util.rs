@@ -91,3 +91,74 @@ pub fn taskproof_with(args: &[&str]) -> Command {
     c.args(args);
     c
 }
+
+/// A program from outside Rust that some tests run: the real products and the example
+/// adapters are not Rust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// node and npm: the real Claude Code (installed from npm) and Task Master.
+    Npm,
+    /// python3: the example adapters and background runner, and test fixtures in Python.
+    Python,
+    /// util-linux's flock(1): a writer's lock held by a process of its own.
+    Flock,
+}
+
+impl Tool {
+    /// The programs it is, each checked with `--version`.
+    fn programs(self) -> &'static [&'static str] {
+        match self {
+            Tool::Npm => &["node", "npm"],
+            Tool::Python => &["python3"],
+            Tool::Flock => &["flock"],
+        }
+    }
+}
+
+/// The variable that makes a missing tool fail the test instead of skipping it (CI sets `CI`,
+/// which does the same).
+pub const REQUIRE_TOOLS: &str = "TASKPROOF_REQUIRE_TOOLS";
+
+/// Whether the calling test can run: every tool it needs answers `--version`. When one does
+/// not, the test is skipped: one line on the terminal names the test and what is missing, and
+/// the caller returns. Under CI (`CI` set to anything but `false`) or with
+/// [`REQUIRE_TOOLS`]`=1`, a missing tool fails the test instead, so that CI, which installs
+/// every tool, never passes a test it did not run.
+pub fn can_run(tools: &[Tool]) -> bool {
+    let missing: Vec<&str> = tools
+        .iter()
+        .flat_map(|t| t.programs())
+        .copied()
+        .filter(|p| {
+            !Command::new(p)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let why = format!("{} not on PATH", missing.join(", "));
+    let required = std::env::var("CI").is_ok_and(|v| v != "false" && !v.is_empty())
+        || std::env::var(REQUIRE_TOOLS).is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "{test}: {why}, and CI or {REQUIRE_TOOLS}=1 asks for every test to run (install it: \
+         `apt-get install -y nodejs npm python3 util-linux`; .ci/run does)"
+    );
+    // Straight to the process's stderr: the test harness captures `eprintln!` of a passing
+    // test, and a skip must be seen.
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped {test}: {why} (set {REQUIRE_TOOLS}=1 to fail instead)"
+    );
+    false
+}
