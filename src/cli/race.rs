@@ -200,7 +200,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),
-        None if targets.iter().any(TargetSpec::is_process) => race::driver::DEFAULT_SETTLE,
+        None if targets.iter().any(TargetSpec::acts_between_requests) => {
+            race::driver::DEFAULT_SETTLE
+        }
         None => std::time::Duration::ZERO,
     };
     let cfg = Config {

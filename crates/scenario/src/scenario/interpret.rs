@@ -103,7 +103,19 @@ impl Run<'_> {
             }
             Action::Wait(d) => {
                 self.mark_event(step, format!("wait {} s", d.as_secs_f64()));
-                std::thread::sleep(*d);
+                if self.config.target.acts_between_requests() {
+                    std::thread::sleep(*d);
+                } else {
+                    // Nothing of an in-process store runs between requests: the wait would
+                    // only delay the same answers.
+                    let note = format!(
+                        "steps[{}] wait: {} runs in this process and does nothing between requests, so no time was spent waiting",
+                        step.index, self.config.target
+                    );
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                }
                 Ok(())
             }
             Action::Event { event, session } => {

@@ -276,6 +276,14 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
         false
     }
 
+    /// Whether anything can happen in the target between requests: a process may (a timer,
+    /// a thread, another process of its own), an in-process store cannot. A scenario's
+    /// `wait` against a target that cannot act costs no time, and a race gives it no settle
+    /// phase: the outcome would be the same, only later.
+    fn acts_between_requests(&self) -> bool {
+        self.is_process() || self.acts_after_answering()
+    }
+
     /// In a race on a list shared with targets of other kinds, whether the target makes the
     /// change `request` asks for under the list's lock (`race::mix` charges lost changes by
     /// it).
@@ -383,6 +391,11 @@ impl TargetSpec {
     /// See [`Target::acts_after_answering`].
     pub fn acts_after_answering(&self) -> bool {
         self.0.acts_after_answering()
+    }
+
+    /// See [`Target::acts_between_requests`].
+    pub fn acts_between_requests(&self) -> bool {
+        self.0.acts_between_requests()
     }
 
     /// See [`Target::writes_under_lock`].
