@@ -13,6 +13,7 @@ mod claude_code;
 mod claude_code_background;
 mod claude_code_hook;
 mod claude_code_mcp;
+mod docs;
 mod fuzz;
 mod matrix;
 mod mcp;
