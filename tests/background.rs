@@ -382,3 +382,18 @@ fn partitions_of_the_background_suite_are_round_robin_and_cover_it_once() {
     );
     assert_eq!(ids("2/2"), ["end-during-the-spawning-turn", "ids"]);
 }
+
+/// Issue 40: `--keep-going` was accepted by the background suite and ignored (its scenarios
+/// always run every step); it is a usage error now, saying why, and nothing runs.
+#[test]
+fn keep_going_is_refused_by_the_background_suite() {
+    let (code, report, text) = run_bg(&["--keep-going", "--filter", "completion"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains(
+            "--keep-going is for the store suite: a background scenario always runs every step"
+        ),
+        "{text}"
+    );
+    assert_eq!(report, Value::Null, "nothing ran, so no report: {report}");
+}

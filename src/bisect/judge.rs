@@ -88,7 +88,6 @@ impl BackgroundProbe {
                 output_cap: None,
                 model_log: None,
             },
-            keep_going: true,
             model_log: None,
         };
         let r = run_scenario(&self.scenario, &config);

@@ -299,6 +299,11 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
             "--profile, --mapping and --skip-file are for the store suite; the background suite holds every target to docs/background.md".into(),
         );
     }
+    if args.keep_going {
+        return usage(
+            "--keep-going is for the store suite: a background scenario always runs every step and judges everything it saw".into(),
+        );
+    }
     let loaded = if args.paths.is_empty() {
         bg_builtin()
     } else {
@@ -337,7 +342,6 @@ fn run_background(args: Args) -> anyhow::Result<i32> {
             output_cap: None,
             model_log: None,
         },
-        keep_going: true,
         model_log: args.model_log.clone(),
     };
     let mut reporters = reporters_of(&args);
@@ -354,12 +358,6 @@ fn parse_profile(s: &str) -> Result<Choice, String> {
 /// to behave that way; `strict` for every other).
 pub fn default_choice(target: &TargetSpec) -> anyhow::Result<Choice> {
     Choice::resolve(target.run_profile()).map_err(anyhow::Error::msg)
-}
-
-/// The exit status of a finished run: a failure is a verdict (1) and wins; errors alone mean
-/// the target broke before all verdicts were in (3).
-pub fn exit_code(suite: &crate::scenario::SuiteResult) -> i32 {
-    Verdict::of_suite(suite).process_exit_code()
 }
 
 /// The scenarios `--filter` and `--partition` leave, in order; an error when a filter

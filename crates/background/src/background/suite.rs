@@ -63,8 +63,6 @@ fn b(n: usize) -> Rule {
 pub struct BgConfig {
     pub target: BgTarget,
     pub open: BgOpen,
-    /// Run every check of a scenario (the default) — background scenarios always do.
-    pub keep_going: bool,
     /// A folder for the scripted model's log of each scenario (`ID.jsonl`), for targets
     /// driven by one (Claude Code).
     pub model_log: Option<PathBuf>,
@@ -1031,7 +1029,6 @@ mod tests {
             &BgConfig {
                 target,
                 open: BgOpen::default(),
-                keep_going: true,
                 model_log: None,
             },
         )
