@@ -102,7 +102,7 @@ fi
 
 if [ ${#ALL[@]} -eq 0 ] || [[ " ${ALL[*]} " == *" checker-speed "* ]]; then
   start=$(date +%s)
-  table=$("$BIN" race --bench-checker)
+  table=$(cargo bench --quiet --bench checker -- table)
   end=$(date +%s)
   {
     echo "# Race checker speed"
@@ -112,7 +112,7 @@ if [ ${#ALL[@]} -eq 0 ] || [[ " ${ALL[*]} " == *" checker-speed "* ]]; then
     echo "of 128 metadata keys, or the owner, of one of N tasks; 1% of requests unanswered (as"
     echo "killed ones are); in the last rows one acknowledged update is dropped from the final"
     echo "state, which the search must prove unexplainable. Produced by"
-    echo "\`scripts/race-reports.sh checker-speed\` (\`taskproof race --bench-checker\`) on"
+    echo "\`scripts/race-reports.sh checker-speed\` (\`cargo bench --bench checker -- table\`) on"
     echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other jobs, release build;"
     echo "$((end - start)) s in all, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "Generating each history is timed apart and not counted in"

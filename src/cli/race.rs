@@ -120,9 +120,6 @@ pub struct Args {
     /// Step budget of the linearizability search, per task; past it the verdict is unknown.
     #[arg(long, default_value_t = race::DEFAULT_LIN_BUDGET)]
     pub lin_budget: u64,
-    /// Measure the checker on synthetic histories of 10k to 1M operations and exit.
-    #[arg(long, hide = true)]
-    pub bench_checker: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -141,10 +138,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             "--mapping is for {} targets, and no --target is one",
             target::listed(target::mapping_kinds().map(|k| k.prefix))
         );
-    }
-    if args.bench_checker {
-        print!("{}", race::bench::run(args.lin_budget));
-        return Ok(exit::OK);
     }
     let workloads: Vec<Workload> = if args.workload == "all" {
         Workload::ALL.to_vec()

@@ -7,9 +7,9 @@
 //! reported as observations. The [`report`] is JSON and a terminal summary.
 //!
 //! The flow: [`workload`] plans the requests -> [`driver`] runs them and lists the end state
-//! -> [`check`] judges -> [`report`]. [`bench`] measures the checker on synthetic histories.
+//! -> [`check`] judges -> [`report`]. benches/checker.rs measures the checker on synthetic
+//! histories.
 
-pub mod bench;
 pub mod check;
 pub mod driver;
 pub mod history;
