@@ -289,11 +289,17 @@ pub struct LogFile {
 }
 
 /// Reads a model log back, every request as the CLI sent it; an error names the file and
-/// line.
+/// line. A log published gzipped (`ID.jsonl.gz`, as reports/claude-code keeps them) is read
+/// the same.
 pub fn read(path: &Path) -> Result<LogFile, String> {
     let file = File::open(path).map_err(|e| format!("failed to open {}: {e}", path.display()))?;
     let at = |line: usize, what: String| format!("{}:{line}: {what}", path.display());
-    let mut lines = BufReader::new(file).lines().enumerate();
+    let reader: Box<dyn std::io::Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::GzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut lines = BufReader::new(reader).lines().enumerate();
     let header: Value = match lines.next() {
         Some((_, Ok(l))) => serde_json::from_str(&l).map_err(|e| at(1, e.to_string()))?,
         Some((_, Err(e))) => return Err(at(1, e.to_string())),
@@ -487,6 +493,35 @@ mod tests {
             back.exchanges[2].answer,
             json!([{"type": "text", "text": 2}])
         );
+    }
+
+    #[test]
+    fn a_gzipped_log_reads_as_the_plain_one() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("x.jsonl");
+        let log = LogHandle::new(plain.clone(), "t", "s");
+        let body =
+            json!({"model": "m", "tools": [], "messages": [{"role": "user", "content": "a"}]});
+        let raw = body.to_string();
+        log.record(
+            "c",
+            Exchange {
+                path: "/v1/messages",
+                raw: raw.as_bytes(),
+                kind: "agent",
+                answer: &Value::Null,
+                note: Value::Null,
+            },
+        );
+        log.finish().unwrap();
+        let gz = dir.path().join("x.jsonl.gz");
+        let mut enc =
+            flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::best());
+        enc.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+        enc.finish().unwrap();
+        assert_eq!(read(&gz).unwrap(), read(&plain).unwrap());
+        assert_eq!(read(&gz).unwrap().exchanges[0].request, body);
     }
 
     #[test]

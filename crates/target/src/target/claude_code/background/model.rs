@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn recorded_2_1_332_requests_count_every_notification_once() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-            "../../reports/claude-code/2.1.332/background-model-log/end-during-the-spawning-turn.jsonl",
+            "../../reports/claude-code/2.1.332/background-model-log/end-during-the-spawning-turn.jsonl.gz",
         );
         let log = super::super::super::model_log::read(&path).unwrap();
         assert_eq!(log.target, "claude-code@2.1.332");
