@@ -364,6 +364,12 @@ mod timeline {
             versions: vs.clone(),
             rows: vec![rebuilt],
             samples: 3,
+            vouches: vec![taskproof::timeline::Vouch {
+                anchor: "cycles-2-0-21".into(),
+                claim: "c-cycles".into(),
+                status: "unconfirmed".into(),
+                why: Some("its reproduction saw cycles on 2.0.21".into()),
+            }],
         };
         let html = page::html(&t);
         assert!(html.contains("href=\"#cycles-2-0-8\""), "{html}");
@@ -371,6 +377,18 @@ mod timeline {
         let md = page::markdown(&t);
         assert!(md.contains("[2.0.7 → 2.0.8](#cycles-2-0-8)"), "{md}");
         assert!(md.contains("expected: {\"error\":\"cycle\"}"), "{md}");
+        // The register's claim on the second change point: marked where the change is
+        // listed and said in its section, in both pages; the first has none.
+        assert!(md.contains("(#cycles-2-0-21) (unconfirmed)"), "{md}");
+        assert!(!md.contains("(#cycles-2-0-8) (unconfirmed)"), "{md}");
+        assert!(
+            md.contains("The register: **unconfirmed** by its reproduction (repro/claims.toml, `c-cycles`): its reproduction saw cycles on 2.0.21."),
+            "{md}"
+        );
+        assert!(
+            html.contains("The register: unconfirmed by its reproduction"),
+            "{html}"
+        );
     }
 
     /// A background-task report of a version is a point of a background row, judged by the

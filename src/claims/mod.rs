@@ -88,6 +88,11 @@ pub struct Claim {
     pub status: Status,
     #[serde(default)]
     pub why: Option<String>,
+    /// The change points (`torn-writes-2-1-113`) or rows (`edges-mirrored`) of the version
+    /// timeline (reports/claude-code/timeline.md) this claim stands behind: `taskproof
+    /// timeline` says there whether it is confirmed.
+    #[serde(default)]
+    pub timeline: Vec<String>,
     /// What each version answers.
     pub expect: BTreeMap<String, bool>,
     #[serde(default)]

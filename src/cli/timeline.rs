@@ -71,6 +71,28 @@ pub struct Args {
     pub each: super::bisect::EachVersion,
 }
 
+/// What the register of claims (`REPO/repro/claims.toml`, when there is one) says of the
+/// timeline's change points and rows.
+fn vouches(repo: &std::path::Path) -> Result<Vec<timeline::Vouch>, String> {
+    let path = repo.join(crate::claims::DEFAULT_REGISTER);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let register = crate::claims::Register::load(&path)?;
+    Ok(register
+        .claims
+        .iter()
+        .flat_map(|c| {
+            c.timeline.iter().map(|anchor| timeline::Vouch {
+                anchor: anchor.clone(),
+                claim: c.id.clone(),
+                status: c.status.as_str().to_string(),
+                why: c.why.clone(),
+            })
+        })
+        .collect())
+}
+
 /// The witness of a run for the cache: the run report's, without the adapter's stderr.
 fn without_stderr(j: Judged) -> Judged {
     let cut = |mut s: bisect::Seen| {
@@ -196,6 +218,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         versions: versions.clone(),
         rows: Vec::new(),
         samples: args.samples,
+        vouches: match vouches(&args.repo) {
+            Ok(v) => v,
+            Err(e) => return usage(e),
+        },
     };
     let family = args.target.family.clone();
     let repeat = args.each.repeat as usize;

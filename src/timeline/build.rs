@@ -201,6 +201,50 @@ pub struct Timeline {
     pub versions: Vec<String>,
     pub rows: Vec<RowTimeline>,
     pub samples: usize,
+    /// What the register of claims (repro/claims.toml) says of the change points and rows.
+    pub vouches: Vec<Vouch>,
+}
+
+/// A claim of the register that stands behind a change point (its anchor,
+/// `torn-writes-2-1-113`) or a row (its id): whether a reproduction that shares no code with
+/// taskproof confirmed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vouch {
+    pub anchor: String,
+    pub claim: String,
+    /// `confirmed`, `unconfirmed` or `withdrawn`.
+    pub status: String,
+    pub why: Option<String>,
+}
+
+impl Timeline {
+    /// The register's word on `anchor`, in words, when it has one.
+    pub fn vouch_text(&self, anchor: &str) -> Option<String> {
+        let words: Vec<String> = self
+            .vouches
+            .iter()
+            .filter(|v| v.anchor == anchor)
+            .map(|v| match (v.status.as_str(), &v.why) {
+                ("confirmed", _) => format!(
+                    "confirmed by a reproduction that shares no code with taskproof (repro/claims.toml, `{}`)",
+                    v.claim
+                ),
+                (status, why) => format!(
+                    "**{status}** by its reproduction (repro/claims.toml, `{}`): {}",
+                    v.claim,
+                    why.as_deref().unwrap_or("").trim_end_matches('.')
+                ),
+            })
+            .collect();
+        (!words.is_empty()).then(|| words.join("; "))
+    }
+
+    /// Whether the register holds a claim on `anchor` that is not confirmed.
+    pub fn doubted(&self, anchor: &str) -> bool {
+        self.vouches
+            .iter()
+            .any(|v| v.anchor == anchor && v.status != "confirmed")
+    }
 }
 
 /// The evenly spread sample indices of a range of `n` versions (without the ends).

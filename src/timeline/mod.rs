@@ -8,5 +8,5 @@ pub mod page;
 pub mod rows;
 pub mod seeds;
 
-pub use build::{Cache, Point, RowTimeline, Timeline, build_row, sample_indices};
+pub use build::{Cache, Point, RowTimeline, Timeline, Vouch, build_row, sample_indices};
 pub use rows::{Row, RowProbe};

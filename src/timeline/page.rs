@@ -79,11 +79,12 @@ pub fn markdown(t: &Timeline) -> String {
             r.changes
                 .iter()
                 .map(|c| {
+                    let a = anchor(r.row.id, &t.versions[c.after]);
                     format!(
-                        "[{} → {}](#{})",
+                        "[{} → {}](#{a}){}",
                         t.versions[c.before],
                         t.versions[c.after],
-                        anchor(r.row.id, &t.versions[c.after])
+                        if t.doubted(&a) { " (unconfirmed)" } else { "" }
                     )
                 })
                 .collect::<Vec<_>>()
@@ -98,6 +99,9 @@ pub fn markdown(t: &Timeline) -> String {
     }
     for r in &t.rows {
         out.push_str(&format!("\n## {}\n\n{}\n", r.row.title, r.row.reading));
+        if let Some(v) = t.vouch_text(r.row.id) {
+            out.push_str(&format!("\nThe register: {v}.\n"));
+        }
         if let Some(p) = probe_text(r) {
             out.push_str(&format!("\nProbe: {p}.\n"));
         }
@@ -112,6 +116,9 @@ pub fn markdown(t: &Timeline) -> String {
                 t.versions[c.before],
                 t.versions[c.after]
             ));
+            if let Some(v) = t.vouch_text(&anchor(r.row.id, &t.versions[c.after])) {
+                out.push_str(&format!("The register: {v}.\n\n"));
+            }
             if c.after - c.before > 1 {
                 out.push_str(&format!(
                     "{} version(s) between them could not be judged:\n",
@@ -286,6 +293,12 @@ pub fn html(t: &Timeline) -> String {
                 esc(&t.versions[c.before]),
                 esc(&t.versions[c.after])
             ));
+            if let Some(v) = t.vouch_text(&anchor(r.row.id, &t.versions[c.after])) {
+                witnesses.push_str(&format!(
+                    "<p class=\"register\">The register: {}.</p>",
+                    esc(&v.replace("**", ""))
+                ));
+            }
             for i in c.before..=c.after {
                 let Some(p) = r.points.get(&i) else { continue };
                 witnesses.push_str(&format!("<p>{}</p>", esc(&point_line(t, i, p))));
