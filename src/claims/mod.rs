@@ -427,6 +427,7 @@ mod tests {
             timeout: None,
             status: Status::Confirmed,
             why: None,
+            timeline: vec![],
             expect: expect.iter().map(|(v, a)| (v.to_string(), *a)).collect(),
             last: vec![],
         }
