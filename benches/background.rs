@@ -4,7 +4,7 @@
 //! is the one already there.
 //!
 //! - `cargo bench --profile dev --bench background -- cases VERSION... [--only CASE,...]`
-//!   runs every case of `taskproof::target::claude_code::background::probe` (or those named,
+//!   runs every case of benches/background/probe.rs (or those named,
 //!   replacing theirs in the existing record) against each version (installed into the cache
 //!   on first use) and writes `reports/claude-code/VERSION/background.{json,md}`.
 //! - `cargo bench --profile dev --bench background -- race VERSION [N [SPREAD]]` runs the
@@ -22,7 +22,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use taskproof::target::claude_code::ClaudeCode;
-use taskproof::target::claude_code::background::{BgOptions, ClaudeCodeBg, probe};
+#[path = "background/probe.rs"]
+mod probe;
+
+use taskproof::target::claude_code::background::{BgOptions, ClaudeCodeBg};
 
 fn main() -> anyhow::Result<()> {
     // cargo bench passes `--bench`.

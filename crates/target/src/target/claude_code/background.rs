@@ -23,7 +23,6 @@
 
 mod model;
 pub mod parse;
-pub mod probe;
 pub mod procs;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{BgOptions, ClaudeCodeBg, parse};
-use crate::target::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
-use crate::target::claude_code::ClaudeCode;
+use taskproof::target::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
+use taskproof::target::claude_code::ClaudeCode;
+use taskproof::target::claude_code::background::{BgOptions, ClaudeCodeBg, parse};
 
 /// An issue of anthropics/claude-code.
 fn issue(n: u32) -> String {
