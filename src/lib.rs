@@ -41,4 +41,5 @@ pub use taskproof_target::target;
 pub mod bisect;
 pub mod claims;
 pub mod cli;
+pub mod record;
 pub mod timeline;

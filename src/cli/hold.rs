@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::record::{Knobs, Observed, hello_name, observe, recorded_about};
+use super::record::observe_for;
 use super::{Seconds, exit};
 use crate::profile::diff;
 use crate::profile::recorded::{self, Recorded};
+use crate::record::{Knobs, Observed, hello_name, recorded_about};
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
@@ -140,7 +141,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         raced_runs,
         observer,
         ..
-    } = match observe(
+    } = match observe_for(
+        "hold",
         &target,
         &scenarios,
         &Knobs {
@@ -151,7 +153,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             jobs: args.jobs,
             start_ahead: crate::scenario::DEFAULT_START_AHEAD,
         },
-        "hold",
     ) {
         Ok(o) => o,
         Err(code) => return Ok(code),

@@ -285,7 +285,7 @@ fn probe(
     if idle.is_zero() {
         return usage("--time-probe 0 probes nothing".into());
     }
-    let racy = super::record::racy_steps(&recorded);
+    let racy = crate::record::racy_steps(&recorded);
     let out = out.unwrap_or_else(|| {
         if recorded.file.ends_with(".json") && std::path::Path::new(&recorded.file).is_file() {
             std::path::PathBuf::from(&recorded.file)
@@ -318,10 +318,17 @@ fn probe(
         jobs: 1,
         ..crate::scenario::RunConfig::new(target)
     };
-    let probed = super::record::time_probe(&scenarios, &config, &racy, idle, repeat as usize);
+    let probed = crate::record::time_probe(
+        &scenarios,
+        &config,
+        &racy,
+        idle,
+        repeat as usize,
+        &mut |line| eprintln!("taskproof profile probe: {line}"),
+    );
     let mut timed = 0;
     for result in &probed {
-        let (folded, words) = super::record::fold_probe(&mut recorded, result, idle);
+        let (folded, words) = crate::record::fold_probe(&mut recorded, result, idle);
         timed += usize::from(folded);
         let (id, index, _) = result;
         println!("{id} steps[{index}]: {words}");

@@ -7,15 +7,17 @@
 //! error); 2 on a usage error.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Seconds;
 use super::exit;
-use crate::profile::recorded::{self, Recorded, State, StepKey};
-use crate::profile::{Mode, Observer, Profile};
-use crate::scenario::{Action, RunConfig, Scenario, run_suite};
+use crate::profile::recorded::{self, Recorded, State};
+use crate::record::{
+    Knobs, NotStarted, Observed, fold_probe, hello_name, observe, racy_steps, recorded_about,
+    time_probe,
+};
+use crate::scenario::Scenario;
 use crate::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
@@ -90,220 +92,6 @@ pub struct Args {
     pub time_probe: f64,
 }
 
-/// How `record` (and `hold`, which records what it sees) runs the suite.
-pub(crate) struct Knobs {
-    pub repeat: usize,
-    pub runs: usize,
-    pub timeout: std::time::Duration,
-    pub start_timeout: std::time::Duration,
-    pub jobs: usize,
-    pub start_ahead: usize,
-}
-
-/// What a recording saw, before it is named and written.
-pub(crate) struct Observed {
-    pub hello: crate::protocol::Hello,
-    /// How many times the scenarios with a concurrent block ran.
-    pub raced_runs: usize,
-    pub observer: Arc<Observer>,
-    /// How the suite ran (for `record`'s time probe, which runs scenarios again so).
-    pub config: RunConfig,
-}
-
-/// Runs `scenarios` against `target` as `record` does (every scenario `repeat` times, one
-/// with a concurrent block at least `runs` times, strict's steps observed, nothing judged),
-/// with progress on stderr as `taskproof COMMAND: [i/n] ID`. The target is installed first.
-/// `Err` is the exit status when the target could not be made ready or started (said on
-/// stderr).
-pub(crate) fn observe(
-    target: &TargetSpec,
-    scenarios: &[Scenario],
-    knobs: &Knobs,
-    command: &str,
-) -> Result<Observed, i32> {
-    if let Some(code) = super::prepare_target(target) {
-        return Err(code);
-    }
-    let observer = Arc::new(Observer::default());
-    let config = RunConfig {
-        profile: Profile::Strict,
-        mode: Mode::Record(observer.clone()),
-        timeout: knobs.timeout,
-        start_timeout: knobs.start_timeout,
-        jobs: knobs.jobs,
-        start_ahead: knobs.start_ahead,
-        ..RunConfig::new(target.clone())
-    };
-    let raced: Vec<Scenario> = scenarios
-        .iter()
-        .filter(|s| {
-            s.steps_for(Profile::Strict)
-                .any(|st| matches!(st.action, Action::Concurrent(_)))
-        })
-        .cloned()
-        .collect();
-    let repeat = knobs.repeat;
-    let raced_runs = repeat.max(knobs.runs);
-    let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
-    let mut done = 0usize;
-    let mut progress = |e: &crate::report::Event<'_>| {
-        if let crate::report::Event::ScenarioFinished { result, .. } = e {
-            done += 1;
-            eprintln!(
-                "taskproof {command}: [{done}/{total_runs}] {} ({:.1} s)",
-                result.id,
-                result.elapsed.as_secs_f64()
-            );
-        }
-    };
-    let first = run_suite(scenarios, &config, &mut progress);
-    let hello = match &first.target.hello {
-        Ok(h) => h.clone(),
-        Err(e) => {
-            eprintln!(
-                "taskproof {command}: the target {} could not start, so nothing was recorded: {e}",
-                first.target.spec
-            );
-            if !first.target.stderr.trim().is_empty() {
-                eprintln!("{}", first.target.stderr.trim_end());
-            }
-            return Err(exit::TARGET);
-        }
-    };
-    for _ in 1..repeat {
-        run_suite(scenarios, &config, &mut progress);
-    }
-    for _ in repeat..raced_runs {
-        if !raced.is_empty() {
-            run_suite(&raced, &config, &mut progress);
-        }
-    }
-    Ok(Observed {
-        hello,
-        raced_runs,
-        observer,
-        config,
-    })
-}
-
-/// The steps (not concurrent blocks) recorded as racy: (scenario id, step index).
-pub(super) fn racy_steps(profile: &Recorded) -> Vec<(String, usize)> {
-    profile
-        .scenarios
-        .iter()
-        .flat_map(|(id, s)| {
-            s.steps.iter().filter_map(move |(k, r)| match (k, &r.seen) {
-                (StepKey::Step(i), recorded::Seen::Racy(_)) => Some((id.clone(), *i)),
-                _ => None,
-            })
-        })
-        .collect()
-}
-
-/// What the time probe saw at one racy step (`None`: as strict): the runs with the idle
-/// time before the step and the runs without, or why it has no answer.
-pub(super) type ProbeResult = (
-    String,
-    usize,
-    Result<(Vec<Option<Value>>, Vec<Option<Value>>), String>,
-);
-
-/// Folds one step's time-probe answers into `profile` (time-dependent when every run after
-/// the idle time answered the same), and says in words what became of the step; `true` when
-/// it was folded.
-pub(super) fn fold_probe(
-    profile: &mut Recorded,
-    (id, index, seen): &ProbeResult,
-    idle: std::time::Duration,
-) -> (bool, String) {
-    let folded = seen
-        .as_ref()
-        .map_err(Clone::clone)
-        .and_then(|(with, without)| profile.time_dependent(id, *index, idle, with, without));
-    match folded {
-        Ok(late) => (
-            true,
-            format!("time-dependent: every run answered {late} after the idle time"),
-        ),
-        Err(why) => (false, format!("left racy: {why}")),
-    }
-}
-
-/// Runs each racy step's scenario `runs` times with `idle` before that step and `runs`
-/// times without, interleaved, one racy step at a time (so that no
-/// probe's wait moves another step). Only that step's answers are kept: after the idle
-/// time the later steps may well answer otherwise, which says nothing about them.
-pub(super) fn time_probe(
-    scenarios: &[Scenario],
-    config: &RunConfig,
-    racy: &[(String, usize)],
-    idle: std::time::Duration,
-    runs: usize,
-) -> Vec<ProbeResult> {
-    let mut out = Vec::new();
-    for (id, index) in racy {
-        let Some(s) = scenarios.iter().find(|s| &s.id == id) else {
-            continue;
-        };
-        let (with, without) = (Arc::new(Observer::default()), Arc::new(Observer::default()));
-        let probe = |observer: &Arc<Observer>, delay: bool| RunConfig {
-            mode: Mode::Record(observer.clone()),
-            delays: if delay {
-                [((id.clone(), *index), idle)].into_iter().collect()
-            } else {
-                Default::default()
-            },
-            ..config.clone()
-        };
-        for run in 0..runs {
-            // In the order with, without, without, with, … so that a store whose answers
-            // alternate from one session to the next cannot pass for one that depends on
-            // time: its runs with the idle time would differ.
-            let order = if run % 2 == 0 {
-                [(&with, true), (&without, false)]
-            } else {
-                [(&without, false), (&with, true)]
-            };
-            for (observer, delay) in order {
-                run_suite(std::slice::from_ref(s), &probe(observer, delay), &mut |e| {
-                    if let crate::report::Event::ScenarioFinished { result, .. } = e {
-                        eprintln!(
-                            "taskproof record: time probe {}/{runs}: {id} steps[{index}] {} ({:.1} s)",
-                            run + 1,
-                            if delay {
-                                format!("after {} s idle", idle.as_secs_f64())
-                            } else {
-                                "without idle time".to_string()
-                            },
-                            result.elapsed.as_secs_f64()
-                        );
-                    }
-                });
-            }
-        }
-        // A run that stopped before the step (a target error) has no answer there.
-        let answers = |observer: &Arc<Observer>| {
-            observer
-                .take()
-                .iter()
-                .map(|r| {
-                    r.steps
-                        .get(&StepKey::Step(*index))
-                        .map(|(_, _, obs)| obs.clone())
-                        .ok_or_else(|| match &r.state {
-                            State::Error(e) => format!("a probe run ended before the step: {e}"),
-                            State::Skipped(why) => format!("a probe run was skipped: {why}"),
-                            State::Ran => "a probe run did not reach the step".to_string(),
-                        })
-                })
-                .collect::<Result<Vec<_>, String>>()
-        };
-        let seen = answers(&with).and_then(|w| answers(&without).map(|wo| (w, wo)));
-        out.push((id.clone(), *index, seen));
-    }
-    out
-}
-
 /// A profile name: what `--profile` and file names can carry.
 pub(crate) fn valid_name(s: &str) -> bool {
     !s.is_empty()
@@ -338,7 +126,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             "profile name {n:?}: use lower-case letters, digits, '-', '.' and '_'"
         ));
     }
-    let observed = match observe(
+    let observed = match observe_for(
+        "record",
         &args.target,
         &scenarios,
         &Knobs {
@@ -349,7 +138,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             jobs: args.jobs,
             start_ahead: args.start_ahead,
         },
-        "record",
     ) {
         Ok(o) => o,
         Err(code) => return Ok(code),
@@ -372,6 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             &racy,
             probe,
             (args.repeat as usize).max(2),
+            &mut |line| eprintln!("taskproof record: {line}"),
         )
     };
     let name = args
@@ -434,50 +223,30 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-/// A profile name from a hello: `claude-code-2.1.21`, `learn-claude-code-s07`.
-/// What a recording (`record`'s profile, `hold`'s record of what it saw) says of how it was
-/// made: the target, its mapping file when it has one (an mcp: target is its command and its
-/// mapping: a hold needs both), its hello, taskproof's version, the date and the repeats.
-pub(crate) fn recorded_about(
+/// [`observe`] for command `command`: the target installed first, progress on stderr as
+/// `taskproof COMMAND: [i/n] ID`, and a target that could not be installed or started said
+/// there; `Err` is then the exit status.
+pub(super) fn observe_for(
+    command: &str,
     target: &TargetSpec,
-    mapping: Option<&std::path::Path>,
-    hello: &crate::protocol::Hello,
-    repeat: u32,
-    raced_runs: usize,
-) -> Value {
-    let mut about = json!({
-        "target": target.to_string(),
-        "hello": {
-            "name": hello.name,
-            "version": hello.version,
-            "layout": hello.layout.as_str(),
-            "features": hello.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-        },
-        "taskproof": env!("CARGO_PKG_VERSION"),
-        "date": recorded::today(),
-        "repeat": repeat,
-        "runs": raced_runs,
-    });
-    if let Some(m) = mapping {
-        about["mapping"] = json!(m.display().to_string());
+    scenarios: &[Scenario],
+    knobs: &Knobs,
+) -> Result<Observed, i32> {
+    if let Some(code) = super::prepare_target(target) {
+        return Err(code);
     }
-    about
-}
-
-pub(crate) fn hello_name(name: &str, version: &str) -> String {
-    let raw = if version.is_empty() || version.starts_with("git:") {
-        name.to_string()
-    } else {
-        format!("{name}-{version}")
-    };
-    raw.to_ascii_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-._".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    observe(target, scenarios, knobs, &mut |done, total, result| {
+        eprintln!(
+            "taskproof {command}: [{done}/{total}] {} ({:.1} s)",
+            result.id,
+            result.elapsed.as_secs_f64()
+        );
+    })
+    .map_err(|NotStarted { spec, error, stderr }| {
+        eprintln!("taskproof {command}: the target {spec} could not start, so nothing was recorded: {error}");
+        if !stderr.trim().is_empty() {
+            eprintln!("{}", stderr.trim_end());
+        }
+        exit::TARGET
+    })
 }

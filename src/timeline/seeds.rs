@@ -20,7 +20,7 @@ use super::build::{Cache, Point};
 use super::rows::{Row, RowProbe};
 use crate::bisect::{Judged, Seen};
 use crate::matrix::input::RaceReport;
-use crate::report::schema::{Outcome, RunReport, ScenarioReport, StepFailure};
+use crate::report::schema::{OutcomeKind, RunReport, ScenarioReport, StepFailure};
 
 fn seen(key: &str, summary: String, witness: String) -> Judged {
     Judged::Seen(Seen {
@@ -178,7 +178,7 @@ fn add_run_report(r: &RunReport, version: &str, source: &str, rows: &[Row], cach
         };
         let outcome = s.outcome.as_str();
         // An error judged nothing; it is not a point.
-        if s.outcome == Outcome::Error || r.profile != "strict" {
+        if s.outcome == OutcomeKind::Error || r.profile != "strict" {
             continue;
         }
         let reason = s.reason.as_deref();
@@ -240,7 +240,7 @@ fn add_rule_point(
     key: &str,
     cache: &mut Cache,
 ) {
-    if s.outcome == Outcome::Error || r.profile != "strict" {
+    if s.outcome == OutcomeKind::Error || r.profile != "strict" {
         return;
     }
     let broke: Vec<&StepFailure> = s
@@ -259,7 +259,7 @@ fn add_rule_point(
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
-    } else if s.outcome == Outcome::Skip {
+    } else if s.outcome == OutcomeKind::Skip {
         seen(
             "skip",
             format!("skip ({})", s.reason.as_deref().unwrap_or("")),

@@ -172,6 +172,9 @@ pub fn request_features(request: &Value) -> BTreeSet<Feature> {
     out
 }
 
+/// What one store operation gives: its result, or the failure the protocol answers for it.
+pub type OpResult<T> = Result<T, Failure>;
+
 /// What a target says about itself in answer to `hello`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hello {

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::profile::Profile;
 use crate::protocol::{
-    ErrorKind, Failure, Feature, Hello, Layout, PROTOCOL_VERSION, Request, Response,
+    ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
 use crate::store::{MAX_METADATA_BYTES, MAX_METADATA_DEPTH};
 use crate::task::{Change, ListName, NewTask, Patch, Status, Task, TaskId, json_depth};
@@ -40,9 +40,7 @@ pub struct Model {
     lists: BTreeMap<ListName, ListState>,
 }
 
-type Outcome<T> = Result<T, Failure>;
-
-fn fail<T>(kind: ErrorKind, message: impl Into<String>) -> Outcome<T> {
+fn fail<T>(kind: ErrorKind, message: impl Into<String>) -> OpResult<T> {
     Err(Failure::new(kind, message))
 }
 
@@ -160,12 +158,12 @@ fn not_found(id: TaskId) -> Failure {
     Failure::new(ErrorKind::NotFound, format!("no task {id}"))
 }
 
-fn get(state: &ListState, id: TaskId) -> Outcome<Task> {
+fn get(state: &ListState, id: TaskId) -> OpResult<Task> {
     state.tasks.get(&id).cloned().ok_or_else(|| not_found(id))
 }
 
 /// S12: the strict store's limits on metadata, checked as part of the request's form.
-fn check_metadata(md: &Map<String, Value>) -> Outcome<()> {
+fn check_metadata(md: &Map<String, Value>) -> OpResult<()> {
     let v = Value::Object(md.clone());
     if json_depth(&v) > MAX_METADATA_DEPTH {
         return fail(ErrorKind::Invalid, "metadata nested too deep");
@@ -235,7 +233,7 @@ fn next_id(state: &ListState) -> TaskId {
     TaskId(next)
 }
 
-fn delete(state: &mut ListState, id: TaskId, strict: bool) -> Outcome<()> {
+fn delete(state: &mut ListState, id: TaskId, strict: bool) -> OpResult<()> {
     let task = state.tasks.remove(&id).ok_or_else(|| not_found(id))?;
     if strict {
         // S10: the id leaves every neighbour's edges.
@@ -249,7 +247,7 @@ fn delete(state: &mut ListState, id: TaskId, strict: bool) -> Outcome<()> {
     Ok(())
 }
 
-fn claim(state: &mut ListState, id: TaskId, owner: &str, strict: bool) -> Outcome<Task> {
+fn claim(state: &mut ListState, id: TaskId, owner: &str, strict: bool) -> OpResult<Task> {
     let task = get(state, id)?;
     if task.owner.is_some() || task.status != Status::Pending {
         return fail(
@@ -314,7 +312,7 @@ fn reaches(state: &ListState, start: TaskId, goal: TaskId) -> bool {
 }
 
 /// Adds "`from` blocks `to`" for a request about `me`: S6, then S5, then S7, then S8.
-fn add_edge(state: &mut ListState, from: TaskId, to: TaskId, me: TaskId) -> Outcome<()> {
+fn add_edge(state: &mut ListState, from: TaskId, to: TaskId, me: TaskId) -> OpResult<()> {
     let other = if from == me { to } else { from };
     if !state.tasks.contains_key(&other) {
         return fail(ErrorKind::Dangling, format!("task {other} does not exist"));
@@ -361,7 +359,7 @@ fn remove_edge(state: &mut ListState, from: TaskId, to: TaskId) {
 }
 
 /// S3, S4, S5.
-fn change_status(state: &mut ListState, id: TaskId, status: &Status) -> Outcome<()> {
+fn change_status(state: &mut ListState, id: TaskId, status: &Status) -> OpResult<()> {
     if !status.is_known() {
         return fail(ErrorKind::Invalid, format!("unknown status {status}"));
     }
@@ -382,7 +380,7 @@ fn change_status(state: &mut ListState, id: TaskId, status: &Status) -> Outcome<
     Ok(())
 }
 
-fn strict_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
+fn strict_create(state: &mut ListState, new: &NewTask) -> OpResult<Response> {
     if let Some(md) = &new.metadata {
         check_metadata(md)?;
     }
@@ -409,7 +407,7 @@ fn strict_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
     Ok(Response::Task(state.tasks[&id].clone()))
 }
 
-fn strict_update(state: &mut ListState, id: TaskId, patch: &Patch) -> Outcome<Task> {
+fn strict_update(state: &mut ListState, id: TaskId, patch: &Patch) -> OpResult<Task> {
     if let Change::Set(md) = &patch.metadata {
         check_metadata(md)?;
     }
@@ -439,7 +437,7 @@ fn strict_update(state: &mut ListState, id: TaskId, patch: &Patch) -> Outcome<Ta
 
 // ---- cc-2.1.17 (SPEC §4) as one process sees it ----
 
-fn naive_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
+fn naive_create(state: &mut ListState, new: &NewTask) -> OpResult<Response> {
     let highest = state.tasks.keys().next_back().map_or(0, |i| i.get());
     let id = TaskId(state.highwatermark.max(highest) + 1);
     let mut task = new_task(id, new);
@@ -451,7 +449,7 @@ fn naive_create(state: &mut ListState, new: &NewTask) -> Outcome<Response> {
     Ok(Response::Task(task))
 }
 
-fn naive_update(state: &mut ListState, id: TaskId, patch: &Patch) -> Outcome<Task> {
+fn naive_update(state: &mut ListState, id: TaskId, patch: &Patch) -> OpResult<Task> {
     let mut task = get(state, id)?;
     apply_fields(&mut task, patch);
     if let Some(s) = &patch.status {

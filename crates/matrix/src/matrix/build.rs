@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::input::{Column, Outcome, RaceWorkload, ScenarioReport};
+use super::input::{Column, OutcomeKind, RaceWorkload, ScenarioReport};
 
 /// The short names of SPEC §3's rules, as docs/spec.md gives them.
 pub const RULE_NAMES: [(&str, &str); 20] = [
@@ -110,14 +110,14 @@ impl State {
     }
 }
 
-impl From<Outcome> for State {
-    fn from(o: Outcome) -> State {
+impl From<OutcomeKind> for State {
+    fn from(o: OutcomeKind) -> State {
         match o {
-            Outcome::Pass => State::Pass,
-            Outcome::Fail => State::Fail,
-            Outcome::Skip => State::Skip,
-            Outcome::NotJudged => State::NotJudged,
-            Outcome::Error => State::Error,
+            OutcomeKind::Pass => State::Pass,
+            OutcomeKind::Fail => State::Fail,
+            OutcomeKind::Skip => State::Skip,
+            OutcomeKind::NotJudged => State::NotJudged,
+            OutcomeKind::Error => State::Error,
         }
     }
 }
@@ -260,14 +260,14 @@ pub fn column_error(c: &Column) -> Option<String> {
 /// witness shows task files gone between requests; a pass at a time-dependent step).
 fn state_of(s: &ScenarioReport) -> State {
     match s.outcome {
-        Outcome::Fail
+        OutcomeKind::Fail
             if s.failures
                 .iter()
                 .any(|f| f.witness.as_ref().is_some_and(|w| !w.vanished.is_empty())) =>
         {
             State::Vanished
         }
-        Outcome::Pass if !s.time_dependent_steps.is_empty() => State::Timed,
+        OutcomeKind::Pass if !s.time_dependent_steps.is_empty() => State::Timed,
         o => o.into(),
     }
 }

@@ -20,7 +20,7 @@ pub const RACE_FORMATS: [u64; 2] = [1, 2];
 pub const MANIFEST_FORMAT: u64 = 1;
 
 /// One scenario's outcome, as the run report writes it.
-pub use crate::report::schema::Outcome;
+pub use crate::report::schema::OutcomeKind;
 /// A file that could not be read as a report: the schema's error, naming the file and the
 /// field.
 pub use crate::report::schema::ReadError as InputError;

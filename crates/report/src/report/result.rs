@@ -179,8 +179,8 @@ pub struct ScenarioResult {
 }
 
 /// The four ways a scenario can end, flattened for reports and counts: the schema's
-/// [`super::schema::Outcome`], by the name the runner's vocabulary has for it.
-pub use super::schema::Outcome as OutcomeKind;
+/// [`super::schema::OutcomeKind`].
+pub use super::schema::OutcomeKind;
 
 impl ScenarioResult {
     pub fn kind(&self) -> OutcomeKind {

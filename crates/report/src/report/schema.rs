@@ -46,7 +46,7 @@ pub const CHECK_FORMAT: u64 = 1;
 /// reports (the terminal, JSON, JUnit and Markdown views, the summary, the matrix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum OutcomeKind {
     Pass,
     Fail,
     Skip,
@@ -57,19 +57,19 @@ pub enum Outcome {
     NotJudged,
 }
 
-impl Outcome {
+impl OutcomeKind {
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::Skip => "skip",
-            Outcome::Error => "error",
-            Outcome::NotJudged => "not_judged",
+            OutcomeKind::Pass => "pass",
+            OutcomeKind::Fail => "fail",
+            OutcomeKind::Skip => "skip",
+            OutcomeKind::Error => "error",
+            OutcomeKind::NotJudged => "not_judged",
         }
     }
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for OutcomeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -103,13 +103,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn add(&mut self, outcome: Outcome) {
+    pub fn add(&mut self, outcome: OutcomeKind) {
         match outcome {
-            Outcome::Pass => self.passed += 1,
-            Outcome::Fail => self.failed += 1,
-            Outcome::Skip => self.skipped += 1,
-            Outcome::Error => self.errors += 1,
-            Outcome::NotJudged => self.not_judged += 1,
+            OutcomeKind::Pass => self.passed += 1,
+            OutcomeKind::Fail => self.failed += 1,
+            OutcomeKind::Skip => self.skipped += 1,
+            OutcomeKind::Error => self.errors += 1,
+            OutcomeKind::NotJudged => self.not_judged += 1,
         }
     }
 
@@ -170,7 +170,7 @@ pub struct ScenarioReport {
     pub source: Option<String>,
     #[serde(default)]
     pub rules: Vec<String>,
-    pub outcome: Outcome,
+    pub outcome: OutcomeKind,
     /// `None` for a pass; the skip reason; the first failure or the error, with its step.
     #[serde(default)]
     pub reason: Option<String>,
@@ -457,10 +457,15 @@ mod tests {
 
     #[test]
     fn outcome_is_written_in_lowercase_and_read_back() {
-        for o in [Outcome::Pass, Outcome::Fail, Outcome::Skip, Outcome::Error] {
+        for o in [
+            OutcomeKind::Pass,
+            OutcomeKind::Fail,
+            OutcomeKind::Skip,
+            OutcomeKind::Error,
+        ] {
             let v = serde_json::to_value(o).unwrap();
             assert_eq!(v, Value::String(o.as_str().into()));
-            assert_eq!(serde_json::from_value::<Outcome>(v).unwrap(), o);
+            assert_eq!(serde_json::from_value::<OutcomeKind>(v).unwrap(), o);
         }
     }
 

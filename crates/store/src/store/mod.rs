@@ -23,7 +23,7 @@ pub use strict::{
 
 use std::path::Path;
 
-use crate::protocol::{Failure, Hello, Request, Response};
+use crate::protocol::{Hello, OpResult, Request, Response};
 use crate::task::{ListName, NewTask, Patch, Task, TaskId};
 
 /// Settings shared by every store.
@@ -81,13 +81,13 @@ pub trait TaskStore: Send + Sync {
 /// made from. The stores differ in how they do them, not in how a request maps onto them:
 /// that mapping is [`answer`], written once.
 trait Operations: TaskStore {
-    fn create(&self, list: &ListName, new: &NewTask) -> Result<Task, Failure>;
-    fn get(&self, list: &ListName, id: TaskId) -> Result<Task, Failure>;
-    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> Result<Task, Failure>;
-    fn delete(&self, list: &ListName, id: TaskId) -> Result<(), Failure>;
+    fn create(&self, list: &ListName, new: &NewTask) -> OpResult<Task>;
+    fn get(&self, list: &ListName, id: TaskId) -> OpResult<Task>;
+    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> OpResult<Task>;
+    fn delete(&self, list: &ListName, id: TaskId) -> OpResult<()>;
     /// The tasks, and the names of the files that could not be read as tasks.
-    fn list(&self, list: &ListName) -> Result<(Vec<Task>, Vec<String>), Failure>;
-    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Result<Task, Failure>;
+    fn list(&self, list: &ListName) -> OpResult<(Vec<Task>, Vec<String>)>;
+    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> OpResult<Task>;
 }
 
 /// Answers one decoded request with `store`'s operations.

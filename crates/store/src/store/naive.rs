@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{Operations, TaskStore};
 use crate::protocol::{
-    ErrorKind, Failure, Feature, Hello, Layout, PROTOCOL_VERSION, Request, Response,
+    ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
 use crate::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
 
@@ -26,8 +26,6 @@ const HIGHWATERMARK: &str = ".highwatermark";
 pub struct NaiveStore {
     root: PathBuf,
 }
-
-type Outcome<T> = Result<T, Failure>;
 
 fn io_failure(e: impl std::fmt::Display) -> Failure {
     Failure::new(ErrorKind::Io, e.to_string())
@@ -55,7 +53,7 @@ impl NaiveStore {
             .join(LAYOUT.file_name(id).expect("file layout"))
     }
 
-    fn read(&self, list: &ListName, id: TaskId) -> Outcome<Task> {
+    fn read(&self, list: &ListName, id: TaskId) -> OpResult<Task> {
         let path = self.path(list, id);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -74,7 +72,7 @@ impl NaiveStore {
         Ok(t)
     }
 
-    fn write(&self, list: &ListName, task: &Task) -> Outcome<()> {
+    fn write(&self, list: &ListName, task: &Task) -> OpResult<()> {
         let mut bytes = serde_json::to_vec_pretty(&task.to_json()).expect("tasks serialize");
         bytes.push(b'\n');
         // Truncate, then write: a concurrent reader can see an empty or partial file, and the
@@ -82,7 +80,7 @@ impl NaiveStore {
         std::fs::write(self.path(list, task.id), bytes).map_err(io_failure)
     }
 
-    fn ids(&self, list: &ListName) -> Outcome<Vec<TaskId>> {
+    fn ids(&self, list: &ListName) -> OpResult<Vec<TaskId>> {
         let mut ids = Vec::new();
         let entries = match std::fs::read_dir(self.folder(list)) {
             Ok(e) => e,
@@ -105,11 +103,11 @@ impl NaiveStore {
 }
 
 impl Operations for NaiveStore {
-    fn get(&self, list: &ListName, id: TaskId) -> Outcome<Task> {
+    fn get(&self, list: &ListName, id: TaskId) -> OpResult<Task> {
         self.read(list, id)
     }
 
-    fn create(&self, list: &ListName, new: &NewTask) -> Outcome<Task> {
+    fn create(&self, list: &ListName, new: &NewTask) -> OpResult<Task> {
         std::fs::create_dir_all(self.folder(list)).map_err(io_failure)?;
         // Read-compute-write of the watermark with no lock: two processes can compute the
         // same id, and the later task file replaces the earlier one.
@@ -132,7 +130,7 @@ impl Operations for NaiveStore {
         Ok(task)
     }
 
-    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> Outcome<Task> {
+    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> OpResult<Task> {
         let mut task = self.read(list, id)?;
         patch.apply_fields(&mut task);
         if let Some(s) = &patch.status {
@@ -151,7 +149,7 @@ impl Operations for NaiveStore {
         Ok(task)
     }
 
-    fn delete(&self, list: &ListName, id: TaskId) -> Outcome<()> {
+    fn delete(&self, list: &ListName, id: TaskId) -> OpResult<()> {
         match std::fs::remove_file(self.path(list, id)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
@@ -162,7 +160,7 @@ impl Operations for NaiveStore {
         }
     }
 
-    fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
+    fn list(&self, list: &ListName) -> OpResult<(Vec<Task>, Vec<String>)> {
         let mut tasks = Vec::new();
         let mut corrupt = Vec::new();
         for id in self.ids(list)? {
@@ -182,7 +180,7 @@ impl Operations for NaiveStore {
         Ok((tasks, corrupt))
     }
 
-    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Outcome<Task> {
+    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> OpResult<Task> {
         let mut task = self.read(list, id)?;
         if task.owner.is_some() || task.status != Status::Pending {
             return Err(Failure::new(

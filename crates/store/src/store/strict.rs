@@ -29,7 +29,7 @@ use super::journal::{self, Entry};
 use super::mutant::Mutant;
 use super::{Options, TaskStore};
 use crate::protocol::{
-    ErrorKind, Failure, Feature, Hello, Layout, PROTOCOL_VERSION, Request, Response,
+    ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
 use crate::task::{Change, ListName, NewTask, Patch, Status, Strictness, Task, TaskId, json_depth};
 
@@ -79,8 +79,6 @@ pub struct StrictStore {
     /// Also take Claude Code's lock directories around each change (see `cclock.rs`).
     claude_code_locks: bool,
 }
-
-type Outcome<T> = Result<T, Failure>;
 
 fn io_failure(e: impl std::fmt::Display) -> Failure {
     Failure::new(ErrorKind::Io, e.to_string())
@@ -149,7 +147,7 @@ impl StrictStore {
     /// Opens a list's folder and takes its lock, repairing what a crashed holder left.
     /// `Ok(None)` when the list was never written and `create` is false: reads of a list that
     /// does not exist create nothing.
-    fn begin(&self, list: &str, create: bool) -> Outcome<Option<Txn<'_>>> {
+    fn begin(&self, list: &str, create: bool) -> OpResult<Option<Txn<'_>>> {
         let folder = if self.broken(Mutant::ListsNotIsolated) {
             "shared"
         } else {
@@ -204,7 +202,7 @@ impl StrictStore {
         }))
     }
 
-    fn check_metadata(md: &serde_json::Map<String, Value>, field: &str) -> Outcome<()> {
+    fn check_metadata(md: &serde_json::Map<String, Value>, field: &str) -> OpResult<()> {
         let v = Value::Object(md.clone());
         let depth = json_depth(&v);
         if depth > MAX_METADATA_DEPTH {
@@ -231,7 +229,7 @@ impl StrictStore {
 }
 
 impl super::Operations for StrictStore {
-    fn create(&self, list: &ListName, new: &NewTask) -> Outcome<Task> {
+    fn create(&self, list: &ListName, new: &NewTask) -> OpResult<Task> {
         if let Some(md) = &new.metadata {
             Self::check_metadata(md, "task.metadata")?;
         }
@@ -268,7 +266,7 @@ impl super::Operations for StrictStore {
         // An edge naming the id this create is about to assign names a task that did not
         // exist when the request was made (the requester cannot know the id): `dangling`, as
         // in a list never written above, not a self-cycle.
-        let own_id = |x: TaskId| -> Outcome<()> {
+        let own_id = |x: TaskId| -> OpResult<()> {
             if x == id && !self.broken(Mutant::NoReferenceCheck) {
                 return Err(Failure::new(
                     ErrorKind::Dangling,
@@ -292,14 +290,14 @@ impl super::Operations for StrictStore {
         tx.task(id)
     }
 
-    fn get(&self, list: &ListName, id: TaskId) -> Outcome<Task> {
+    fn get(&self, list: &ListName, id: TaskId) -> OpResult<Task> {
         let Some(mut tx) = self.begin(list.as_str(), false)? else {
             return Err(not_found(list, id));
         };
         tx.task(id)
     }
 
-    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> Outcome<Task> {
+    fn update(&self, list: &ListName, id: TaskId, patch: &Patch) -> OpResult<Task> {
         if let Change::Set(md) = &patch.metadata {
             Self::check_metadata(md, "patch.metadata")?;
         }
@@ -356,7 +354,7 @@ impl super::Operations for StrictStore {
         tx.task(id)
     }
 
-    fn delete(&self, list: &ListName, id: TaskId) -> Outcome<()> {
+    fn delete(&self, list: &ListName, id: TaskId) -> OpResult<()> {
         let Some(mut tx) = self.begin(list.as_str(), false)? else {
             return Err(not_found(list, id));
         };
@@ -385,7 +383,7 @@ impl super::Operations for StrictStore {
         tx.commit()
     }
 
-    fn list(&self, list: &ListName) -> Outcome<(Vec<Task>, Vec<String>)> {
+    fn list(&self, list: &ListName) -> OpResult<(Vec<Task>, Vec<String>)> {
         let (tasks, corrupt) = self.list_shared(list)?;
         match tasks.into_iter().map(SharedTask::into_task).collect() {
             Some(tasks) => Ok((tasks, corrupt)),
@@ -401,7 +399,7 @@ impl super::Operations for StrictStore {
         }
     }
 
-    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> Outcome<Task> {
+    fn claim(&self, list: &ListName, id: TaskId, owner: &str) -> OpResult<Task> {
         let Some(mut tx) = self.begin(list.as_str(), false)? else {
             return Err(not_found(list, id));
         };

@@ -32,7 +32,7 @@ pub(super) const LIST_INDEX_MIN: usize = 256;
 impl StrictStore {
     /// `list`, with the tasks as the cache holds them (shared, not copied), for answers
     /// written straight from them (`TaskStore::write_answer`).
-    pub fn list_shared(&self, list: &ListName) -> Outcome<(Vec<Arc<SharedTask>>, Vec<String>)> {
+    pub fn list_shared(&self, list: &ListName) -> OpResult<(Vec<Arc<SharedTask>>, Vec<String>)> {
         self.list_from(list, true)
     }
 
@@ -41,7 +41,7 @@ impl StrictStore {
         &self,
         list: &ListName,
         use_index: bool,
-    ) -> Outcome<(Vec<Arc<SharedTask>>, Vec<String>)> {
+    ) -> OpResult<(Vec<Arc<SharedTask>>, Vec<String>)> {
         let Some(tx) = self.begin(list.as_str(), false)? else {
             return Ok((Vec::new(), Vec::new()));
         };
@@ -138,7 +138,7 @@ impl StrictStore {
         // a link. Each worker reuses one read buffer; the results come back in id order.
         let tx = &tx;
         let old = &cache.tasks;
-        let slots: Vec<Outcome<Listed>> = ids
+        let slots: Vec<OpResult<Listed>> = ids
             .par_iter()
             .zip(checks.par_iter())
             .with_min_len(64)
@@ -282,7 +282,7 @@ impl StrictStore {
 
     /// Forgets what `list` keeps of `list`, in memory and on disk: its index held a task
     /// that does not decode from its own bytes, so it was not written by this store.
-    pub(super) fn forget_list(&self, list: &ListName) -> Outcome<()> {
+    pub(super) fn forget_list(&self, list: &ListName) -> OpResult<()> {
         self.list_cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -38,12 +38,12 @@ impl Txn<'_> {
         LAYOUT.file_name(id).expect("file layout")
     }
 
-    pub(super) fn read_disk(&self, id: TaskId) -> Outcome<Slot> {
+    pub(super) fn read_disk(&self, id: TaskId) -> OpResult<Slot> {
         self.read_disk_into(id, &mut Vec::new())
     }
 
     /// Reads and decodes the task file of `id`, using `buf` for the bytes.
-    pub(super) fn read_disk_into(&self, id: TaskId, buf: &mut Vec<u8>) -> Outcome<Slot> {
+    pub(super) fn read_disk_into(&self, id: TaskId, buf: &mut Vec<u8>) -> OpResult<Slot> {
         self.read_disk_stat(id, buf).map(|(slot, _)| slot)
     }
 
@@ -52,7 +52,7 @@ impl Txn<'_> {
         &self,
         id: TaskId,
         buf: &mut Vec<u8>,
-    ) -> Outcome<(Slot, Option<rustix::fs::Stat>)> {
+    ) -> OpResult<(Slot, Option<rustix::fs::Stat>)> {
         let name = Self::file_name(id);
         let read = if self.store.broken(Mutant::FollowsSymlinks) {
             match std::fs::read(self.dir.path().join(&name)) {
@@ -95,7 +95,7 @@ impl Txn<'_> {
         cached: Option<&CachedTask>,
         check: Check<'_>,
         settled: (i64, i64),
-    ) -> Outcome<Listed> {
+    ) -> OpResult<Listed> {
         if let Some(c) = cached {
             let mut name = [0; TASK_CNAME_LEN];
             let cname = task_cname(id, &mut name);
@@ -390,7 +390,7 @@ pub(super) enum Listed {
 
 impl Txn<'_> {
     /// The task `id` as this operation sees it (its own changes included).
-    pub(super) fn slot(&mut self, id: TaskId) -> Outcome<Slot> {
+    pub(super) fn slot(&mut self, id: TaskId) -> OpResult<Slot> {
         if let Some(t) = self.overlay.get(&id) {
             return Ok(match t {
                 Some(t) => Slot::Task(t.clone()),
@@ -406,7 +406,7 @@ impl Txn<'_> {
     }
 
     /// The task `id`, or `not_found` / `corrupt`.
-    pub(super) fn task(&mut self, id: TaskId) -> Outcome<Task> {
+    pub(super) fn task(&mut self, id: TaskId) -> OpResult<Task> {
         match self.slot(id)? {
             Slot::Task(t) => Ok(t),
             Slot::Missing => Err(Failure::new(
@@ -421,7 +421,10 @@ impl Txn<'_> {
         self.overlay.insert(task.id, Some(task));
     }
 
-    pub(super) fn edges_of(&mut self, id: TaskId) -> Outcome<(BTreeSet<TaskId>, BTreeSet<TaskId>)> {
+    pub(super) fn edges_of(
+        &mut self,
+        id: TaskId,
+    ) -> OpResult<(BTreeSet<TaskId>, BTreeSet<TaskId>)> {
         Ok(match self.slot(id)? {
             Slot::Task(t) => (t.blocks, t.blocked_by),
             _ => Default::default(),
@@ -430,7 +433,7 @@ impl Txn<'_> {
 
     /// Blockers of `task` that are not completed. A missing blocker does not block; an
     /// unreadable one does, since nobody can tell that it finished.
-    pub(super) fn unfinished_blockers(&mut self, task: &Task) -> Outcome<Vec<TaskId>> {
+    pub(super) fn unfinished_blockers(&mut self, task: &Task) -> OpResult<Vec<TaskId>> {
         let mut out = Vec::new();
         for &b in &task.blocked_by {
             match self.slot(b)? {
@@ -446,7 +449,7 @@ impl Txn<'_> {
     /// from both sides: forward through each task's `blocks`, then backward through each
     /// task's `blockedBy`, so an edge recorded on one side only (a file another program
     /// wrote) is still seen.
-    pub(super) fn path(&mut self, start: TaskId, goal: TaskId) -> Outcome<Option<Vec<TaskId>>> {
+    pub(super) fn path(&mut self, start: TaskId, goal: TaskId) -> OpResult<Option<Vec<TaskId>>> {
         for forward in [true, false] {
             let (from, to) = if forward {
                 (start, goal)
@@ -483,7 +486,7 @@ impl Txn<'_> {
     }
 
     /// Adds the edge "`from` blocks `to`" for a request addressed to `me` (one of the two).
-    pub(super) fn add_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> Outcome<()> {
+    pub(super) fn add_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> OpResult<()> {
         let store = self.store;
         let other = if from == me { to } else { from };
         let other_task = match self.slot(other)? {
@@ -557,7 +560,7 @@ impl Txn<'_> {
 
     /// Removes the edge "`from` blocks `to`" from both sides (when the other side is a task
     /// that can be read). Removing an edge that is not there changes nothing.
-    pub(super) fn remove_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> Outcome<()> {
+    pub(super) fn remove_edge(&mut self, from: TaskId, to: TaskId, me: TaskId) -> OpResult<()> {
         let mirror = !self.store.broken(Mutant::NoMirror);
         if let Slot::Task(mut f) = self.slot(from)?
             && (from == me || mirror)
@@ -574,7 +577,7 @@ impl Txn<'_> {
         Ok(())
     }
 
-    pub(super) fn change_status(&mut self, id: TaskId, status: &Status) -> Outcome<()> {
+    pub(super) fn change_status(&mut self, id: TaskId, status: &Status) -> OpResult<()> {
         let store = self.store;
         let mut task = self.task(id)?;
         if !status.is_known() && !store.broken(Mutant::AnyStatus) {
@@ -611,9 +614,9 @@ impl Txn<'_> {
     /// The id the next `create` gets: one more than the high-watermark, and past any task
     /// that exists. A missing or damaged watermark falls back to the highest id on disk, so
     /// it never hands out the id of an existing task (S1).
-    pub(super) fn next_id(&mut self) -> Outcome<TaskId> {
+    pub(super) fn next_id(&mut self) -> OpResult<TaskId> {
         let store = self.store;
-        let highest_on_disk = |dir: &Dir| -> Outcome<u64> {
+        let highest_on_disk = |dir: &Dir| -> OpResult<u64> {
             Ok(dir
                 .entries()
                 .map_err(io_failure)?
@@ -645,7 +648,7 @@ impl Txn<'_> {
     }
 
     /// Writes one file now, the way the mutants that break whole-file writes do.
-    pub(super) fn write_file(&self, name: &str, bytes: Vec<u8>) -> Outcome<()> {
+    pub(super) fn write_file(&self, name: &str, bytes: Vec<u8>) -> OpResult<()> {
         let s = self.store;
         let r = if s.broken(Mutant::TruncateWrite) || s.broken(Mutant::FollowsSymlinks) {
             self.dir.write_in_place(name, &bytes)
@@ -670,7 +673,7 @@ impl Txn<'_> {
     /// delete first makes *both* files hold at least the deleted id durably
     /// ([`Txn::persist_watermark`]). Values only grow and are only ever written in place, so
     /// from then on whichever file carries the watermark's name reads that id or more.
-    pub(super) fn write_watermark(&self, id: TaskId) -> Outcome<()> {
+    pub(super) fn write_watermark(&self, id: TaskId) -> OpResult<()> {
         let s = self.store;
         let bytes = format!("{id}\n").into_bytes();
         if s.broken(Mutant::TruncateWrite)
@@ -691,7 +694,7 @@ impl Txn<'_> {
     /// already covers the id is synced as it is; a lower, unreadable or missing one is written
     /// whole and synced. The twin is written in place and synced. One more `fdatasync` than
     /// a delete with a single watermark file: deletes pay so that creates need not.
-    pub(super) fn persist_watermark(&mut self, deleted: TaskId) -> Outcome<()> {
+    pub(super) fn persist_watermark(&mut self, deleted: TaskId) -> OpResult<()> {
         let fail = |name: &str, e: std::io::Error| io_failure(format!("{name}: {e}"));
         let current = self.read_watermark()?;
         let highest = match current {
@@ -715,7 +718,7 @@ impl Txn<'_> {
     }
 
     /// The watermark's value; `None` when it is missing, a link, or not a number.
-    pub(super) fn read_watermark(&self) -> Outcome<Option<u64>> {
+    pub(super) fn read_watermark(&self) -> OpResult<Option<u64>> {
         let mut buf = Vec::with_capacity(24);
         match self.dir.read_into(HIGHWATERMARK_NAME, &mut buf) {
             Ok(_) => Ok(parse_watermark(&buf)),
@@ -726,7 +729,7 @@ impl Txn<'_> {
 
     /// The audit record of this operation's changes, when the list is audited and something
     /// changed.
-    pub(super) fn audit_record(&self) -> Outcome<Option<Vec<u8>>> {
+    pub(super) fn audit_record(&self) -> OpResult<Option<Vec<u8>>> {
         if !self.store.audit && !crate::store::audit::is_audited(&self.dir).map_err(io_failure)? {
             return Ok(None);
         }
@@ -751,7 +754,7 @@ impl Txn<'_> {
     }
 
     /// Writes every changed task, atomically as a group.
-    pub(super) fn commit(&mut self) -> Outcome<()> {
+    pub(super) fn commit(&mut self) -> OpResult<()> {
         let entries: Vec<Entry> = self
             .overlay
             .iter()
