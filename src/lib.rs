@@ -31,7 +31,7 @@ pub use taskproof_core::{field, graph, layout, protocol, rule, task};
 pub use taskproof_fuzz::fuzz;
 pub use taskproof_matrix::matrix;
 pub use taskproof_mcp::mcp;
-pub use taskproof_profile::{model, profile};
+pub use taskproof_profile::{oracle, profile};
 pub use taskproof_race::race;
 pub use taskproof_reporters::report;
 pub use taskproof_scenario::scenario;

@@ -210,7 +210,7 @@ fn the_suite_and_the_fuzz_oracle_give_one_answer_for_a_create_naming_its_own_id(
 
     let file = util::repo().join("scenarios/self-edge-is-a-cycle.json");
     let scenario = taskproof::scenario::load_file(&file).expect("the scenario loads");
-    let mut oracle = taskproof::fuzz::oracle::Oracle::new(Profile::Strict).expect("a model");
+    let mut oracle = taskproof::fuzz::oracle::FuzzOracle::new(Profile::Strict).expect("a model");
     let mut own_id_checked = false;
     for step in scenario.steps_for(Profile::Strict) {
         let Action::Send {

@@ -1,5 +1,5 @@
-//! Model-based test of the strict store: random histories of requests run against the
-//! reference model ([`taskproof::model::Model`]) and against a [`StrictStore`] on a temporary
+//! Oracle-based test of the strict store: random histories of requests run against the
+//! reference model ([`taskproof::oracle::Oracle`]) and against a [`StrictStore`] on a temporary
 //! folder, step by step; every answer must agree (ok or the same error kind, and the returned
 //! tasks field by field), and so must every list. A `reopen` step drops the store and opens a
 //! new one on the same root, so persistence is part of the history (S14).
@@ -16,7 +16,7 @@ use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state
 use serde_json::{Map, Value, json};
 
 use taskproof::graph::Graph;
-use taskproof::model::Model;
+use taskproof::oracle::Oracle;
 use taskproof::protocol::{Request, Response};
 use taskproof::store::{Options, StrictStore, TaskStore};
 use taskproof::task::{Change, ListName, NewTask, Patch, Status, TaskId};
@@ -37,7 +37,7 @@ enum Step {
 /// The reference state: the model, and its answer to the last step.
 #[derive(Debug, Clone)]
 struct Reference {
-    model: Model,
+    model: Oracle,
     last: Option<Response>,
 }
 
@@ -258,7 +258,7 @@ impl ReferenceStateMachine for Reference {
 
     fn init_state() -> BoxedStrategy<Reference> {
         Just(Reference {
-            model: Model::strict(),
+            model: Oracle::strict(),
             last: None,
         })
         .boxed()
@@ -327,7 +327,7 @@ fn assert_same(step: &Value, expected: &Response, actual: &Response) {
     }
 }
 
-fn compare_lists(target: &Target, model: &Model) {
+fn compare_lists(target: &Target, model: &Oracle) {
     for i in 0..LISTS.len() {
         let l = list_name(i);
         let actual = target.store.handle(&Request::List { list: l.clone() });

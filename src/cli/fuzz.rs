@@ -127,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let profile = args
         .profile
         .unwrap_or_else(|| args.target.default_profile());
-    if crate::model::Model::new(profile).is_none() {
+    if crate::oracle::Oracle::new(profile).is_none() {
         eprintln!(
             "taskproof fuzz: profile {profile} has no model to compare with; use strict or hand-written-files"
         );

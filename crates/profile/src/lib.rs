@@ -6,5 +6,5 @@
 pub use taskproof_core::{field, graph, layout, protocol, rule, task};
 pub use taskproof_store::store;
 
-pub mod model;
+pub mod oracle;
 pub mod profile;

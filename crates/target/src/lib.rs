@@ -4,7 +4,7 @@
 //! `crate::task::Task` names what it names in every crate.
 
 pub use taskproof_core::{field, graph, layout, protocol, rule, task};
-pub use taskproof_profile::{model, profile};
+pub use taskproof_profile::{oracle, profile};
 pub use taskproof_store::store;
 
 pub mod target;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::oracle::{Damage, Oracle, describe, differences};
+use super::oracle::{Damage, FuzzOracle, describe, differences};
 pub use super::resolve::ResolvedStep;
 use super::resolve::{Ids, Resolver, op_of, resolve};
 use super::strategy::{EventGen, Step};
@@ -132,7 +132,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
         std::fs::create_dir_all(d)
             .map_err(|e| CaseError::Harness(format!("failed to make {}: {e}", d.display())))?;
     }
-    let mut oracle = Oracle::new(setup.profile).ok_or_else(|| {
+    let mut oracle = FuzzOracle::new(setup.profile).ok_or_else(|| {
         CaseError::Harness(format!(
             "profile {} has no model to fuzz against",
             setup.profile

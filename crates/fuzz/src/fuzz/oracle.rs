@@ -1,4 +1,5 @@
-//! The oracle of the differential fuzzer: the profile's in-memory [`Model`], plus what the
+//! The oracle of the differential fuzzer: the profile's in-memory [`StoreOracle`] (`profile`'s
+//! oracle), plus what the
 //! model cannot know because it has no files: task files that another program made
 //! unreadable or replaced by a symbolic link (S15, S17), and unknown top-level fields another
 //! program added (S16).
@@ -16,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::model::Model;
+use crate::oracle::Oracle as StoreOracle;
 use crate::profile::Profile;
 use crate::protocol::{ErrorKind, Failure, Layout, Request, Response};
 use crate::task::{ListName, Task, TaskId};
@@ -30,17 +31,17 @@ pub enum Damage {
 
 /// The model and the foreign files.
 #[derive(Debug, Clone)]
-pub struct Oracle {
-    pub model: Model,
+pub struct FuzzOracle {
+    pub model: StoreOracle,
     pub corrupt: BTreeMap<(ListName, TaskId), Damage>,
     pub extras: BTreeMap<(ListName, TaskId), Map<String, Value>>,
 }
 
-impl Oracle {
+impl FuzzOracle {
     /// `None` when the profile has no model.
-    pub fn new(profile: Profile) -> Option<Oracle> {
-        Some(Oracle {
-            model: Model::new(profile)?,
+    pub fn new(profile: Profile) -> Option<FuzzOracle> {
+        Some(FuzzOracle {
+            model: StoreOracle::new(profile)?,
             corrupt: BTreeMap::new(),
             extras: BTreeMap::new(),
         })
@@ -264,13 +265,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn send(o: &mut Oracle, v: Value) -> Response {
+    fn send(o: &mut FuzzOracle, v: Value) -> Response {
         o.handle_value(&v)
     }
 
     #[test]
     fn a_damaged_deleted_task_reads_as_corrupt_and_delete_removes_it() {
-        let mut o = Oracle::new(Profile::Strict).unwrap();
+        let mut o = FuzzOracle::new(Profile::Strict).unwrap();
         send(
             &mut o,
             json!({"op":"create","list":"l","task":{"subject":"a"}}),

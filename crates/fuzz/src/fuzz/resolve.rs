@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::oracle::Oracle;
+use super::oracle::FuzzOracle;
 use super::strategy::{
     Bad, EventGen, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step,
     Subject,
@@ -68,7 +68,7 @@ pub(super) struct Ids {
 }
 
 pub(super) struct Resolver<'a> {
-    pub(super) oracle: &'a Oracle,
+    pub(super) oracle: &'a FuzzOracle,
     pub(super) ids: &'a BTreeMap<String, Ids>,
 }
 

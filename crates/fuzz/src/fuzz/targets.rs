@@ -438,7 +438,7 @@ pub fn store_ops(data: &[u8]) {
     let mut store = open();
     let list: ListName = "l".parse().expect("valid list name");
     let mut handed = Handed { ids: Vec::new() };
-    let mut model = crate::model::Model::strict();
+    let mut model = crate::oracle::Oracle::strict();
     let listing = |store: &StrictStore| match store.handle(&Request::List { list: list.clone() }) {
         Response::Tasks { tasks, corrupt } => {
             assert!(

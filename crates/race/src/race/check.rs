@@ -16,8 +16,8 @@ use lost::{edge_changes, field_writes, show};
 
 use super::history::{Completion, History, secs};
 use super::linear::{self, Verdict};
-use super::model::TaskModel;
 use super::partition::{final_views, partition, prune_unobserved};
+use super::sequential::TaskModel;
 use crate::graph::Graph;
 use crate::protocol::Request;
 use crate::task::{Change, Task, TaskId};

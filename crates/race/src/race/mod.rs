@@ -2,7 +2,7 @@
 //! optionally killed at random moments; every request recorded as a [`history`]; the
 //! [`check`]er counts lost acknowledged changes, duplicate ids, torn reads, corrupt files,
 //! double claims, cycles and half edges, and checks each task's history for
-//! linearizability ([`linear`], [`model`]); each anomaly comes with a witness in plain
+//! linearizability ([`linear`], [`sequential`]); each anomaly comes with a witness in plain
 //! words. Anomalies the target's profile promises against fail the run; the rest are
 //! reported as observations. The [`report`] is JSON and a terminal summary.
 //!
@@ -15,10 +15,10 @@ pub mod driver;
 pub mod history;
 pub mod linear;
 pub mod mix;
-pub mod model;
 pub mod partition;
 mod readers;
 pub mod report;
+pub mod sequential;
 pub mod workload;
 mod writer;
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::history::{Completion, History, TaskView};
 use super::linear::Entry;
-use super::model::{Action, Expect, FastHash, TaskOp};
+use super::sequential::{Action, Expect, FastHash, TaskOp};
 use crate::protocol::{ErrorKind, Request};
 use crate::task::{Change, Task, TaskId};
 

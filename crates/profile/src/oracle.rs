@@ -1,5 +1,5 @@
-//! A plain in-memory model of a task store: the oracle that the file-backed stores are checked
-//! against (model-based tests, the differential fuzzer).
+//! The oracle: a plain in-memory model of a task store that the file-backed stores are
+//! checked against (model-based tests, the differential fuzzer).
 //!
 //! The model answers the same decoded [`Request`]s as a [`crate::store::TaskStore`] with the
 //! same [`Response`]s: the same error kinds, found in the same order of checks (SPEC §3);
@@ -35,7 +35,7 @@ pub struct ListState {
 
 /// The model: every list that was ever written, by name.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Model {
+pub struct Oracle {
     profile: Profile,
     lists: BTreeMap<ListName, ListState>,
 }
@@ -44,28 +44,28 @@ fn fail<T>(kind: ErrorKind, message: impl Into<String>) -> OpResult<T> {
     Err(Failure::new(kind, message))
 }
 
-impl Model {
+impl Oracle {
     /// An empty model of the `strict` profile.
-    pub fn strict() -> Model {
-        Model {
+    pub fn strict() -> Oracle {
+        Oracle {
             profile: Profile::Strict,
             lists: BTreeMap::new(),
         }
     }
 
     /// An empty model of the `cc-2.1.17` profile, as one process sees it (no races).
-    pub fn cc_2_1_17() -> Model {
-        Model {
+    pub fn cc_2_1_17() -> Oracle {
+        Oracle {
             profile: Profile::Cc2117,
             lists: BTreeMap::new(),
         }
     }
 
     /// An empty model of `profile`; `None` for a profile that is not modelled (`s07`).
-    pub fn new(profile: Profile) -> Option<Model> {
+    pub fn new(profile: Profile) -> Option<Oracle> {
         match profile {
-            Profile::Strict => Some(Model::strict()),
-            Profile::Cc2117 => Some(Model::cc_2_1_17()),
+            Profile::Strict => Some(Oracle::strict()),
+            Profile::Cc2117 => Some(Oracle::cc_2_1_17()),
             Profile::S07 => None,
         }
     }
@@ -481,7 +481,7 @@ mod tests {
     }
 
     /// Tasks 1 ("a") and 2 ("b", blocked by 1) in list `l`.
-    fn blocked_pair(m: &mut Model) {
+    fn blocked_pair(m: &mut Oracle) {
         m.handle(&req(
             json!({"op":"create","list":"l","task":{"subject":"a"}}),
         ));
@@ -492,7 +492,7 @@ mod tests {
 
     #[test]
     fn ids_are_never_reused_after_a_delete() {
-        let mut m = Model::strict();
+        let mut m = Oracle::strict();
         for _ in 0..2 {
             m.handle(&req(
                 json!({"op":"create","list":"l","task":{"subject":"a"}}),
@@ -510,7 +510,7 @@ mod tests {
 
     #[test]
     fn a_failed_request_changes_nothing() {
-        let mut m = Model::strict();
+        let mut m = Oracle::strict();
         m.handle(&req(
             json!({"op":"create","list":"l","task":{"subject":"a"}}),
         ));
@@ -530,7 +530,7 @@ mod tests {
 
     #[test]
     fn strict_checks_come_in_spec_order() {
-        let mut m = Model::strict();
+        let mut m = Oracle::strict();
         blocked_pair(&mut m);
         // Status before edge additions: blocked, although the edge would dangle.
         let r = m.handle(&req(json!({"op":"update","list":"l","id":"2",
@@ -557,7 +557,7 @@ mod tests {
     fn a_create_checks_its_edges_in_request_order() {
         // Issue 11.4: "3" comes before "1" in `blocks`, so the answer is `dangling`, not the
         // cycle that "1" would close.
-        let mut m = Model::strict();
+        let mut m = Oracle::strict();
         m.handle(&req(
             json!({"op":"create","list":"l","task":{"subject":"a"}}),
         ));
@@ -574,7 +574,7 @@ mod tests {
 
     #[test]
     fn delete_cleans_neighbours_in_strict_only() {
-        for (mut m, orphan_kept) in [(Model::strict(), false), (Model::cc_2_1_17(), true)] {
+        for (mut m, orphan_kept) in [(Oracle::strict(), false), (Oracle::cc_2_1_17(), true)] {
             blocked_pair(&mut m);
             m.handle(&req(json!({"op":"delete","list":"l","id":"1"})));
             let t = &m.tasks(&"l".parse().unwrap())[0];
@@ -584,7 +584,7 @@ mod tests {
 
     #[test]
     fn claims_are_exclusive_and_respect_blockers() {
-        let mut m = Model::strict();
+        let mut m = Oracle::strict();
         blocked_pair(&mut m);
         let r = m.handle(&req(json!({"op":"claim","list":"l","id":"2","owner":"w"})));
         assert_eq!(kind(&r), Some(ErrorKind::Blocked));
