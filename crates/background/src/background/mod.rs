@@ -7,7 +7,7 @@
 //!   Claude Code target (src/target/claude_code/background.rs); it lives below both, in
 //!   `crate::target::background`, and is re-exported here under its old name;
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
-//! - [`protocol`]: the background protocol, both sides, and [`spec`]: target names and
+//! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and
 //!   the factory that opens their sessions;
 //! - [`scenario`]: the background scenario format and the built-in suite
 //!   (background/scenarios/), and [`suite`]: their runner, judging by the rules into the
@@ -23,13 +23,13 @@ pub mod protocol;
 pub mod race;
 pub mod runner;
 pub mod scenario;
-pub mod spec;
+pub mod targets;
 pub mod suite;
 pub use crate::target::background as target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};
-pub use spec::{BgOpen, BgTarget};
+pub use targets::{BgOpen, BgTarget};
 pub use target::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::procs;
-use super::spec::{BgOpen, BgTarget};
+use super::targets::{BgOpen, BgTarget};
 use super::target::{BgEnd, BgKill, BgStatus, BgWork};
 
 /// What to race.

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use super::procs::{self, Member};
 use super::runner::is_seed_id;
 use super::scenario::{BgScenario, EndHow, KillExpect, Step};
-use super::spec::{BgOpen, BgTarget};
+use super::targets::{BgOpen, BgTarget};
 use super::target::{BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork};
 use crate::profile::{Profile, RunProfile};
 use crate::protocol::Hello;
