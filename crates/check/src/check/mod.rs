@@ -13,6 +13,7 @@ mod error;
 pub mod finding;
 pub mod fix;
 pub mod hook;
+pub mod journal;
 pub mod judge;
 pub mod locate;
 pub mod render;
