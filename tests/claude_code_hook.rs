@@ -29,8 +29,9 @@ fn version() -> String {
 }
 
 /// The first version with each hook event the snippet names, per Claude Code's changelog.
-const SINCE: [(&str, (u64, u64, u64)); 3] = [
+const SINCE: [(&str, (u64, u64, u64)); 4] = [
     ("PreToolUse", (1, 0, 0)),
+    ("PostToolUse", (1, 0, 0)),
     ("TaskCompleted", (2, 1, 33)),
     ("TaskCreated", (2, 1, 84)),
 ];
@@ -51,6 +52,12 @@ fn has_event(version: &str, event: &str) -> bool {
 
 /// Installs the version (a no-op when the cache has it), failing clearly without npm.
 fn prepared() -> ClaudeCode {
+    prepared_version(&version())
+}
+
+/// Installs `version` (a no-op when the cache has it), failing clearly without node and npm;
+/// tests/claude_code_restore.rs checks for them the same way.
+pub(crate) fn prepared_version(version: &str) -> ClaudeCode {
     for tool in ["node", "npm"] {
         let found = std::process::Command::new(tool).arg("--version").output();
         assert!(
@@ -60,7 +67,7 @@ fn prepared() -> ClaudeCode {
              npm`; .ci/run does)"
         );
     }
-    let cc = ClaudeCode::parse(&version()).expect("a version number");
+    let cc = ClaudeCode::parse(version).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");
     cc
 }
@@ -68,7 +75,7 @@ fn prepared() -> ClaudeCode {
 /// The snippet as docs/check.md tells a user of `version` to install it: without the
 /// entries of events the version does not know (a version before 2.1.84 skips the whole
 /// settings file for a `TaskCreated` key; 2.1.17 does, measured).
-fn snippet_for(version: &str) -> Value {
+pub(crate) fn snippet_for(version: &str) -> Value {
     let mut v = snippet();
     let hooks = v["hooks"].as_object_mut().expect("hooks");
     hooks.retain(|event, _| has_event(version, event));
@@ -100,7 +107,7 @@ fn only(event: &str) -> Value {
 }
 
 /// The folder of the `taskproof` binary this build made.
-fn bin_dir() -> PathBuf {
+pub(crate) fn bin_dir() -> PathBuf {
     let exe = Path::new(env!("CARGO_BIN_EXE_taskproof"));
     assert!(exe.is_file(), "{} was not built", exe.display());
     exe.parent().expect("a folder").to_path_buf()
@@ -189,7 +196,7 @@ fn the_documented_snippet_is_the_file_these_tests_install() {
     assert!(
         snippet_for("2.1.17")["hooks"]
             .as_object()
-            .is_some_and(|h| h.keys().eq(["PreToolUse"])),
+            .is_some_and(|h| h.keys().eq(["PreToolUse", "PostToolUse"])),
     );
 }
 

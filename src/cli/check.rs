@@ -54,6 +54,10 @@ pub struct Args {
     /// array of tasks as a whole list); exit 2 with the reasons on stderr to refuse it.
     #[arg(long)]
     pub stdin: bool,
+    /// With --stdin: keep no journal of the list (check and --restore then cannot say what
+    /// vanished from it).
+    #[arg(long, requires = "stdin")]
+    pub no_journal: bool,
     /// When to colour the report.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -73,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     if args.stdin {
-        return Ok(run_hook(args.path, layout));
+        return Ok(run_hook(args.path, layout, !args.no_journal));
     }
     let mode = match (args.fix, args.dry_run) {
         (_, true) => Mode::DryRun,
@@ -104,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     Ok(conclude("check", reporters, Verdict::of_check(&report)))
 }
 
-fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>) -> i32 {
+fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>, journal: bool) -> i32 {
     let ctx = HookContext {
         list_dir,
         config_dir: claude_config_dir(
@@ -115,6 +119,7 @@ fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>) -> i32 {
         list_id: std::env::var("CLAUDE_CODE_TASK_LIST_ID")
             .ok()
             .filter(|s| !s.is_empty()),
+        journal,
     };
     let mut input = Vec::new();
     let verdict = std::io::stdin()
