@@ -8,6 +8,7 @@ mod background;
 mod bisect;
 mod cclock;
 mod check;
+mod check_journal;
 mod claude_code;
 mod claude_code_background;
 mod claude_code_hook;
