@@ -18,6 +18,8 @@ const LIST: &str = "plan";
 struct Config {
     _tmp: tempfile::TempDir,
     dir: PathBuf,
+    /// The highest task id the last reset removed.
+    highest: std::cell::Cell<u64>,
 }
 
 impl Config {
@@ -25,7 +27,11 @@ impl Config {
         let tmp = tempdir();
         let dir = tmp.path().to_path_buf();
         std::fs::create_dir_all(dir.join("tasks").join(LIST)).unwrap();
-        Config { _tmp: tmp, dir }
+        Config {
+            _tmp: tmp,
+            dir,
+            highest: Default::default(),
+        }
     }
 
     fn list(&self) -> PathBuf {
@@ -69,7 +75,10 @@ impl Config {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0);
-        std::fs::write(&hw, old.max(id).to_string()).unwrap();
+        // Written when a create takes a new id, as Claude Code does; an update leaves it.
+        if id > old {
+            std::fs::write(&hw, id.to_string()).unwrap();
+        }
         self.hook(&post("TaskUpdate", json!({"taskId": id.to_string()})), &[]);
         text.into_bytes()
     }
@@ -86,6 +95,19 @@ impl Config {
     /// Claude Code's reset of a finished list, as 2.1.20 and later do it: every task file
     /// removed, `.highwatermark` written with the highest id, `.lock` left.
     fn reset(&self) {
+        self.reset_files();
+        let hw = self.list().join(".highwatermark");
+        let old: u64 = std::fs::read_to_string(&hw)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        std::fs::write(hw, old.max(self.highest.get()).to_string()).unwrap();
+    }
+
+    /// The reset when `.highwatermark` already holds an id above every task left (the agent
+    /// deleted the highest one): 2.1.112 then leaves it as it is (measured in
+    /// tests/claude_code_restore.rs).
+    fn reset_files(&self) {
         // The reset comes 5 s after the last write; a moment is enough for its
         // `.highwatermark` to be written after the journal's last run on every file-system
         // clock (ext4 stamps files with a clock that may lag the exact one by a tick).
@@ -101,13 +123,11 @@ impl Config {
                 std::fs::remove_file(self.list().join(&name)).unwrap();
             }
         }
-        let hw = self.list().join(".highwatermark");
-        let old: u64 = std::fs::read_to_string(&hw)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0);
-        std::fs::write(hw, old.max(highest).to_string()).unwrap();
-        std::fs::write(self.list().join(".lock"), "").unwrap();
+        self.highest.set(highest);
+        let lock = self.list().join(".lock");
+        if !lock.exists() {
+            std::fs::write(lock, "").unwrap();
+        }
     }
 }
 
@@ -312,6 +332,24 @@ fn check_names_the_tasks_a_reset_took_with_the_cause_and_not_the_one_the_agent_d
     assert_eq!(f["rule"], "S14");
     // With a journal, the emptied folder is not the unsure warning.
     assert!(of_kind(&doc, "emptied").is_empty(), "{doc:#}");
+}
+
+#[test]
+fn a_reset_that_leaves_highwatermark_alone_is_dated_by_the_folders_last_change() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    c.write_task(2, "Beta", "pending");
+    c.agent_deletes(2);
+    c.write_task(1, "Alpha", "completed");
+    c.reset_files();
+    let (_, doc, _) = check(&c.list(), &[]);
+    let m = &of_kind(&doc, "vanished")["1.json"];
+    assert!(m.contains("and its file went by 20"), "{m}");
+    assert!(m.contains("(the list folder's last change)"), "{m}");
+    assert!(
+        m.contains("its 1 task was completed and went, and .highwatermark kept the next id (2)"),
+        "{m}"
+    );
 }
 
 #[test]

@@ -38,6 +38,8 @@ pub struct Folder {
     pub highwatermark: Option<u64>,
     /// When `.highwatermark` was last written, in milliseconds since the epoch.
     pub highwatermark_written: Option<u64>,
+    /// When an entry was last created or removed in the folder (its own mtime).
+    pub changed: Option<u64>,
     /// Every name in the folder, task files or not.
     pub names: Vec<String>,
     /// `.lock` exists and is empty.
@@ -62,18 +64,18 @@ impl Folder {
                 *h = Some(journal::hash(name, &b));
             }
         }
+        let ms = |st: &rustix::fs::Stat| {
+            let at = std::time::Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
+            at.as_millis() as u64
+        };
         let stat_ms = |name: &str| -> std::io::Result<Option<(u64, i64)>> {
-            Ok(dir.stat(name)?.map(|st| {
-                let at =
-                    std::time::Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
-                let ms = at.as_millis() as u64;
-                (ms, st.st_size)
-            }))
+            Ok(dir.stat(name)?.map(|st| (ms(&st), st.st_size)))
         };
         Ok(Folder {
             present,
             highwatermark: audit.highwatermark,
             highwatermark_written: stat_ms(HIGHWATERMARK_NAME)?.map(|(ms, _)| ms),
+            changed: Some(ms(&dir.stat_self()?)),
             names: dir.entries()?.into_iter().map(|(n, _)| n).collect(),
             empty_lock: stat_ms(LOCK_NAME)?.is_some_and(|(_, size)| size == 0),
         })
@@ -238,22 +240,37 @@ fn vanished_finding(
         "{who}{status} is gone, and no delete was asked for: the journal last saw it at {}",
         format_time(v.life.last_at)
     );
-    let rewritten = folder
-        .highwatermark_written
-        .filter(|&t| t > v.life.last_at && !v.superseded);
-    m += &match (v.life.end, rewritten) {
-        (Some((_, found)), Some(t)) if t <= found => format!(
-            ", and its file went at about {} (when .highwatermark was rewritten; a hook run found it gone at {})",
+    // The best time on disk for when the file went, after the journal last saw it:
+    // `.highwatermark`'s rewrite (Claude Code writes it at a reset when the next id it keeps
+    // is above the file's), else the folder's last change (an entry created or removed in it:
+    // the removal itself when nothing came after, as after a reset).
+    let after = |t: &u64| *t > v.life.last_at;
+    let disk = if v.superseded {
+        None
+    } else {
+        folder
+            .highwatermark_written
+            .filter(after)
+            .map(|t| (t, "at about", "when .highwatermark was rewritten"))
+            .or_else(|| {
+                folder
+                    .changed
+                    .filter(after)
+                    .map(|t| (t, "by", "the list folder's last change"))
+            })
+    };
+    m += &match (v.life.end, disk) {
+        (Some((_, found)), Some((t, word, why))) if t <= found => format!(
+            ", and its file went {word} {} ({why}; a hook run found it gone at {})",
             format_time(t),
             format_time(found)
         ),
         (Some((_, found)), _) => {
             format!(", and a hook run found it gone at {}", format_time(found))
         }
-        (None, Some(t)) => format!(
-            ", and its file went at about {} (when .highwatermark was rewritten)",
-            format_time(t)
-        ),
+        (None, Some((t, word, why))) => {
+            format!(", and its file went {word} {} ({why})", format_time(t))
+        }
         (None, None) => ", and nothing on disk says when its file went".into(),
     };
     if v.superseded {
@@ -361,6 +378,7 @@ mod tests {
                 .collect(),
             highwatermark: hwm,
             highwatermark_written: None,
+            changed: None,
             names: names.iter().map(|n| n.to_string()).collect(),
             empty_lock: names.contains(&LOCK_NAME),
         }
