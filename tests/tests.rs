@@ -13,6 +13,7 @@ mod claude_code;
 mod claude_code_background;
 mod claude_code_hook;
 mod claude_code_mcp;
+mod claude_code_restore;
 mod fuzz;
 mod matrix;
 mod mcp;
