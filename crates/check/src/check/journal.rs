@@ -717,7 +717,12 @@ pub fn record(
 
     let old_len = bytes.len() as u64;
     locked.write_at(journal.complete as u64, old_len, &out)?;
-    if journal.complete as u64 + out.len() as u64 > COMPACT_FROM {
+    let len = (journal.complete + out.len()) as u64;
+    // What a compaction would keep is at most what it keeps now plus this run's lines: unless
+    // that much is less than half the file (or over the bound), the file is not parsed a
+    // second time to find out.
+    let upper = (journal.kept_bytes() + out.len()) as u64;
+    if len > COMPACT_FROM && (upper * 2 < len || upper > MAX_BYTES) {
         // Judged on the journal as it is now, with this run's lines in it.
         let mut all = bytes;
         all.truncate(journal.complete);
