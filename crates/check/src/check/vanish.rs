@@ -28,7 +28,7 @@ use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME};
 use crate::task::TaskId;
 
 /// The settings entry that makes the hook keep a journal, for the messages.
-pub const INSTALL_HINT: &str = "install the journal: the PostToolUse entry of docs/hooks/settings.json (docs/check.md, \"The journal\")";
+pub const INSTALL_HINT: &str = "the PostToolUse entry of docs/hooks/settings.json keeps a journal that can tell (docs/check.md, \"The journal\")";
 
 /// What the folder holds now, as far as judging what vanished needs.
 #[derive(Debug, Clone, Default)]
@@ -346,7 +346,7 @@ fn shape(list: &str, layout: Layout, folder: &Folder) -> Vec<Finding> {
             HIGHWATERMARK_NAME,
             FindingKind::Emptied,
             format!(
-                "the list holds no task, and .highwatermark says {n}: {} were deleted or reset; taskproof cannot tell which without a journal, since the agent deleting every task and Claude Code's reset of a finished list (anthropics/claude-code#38075) leave these same files (measured on 2.1.112 to 2.1.332) ({INSTALL_HINT})",
+                "the list holds no task, and .highwatermark says {n}: {} were deleted or reset; taskproof cannot tell which without a journal, since the agent deleting every task and Claude Code's reset of a finished list (anthropics/claude-code#38075) leave these same files (measured on 2.1.112 to 2.1.332); {INSTALL_HINT}",
                 if n == 1 {
                     "the 1 task it had assigned".to_string()
                 } else {
@@ -359,7 +359,7 @@ fn shape(list: &str, layout: Layout, folder: &Folder) -> Vec<Finding> {
             LOCK_NAME,
             FindingKind::Emptied,
             format!(
-                "the folder holds only an empty .lock: the shape Claude Code 2.1.17 leaves when it resets a finished list (it cannot delete tasks, and keeps no .highwatermark), so its tasks were most likely reset; how many is unknown without a journal ({INSTALL_HINT})"
+                "the folder holds only an empty .lock: the shape Claude Code 2.1.17 leaves when it resets a finished list (it cannot delete tasks, and keeps no .highwatermark), so its tasks were most likely reset; how many is unknown without a journal; {INSTALL_HINT}"
             ),
         )],
         _ => Vec::new(),
