@@ -53,6 +53,21 @@ pub const FORMAT: u64 = 1;
 pub const COMPACT_FROM: u64 = 1 << 20;
 /// The most a journal holds after a compaction.
 pub const MAX_BYTES: u64 = 32 << 20;
+/// The most a journal ever holds: nothing is appended past it. A journal is compacted when
+/// more than half of it is history, and a compaction keeps at most [`MAX_BYTES`], so only a
+/// list whose live tasks alone exceed that reaches it.
+pub const HARD_LIMIT: u64 = 2 * MAX_BYTES;
+
+/// Refuses an append that would take the journal past [`HARD_LIMIT`].
+fn within_limit(path: &Path, complete: u64, more: usize) -> Result<(), JournalError> {
+    if complete + more as u64 > HARD_LIMIT {
+        return Err(JournalError::TooLarge {
+            path: path.to_path_buf(),
+            bytes: complete,
+        });
+    }
+    Ok(())
+}
 
 /// Why a journal could not be used. Each names the file; a bad line is not an error but a
 /// [`Problem`] of a journal that is otherwise read.
@@ -88,7 +103,7 @@ pub enum JournalError {
         ours: String,
     },
     #[error(
-        "write the journal {path}: the list's live tasks alone take {bytes} bytes, more than the journal's bound of {MAX_BYTES}; nothing was journaled"
+        "write the journal {path}: it holds {bytes} bytes, and the list's live tasks alone take more than the {MAX_BYTES} a compaction keeps; nothing more is journaled"
     )]
     TooLarge { path: PathBuf, bytes: u64 },
 }
@@ -770,6 +785,7 @@ pub fn record(
     }
     out.extend(Out::new(at, "run", None).line());
 
+    within_limit(path, journal.complete as u64, out.len())?;
     let old_len = bytes.len() as u64;
     locked.write_at(journal.complete as u64, old_len, &out)?;
     let len = (journal.complete + out.len()) as u64;
@@ -852,6 +868,7 @@ pub fn record_written(
     for (name, content) in files {
         out.extend(seen_line(at, name, content));
     }
+    within_limit(path, complete, out.len())?;
     locked.write_at(complete, size, &out)?;
     let len = complete + out.len() as u64;
     if len > COMPACT_FROM && len / POST_CHECK_EVERY != size / POST_CHECK_EVERY {
@@ -958,6 +975,7 @@ fn append(
         parse(path, &bytes, list, false)?.complete
     };
     fill(&mut out);
+    within_limit(path, complete as u64, out.len())?;
     locked.write_at(complete as u64, bytes.len() as u64, &out)
 }
 
@@ -1303,6 +1321,17 @@ mod tests {
         assert_eq!(three.bytes.as_deref(), Some(&b"three"[..]));
         assert_eq!(three.last_at, 1);
         assert_eq!(j.last_run, Some(22));
+    }
+
+    #[test]
+    fn nothing_is_appended_past_the_hard_limit() {
+        let path = Path::new("/t/.taskproof-journal/l.jsonl");
+        assert!(within_limit(path, HARD_LIMIT - 10, 10).is_ok());
+        let e = within_limit(path, HARD_LIMIT - 10, 11)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/t/.taskproof-journal/l.jsonl"), "{e}");
+        assert!(e.contains("nothing more is journaled"), "{e}");
     }
 
     #[test]
