@@ -383,3 +383,24 @@ fn synopses_pipes_mentions_and_continuations_are_read_as_a_person_reads_them() {
     );
     assert_eq!(found[0].line, 2);
 }
+
+/// The hook settings the README shows are the file the tests install into the real Claude
+/// Code (docs/hooks/settings.json), key for key.
+#[test]
+fn the_readmes_hook_settings_are_the_tested_file() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let at = readme
+        .find("docs/hooks/settings.json")
+        .expect("the README names the settings file");
+    let block = readme[at..]
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a json block after it");
+    let shown: serde_json::Value = serde_json::from_str(block).expect("the README's block is JSON");
+    let file: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("docs/hooks/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shown, file);
+}

@@ -23,13 +23,13 @@ pub mod protocol;
 pub mod race;
 pub mod runner;
 pub mod scenario;
-pub mod targets;
 pub mod suite;
+pub mod targets;
 pub use crate::target::background as target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};
-pub use targets::{BgOpen, BgTarget};
 pub use target::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
+pub use targets::{BgOpen, BgTarget};

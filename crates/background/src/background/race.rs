@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::procs;
-use super::targets::{BgOpen, BgTarget};
 use super::target::{BgEnd, BgKill, BgStatus, BgWork};
+use super::targets::{BgOpen, BgTarget};
 
 /// What to race.
 #[derive(Debug, Clone)]

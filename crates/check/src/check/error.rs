@@ -1,5 +1,5 @@
-//! The one error of a check: a folder that cannot be audited as asked. Everything wrong
-//! *inside* a folder is a finding, not an error.
+//! The one error of a check: a folder that cannot be audited as asked, or a restore that
+//! cannot be made. Everything wrong *inside* a folder is a finding, not an error.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,29 @@ pub enum CheckError {
         // Not named `source`: thiserror would make it the cause and print it a second time.
         error: std::io::Error,
     },
+    /// `--restore` on a list the hook never journaled.
+    #[error(
+        "restore {list}: there is no journal at {path}, so there is nothing to restore from (the hook keeps one once installed with its PostToolUse entry, docs/check.md \"The journal\"); nothing was changed"
+    )]
+    NoJournal { list: String, path: PathBuf },
+    /// `--restore` with a journal that cannot be used (its own error names the file).
+    #[error("restore {list}: failed to {error}; nothing was changed")]
+    Journal {
+        list: String,
+        error: super::journal::JournalError,
+    },
+    /// The list a restore would write into cannot be used.
+    #[error("restore {list} into {into}: {why}; nothing was changed")]
+    RestoreTarget {
+        list: String,
+        into: PathBuf,
+        why: String,
+    },
+    /// `--journal` names one list's journal, and the folder holds several lists.
+    #[error(
+        "--journal names the journal of one list, and {0} holds {1} lists; name the list folder"
+    )]
+    JournalForMany(PathBuf, usize),
 }
 
 impl CheckError {

@@ -48,6 +48,13 @@ pub enum FindingKind {
     InterruptedChange,
     /// The list's audit log disagrees with its tasks, or cannot be read (`docs/audit.md`).
     AuditLog,
+    /// A task the hook's journal saw is gone, and no delete was asked for (S14).
+    Vanished,
+    /// A list that had tasks holds none, and without a journal nothing tells whether they
+    /// were deleted or reset (S14).
+    Emptied,
+    /// The hook's journal of the list cannot be used, or has lines that were skipped.
+    Journal,
 }
 
 impl FindingKind {
@@ -71,11 +78,14 @@ impl FindingKind {
             FindingKind::StaleTemp => "stale-temp",
             FindingKind::InterruptedChange => "interrupted-change",
             FindingKind::AuditLog => "audit-log",
+            FindingKind::Vanished => "vanished",
+            FindingKind::Emptied => "emptied",
+            FindingKind::Journal => "journal",
         }
     }
 
-    /// The SPEC rule the finding breaks; `None` for the audit trail, which is taskproof's
-    /// own file and no rule of SPEC §3.
+    /// The SPEC rule the finding breaks; `None` for the audit trail and the journal, which
+    /// are taskproof's own files and no rule of SPEC §3.
     pub fn rule(self) -> Option<Rule> {
         match self {
             FindingKind::MalformedJson
@@ -91,8 +101,10 @@ impl FindingKind {
             FindingKind::CompletedBlocked | FindingKind::StartedBlocked => Some(Rule::S5),
             FindingKind::Highwatermark | FindingKind::DuplicateId => Some(Rule::S1),
             FindingKind::StaleTemp => Some(Rule::S18),
-            FindingKind::InterruptedChange => Some(Rule::S14),
-            FindingKind::AuditLog => None,
+            FindingKind::InterruptedChange | FindingKind::Vanished | FindingKind::Emptied => {
+                Some(Rule::S14)
+            }
+            FindingKind::AuditLog | FindingKind::Journal => None,
         }
     }
 
@@ -164,6 +176,13 @@ pub enum Repair {
     /// Finish the change and its audit record a dead writer left in `.audit.pending`, as the
     /// store would before its next operation.
     FinishAuditRecord,
+    /// Write a vanished task's file back from the journal (`--restore`, never `--fix`), into
+    /// the list folder `into`.
+    Restore { file: String, into: String },
+    /// Write `.highwatermark` of the list folder `into` as `to` (after a restore).
+    RestoreHighwatermark { into: String, to: u64 },
+    /// Restore what vanished from a list (said when the whole restore of a list is skipped).
+    RestoreVanished,
 }
 
 impl std::fmt::Display for Repair {
@@ -181,6 +200,11 @@ impl std::fmt::Display for Repair {
             Repair::FinishAuditRecord => {
                 f.write_str("finish the interrupted change and its audit record in .audit.pending")
             }
+            Repair::Restore { file, into } => write!(f, "restore {file} into {into}"),
+            Repair::RestoreHighwatermark { into, to } => {
+                write!(f, "set .highwatermark of {into} to {to}")
+            }
+            Repair::RestoreVanished => f.write_str("restore what vanished"),
         }
     }
 }
@@ -227,9 +251,13 @@ impl Finding {
         self.kind.rule()
     }
 
-    /// What a report cites for the finding: its rule (`S14`), or `audit` for the audit trail.
+    /// What a report cites for the finding: its rule (`S14`), or the file of taskproof's own
+    /// it is about: `audit` for the audit trail, `journal` for the hook's journal.
     pub fn cites(&self) -> String {
-        self.rule()
-            .map_or_else(|| "audit".to_string(), |r| r.to_string())
+        match (self.rule(), self.kind) {
+            (Some(r), _) => r.to_string(),
+            (None, FindingKind::Journal) => "journal".to_string(),
+            (None, _) => "audit".to_string(),
+        }
     }
 }

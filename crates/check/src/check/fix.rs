@@ -126,8 +126,14 @@ pub fn fix_list(
                 let outcome = raise_highwatermark(&dir, *to);
                 change(repair, outcome);
             }
-            // Done above; whatever is left was skipped there and said so.
-            Repair::ReplayJournal | Repair::FinishAuditRecord | Repair::RemoveTemp { .. } => {}
+            // Done above; whatever is left was skipped there and said so. Restores are
+            // `--restore`'s, never a finding's repair.
+            Repair::ReplayJournal
+            | Repair::FinishAuditRecord
+            | Repair::RemoveTemp { .. }
+            | Repair::Restore { .. }
+            | Repair::RestoreHighwatermark { .. }
+            | Repair::RestoreVanished => {}
         }
     }
     for (file, repairs) in by_file {

@@ -24,6 +24,13 @@
 //!
 //! Input that is a bare JSON array of tasks (or an object with a `tasks` array) is judged as
 //! a whole list instead: every unsafe finding refuses it.
+//!
+//! **The journal.** Every run that reads the list also brings its [`journal`] up to date: the
+//! bytes of each task file that changed since the journal last saw it, each delete the agent
+//! asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
+//! the tool wrote, so it is the one run that sees the last write before Claude Code's reset of
+//! a finished list (the other events come before their write). A journal that cannot be kept
+//! never changes the verdict; the `PostToolUse` run says why in its `systemMessage`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -31,8 +38,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::finding::{Finding, FindingKind};
+use super::journal::{self, Observed};
 use super::judge;
-use super::locate::{List, locate, read_list};
+use super::locate::{List, Place, locate, read_list};
 use crate::graph::Graph;
 use crate::protocol::Layout;
 use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
@@ -60,6 +68,8 @@ pub struct HookContext {
     pub list_id: Option<String>,
     /// The layout of the list on disk; detected when not given.
     pub layout: Option<Layout>,
+    /// Keep the list's journal (off with `--no-journal`, and in the unit tests).
+    pub journal: bool,
 }
 
 /// What the hook decided.
@@ -96,6 +106,58 @@ enum Change {
     Update(Update),
     /// `TaskCompleted`: the task is about to become completed.
     Complete { id: TaskId },
+    /// `PostToolUse` of `TaskCreate` or `TaskUpdate`: the tool has written; nothing to judge,
+    /// the journal records what it wrote.
+    Written(Written),
+}
+
+/// What a tool call that ran wrote, as far as its event says.
+#[derive(Debug)]
+struct Written {
+    /// The ids of the tasks whose files it wrote, when the event names them all: the new
+    /// task of a `TaskCreate`, or the task of a `TaskUpdate` and each it added an edge to.
+    /// `None` when it cannot be told (a delete also rewrites every task that named it).
+    touched: Option<Vec<String>>,
+    /// The task a `TaskUpdate` deleted.
+    deleted: Option<String>,
+}
+
+impl Written {
+    fn of(tool: &str, input: &Value, response: &Value) -> Written {
+        // A call the tool answered with a failure wrote nothing of what it asked for.
+        let failed = response.get("success").and_then(Value::as_bool) == Some(false);
+        match tool {
+            "TaskCreate" => Written {
+                touched: response
+                    .get("task")
+                    .and_then(|t| str_or_id(t.get("id")))
+                    .map(|id| vec![id]),
+                deleted: None,
+            },
+            _ => {
+                let task = str_or_id(input.get("taskId"));
+                if str_field(input, "status") == Some("deleted") {
+                    return Written {
+                        touched: None,
+                        deleted: task.filter(|_| !failed),
+                    };
+                }
+                let mut ids: Vec<String> = task.into_iter().collect();
+                for id in id_list(input.get("addBlocks"))
+                    .into_iter()
+                    .chain(id_list(input.get("addBlockedBy")))
+                {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+                Written {
+                    touched: Some(ids),
+                    deleted: None,
+                }
+            }
+        }
+    }
 }
 
 /// Judges hook input.
@@ -132,10 +194,18 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
             // No task named: the tool refuses the call itself.
             None => return Ok(Verdict::default()),
         },
+        ("PostToolUse", "TaskCreate" | "TaskUpdate") if ctx.journal => {
+            let response = event.get("tool_response").unwrap_or(&Value::Null);
+            let written = Written::of(tool, input, response);
+            if let Some(ids) = &written.touched {
+                return Ok(journal_written(event, ctx, ids));
+            }
+            Change::Written(written)
+        }
         ("PostToolUse", "TaskCreate" | "TaskUpdate") => {
             return Ok(Verdict {
                 notes: vec![format!(
-                    "taskproof check --stdin judges a {tool} before it is written, so as a PostToolUse hook it checks nothing; install it on PreToolUse (see docs/check.md)."
+                    "taskproof check --stdin judges a {tool} before it is written, and with --no-journal it keeps no journal, so as a PostToolUse hook it does nothing; install it on PreToolUse to judge changes (see docs/check.md)."
                 )],
                 ..Verdict::default()
             });
@@ -155,8 +225,31 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
         _ => return Ok(Verdict::default()),
     };
 
-    match locate(event, ctx).and_then(|place| read_list(&place, ctx.layout)) {
-        Ok(list) => Ok(judge_on_list(&change, &list)),
+    let read = locate(event, ctx)
+        .and_then(|place| read_list(&place, ctx.layout).map(|list| (place, list)));
+    match read {
+        Ok((place, list)) => {
+            let mut verdict = match change {
+                // After the write there is nothing to judge, and what the list held before
+                // was said by the run before it.
+                Change::Written(_) => Verdict {
+                    list: list.name.clone(),
+                    ..Verdict::default()
+                },
+                _ => judge_on_list(&change, &list),
+            };
+            if ctx.journal
+                && let Err(e) = keep_journal(&change, &place, &list, &verdict)
+                && matches!(change, Change::Written(_))
+            {
+                verdict.notes.push(format!(
+                    "taskproof could not keep its journal of the task list {}: {e}. Until it can, `taskproof check` cannot name or restore the tasks that vanish from it.",
+                    list.name
+                ));
+            }
+            Ok(verdict)
+        }
+        Err(_) if matches!(change, Change::Written(_)) => Ok(Verdict::default()),
         Err(why) => {
             let mut v = Verdict {
                 list: "stdin".into(),
@@ -168,6 +261,88 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
             ));
             Ok(v)
         }
+    }
+}
+
+/// Records what this run saw of the list in its journal: every task file's bytes, the delete
+/// a `TaskUpdate` asks for, and the new task Claude Code takes back when this run refuses
+/// its `TaskCreated`.
+fn keep_journal(
+    change: &Change,
+    place: &Place,
+    list: &List,
+    verdict: &Verdict,
+) -> Result<usize, journal::JournalError> {
+    let Some(path) = journal::path_for(&place.location.path, &list.name) else {
+        return Ok(0);
+    };
+    let file = |id: TaskId| list.layout.file_name(id);
+    let deleting = match change {
+        Change::Update(u) if u.status.as_deref() == Some("deleted") => {
+            u.task.parse::<TaskId>().ok().and_then(file)
+        }
+        Change::Written(Written {
+            deleted: Some(task),
+            ..
+        }) => task.parse::<TaskId>().ok().and_then(file),
+        Change::Created { id, .. } if !verdict.blocking.is_empty() => file(*id),
+        _ => None,
+    };
+    let seen = Observed {
+        files: &list.files,
+        unreadable: &list.unreadable,
+        deleting: deleting.into_iter().collect(),
+    };
+    journal::record(&path, &list.name, &list.path, &seen, journal::now_ms())
+}
+
+/// The `PostToolUse` run of a call that names every file it wrote: those files go into the
+/// journal as they are now, and nothing else of the list is read. A journal that cannot be
+/// kept is said; a list that cannot be found is not (the `PreToolUse` run said it).
+fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict {
+    let Ok(place) = locate(event, ctx) else {
+        return Verdict::default();
+    };
+    let Ok(dir) = place.location.open() else {
+        return Verdict::default();
+    };
+    let name = place.location.name.clone();
+    let mut files = Vec::new();
+    for id in ids {
+        let Ok(id) = id.parse::<TaskId>() else {
+            continue;
+        };
+        // The layout Claude Code writes, unless the folder is in the other one.
+        let candidates = match ctx.layout {
+            Some(l) => vec![l],
+            None => vec![Layout::ClaudeCode, Layout::S07],
+        };
+        for layout in candidates {
+            let Some(file) = layout.file_name(id) else {
+                continue;
+            };
+            if let Ok(bytes) = dir.read(&file) {
+                files.push((file, bytes));
+                break;
+            }
+        }
+    }
+    let Some(path) = journal::path_for(&place.location.path, &name) else {
+        return Verdict::default();
+    };
+    let folder = place.location.path.clone();
+    match journal::record_written(&path, &name, &folder, &files, journal::now_ms()) {
+        Ok(_) => Verdict {
+            list: name,
+            ..Verdict::default()
+        },
+        Err(e) => Verdict {
+            notes: vec![format!(
+                "taskproof could not keep its journal of the task list {name}: {e}. Until it can, `taskproof check` cannot name or restore the tasks that vanish from it."
+            )],
+            list: name,
+            ..Verdict::default()
+        },
     }
 }
 
@@ -269,7 +444,7 @@ fn judge_alone(change: &Change) -> Vec<Finding> {
                 out.push(j.cycle(id, id, &[id]));
             }
         }
-        Change::Complete { .. } => {}
+        Change::Complete { .. } | Change::Written(_) => {}
     }
     out
 }
@@ -403,6 +578,7 @@ fn apply(change: &Change, list: &List, j: &Judge) -> Applied {
             }
         }
         Change::Update(u) => apply_update(u, list, j, &mut a),
+        Change::Written(_) => {}
     }
     a
 }

@@ -148,6 +148,10 @@ pub(super) struct List {
     pub(super) bound: u64,
     /// The unsafe problems the list already has ([`FindingKind::blocks_hook`]).
     pub(super) old: Vec<Finding>,
+    /// Every readable task file by name, with its exact bytes, for the journal.
+    pub(super) files: Vec<(String, Vec<u8>)>,
+    /// Task files present that could not be read (a link, a special file).
+    pub(super) unreadable: Vec<String>,
 }
 
 /// Reads the list at `place`; `Err` says, for the user, why it could not be.
@@ -180,6 +184,8 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
         present: BTreeSet::new(),
         bound: 0,
         old: Vec::new(),
+        files: Vec::new(),
+        unreadable: Vec::new(),
     };
     for file in &names {
         let Some(id) = layout.task_id_of(file) else {
@@ -192,6 +198,7 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
             Err(ReadError::Missing | ReadError::Folder) => continue,
             Err(_) => {
                 list.present.insert(id);
+                list.unreadable.push(file.clone());
                 continue;
             }
         };
@@ -236,6 +243,8 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
             )),
             Err(e) => list.old.push(old(FindingKind::Schema, e.to_string())),
         }
+        // Kept whole: the journal records the exact bytes Claude Code wrote.
+        list.files.push((file.clone(), bytes));
     }
     let highest = list.present.iter().next_back().map_or(0, |i| i.get());
     let highwatermark = dir

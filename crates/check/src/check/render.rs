@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::finding::Finding;
+use super::finding::{Finding, Repair};
 use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
@@ -57,12 +57,15 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub fn terminal(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
-    // After a fix, what was changed comes first and the findings below are what is left; a
-    // dry run lists the findings first and then what a fix would do about them.
-    if report.mode == Mode::Fix {
+    // After a fix or a restore, what was changed comes first and the findings below are
+    // what is left; a dry run lists the findings first and then what a fix would do.
+    if matches!(report.mode, Mode::Fix | Mode::Restore) {
         for c in &report.changes {
             out += &change_line(&p, report.mode, c);
         }
+    }
+    if report.mode == Mode::Restore && report.changes.is_empty() {
+        out += "nothing to restore: no journal of these lists has a task that vanished\n";
     }
     for list in &report.lists {
         let findings: Vec<&Finding> = report
@@ -95,7 +98,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
     {
         out += &format!("{}\n{}", p.bold(&f.list), finding_line(&p, f));
     }
-    if report.mode != Mode::Fix {
+    if !matches!(report.mode, Mode::Fix | Mode::Restore) {
         for c in &report.changes {
             out += &change_line(&p, report.mode, c);
         }
@@ -143,6 +146,21 @@ fn finding_line(p: &Paint, f: &Finding) -> String {
 }
 
 fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
+    if mode == Mode::Restore {
+        let what = match &c.repair {
+            Repair::Restore { file, into } => format!("{file} into {into}"),
+            Repair::RestoreHighwatermark { into, to } => {
+                format!(".highwatermark of {into} set to {to}")
+            }
+            other => other.to_string(),
+        };
+        return match &c.outcome {
+            RepairOutcome::Done => format!("{} {}: {what}\n", p.green("restored"), c.list),
+            RepairOutcome::Skipped(why) => {
+                format!("{} {}: {what} ({why})\n", p.red("not restored"), c.list)
+            }
+        };
+    }
     match (&c.outcome, mode) {
         (RepairOutcome::Done, Mode::DryRun) => {
             format!("{} {}: {}\n", p.yellow("would fix"), c.list, c.repair)

@@ -1,14 +1,19 @@
-//! One run of `taskproof check` over a folder: discover the lists, audit each, and with
-//! `--fix` repair them or with `--dry-run` say what a fix would do. The result is a
-//! [`Report`], which [`super::render`] turns into text or JSON.
+//! One run of `taskproof check` over a folder: discover the lists, audit each (with what
+//! vanished from it, [`super::vanish`]), and with `--fix` repair them, with `--dry-run` say
+//! what a fix would do, or with `--restore` write back what vanished ([`super::restore`]).
+//! The result is a [`Report`], which [`super::render`] turns into text or JSON.
 
 use std::path::{Path, PathBuf};
 
 use super::CheckError;
 use super::audit::{self, Locking};
 use super::discover::{self, ListLocation};
-use super::finding::{Finding, FindingKind};
-use super::fix::{self, Change};
+use super::finding::{Finding, FindingKind, Repair};
+use super::fix::{self, Change, RepairOutcome};
+use super::journal;
+use super::judge::sort_findings;
+use super::restore::{self, Into};
+use super::vanish::{self, Folder};
 use crate::protocol::Layout;
 
 /// What to do with what the audit finds.
@@ -20,6 +25,8 @@ pub enum Mode {
     Fix,
     /// Report, and say what `Fix` would change, changing nothing.
     DryRun,
+    /// Write back from the journal what vanished, then report.
+    Restore,
 }
 
 impl Mode {
@@ -28,6 +35,7 @@ impl Mode {
             Mode::Check => "check",
             Mode::Fix => "fix",
             Mode::DryRun => "dry-run",
+            Mode::Restore => "restore",
         }
     }
 }
@@ -66,6 +74,19 @@ impl Report {
     }
 }
 
+/// How a run reads and what it does.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The layout of every list; detected per list when `None`.
+    pub layout: Option<Layout>,
+    /// A journal to read instead of the list's own (`--journal`; one list only).
+    pub journal: Option<PathBuf>,
+    /// Where `--restore` writes.
+    pub into: Into,
+    /// The time of the run, in milliseconds since the epoch (names a restore's new list).
+    pub now: u64,
+}
+
 /// Audits the lists under `path` (a list folder or a folder of lists; with `is_root`, always
 /// a folder of lists that may not exist yet).
 pub fn run(
@@ -74,7 +95,29 @@ pub fn run(
     layout: Option<Layout>,
     mode: Mode,
 ) -> Result<Report, CheckError> {
+    let options = Options {
+        layout,
+        now: journal::now_ms(),
+        ..Options::default()
+    };
+    run_with(path, is_root, mode, &options)
+}
+
+/// [`run`], with every option.
+pub fn run_with(
+    path: &Path,
+    is_root: bool,
+    mode: Mode,
+    options: &Options,
+) -> Result<Report, CheckError> {
+    let layout = options.layout;
     let found = discover::discover(path, is_root)?;
+    if options.journal.is_some() && found.lists.len() != 1 {
+        return Err(CheckError::JournalForMany(
+            path.to_path_buf(),
+            found.lists.len(),
+        ));
+    }
     let mut report = Report {
         mode,
         root: path.to_path_buf(),
@@ -82,8 +125,38 @@ pub fn run(
         findings: found.findings,
         changes: Vec::new(),
     };
-    for location in &found.lists {
-        match audit_one(location, layout, mode) {
+    // A list folder named alone must restore or say why not; in a folder of lists, one list
+    // that cannot be restored does not stop the others.
+    let alone = found.lists.len() == 1 && !is_root && report.findings.is_empty();
+    let mut made = Vec::new();
+    if mode == Mode::Restore {
+        for location in &found.lists {
+            let one = restore::restore(
+                location,
+                layout,
+                options.journal.as_deref(),
+                &options.into,
+                options.now,
+            );
+            match one {
+                Ok(r) => {
+                    report.changes.extend(r.changes);
+                    made.extend(r.new_list);
+                }
+                Err(e) if alone => return Err(e),
+                // Lists the hook never journaled have nothing to restore; only a list whose
+                // shape says it lost its tasks is worth a line.
+                Err(CheckError::NoJournal { .. }) if !looks_emptied(location, layout) => {}
+                Err(e) => report.changes.push(Change {
+                    list: location.name.clone(),
+                    repair: Repair::RestoreVanished,
+                    outcome: RepairOutcome::Skipped(e.to_string()),
+                }),
+            }
+        }
+    }
+    for location in found.lists.iter().chain(&made) {
+        match audit_one(location, layout, mode, options) {
             Ok((summary, findings, changes)) => {
                 report.lists.push(summary);
                 report.findings.extend(findings);
@@ -101,10 +174,21 @@ pub fn run(
     Ok(report)
 }
 
+/// Whether a list without a journal has the shape of one that lost its tasks.
+fn looks_emptied(location: &ListLocation, layout: Option<Layout>) -> bool {
+    let options = Options {
+        layout,
+        ..Options::default()
+    };
+    audit_one(location, layout, Mode::Check, &options)
+        .is_ok_and(|(_, findings, _)| findings.iter().any(|f| f.kind == FindingKind::Emptied))
+}
+
 fn audit_one(
     location: &ListLocation,
     layout: Option<Layout>,
     mode: Mode,
+    options: &Options,
 ) -> Result<(ListSummary, Vec<Finding>, Vec<Change>), CheckError> {
     let dir = location.open()?;
     let layout = match layout {
@@ -115,7 +199,7 @@ fn audit_one(
         .map_err(|source| CheckError::io(location.path.clone(), source))?;
     drop(dir);
     let changes = match mode {
-        Mode::Check => Vec::new(),
+        Mode::Check | Mode::Restore => Vec::new(),
         Mode::DryRun => fix::dry_run(&audit),
         // A list with nothing to repair is not even locked: `--fix` on a clean list writes
         // nothing, not even a `.lock`.
@@ -137,6 +221,9 @@ fn audit_one(
                 .collect(),
         },
     };
+    let mut findings = audit.findings.clone();
+    findings.extend(vanished(location, layout, &audit, options)?);
+    sort_findings(&mut findings, layout);
     let summary = ListSummary {
         name: location.name.clone(),
         path: location.path.clone(),
@@ -144,5 +231,36 @@ fn audit_one(
         tasks: audit.task_count(),
         busy: audit.busy,
     };
-    Ok((summary, audit.findings, changes))
+    Ok((summary, findings, changes))
+}
+
+/// What vanished from the list, from its journal (`--journal`'s, else its own) or its shape.
+fn vanished(
+    location: &ListLocation,
+    layout: Layout,
+    audit: &audit::ListAudit,
+    options: &Options,
+) -> Result<Vec<Finding>, CheckError> {
+    let dir = location.open()?;
+    let folder = Folder::read(&dir, audit).map_err(|e| CheckError::io(location.path.clone(), e))?;
+    let path = options
+        .journal
+        .clone()
+        .or_else(|| journal::path_for(&location.path, &location.name));
+    let read = match &path {
+        Some(p) => journal::read(p, &location.name),
+        None => Ok(None),
+    };
+    let mut hint = format!("taskproof check --restore {}", location.path.display());
+    if let Some(j) = &options.journal {
+        hint += &format!(" --journal {}", j.display());
+    }
+    Ok(vanish::findings(
+        &location.name,
+        layout,
+        &folder,
+        path.as_deref(),
+        read,
+        &hint,
+    ))
 }

@@ -1,0 +1,1354 @@
+//! The journal the hook keeps of each task list, so that `check` can say which tasks vanished
+//! and `check --restore` can give them back (docs/check.md, "The journal").
+//!
+//! **Where.** Beside the list folder, never in it: `{folder of lists}/.taskproof-journal/
+//! {list}.jsonl`, so `~/.claude/tasks/.taskproof-journal/my-project.jsonl` for the list
+//! `~/.claude/tasks/my-project`. Claude Code's reset of a finished list deletes task files
+//! inside the list folder only, and `check` skips hidden folders when it looks for lists.
+//!
+//! **What.** JSON Lines. The first line names the format and the list; every other line is one
+//! entry with its time (`at`, milliseconds since the epoch) and the task file it is about:
+//! `seen` (the file's exact bytes, as `text` or, when not UTF-8, `hex`, with an FNV-1a hash of
+//! the name and the bytes), `delete` (the agent asked for the delete, or the hook refused a new
+//! task and Claude Code took it back), `gone` (a hook run found the file missing with no delete
+//! asked for), `restored` (`check --restore` wrote that version back, `into` naming where), and
+//! `run` (a hook run saw every live file as journaled). The hook writes an entry only when a
+//! file's bytes differ from the version the journal last saw, plus one `run` line.
+//!
+//! **Crash-safe.** Entries are appended under an flock on the journal file, at the end of its
+//! last complete line, so a line a killed writer left half-written is cut by the next append;
+//! a reader skips any line that is not a whole entry, and a `seen` entry whose bytes do not
+//! match its hash is never taken for a task. Appends are not fsynced: what the journal guards
+//! against is another process deleting task files, which the page cache survives, and an fsync
+//! per tool call would cost more than the hook's whole budget; a power cut can lose the last
+//! entries, never turn a torn one into a task. A compaction writes a new file whole (fsynced)
+//! and renames it over the old.
+//!
+//! **Bounded.** Once the file is over [`COMPACT_FROM`] and more than half of it is history
+//! (versions of a task later superseded, tasks deleted or restored, older `run` lines), the next
+//! append compacts it to what `check` and `--restore` need: the last version of each live task,
+//! each vanished task with its `gone` line, and the last `run` line. So the file stays under
+//! twice what it must hold, and never over [`MAX_BYTES`]: past that, the oldest vanished tasks
+//! are dropped first, and a list whose live tasks alone exceed it is not journaled (said).
+//!
+//! A file at the journal's place that is not a taskproof journal, is a link, is from a newer
+//! taskproof, or is another list's journal, is never written to.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FlockOperation;
+use serde::{Deserialize, Serialize};
+
+/// The hidden folder beside the lists that holds their journals.
+pub const JOURNAL_DIR: &str = ".taskproof-journal";
+/// The journal format this taskproof writes and reads.
+pub const FORMAT: u64 = 1;
+/// A journal smaller than this is never compacted: rewriting it would cost more than reading it.
+pub const COMPACT_FROM: u64 = 1 << 20;
+/// The most a journal holds after a compaction.
+pub const MAX_BYTES: u64 = 32 << 20;
+/// The most a journal ever holds: nothing is appended past it. A journal is compacted when
+/// more than half of it is history, and a compaction keeps at most [`MAX_BYTES`], so only a
+/// list whose live tasks alone exceed that reaches it.
+pub const HARD_LIMIT: u64 = 2 * MAX_BYTES;
+
+/// Refuses an append that would take the journal past [`HARD_LIMIT`].
+fn within_limit(path: &Path, complete: u64, more: usize) -> Result<(), JournalError> {
+    if complete + more as u64 > HARD_LIMIT {
+        return Err(JournalError::TooLarge {
+            path: path.to_path_buf(),
+            bytes: complete,
+        });
+    }
+    Ok(())
+}
+
+/// Why a journal could not be used. Each names the file; a bad line is not an error but a
+/// [`Problem`] of a journal that is otherwise read.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("read the journal {path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
+    #[error("write the journal {path}: {error}")]
+    Write { path: PathBuf, error: io::Error },
+    #[error(
+        "use the journal {path}: there is no journal there (the hook writes it once installed with its PostToolUse entry, docs/check.md)"
+    )]
+    Missing { path: PathBuf },
+    #[error(
+        "use the journal {path}: it is a symbolic link; taskproof never reads or writes through one"
+    )]
+    Symlink { path: PathBuf },
+    #[error(
+        "use the journal {path}: line 1 is not a taskproof journal's first line ({why}); the file is left alone"
+    )]
+    Foreign { path: PathBuf, why: String },
+    #[error(
+        "use the journal {path}: it is in format {found}, newer than the {FORMAT} this taskproof reads; the file is left alone"
+    )]
+    Newer { path: PathBuf, found: u64 },
+    #[error(
+        "use the journal {path}: it is the journal of list {theirs:?} ({folder}), not of {ours:?}; the file is left alone"
+    )]
+    OtherList {
+        path: PathBuf,
+        theirs: String,
+        folder: String,
+        ours: String,
+    },
+    #[error(
+        "write the journal {path}: it holds {bytes} bytes, and the list's live tasks alone take more than the {MAX_BYTES} a compaction keeps; nothing more is journaled"
+    )]
+    TooLarge { path: PathBuf, bytes: u64 },
+}
+
+/// A line of a journal that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based.
+    pub line: usize,
+    pub what: String,
+}
+
+/// The journal of the list folder at `list_dir`: `{parent}/.taskproof-journal/{name}.jsonl`.
+/// `None` when the folder has no parent (the file-system root).
+pub fn path_for(list_dir: &Path, name: &str) -> Option<PathBuf> {
+    // The parent of the folder as the user reaches it: `check .` inside a list names the
+    // same journal as `check ~/.claude/tasks/list`.
+    let full = list_dir
+        .canonicalize()
+        .unwrap_or_else(|_| list_dir.to_path_buf());
+    let parent = full.parent()?;
+    Some(parent.join(JOURNAL_DIR).join(format!("{name}.jsonl")))
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The hash a `seen` entry carries: FNV-1a's 64-bit offset and prime, applied to 8-byte
+/// little-endian words instead of single bytes (eight times fewer multiplications: the hook
+/// hashes every task file of the list on each run), first of the file's name, then of its
+/// bytes, each followed by its length so that no padding can pass for content. Every step is
+/// a bijection of the state, so changing any one word always changes the hash. Not for
+/// security: it tells a torn or damaged entry from the file it recorded, and a file that
+/// changed from one the journal saw. The name is in it so that an entry whose name was
+/// damaged does not pass for another task's.
+pub fn hash(file: &str, bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    let mut mix = |w: u64| {
+        h ^= w;
+        h = h.wrapping_mul(PRIME);
+    };
+    for part in [file.as_bytes(), bytes] {
+        let mut words = part.chunks_exact(8);
+        for w in &mut words {
+            mix(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            mix(u64::from_le_bytes(last));
+        }
+        mix(part.len() as u64);
+    }
+    h
+}
+
+fn hash_text(h: u64) -> String {
+    format!("{h:016x}")
+}
+
+fn parse_hash(s: &str) -> Option<u64> {
+    (s.len() == 16)
+        .then(|| u64::from_str_radix(s, 16).ok())
+        .flatten()
+}
+
+/// The first line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Header {
+    taskproof_journal: u64,
+    list: String,
+    folder: String,
+    created: u64,
+}
+
+/// One entry as written. Field order is the line's order: the short fields first, the bytes
+/// last.
+#[derive(Serialize)]
+struct Out<'a> {
+    at: u64,
+    op: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_seen: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    into: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hex: Option<String>,
+}
+
+impl<'a> Out<'a> {
+    fn new(at: u64, op: &'a str, file: Option<&'a str>) -> Out<'a> {
+        Out {
+            at,
+            op,
+            file,
+            hash: None,
+            last_seen: None,
+            into: None,
+            text: None,
+            hex: None,
+        }
+    }
+
+    fn line(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec(self).expect("journal entries serialize");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// A `seen` entry for `file` holding `bytes`.
+fn seen_line(at: u64, file: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Out::new(at, "seen", Some(file));
+    out.hash = Some(hash_text(hash(file, bytes)));
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.text = Some(text),
+        Err(_) => out.hex = Some(bytes.iter().map(|b| format!("{b:02x}")).collect()),
+    }
+    out.line()
+}
+
+/// One line as read. `T` is what the task bytes are read as: skipped unread by the hook
+/// ([`serde::de::IgnoredAny`]), decoded by `check`.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+struct In<'a, T> {
+    at: u64,
+    #[serde(borrow)]
+    op: Cow<'a, str>,
+    #[serde(default, borrow)]
+    file: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    hash: Option<Cow<'a, str>>,
+    #[serde(default)]
+    last_seen: Option<u64>,
+    #[serde(default, borrow)]
+    into: Option<Cow<'a, str>>,
+    #[serde(default)]
+    text: Option<T>,
+    #[serde(default)]
+    hex: Option<T>,
+}
+
+/// How a task's life in the journal ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The agent asked for the delete (or the hook refused the new task).
+    Deleted,
+    /// A hook run found the file missing, with no delete asked for.
+    Gone,
+}
+
+/// One version of one task, from a `seen` entry to the entry that ended it (if any).
+#[derive(Debug, Clone)]
+pub struct Life {
+    pub file: String,
+    /// When the journal recorded this version.
+    pub seen_at: u64,
+    /// The last time a hook run saw the file with these bytes.
+    pub last_at: u64,
+    pub hash: u64,
+    /// The bytes, when read in full and they match the hash; `None` when damaged (or not read).
+    pub bytes: Option<Vec<u8>>,
+    /// The journal line of the `seen` entry, 1-based.
+    pub line: usize,
+    pub end: Option<(End, u64)>,
+    /// Where `check --restore` wrote this version back.
+    pub restored_into: Option<String>,
+    /// Byte ranges in the journal of the lines this life keeps: its `seen`, and its `gone`.
+    keep: Vec<(usize, usize)>,
+}
+
+impl Life {
+    pub fn is_alive(&self) -> bool {
+        self.end.is_none() && self.restored_into.is_none()
+    }
+}
+
+/// A journal read: its lives per task file, in journal order, and the lines it skipped.
+#[derive(Debug, Default)]
+pub struct Journal {
+    pub path: PathBuf,
+    pub list: String,
+    pub folder: String,
+    /// Every life of each file, oldest first.
+    pub files: BTreeMap<String, Vec<Life>>,
+    pub problems: Vec<Problem>,
+    /// The time of the last `run` line.
+    pub last_run: Option<u64>,
+    /// The byte range of the header and of the last `run` line.
+    header: (usize, usize),
+    run_line: Option<(usize, usize)>,
+    /// The length up to the end of the last complete line.
+    complete: usize,
+}
+
+impl Journal {
+    /// The bytes a compaction keeps: the header, the lines of every life that is alive or
+    /// vanished and not restored, and the last `run` line.
+    fn kept_bytes(&self) -> usize {
+        let lines: usize = self
+            .files
+            .values()
+            .flatten()
+            .filter(|l| keeps(l))
+            .flat_map(|l| &l.keep)
+            .map(|(s, e)| e - s)
+            .sum();
+        (self.header.1 - self.header.0) + lines + self.run_line.map_or(0, |(s, e)| e - s)
+    }
+
+    /// The current life of `file`, if any.
+    pub fn current(&self, file: &str) -> Option<&Life> {
+        self.files.get(file).and_then(|v| v.last())
+    }
+}
+
+/// Whether a compaction keeps a life: alive, or vanished and not yet restored.
+fn keeps(l: &Life) -> bool {
+    l.restored_into.is_none() && !matches!(l.end, Some((End::Deleted, _)))
+}
+
+/// Reads `bytes` as the journal of `list`. With `full`, task bytes are decoded and checked
+/// against their hash. `Err` when the file is not this list's journal at all.
+pub fn parse(path: &Path, bytes: &[u8], list: &str, full: bool) -> Result<Journal, JournalError> {
+    let mut j = Journal {
+        path: path.to_path_buf(),
+        list: list.to_string(),
+        ..Journal::default()
+    };
+    let first_end =
+        bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or_else(|| JournalError::Foreign {
+                path: path.to_path_buf(),
+                why: if bytes.is_empty() {
+                    "the file is empty".into()
+                } else {
+                    "it has no complete line".into()
+                },
+            })?;
+    let header = read_header(path, &bytes[..first_end])?;
+    if header.list != list {
+        return Err(JournalError::OtherList {
+            path: path.to_path_buf(),
+            theirs: header.list,
+            folder: header.folder,
+            ours: list.to_string(),
+        });
+    }
+    j.folder = header.folder;
+    j.header = (0, first_end + 1);
+    j.complete = first_end + 1;
+    let mut start = first_end + 1;
+    let mut n = 1;
+    let mut prefix = Vec::new();
+    while start < bytes.len() {
+        n += 1;
+        let Some(len) = bytes[start..].iter().position(|&b| b == b'\n') else {
+            j.problems.push(Problem {
+                line: n,
+                what: "a torn entry (the file ends in the middle of it), skipped".into(),
+            });
+            break;
+        };
+        let range = (start, start + len + 1);
+        start = range.1;
+        j.complete = range.1;
+        let line = &bytes[range.0..range.0 + len];
+        if line.is_empty() {
+            continue;
+        }
+        let result = if full {
+            apply::<Cow<str>>(&mut j, line, range, n)
+        } else {
+            match light_prefix(line) {
+                // The bytes are most of the journal and the hook needs none of them: only
+                // the fields before them are parsed.
+                Some(end) => {
+                    prefix.clear();
+                    prefix.extend_from_slice(&line[..end]);
+                    prefix.push(b'}');
+                    apply::<Unread>(&mut j, &prefix, range, n)
+                }
+                None => apply::<serde::de::IgnoredAny>(&mut j, line, range, n),
+            }
+        };
+        if let Err(what) = result {
+            j.problems.push(Problem { line: n, what });
+        }
+    }
+    if let Some(run) = j.last_run {
+        for l in j.files.values_mut().filter_map(|v| v.last_mut()) {
+            if l.is_alive() {
+                l.last_at = l.last_at.max(run);
+            }
+        }
+    }
+    Ok(j)
+}
+
+fn read_header(path: &Path, line: &[u8]) -> Result<Header, JournalError> {
+    let foreign = |why: String| JournalError::Foreign {
+        path: path.to_path_buf(),
+        why,
+    };
+    let v: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| foreign(format!("not JSON: {e}")))?;
+    let Some(found) = v
+        .get("taskproof_journal")
+        .and_then(serde_json::Value::as_u64)
+    else {
+        return Err(foreign("no taskproof_journal format number".into()));
+    };
+    if found > FORMAT {
+        return Err(JournalError::Newer {
+            path: path.to_path_buf(),
+            found,
+        });
+    }
+    serde_json::from_value(v).map_err(|e| foreign(e.to_string()))
+}
+
+/// Where the task bytes of a whole entry line start (the `,` before `"text":"` or `"hex":"`),
+/// when the line ends as an entry with them does. A `"` inside a JSON string is always
+/// escaped, so the first such key outside the bytes is theirs. `None` for any other line,
+/// which is then parsed whole.
+fn light_prefix(line: &[u8]) -> Option<usize> {
+    if !line.ends_with(b"\"}") {
+        return None;
+    }
+    let find = |hay: &[u8], key: &[u8]| hay.windows(key.len()).position(|w| w == key);
+    // The text key comes right after the short fields: found early, and the hex key is then
+    // looked for only before it.
+    match find(line, b",\"text\":\"") {
+        Some(t) => Some(find(&line[..t], b",\"hex\":\"").unwrap_or(t)),
+        None => find(line, b",\"hex\":\""),
+    }
+}
+
+/// The task bytes of an entry read by [`light_prefix`]: there, not read.
+#[derive(Deserialize)]
+struct Unread;
+
+impl Payload for Unread {
+    fn bytes(_: Option<Self>, _: Option<Self>) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+}
+
+/// What a journal's task bytes decode as.
+trait Payload {
+    /// The task file's bytes, or why they cannot be had; `Ok(None)` when not decoded.
+    fn bytes(text: Option<Self>, hex: Option<Self>) -> Result<Option<Vec<u8>>, String>
+    where
+        Self: Sized;
+}
+
+impl Payload for serde::de::IgnoredAny {
+    fn bytes(text: Option<Self>, hex: Option<Self>) -> Result<Option<Vec<u8>>, String> {
+        match (text, hex) {
+            (None, None) => Err("a seen entry without text or hex".into()),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Payload for Cow<'_, str> {
+    fn bytes(text: Option<Self>, hex: Option<Self>) -> Result<Option<Vec<u8>>, String> {
+        match (text, hex) {
+            (Some(t), None) => Ok(Some(t.into_owned().into_bytes())),
+            (None, Some(h)) => decode_hex(&h)
+                .map(Some)
+                .ok_or_else(|| "its hex is not hex".into()),
+            _ => Err("a seen entry needs exactly one of text and hex".into()),
+        }
+    }
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Folds one entry line into the journal's lives.
+fn apply<'a, T: Deserialize<'a> + Payload>(
+    j: &mut Journal,
+    line: &'a [u8],
+    range: (usize, usize),
+    n: usize,
+) -> Result<(), String> {
+    let e: In<'a, T> =
+        serde_json::from_slice(line).map_err(|e| format!("not a journal entry ({e}), skipped"))?;
+    if e.op == "run" {
+        // Each live task's `last_at` is set from the last run once the whole file is read:
+        // a run line is written only after the run journaled every change it saw, so a task
+        // still live after it was there, as journaled, at that time.
+        j.last_run = Some(e.at);
+        j.run_line = Some(range);
+        return Ok(());
+    }
+    let file = e
+        .file
+        .as_deref()
+        .filter(|f| !f.is_empty() && !f.contains('/') && !f.starts_with('.'))
+        .ok_or_else(|| format!("a {} entry without a task file name, skipped", e.op))?
+        .to_string();
+    let lives = j.files.entry(file.clone()).or_default();
+    match &*e.op {
+        "seen" => {
+            let h =
+                e.hash.as_deref().and_then(parse_hash).ok_or_else(|| {
+                    format!("the seen entry of {file} has no valid hash, skipped")
+                })?;
+            let mut damaged = None;
+            let bytes = match T::bytes(e.text, e.hex) {
+                Ok(Some(b)) if hash(&file, &b) == h => Some(b),
+                Ok(Some(_)) => {
+                    damaged = Some(format!(
+                        "the bytes of {file} do not match their hash (the entry is damaged); they are never restored"
+                    ));
+                    None
+                }
+                Ok(None) => None,
+                Err(why) => return Err(format!("{file}: {why}, skipped")),
+            };
+            let life = Life {
+                file: file.clone(),
+                seen_at: e.at,
+                last_at: e.at,
+                hash: h,
+                bytes,
+                line: n,
+                end: None,
+                restored_into: None,
+                keep: vec![range],
+            };
+            match lives.last_mut() {
+                // A new version of a live task replaces the one before it.
+                Some(cur) if cur.is_alive() => *cur = life,
+                _ => lives.push(life),
+            }
+            if let Some(what) = damaged {
+                return Err(what);
+            }
+        }
+        "delete" | "gone" => {
+            if let Some(cur) = lives.last_mut().filter(|l| l.is_alive()) {
+                if e.op == "delete" {
+                    cur.end = Some((End::Deleted, e.at));
+                } else {
+                    cur.end = Some((End::Gone, e.at));
+                    cur.last_at = cur.last_at.max(e.last_seen.unwrap_or(0));
+                    cur.keep.push(range);
+                }
+            }
+        }
+        "restored" => {
+            let h = e.hash.as_deref().and_then(parse_hash);
+            let into = e.into.as_deref().unwrap_or("").to_string();
+            // The latest version with that hash that was not deleted.
+            if let Some(l) = lives
+                .iter_mut()
+                .rev()
+                .find(|l| Some(l.hash) == h && !matches!(l.end, Some((End::Deleted, _))))
+            {
+                if l.end.is_none() {
+                    l.end = Some((End::Gone, e.at));
+                }
+                l.restored_into = Some(into);
+            }
+        }
+        other => return Err(format!("an entry of unknown kind {other:?}, skipped")),
+    }
+    Ok(())
+}
+
+/// A journal file held open under its flock.
+struct Locked {
+    file: File,
+    path: PathBuf,
+}
+
+/// Opens the journal at `path` and takes its flock (`exclusive` to write), creating the file
+/// (and its folder) when `create`. Retries when a compaction replaced the file between the
+/// open and the lock, so the lock is always on the file the path names.
+fn open_locked(path: &Path, exclusive: bool, create: bool) -> Result<Option<Locked>, JournalError> {
+    let io = |error| JournalError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    if create && let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|error| JournalError::Write {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    }
+    loop {
+        let mut options = std::fs::OpenOptions::new();
+        options
+            .read(true)
+            .write(exclusive)
+            .create(create)
+            .custom_flags(libc_nofollow())
+            .mode(0o600);
+        let file = match options.open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+                return Err(JournalError::Symlink {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let op = if exclusive {
+            FlockOperation::LockExclusive
+        } else {
+            FlockOperation::LockShared
+        };
+        rustix::fs::flock(file.as_fd(), op).map_err(|e| io(e.into()))?;
+        let held = file.metadata().map_err(io)?;
+        match std::fs::symlink_metadata(path) {
+            Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {
+                return Ok(Some(Locked {
+                    file,
+                    path: path.to_path_buf(),
+                }));
+            }
+            // Replaced or removed since the open: lock the file the path names now.
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        }
+    }
+}
+
+/// `O_NOFOLLOW`, for `OpenOptionsExt::custom_flags` (std sets `O_CLOEXEC` itself).
+fn libc_nofollow() -> i32 {
+    rustix::fs::OFlags::NOFOLLOW.bits() as i32
+}
+
+impl Locked {
+    fn read_all(&mut self) -> Result<Vec<u8>, JournalError> {
+        let mut bytes = Vec::new();
+        self.file
+            .read_to_end(&mut bytes)
+            .map_err(|error| JournalError::Io {
+                path: self.path.clone(),
+                error,
+            })?;
+        Ok(bytes)
+    }
+
+    /// Writes `lines` at `at` (the end of the last complete line), cutting what followed.
+    fn write_at(&self, at: u64, old_len: u64, lines: &[u8]) -> Result<(), JournalError> {
+        let w = |error| JournalError::Write {
+            path: self.path.clone(),
+            error,
+        };
+        self.file.write_all_at(lines, at).map_err(w)?;
+        let end = at + lines.len() as u64;
+        if old_len > end {
+            self.file.set_len(end).map_err(w)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the journal at `path` as the journal of `list`, with its task bytes, under a shared
+/// flock so no append is seen half-done. `Ok(None)` when there is no journal there.
+pub fn read(path: &Path, list: &str) -> Result<Option<Journal>, JournalError> {
+    let Some(mut locked) = open_locked(path, false, false)? else {
+        return Ok(None);
+    };
+    let bytes = locked.read_all()?;
+    if bytes.is_empty() {
+        // Created and not yet written to: a journal with nothing in it.
+        return Ok(Some(Journal {
+            path: path.to_path_buf(),
+            list: list.to_string(),
+            ..Journal::default()
+        }));
+    }
+    parse(path, &bytes, list, true).map(Some)
+}
+
+/// What one hook run tells the journal.
+#[derive(Debug, Clone, Default)]
+pub struct Observed<'a> {
+    /// Every readable task file of the list, with its bytes.
+    pub files: &'a [(String, Vec<u8>)],
+    /// Task files present but not readable (a link, a folder): neither seen nor gone.
+    pub unreadable: &'a [String],
+    /// Files the agent asked to delete in this call (`TaskUpdate` status `deleted`), or that
+    /// Claude Code takes back because the hook refused them (`TaskCreated`).
+    pub deleting: Vec<String>,
+}
+
+/// Brings the journal of list `list` (folder `folder`) at `path` up to date with what a hook
+/// run saw: a `seen` entry for each file whose bytes the journal has not seen as its current
+/// version, `gone` for each live file that is missing, `delete` for each delete asked for,
+/// then one `run` line; compacts when due. Returns how many entries it wrote.
+pub fn record(
+    path: &Path,
+    list: &str,
+    folder: &Path,
+    seen: &Observed<'_>,
+    at: u64,
+) -> Result<usize, JournalError> {
+    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
+        path: path.to_path_buf(),
+    })?;
+    let bytes = locked.read_all()?;
+    let mut out = Vec::new();
+    let journal = if bytes.is_empty() {
+        out = header_line(list, folder, at);
+        Journal::default()
+    } else {
+        parse(path, &bytes, list, false)?
+    };
+
+    let mut written = 0;
+    let present: std::collections::BTreeSet<&str> = seen
+        .files
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .chain(seen.unreadable.iter().map(String::as_str))
+        .collect();
+    for (name, content) in seen.files {
+        let h = hash(name, content);
+        let known = journal
+            .current(name)
+            .is_some_and(|l| l.is_alive() && l.hash == h);
+        if !known {
+            out.extend(seen_line(at, name, content));
+            written += 1;
+        }
+    }
+    for (name, lives) in &journal.files {
+        if let Some(l) = lives.last().filter(|l| l.is_alive())
+            && !present.contains(name.as_str())
+            && !seen.deleting.contains(name)
+        {
+            let mut gone = Out::new(at, "gone", Some(name));
+            gone.last_seen = Some(l.last_at);
+            out.extend(gone.line());
+            written += 1;
+        }
+    }
+    // Before the delete (`PreToolUse`) the file is there; after it (`PostToolUse`) it is
+    // gone, and was this run's to delete, not something that vanished.
+    for name in &seen.deleting {
+        let alive = journal.current(name).is_some_and(Life::is_alive);
+        if present.contains(name.as_str()) || alive {
+            out.extend(Out::new(at, "delete", Some(name)).line());
+            written += 1;
+        }
+    }
+    out.extend(Out::new(at, "run", None).line());
+
+    within_limit(path, journal.complete as u64, out.len())?;
+    let old_len = bytes.len() as u64;
+    locked.write_at(journal.complete as u64, old_len, &out)?;
+    let len = (journal.complete + out.len()) as u64;
+    // What a compaction would keep is at most what it keeps now plus this run's lines: unless
+    // that much is less than half the file (or over the bound), the file is not parsed a
+    // second time to find out.
+    let upper = (journal.kept_bytes() + out.len()) as u64;
+    if len > COMPACT_FROM && (upper * 2 < len || upper > MAX_BYTES) {
+        // Judged on the journal as it is now, with this run's lines in it.
+        let mut all = bytes;
+        all.truncate(journal.complete);
+        all.extend_from_slice(&out);
+        compact_if_due(&locked, list, all)?;
+    }
+    Ok(written)
+}
+
+/// Compacts the journal whose whole content is `all` when more than half of it is history,
+/// or it is over [`MAX_BYTES`].
+fn compact_if_due(locked: &Locked, list: &str, all: Vec<u8>) -> Result<(), JournalError> {
+    let now = parse(&locked.path, &all, list, false)?;
+    let kept = now.kept_bytes() as u64;
+    if kept * 2 < all.len() as u64 || kept > MAX_BYTES {
+        compact(locked, &all, &now)?;
+    }
+    Ok(())
+}
+
+/// Where a `PostToolUse` run checks whether the journal is due for compaction: each time its
+/// appends take the file past a multiple of this, since reading the whole file each time
+/// would cost what the run saves by not reading it.
+const POST_CHECK_EVERY: u64 = 256 * 1024;
+
+/// The `PostToolUse` run's journal entries: a `seen` entry of each file the tool call wrote
+/// (`files`, read just now), without reading the journal beyond its first line (which must
+/// be this list's) and its end. An entry of a file whose bytes the journal already had is
+/// history, dropped by the next compaction.
+pub fn record_written(
+    path: &Path,
+    list: &str,
+    folder: &Path,
+    files: &[(String, Vec<u8>)],
+    at: u64,
+) -> Result<usize, JournalError> {
+    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
+        path: path.to_path_buf(),
+    })?;
+    let io = |error| JournalError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let size = locked.file.metadata().map_err(io)?.len();
+    let mut out = Vec::new();
+    let complete = if size == 0 {
+        out = header_line(list, folder, at);
+        0
+    } else {
+        let first = first_line(&locked.file).map_err(io)?;
+        match first {
+            Some(line) => {
+                let header = read_header(path, &line)?;
+                if header.list != list {
+                    return Err(JournalError::OtherList {
+                        path: path.to_path_buf(),
+                        theirs: header.list,
+                        folder: header.folder,
+                        ours: list.to_string(),
+                    });
+                }
+            }
+            None => {
+                return Err(JournalError::Foreign {
+                    path: path.to_path_buf(),
+                    why: "it has no complete line".into(),
+                });
+            }
+        }
+        complete_len(&locked.file, size).map_err(io)?
+    };
+    for (name, content) in files {
+        out.extend(seen_line(at, name, content));
+    }
+    within_limit(path, complete, out.len())?;
+    locked.write_at(complete, size, &out)?;
+    let len = complete + out.len() as u64;
+    if len > COMPACT_FROM && len / POST_CHECK_EVERY != size / POST_CHECK_EVERY {
+        let all = locked.read_all()?;
+        compact_if_due(&locked, list, all)?;
+    }
+    Ok(files.len())
+}
+
+/// The file's first line, without its newline; `None` when it has none within 64 KiB.
+fn first_line(file: &File) -> io::Result<Option<Vec<u8>>> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut n = 0;
+    while n < buf.len() {
+        let got = file.read_at(&mut buf[n..], n as u64)?;
+        if got == 0 {
+            break;
+        }
+        n += got;
+        if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+            buf.truncate(i);
+            return Ok(Some(buf));
+        }
+    }
+    Ok(None)
+}
+
+/// The length of the file up to the end of its last complete line: a torn last line is not
+/// counted, so the next append writes over it.
+fn complete_len(file: &File, size: u64) -> io::Result<u64> {
+    let mut end = size;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        file.read_exact_at(&mut buf[..n], start)?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Appends a `restored` entry for each version `check --restore` wrote back `into` (a list
+/// folder) to the journal at `path`; with `same_list`, also a `seen` entry of each, since the
+/// version is live in this list again.
+pub fn record_restore(
+    path: &Path,
+    list: &str,
+    folder: &Path,
+    restored: &[(String, Vec<u8>)],
+    into: &str,
+    same_list: bool,
+    at: u64,
+) -> Result<(), JournalError> {
+    append(path, list, folder, at, |out| {
+        for (name, content) in restored {
+            let mut r = Out::new(at, "restored", Some(name));
+            r.hash = Some(hash_text(hash(name, content)));
+            r.into = Some(into);
+            out.extend(r.line());
+            if same_list {
+                out.extend(seen_line(at, name, content));
+            }
+        }
+    })
+}
+
+/// Appends a `seen` entry for each file to the journal at `path` (created when absent): the
+/// first entries of a list `check --restore` made, so that a reset of it is found again.
+pub fn record_seen(
+    path: &Path,
+    list: &str,
+    folder: &Path,
+    files: &[(String, Vec<u8>)],
+    at: u64,
+) -> Result<(), JournalError> {
+    append(path, list, folder, at, |out| {
+        for (name, content) in files {
+            out.extend(seen_line(at, name, content));
+        }
+    })
+}
+
+/// Appends the lines `fill` writes to the journal at `path` under its flock, after its last
+/// complete line, starting the journal (its first line) when the file is new.
+fn append(
+    path: &Path,
+    list: &str,
+    folder: &Path,
+    at: u64,
+    fill: impl FnOnce(&mut Vec<u8>),
+) -> Result<(), JournalError> {
+    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
+        path: path.to_path_buf(),
+    })?;
+    let bytes = locked.read_all()?;
+    let mut out = Vec::new();
+    let complete = if bytes.is_empty() {
+        out = header_line(list, folder, at);
+        0
+    } else {
+        parse(path, &bytes, list, false)?.complete
+    };
+    fill(&mut out);
+    within_limit(path, complete as u64, out.len())?;
+    locked.write_at(complete as u64, bytes.len() as u64, &out)
+}
+
+fn header_line(list: &str, folder: &Path, at: u64) -> Vec<u8> {
+    let header = Header {
+        taskproof_journal: FORMAT,
+        list: list.to_string(),
+        folder: folder.display().to_string(),
+        created: at,
+    };
+    let mut out = serde_json::to_vec(&header).expect("headers serialize");
+    out.push(b'\n');
+    out
+}
+
+/// Rewrites the journal whole with only what `check` and `--restore` need (see the module
+/// docs), through a temporary file in its folder that is fsynced and renamed over it. The
+/// caller holds the flock; a writer waiting for it finds the new file when it gets it.
+fn compact(locked: &Locked, bytes: &[u8], j: &Journal) -> Result<(), JournalError> {
+    let w = |error| JournalError::Write {
+        path: locked.path.clone(),
+        error,
+    };
+    let mut lives: Vec<&Life> = j.files.values().flatten().filter(|l| keeps(l)).collect();
+    let size = |lives: &[&Life]| -> u64 {
+        lives
+            .iter()
+            .flat_map(|l| &l.keep)
+            .map(|(s, e)| (e - s) as u64)
+            .sum()
+    };
+    if size(&lives) > MAX_BYTES {
+        // Over the bound: the oldest vanished versions go first; live ones are what the list
+        // is, and a journal without them is no journal.
+        lives.sort_by_key(|l| (l.is_alive(), l.seen_at));
+        while size(&lives) > MAX_BYTES && lives.first().is_some_and(|l| !l.is_alive()) {
+            lives.remove(0);
+        }
+        let left = size(&lives);
+        if left > MAX_BYTES {
+            return Err(JournalError::TooLarge {
+                path: locked.path.clone(),
+                bytes: left,
+            });
+        }
+    }
+    lives.sort_by_key(|l| l.line);
+    let mut out = bytes[j.header.0..j.header.1].to_vec();
+    for l in &lives {
+        for (s, e) in &l.keep {
+            out.extend_from_slice(&bytes[*s..*e]);
+        }
+    }
+    if let Some((s, e)) = j.run_line {
+        out.extend_from_slice(&bytes[s..e]);
+    }
+    let dir = locked.path.parent().unwrap_or(Path::new("."));
+    let name = locked
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.compact.{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc_nofollow())
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(w)?;
+    f.write_all(&out).map_err(w)?;
+    f.sync_data().map_err(w)?;
+    drop(f);
+    std::fs::rename(&tmp, &locked.path).map_err(w)?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(w)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(JOURNAL_DIR).join("l.jsonl");
+        (tmp, path)
+    }
+
+    fn try_run(
+        path: &Path,
+        present: &[(&str, &[u8])],
+        deleting: &[&str],
+        at: u64,
+    ) -> Result<usize, JournalError> {
+        let files: Vec<(String, Vec<u8>)> = present
+            .iter()
+            .map(|(n, b)| (n.to_string(), b.to_vec()))
+            .collect();
+        let seen = Observed {
+            files: &files,
+            unreadable: &[],
+            deleting: deleting.iter().map(|d| d.to_string()).collect(),
+        };
+        record(path, "l", Path::new("/t/l"), &seen, at)
+    }
+
+    /// Records one hook run that read `present` and was asked to delete `deleting`.
+    fn run(path: &Path, present: &[(&str, &[u8])], deleting: &[&str], at: u64) -> usize {
+        try_run(path, present, deleting, at).unwrap()
+    }
+
+    fn journal(path: &Path) -> Journal {
+        read(path, "l").unwrap().unwrap()
+    }
+
+    #[test]
+    fn the_hash_covers_the_name_and_the_bytes() {
+        assert_ne!(hash("1.json", b"x"), hash("2.json", b"x"));
+        assert_ne!(hash("1.json", b"x"), hash("1.json", b"y"));
+        // Padding cannot pass for content, nor content move between name and bytes.
+        assert_ne!(hash("1.json", b"ab"), hash("1.json", b"ab\0"));
+        assert_ne!(hash("1.json", b"x"), hash("1.jsonx", b""));
+        // Pinned: journals written by earlier builds must keep matching.
+        assert_eq!(hash("1.json", b"{}"), 0xf6be_7bce_f767_4d97);
+        assert_eq!(parse_hash(&hash_text(42)), Some(42));
+        assert_eq!(parse_hash("42"), None);
+    }
+
+    #[test]
+    fn the_hook_reads_only_the_fields_before_the_bytes() {
+        let line = seen_line(7, "1.json", b"{\"text\":\"x\"}");
+        let line = &line[..line.len() - 1];
+        let end = light_prefix(line).unwrap();
+        assert!(
+            line[end..].starts_with(b",\"text\":\""),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        // A quote inside a string is escaped, so a path holding the key is not taken for it.
+        let mut r = Out::new(1, "restored", Some("1.json"));
+        r.into = Some(r#"/t/,"text":"x"#);
+        let line = r.line();
+        assert_eq!(light_prefix(&line[..line.len() - 1]), None);
+        // A line cut inside its bytes is parsed whole, and refused.
+        assert_eq!(
+            light_prefix(br#"{"at":1,"op":"seen","file":"1.json","hash":"00","text":"ab"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_run_journals_only_what_changed_and_what_went() {
+        let (_tmp, path) = setup();
+        let both: &[(&str, &[u8])] = &[("1.json", b"{\"id\":\"1\"}"), ("2.json", b"two")];
+        assert_eq!(run(&path, both, &[], 10), 2);
+        assert_eq!(run(&path, both, &[], 20), 0);
+        // 1 changes, 2 goes without a delete.
+        assert_eq!(
+            run(&path, &[("1.json", b"{\"id\":\"1\",\"x\":1}")], &[], 30),
+            2
+        );
+        let j = journal(&path);
+        assert!(j.problems.is_empty(), "{:?}", j.problems);
+        let one = j.current("1.json").unwrap();
+        assert_eq!(one.bytes.as_deref(), Some(&b"{\"id\":\"1\",\"x\":1}"[..]));
+        assert!(one.is_alive());
+        let two = j.current("2.json").unwrap();
+        assert_eq!(two.end, Some((End::Gone, 30)));
+        assert_eq!(two.last_at, 20, "the last run that saw it");
+        assert_eq!(two.bytes.as_deref(), Some(&b"two"[..]));
+        assert_eq!(j.last_run, Some(30));
+    }
+
+    #[test]
+    fn a_delete_asked_for_ends_the_task_as_deleted_not_gone() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &["1.json"], 10);
+        run(&path, &[], &[], 20);
+        assert_eq!(
+            journal(&path).current("1.json").unwrap().end,
+            Some((End::Deleted, 10))
+        );
+        // A delete that did not happen: the file is still there, and it is live again.
+        run(&path, &[("2.json", b"b")], &["2.json"], 30);
+        run(&path, &[("2.json", b"b")], &[], 40);
+        assert!(journal(&path).current("2.json").unwrap().is_alive());
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_cut_by_the_next_append() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 10);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(br#"{"at":11,"op":"seen","file":"2.json","hash":"00"#)
+            .unwrap();
+        drop(f);
+        let j = journal(&path);
+        assert_eq!(j.problems.len(), 1);
+        assert_eq!(j.problems[0].line, 4, "{:?}", j.problems);
+        assert!(j.problems[0].what.contains("torn"), "{:?}", j.problems);
+        assert!(
+            j.current("2.json").is_none(),
+            "a torn entry is never a task"
+        );
+        run(&path, &[("1.json", b"a")], &[], 20);
+        assert!(journal(&path).problems.is_empty());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("}\n{\"at\":20,\"op\":\"run\"}\n"), "{text}");
+    }
+
+    #[test]
+    fn damaged_bytes_are_never_taken_for_the_task() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"abc")], &[], 10);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"text\":\"abc\"", "\"text\":\"abd\"")).unwrap();
+        let j = journal(&path);
+        assert_eq!(j.problems.len(), 1);
+        assert_eq!(j.problems[0].line, 2);
+        assert!(
+            j.problems[0].what.contains("do not match their hash"),
+            "{:?}",
+            j.problems
+        );
+        // The task is still known (so it is not called new), but without bytes to restore.
+        assert!(j.current("1.json").unwrap().bytes.is_none());
+    }
+
+    #[test]
+    fn a_line_that_is_not_an_entry_is_skipped_with_its_number() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 10);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("garbage\n{\"at\":1,\"op\":\"seen\",\"file\":\"../x\",\"hash\":\"0000000000000000\",\"text\":\"\"}\n{\"at\":1,\"op\":\"fly\",\"file\":\"1.json\"}\n");
+        std::fs::write(&path, text).unwrap();
+        let j = journal(&path);
+        let lines: Vec<usize> = j.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [4, 5, 6], "{:?}", j.problems);
+        assert!(j.problems[0].what.contains("not a journal entry"));
+        assert!(j.problems[1].what.contains("without a task file name"));
+        assert!(j.problems[2].what.contains("unknown kind \"fly\""));
+        assert!(j.current("1.json").unwrap().is_alive());
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_round_trip_as_hex() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", &[0xff, 0x00, b'a'])], &[], 10);
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("\"hex\":\"ff0061\"")
+        );
+        assert_eq!(
+            journal(&path).current("1.json").unwrap().bytes.as_deref(),
+            Some(&[0xff, 0x00, b'a'][..])
+        );
+    }
+
+    #[test]
+    fn a_foreign_or_other_lists_journal_is_refused_and_left_alone() {
+        let (_tmp, path) = setup();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        for (content, want) in [
+            (
+                "hello\n",
+                "line 1 is not a taskproof journal's first line (not JSON",
+            ),
+            ("{\"a\":1}\n", "no taskproof_journal format number"),
+            (
+                "{\"taskproof_journal\":9,\"list\":\"l\",\"folder\":\"/\",\"created\":0}\n",
+                "format 9, newer",
+            ),
+            (
+                "{\"taskproof_journal\":1,\"list\":\"m\",\"folder\":\"/t/m\",\"created\":0}\n",
+                "the journal of list \"m\" (/t/m), not of \"l\"",
+            ),
+            ("{\"taskproof_journal\":1", "it has no complete line"),
+        ] {
+            std::fs::write(&path, content).unwrap();
+            let e = try_run(&path, &[("1.json", b"a")], &[], 10)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{e}");
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                content,
+                "left alone"
+            );
+            let e = read(&path, "l").unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_journal_that_is_a_link_is_never_followed() {
+        let (tmp, path) = setup();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let target = tmp.path().join("elsewhere");
+        std::fs::write(&target, "x").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = try_run(&path, &[], &[], 10).unwrap_err();
+        assert!(matches!(e, JournalError::Symlink { .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "x");
+    }
+
+    #[test]
+    fn compaction_keeps_live_and_vanished_tasks_and_drops_history() {
+        let (_tmp, path) = setup();
+        // Task 2 deleted by the agent, task 3 vanished, then many versions of task 1.
+        run(&path, &[("2.json", b"two"), ("3.json", b"three")], &[], 1);
+        run(&path, &[("2.json", b"two")], &["2.json"], 2);
+        // Twenty versions of 64 KiB: the run that takes the file past 1 MiB compacts it, and
+        // the few after it grow it again from there.
+        let big = "x".repeat(64 * 1024);
+        let mut v = String::new();
+        let mut largest = 0;
+        for at in 3..23 {
+            v = format!("{big}{at}");
+            run(&path, &[("1.json", v.as_bytes())], &[], at);
+            largest = largest.max(std::fs::metadata(&path).unwrap().len());
+        }
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(largest <= COMPACT_FROM, "{largest}");
+        assert!(
+            len < COMPACT_FROM / 2,
+            "compacted, then grown to {len} bytes"
+        );
+        let j = journal(&path);
+        assert!(j.problems.is_empty(), "{:?}", j.problems);
+        assert_eq!(
+            j.current("1.json").unwrap().bytes.as_deref(),
+            Some(v.as_bytes())
+        );
+        assert!(j.current("2.json").is_none(), "the deleted task is dropped");
+        let three = j.current("3.json").unwrap();
+        assert_eq!(three.end.map(|e| e.0), Some(End::Gone));
+        assert_eq!(three.bytes.as_deref(), Some(&b"three"[..]));
+        assert_eq!(three.last_at, 1);
+        assert_eq!(j.last_run, Some(22));
+    }
+
+    #[test]
+    fn nothing_is_appended_past_the_hard_limit() {
+        let path = Path::new("/t/.taskproof-journal/l.jsonl");
+        assert!(within_limit(path, HARD_LIMIT - 10, 10).is_ok());
+        let e = within_limit(path, HARD_LIMIT - 10, 11)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/t/.taskproof-journal/l.jsonl"), "{e}");
+        assert!(e.contains("nothing more is journaled"), "{e}");
+    }
+
+    #[test]
+    fn a_restore_marks_the_version_it_wrote_back() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 1);
+        let back = [("1.json".to_string(), b"a".to_vec())];
+        record_restore(&path, "l", Path::new("/t/l"), &back, "/t/l-r", false, 5).unwrap();
+        let l = journal(&path).current("1.json").unwrap().clone();
+        assert_eq!(l.restored_into.as_deref(), Some("/t/l-r"));
+        assert!(!l.is_alive());
+        // Into the same list: the version is live again, so a later reset is found again.
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 1);
+        record_restore(&path, "l", Path::new("/t/l"), &back, "/t/l", true, 5).unwrap();
+        let j = journal(&path);
+        assert!(j.current("1.json").unwrap().is_alive());
+        assert_eq!(j.files["1.json"].len(), 2);
+    }
+}

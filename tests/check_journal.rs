@@ -1,0 +1,754 @@
+//! The hook's journal, `check` naming what vanished, and `check --restore` (issue 42), through
+//! the built binary: the hook is fed the events Claude Code hands it, and Claude Code's reset
+//! of a finished list is played by removing the task files and rewriting `.highwatermark` as
+//! its terminal UI does (measured: it leaves `.lock` and `.highwatermark` holding the highest
+//! id; 2.1.17 leaves `.lock` only). tests/claude_code_restore.rs does the same in the real CLI.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::util::{run_with_stdin, taskproof, tempdir, write};
+
+const LIST: &str = "plan";
+
+/// A configuration folder whose `tasks/plan` the hook finds through `CLAUDE_CODE_TASK_LIST_ID`.
+struct Config {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    /// The highest task id the last reset removed.
+    highest: std::cell::Cell<u64>,
+}
+
+impl Config {
+    fn new() -> Config {
+        let tmp = tempdir();
+        let dir = tmp.path().to_path_buf();
+        std::fs::create_dir_all(dir.join("tasks").join(LIST)).unwrap();
+        Config {
+            _tmp: tmp,
+            dir,
+            highest: Default::default(),
+        }
+    }
+
+    fn list(&self) -> PathBuf {
+        self.dir.join("tasks").join(LIST)
+    }
+
+    fn journal(&self) -> PathBuf {
+        self.dir
+            .join("tasks")
+            .join(".taskproof-journal")
+            .join(format!("{LIST}.jsonl"))
+    }
+
+    /// Runs the hook on `event` (extra arguments after `--stdin`).
+    fn hook(&self, event: &Value, args: &[&str]) -> Output {
+        let mut cmd = taskproof();
+        cmd.args(["check", "--stdin"])
+            .args(args)
+            .env("CLAUDE_CONFIG_DIR", &self.dir)
+            .env("CLAUDE_CODE_TASK_LIST_ID", LIST)
+            .env_remove("HOME");
+        let out = run_with_stdin(cmd, event.to_string().as_bytes());
+        assert!(
+            out.status.code() == Some(0) || out.status.code() == Some(2),
+            "the hook failed: {out:?}"
+        );
+        out
+    }
+
+    /// Writes task `id` as Claude Code does (two-space JSON, no newline at the end), then
+    /// runs the hook's `PostToolUse` for the call that wrote it; returns the bytes.
+    fn write_task(&self, id: u64, subject: &str, status: &str) -> Vec<u8> {
+        let task = json!({"id": id.to_string(), "subject": subject,
+                          "description": format!("{subject}, in detail: \"quoted\" and é"),
+                          "activeForm": format!("Doing {subject}"), "status": status,
+                          "blocks": [], "blockedBy": []});
+        let text = serde_json::to_string_pretty(&task).unwrap();
+        write(&self.list(), &format!("{id}.json"), &text);
+        let hw = self.list().join(".highwatermark");
+        let old: u64 = std::fs::read_to_string(&hw)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        // Written when a create takes a new id, as Claude Code does; an update leaves it.
+        if id > old {
+            std::fs::write(&hw, id.to_string()).unwrap();
+        }
+        self.hook(&post("TaskUpdate", json!({"taskId": id.to_string()})), &[]);
+        text.into_bytes()
+    }
+
+    /// The agent deletes task `id`: `PreToolUse` of `TaskUpdate` status `deleted`, the tool
+    /// removes the file, then `PostToolUse`.
+    fn agent_deletes(&self, id: u64) {
+        let input = json!({"taskId": id.to_string(), "status": "deleted"});
+        self.hook(&pre("TaskUpdate", input.clone()), &[]);
+        std::fs::remove_file(self.list().join(format!("{id}.json"))).unwrap();
+        self.hook(&post("TaskUpdate", input), &[]);
+    }
+
+    /// Claude Code's reset of a finished list, as 2.1.20 and later do it: every task file
+    /// removed, `.highwatermark` written with the highest id, `.lock` left.
+    fn reset(&self) {
+        self.reset_files();
+        let hw = self.list().join(".highwatermark");
+        let old: u64 = std::fs::read_to_string(&hw)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        std::fs::write(hw, old.max(self.highest.get()).to_string()).unwrap();
+    }
+
+    /// The reset when `.highwatermark` already holds an id above every task left (the agent
+    /// deleted the highest one): 2.1.112 then leaves it as it is (measured in
+    /// tests/claude_code_restore.rs).
+    fn reset_files(&self) {
+        // The reset comes 5 s after the last write; a moment is enough for its
+        // `.highwatermark` to be written after the journal's last run on every file-system
+        // clock (ext4 stamps files with a clock that may lag the exact one by a tick).
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut highest = 0;
+        for e in std::fs::read_dir(self.list()).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if let Some(id) = name
+                .strip_suffix(".json")
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                highest = highest.max(id);
+                std::fs::remove_file(self.list().join(&name)).unwrap();
+            }
+        }
+        self.highest.set(highest);
+        let lock = self.list().join(".lock");
+        if !lock.exists() {
+            std::fs::write(lock, "").unwrap();
+        }
+    }
+}
+
+fn pre(tool: &str, input: Value) -> Value {
+    json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": tool,
+           "tool_input": input, "tool_use_id": "toolu_1"})
+}
+
+fn post(tool: &str, input: Value) -> Value {
+    json!({"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": tool,
+           "tool_input": input, "tool_response": {"success": true}, "tool_use_id": "toolu_1"})
+}
+
+/// `check PATH --json ARGS`: exit status, the document, stderr.
+fn check(path: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = taskproof()
+        .arg("check")
+        .arg(path)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let doc = if out.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    };
+    (out.status.code().unwrap(), doc, stderr)
+}
+
+/// The findings of one kind: file -> message.
+fn of_kind(doc: &Value, kind: &str) -> BTreeMap<String, String> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every file of a folder (not its sub-folders), by name, with its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every entry under a folder, recursively, with file bytes: to show a command changed nothing.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                out.insert(p.clone(), None);
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), Some(std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// A finished list of two tasks, with a third the agent deleted, then reset.
+fn finished_and_reset(c: &Config) -> (Vec<u8>, Vec<u8>) {
+    c.write_task(1, "Alpha", "pending");
+    c.write_task(2, "Beta", "pending");
+    c.write_task(3, "Gamma", "pending");
+    c.agent_deletes(3);
+    let one = c.write_task(1, "Alpha", "completed");
+    let two = c.write_task(2, "Beta", "completed");
+    c.reset();
+    (one, two)
+}
+
+#[test]
+fn the_hook_journals_each_version_beside_the_list_and_each_delete_asked_for() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    let done = c.write_task(1, "Alpha", "completed");
+    // A run that sees nothing new writes no entry for it, only its `run` line.
+    c.hook(
+        &pre("TaskUpdate", json!({"taskId": "1", "owner": "me"})),
+        &[],
+    );
+    c.write_task(2, "Beta", "pending");
+    c.agent_deletes(2);
+
+    assert!(
+        files(&c.list()).keys().all(|n| !n.contains("journal")),
+        "nothing of the journal is in the list folder"
+    );
+    let text = std::fs::read_to_string(c.journal()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["taskproof_journal"], 1);
+    assert_eq!(lines[0]["list"], LIST);
+    let ops: Vec<(String, String)> = lines[1..]
+        .iter()
+        .filter(|l| l["op"] != "run")
+        .map(|l| {
+            (
+                l["op"].as_str().unwrap().to_string(),
+                l["file"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("seen", "1.json"),
+        ("seen", "1.json"),
+        ("seen", "2.json"),
+        ("delete", "2.json"),
+    ];
+    assert_eq!(
+        ops,
+        want.map(|(a, b)| (a.to_string(), b.to_string())),
+        "{text}"
+    );
+    // The exact bytes, as written.
+    let last_one = lines.iter().rfind(|l| l["file"] == "1.json").unwrap();
+    assert_eq!(last_one["text"].as_str().unwrap().as_bytes(), &done[..]);
+}
+
+#[test]
+fn no_journal_keeps_the_hook_as_it_was() {
+    let c = Config::new();
+    write(
+        &c.list(),
+        "1.json",
+        r#"{"id":"1","subject":"a","status":"pending"}"#,
+    );
+    let out = c.hook(
+        &post("TaskUpdate", json!({"taskId": "1"})),
+        &["--no-journal"],
+    );
+    assert!(!c.journal().exists());
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("with --no-journal it keeps no journal"),
+        "{said}"
+    );
+    c.hook(
+        &pre("TaskUpdate", json!({"taskId": "1"})),
+        &["--no-journal"],
+    );
+    assert!(!c.journal().exists());
+    // With the journal, `PostToolUse` says nothing: it only journals.
+    let out = c.hook(&post("TaskUpdate", json!({"taskId": "1"})), &[]);
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(c.journal().exists());
+}
+
+#[test]
+fn check_names_the_tasks_a_reset_took_with_the_cause_and_not_the_one_the_agent_deleted() {
+    let c = Config::new();
+    finished_and_reset(&c);
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    let vanished = of_kind(&doc, "vanished");
+    assert_eq!(
+        vanished.keys().collect::<Vec<_>>(),
+        ["1.json", "2.json"],
+        "{doc:#}"
+    );
+    let one = &vanished["1.json"];
+    for want in [
+        "task 1 \"Alpha\" (completed) is gone, and no delete was asked for",
+        "the journal last saw it at 20",
+        "when .highwatermark was rewritten",
+        "known cause: Claude Code's reset of a finished list (anthropics/claude-code#38075): all 2 tasks were completed and went together, and .highwatermark kept the next id (3)",
+        "taskproof check --restore",
+    ] {
+        assert!(one.contains(want), "missing {want:?} in {one}");
+    }
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "1.json")
+        .unwrap();
+    assert_eq!(f["rule"], "S14");
+    // With a journal, the emptied folder is not the unsure warning.
+    assert!(of_kind(&doc, "emptied").is_empty(), "{doc:#}");
+}
+
+#[test]
+fn a_reset_that_leaves_highwatermark_alone_is_dated_by_the_folders_last_change() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    c.write_task(2, "Beta", "pending");
+    c.agent_deletes(2);
+    c.write_task(1, "Alpha", "completed");
+    c.reset_files();
+    let (_, doc, _) = check(&c.list(), &[]);
+    let m = &of_kind(&doc, "vanished")["1.json"];
+    assert!(m.contains("and its file went by 20"), "{m}");
+    assert!(m.contains("(the list folder's last change)"), "{m}");
+    assert!(
+        m.contains("its 1 task was completed and went, and .highwatermark kept the next id (2)"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_list_the_agent_emptied_itself_is_clean_with_a_journal() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "completed");
+    c.write_task(2, "Beta", "pending");
+    c.agent_deletes(1);
+    c.agent_deletes(2);
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+}
+
+#[test]
+fn tasks_that_go_while_others_stay_are_named_without_a_cause() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "completed");
+    c.write_task(2, "Beta", "pending");
+    std::fs::remove_file(c.list().join("1.json")).unwrap();
+    // A later hook run finds it gone.
+    c.hook(
+        &pre("TaskUpdate", json!({"taskId": "2", "owner": "me"})),
+        &[],
+    );
+    let (_, doc, _) = check(&c.list(), &[]);
+    let vanished = of_kind(&doc, "vanished");
+    assert_eq!(vanished.keys().collect::<Vec<_>>(), ["1.json"]);
+    assert!(vanished["1.json"].contains("a hook run found it gone at 20"));
+    assert!(!vanished["1.json"].contains("known cause"), "{vanished:?}");
+}
+
+#[test]
+fn without_a_journal_an_emptied_list_is_a_warning_that_says_how_sure_it_is() {
+    let tmp = tempdir();
+    let reset = tmp.path().join("reset");
+    write(&reset, ".lock", "");
+    write(&reset, ".highwatermark", "3");
+    let (code, doc, _) = check(&reset, &[]);
+    assert_eq!(code, 1);
+    let m = &of_kind(&doc, "emptied")[".highwatermark"];
+    assert!(
+        m.contains("the list holds no task, and .highwatermark says 3"),
+        "{m}"
+    );
+    assert!(
+        m.contains("taskproof cannot tell which without a journal"),
+        "{m}"
+    );
+    assert!(m.contains("PostToolUse"), "{m}");
+
+    let old = tmp.path().join("old");
+    write(&old, ".lock", "");
+    let (_, doc, _) = check(&old, &[]);
+    let m = &of_kind(&doc, "emptied")[".lock"];
+    assert!(m.contains("the shape Claude Code 2.1.17 leaves"), "{m}");
+
+    // A folder with a task, or with nothing at all, is not emptied.
+    let fresh = tmp.path().join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    assert_eq!(check(&fresh, &[]).0, 0);
+}
+
+#[test]
+fn restore_writes_every_vanished_task_back_byte_for_byte_into_a_new_list() {
+    let c = Config::new();
+    let (one, two) = finished_and_reset(&c);
+    let before = files(&c.list());
+    let (code, doc, stderr) = check(&c.list(), &["--restore"]);
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    assert_eq!(doc["mode"], "restore");
+    let lists: Vec<&str> = doc["lists"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(lists.len(), 2, "{doc:#}");
+    let new = lists[1];
+    assert!(new.starts_with("plan-restored-"), "{new}");
+    let dir = c.dir.join("tasks").join(new);
+    let got = files(&dir);
+    assert_eq!(got["1.json"], one);
+    assert_eq!(got["2.json"], two);
+    assert!(
+        !got.contains_key("3.json"),
+        "the task the agent deleted stays deleted"
+    );
+    assert_eq!(
+        got[".highwatermark"], b"3",
+        "the old list's next id is kept"
+    );
+    assert_eq!(files(&c.list()), before, "the old list is left as it was");
+    let changes: Vec<&str> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    assert!(
+        changes[0].starts_with("restore 1.json into "),
+        "{changes:?}"
+    );
+    assert!(stderr.contains("written into a new list"), "{stderr}");
+
+    // Restored once: check no longer names them, a second restore has nothing to do, and
+    // the new list has a journal of its own.
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    let (code, doc, _) = check(&c.list(), &["--restore"]);
+    assert_eq!((code, doc["changes"].as_array().unwrap().len()), (0, 0));
+    let text = taskproof()
+        .args(["check", "--restore"])
+        .arg(c.list())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("nothing to restore"));
+    assert!(
+        c.dir
+            .join("tasks/.taskproof-journal")
+            .join(format!("{new}.jsonl"))
+            .exists()
+    );
+}
+
+#[test]
+fn restore_into_the_same_list_never_writes_over_a_newer_file_and_says_the_risk() {
+    let c = Config::new();
+    let (one, _) = finished_and_reset(&c);
+    // The agent's next call: its hook run finds the list reset.
+    c.hook(&pre("TaskCreate", json!({"subject": "Delta"})), &[]);
+    // A file written at that name since (another writer, or a version that reuses ids).
+    let newer = r#"{"id":"2","subject":"newer","status":"pending","blocks":[],"blockedBy":[]}"#;
+    write(&c.list(), "2.json", newer);
+    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into-same-list"]);
+    // Task 2 is still vanished: it was not written back, and a new list can take it.
+    assert_eq!(code, 1, "{doc:#}\n{stderr}");
+    let left = of_kind(&doc, "vanished");
+    assert_eq!(left.keys().collect::<Vec<_>>(), ["2.json"], "{doc:#}");
+    assert!(left["2.json"].contains("its name 2.json now holds another task"));
+    assert_eq!(std::fs::read(c.list().join("1.json")).unwrap(), one);
+    assert_eq!(
+        std::fs::read_to_string(c.list().join("2.json")).unwrap(),
+        newer
+    );
+    assert!(!c.list().join("3.json").exists());
+    let skipped: Vec<&Value> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["skipped"].is_null())
+        .collect();
+    assert_eq!(skipped.len(), 1, "{doc:#}");
+    assert!(
+        skipped[0]["skipped"]
+            .as_str()
+            .unwrap()
+            .contains("2.json exists in the list"),
+        "{doc:#}"
+    );
+    assert!(
+        stderr.contains("about 5 s after the next task in it is completed"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(c.list().join(".highwatermark")).unwrap(),
+        "3"
+    );
+}
+
+#[test]
+fn restore_without_a_journal_names_where_it_looked_and_changes_nothing() {
+    let tmp = tempdir();
+    let list = tmp.path().join("tasks").join("plan");
+    write(&list, ".lock", "");
+    write(&list, ".highwatermark", "2");
+    let before = tree(tmp.path());
+    let (code, _, stderr) = check(&list, &["--restore"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("restore plan: there is no journal at /"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("/tasks/.taskproof-journal/plan.jsonl"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert_eq!(tree(tmp.path()), before);
+}
+
+#[test]
+fn a_torn_or_damaged_journal_line_is_named_and_skipped_never_restored() {
+    let c = Config::new();
+    let (_, two) = finished_and_reset(&c);
+    let text = std::fs::read_to_string(c.journal()).unwrap();
+    // Damage the last version of task 1: one changed character in its bytes.
+    let i = text.rfind("\"subject\\\": \\\"Alpha\\\"").unwrap();
+    let mut damaged = text.clone();
+    damaged.replace_range(i + 14..i + 15, "a");
+    // And a torn entry at the end, as a writer killed mid-append leaves it.
+    damaged.push_str(r#"{"at":1,"op":"seen","file":"4.json","hash":"#);
+    std::fs::write(c.journal(), &damaged).unwrap();
+    let line = damaged[..i].matches('\n').count() + 1;
+    let last = damaged.matches('\n').count() + 1;
+
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 1);
+    let journal: Vec<(&str, &str)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "journal")
+        .map(|f| (f["file"].as_str().unwrap(), f["message"].as_str().unwrap()))
+        .collect();
+    let all = format!("{journal:?}");
+    assert_eq!(journal.len(), 2, "{all}");
+    assert!(
+        all.contains(&format!(
+            "line {line}: the bytes of 1.json do not match their hash"
+        )),
+        "{all}"
+    );
+    assert!(all.contains(&format!("line {last}: a torn entry")), "{all}");
+    assert!(
+        journal
+            .iter()
+            .all(|(f, _)| f.ends_with("/tasks/.taskproof-journal/plan.jsonl")),
+        "{all}"
+    );
+    let vanished = of_kind(&doc, "vanished");
+    assert!(vanished["1.json"].contains("is damaged, so it cannot be restored"));
+    assert!(
+        !vanished.contains_key("4.json"),
+        "a torn entry is never a task"
+    );
+
+    let (code, doc, _) = check(&c.list(), &["--restore"]);
+    assert_eq!(code, 1, "the damaged task is still vanished: {doc:#}");
+    let new = doc["lists"][1]["name"].as_str().unwrap().to_string();
+    let got = files(&c.dir.join("tasks").join(&new));
+    assert!(!got.contains_key("1.json"));
+    assert!(!got.contains_key("4.json"));
+    assert_eq!(got["2.json"], two);
+    let skipped = doc["changes"][0]["skipped"].as_str().unwrap();
+    assert!(
+        skipped.contains(&format!("its journal entry (line {line} of ")),
+        "{skipped}"
+    );
+}
+
+#[test]
+fn a_foreign_journal_or_another_lists_is_named_and_left_alone() {
+    let c = Config::new();
+    finished_and_reset(&c);
+    let theirs = std::fs::read(c.journal()).unwrap();
+    let renamed = c.dir.join("tasks").join("other");
+    std::fs::create_dir(&renamed).unwrap();
+    std::fs::write(renamed.join(".highwatermark"), "2").unwrap();
+
+    // Plan's journal named with --journal for another list.
+    let (code, _, stderr) = check(
+        &renamed,
+        &["--restore", "--journal", c.journal().to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("it is the journal of list \"plan\""),
+        "{stderr}"
+    );
+    assert!(!c.dir.join("tasks").read_dir().unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("restored")
+    }));
+
+    // The same file copied to the other list's journal place: read as another list's.
+    let place = c.dir.join("tasks/.taskproof-journal/other.jsonl");
+    std::fs::write(&place, &theirs).unwrap();
+    let (code, doc, _) = check(&renamed, &[]);
+    assert_eq!(code, 1);
+    let m = &of_kind(&doc, "journal")[&place.display().to_string()];
+    assert!(m.contains("it is the journal of list \"plan\""), "{m}");
+    assert!(
+        m.contains("not of \"other\"; the file is left alone"),
+        "{m}"
+    );
+    // Judged without it, by its shape.
+    assert!(
+        of_kind(&doc, "emptied").contains_key(".highwatermark"),
+        "{doc:#}"
+    );
+    let before = tree(&c.dir);
+    let (code, _, stderr) = check(&renamed, &["--restore"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(&place.display().to_string()), "{stderr}");
+    assert_eq!(tree(&c.dir), before, "a refused restore changes nothing");
+
+    // Not a journal at all: the hook leaves it alone and says so after the write.
+    std::fs::write(c.journal(), "not mine\n").unwrap();
+    c.write_task(4, "Delta", "pending");
+    let out = c.hook(&post("TaskUpdate", json!({"taskId": "4"})), &[]);
+    let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = said["systemMessage"].as_str().unwrap();
+    assert!(said.contains("could not keep its journal"), "{said}");
+    assert!(
+        said.contains("line 1 is not a taskproof journal's first line"),
+        "{said}"
+    );
+    assert!(said.contains(&c.journal().display().to_string()), "{said}");
+    assert_eq!(std::fs::read_to_string(c.journal()).unwrap(), "not mine\n");
+    let (_, doc, _) = check(&c.list(), &[]);
+    assert!(
+        of_kind(&doc, "journal")
+            .values()
+            .any(|m| m.contains("not a taskproof journal"))
+    );
+}
+
+#[test]
+fn journal_names_one_list() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    std::fs::create_dir(c.dir.join("tasks").join("other")).unwrap();
+    let (code, _, stderr) = check(
+        &c.dir.join("tasks"),
+        &["--journal", c.journal().to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--journal names the journal of one list"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_new_task_the_hook_refused_and_claude_code_took_back_did_not_vanish() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    // TaskCreated with an empty subject: written, refused, deleted again by Claude Code.
+    write(
+        &c.list(),
+        "2.json",
+        r#"{"id":"2","subject":"","status":"pending","blocks":[],"blockedBy":[]}"#,
+    );
+    let ev = json!({"session_id": "s", "hook_event_name": "TaskCreated", "task_id": "2",
+                    "task_subject": "", "task_description": ""});
+    assert_eq!(c.hook(&ev, &[]).status.code(), Some(2));
+    std::fs::remove_file(c.list().join("2.json")).unwrap();
+    c.hook(
+        &pre("TaskUpdate", json!({"taskId": "1", "owner": "me"})),
+        &[],
+    );
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 0, "{doc:#}");
+}
+
+#[test]
+fn a_reset_that_kept_no_highwatermark_and_an_id_used_again_still_names_the_old_task() {
+    // 2.1.17: the reset leaves `.lock` only and the next create takes id 1 again.
+    let c = Config::new();
+    let old = c.write_task(1, "Alpha", "completed");
+    std::fs::remove_file(c.list().join("1.json")).unwrap();
+    std::fs::remove_file(c.list().join(".highwatermark")).unwrap();
+    write(&c.list(), ".lock", "");
+    let (_, doc, _) = check(&c.list(), &[]);
+    let m = &of_kind(&doc, "vanished")["1.json"];
+    assert!(m.contains("as 2.1.17 does it"), "{m}");
+    // The agent's next create runs the hook first (which finds 1.json gone), then writes 1.json.
+    c.hook(&pre("TaskCreate", json!({"subject": "Zeta"})), &[]);
+    c.write_task(1, "Zeta", "pending");
+    let (_, doc, _) = check(&c.list(), &[]);
+    let m = &of_kind(&doc, "vanished")["1.json"];
+    assert!(m.contains("task 1 \"Alpha\" (completed) is gone"), "{m}");
+    assert!(m.contains("its name 1.json now holds another task"), "{m}");
+    // Restored into a new list, the old task 1 comes back as it was.
+    let (_, doc, _) = check(&c.list(), &["--restore"]);
+    let new = doc["lists"][1]["name"].as_str().unwrap().to_string();
+    assert_eq!(
+        std::fs::read(c.dir.join("tasks").join(new).join("1.json")).unwrap(),
+        old
+    );
+}
+
+#[test]
+fn into_names_the_new_list_and_refuses_one_that_exists() {
+    let c = Config::new();
+    finished_and_reset(&c);
+    std::fs::create_dir(c.dir.join("tasks").join("taken")).unwrap();
+    let (code, _, stderr) = check(&c.list(), &["--restore", "--into", "taken"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("it exists already"), "{stderr}");
+    let (code, _, stderr) = check(&c.list(), &["--restore", "--into", "a.b"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("a list name is letters, digits"),
+        "{stderr}"
+    );
+    let (code, doc, _) = check(&c.list(), &["--restore", "--into", "kept"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(c.dir.join("tasks/kept/1.json").exists());
+}
