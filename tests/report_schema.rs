@@ -49,6 +49,7 @@ const RULES: &[(&str, Kind)] = &[
         Kind::Run,
     ),
     ("reports/claude-code/*/between-requests.json", Kind::Run),
+    ("reports/claude-code/*/session-list.json", Kind::Run),
     ("reports/claude-code/*/terminal-suite.json", Kind::Run),
     ("reports/background/race-*.json", Kind::BgRace),
     ("reports/background/*.json", Kind::Run),

@@ -178,10 +178,103 @@ fn a_task_that_vanishes_during_a_wait_fails_with_a_witness_of_the_files() {
     let witness = &json["scenarios"][0]["failures"][0]["witness"];
     assert_eq!(witness["event"], "steps[2] wait 2 s", "{json:#}");
     assert_eq!(witness["gone"], serde_json::json!(["l/1.json"]), "{json:#}");
+    // Gone from disk: the finding is a deletion, not a task kept out of sight.
+    assert_eq!(witness["finding"]["kind"], "deleted", "{json:#}");
+    assert_eq!(
+        witness["finding"]["files"],
+        serde_json::json!(["l/1.json"]),
+        "{json:#}"
+    );
     assert!(
         witness["seconds"].as_f64().unwrap() >= 2.0,
         "the wait really lasted: {witness}"
     );
+}
+
+/// The session's own list is an agent's: against a store the scenarios on it are not
+/// judged, each saying which part it needs, and the run passes.
+#[test]
+fn the_sessions_own_list_is_not_judged_against_a_store() {
+    let r = run_in(
+        crate::util::repo(),
+        &[
+            "--filter",
+            "nothing-vanishes-own-list-*",
+            "--target",
+            "reference",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for id in ["clear", "compact", "exit-and-resume"] {
+        let want = format!(
+            "NOT JUDGED nothing-vanishes-own-list-after-{id}: not judged: it needs session_list (named in needs), which the target does not declare"
+        );
+        assert!(r.stdout.contains(&want), "missing {want:?}:\n{}", r.stdout);
+    }
+    assert!(
+        r.stdout
+            .ends_with("0 passed, 0 failed, 0 errors, 0 skipped, 3 not judged\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Issue 42: `/clear` in the real Claude Code (2.1.112, its terminal UI) on the list the
+/// session keeps under its own id. The session gets a new id, so its next `TaskList` shows
+/// nothing, while the old list's two task files stay on disk unchanged: the failure says
+/// "files kept, the agent no longer sees them", not "files deleted", and the JSON witness
+/// has the finding `kept_unseen` with both lists. About 10 s on an idle machine.
+#[test]
+fn clear_leaves_the_sessions_own_list_on_disk_out_of_the_agents_reach() {
+    let npm = std::process::Command::new("npm").arg("--version").output();
+    assert!(
+        npm.is_ok_and(|o| o.status.success()),
+        "this test runs the real Claude Code, installed with npm: install node and npm"
+    );
+    let dir = tempdir();
+    let report = dir.path().join("report.json");
+    let r = run_in(
+        crate::util::repo(),
+        &[
+            "--filter",
+            "nothing-vanishes-own-list-after-clear",
+            "--target",
+            "claude-code@2.1.112",
+            "--start-timeout",
+            "120",
+            "--report",
+            &format!("json:{}", report.display()),
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "FAIL nothing-vanishes-own-list-after-clear",
+        "why:      tasks: expected 2 tasks, got 0 (ids []); files kept, the agent no longer sees them: ",
+        "still on disk (unchanged), not in the answer; the list it reads is ",
+        "s after steps[3] clear (session main)",
+        "<- ok: No tasks found",
+    ] {
+        assert!(r.stdout.contains(want), "missing {want:?}:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("files deleted"), "{}", r.stdout);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let witness = &json["scenarios"][0]["failures"][0]["witness"];
+    let finding = &witness["finding"];
+    assert_eq!(finding["kind"], "kept_unseen", "{witness:#}");
+    let old = finding["list_before"].as_str().unwrap();
+    let new = finding["list_now"].as_str().unwrap();
+    assert_ne!(old, new, "a new session id: {finding:#}");
+    assert_eq!(
+        finding["files"],
+        serde_json::json!([format!("{old}/1.json"), format!("{old}/2.json")]),
+        "{finding:#}"
+    );
+    assert_eq!(finding["changed"], serde_json::json!([]), "{finding:#}");
+    assert_eq!(
+        witness["files_before"], witness["files_after"],
+        "{witness:#}"
+    );
+    assert_eq!(witness["gone"], serde_json::json!([]), "{witness:#}");
 }
 
 #[test]

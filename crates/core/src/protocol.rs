@@ -112,12 +112,35 @@ word_enum! {
         EdgesAtCreate => "edges_at_create",
         /// Separate lists on one root (a scenario that names more than one list).
         Lists => "lists",
+        /// The session's own list ([`SESSION_LIST`]): the list an agent session keeps under
+        /// its own id when it is given none (Claude Code without `CLAUDE_CODE_TASK_LIST_ID`).
+        /// An agent target's part, not a store's: a store's sessions are connections, which
+        /// keep no list of their own.
+        SessionList => "session_list",
     }
 }
+
+/// How a request names the session's own list ([`Feature::SessionList`]): `"list":
+/// "@session"`. The `@` keeps it apart from every list name a store accepts (S13).
+pub const SESSION_LIST: &str = "@session";
 
 impl Feature {
     /// The parts protocol 2 added: a protocol 1 `hello` declares them all.
     pub const ADDED_IN_2: [Feature; 6] = [
+        Feature::Metadata,
+        Feature::Owner,
+        Feature::ActiveForm,
+        Feature::EdgeRemoval,
+        Feature::EdgesAtCreate,
+        Feature::Lists,
+    ];
+
+    /// The parts a task store can have: every one but [`Feature::SessionList`], which only an
+    /// agent session has. The built-in stores declare these.
+    pub const OF_A_STORE: [Feature; 9] = [
+        Feature::Delete,
+        Feature::Claim,
+        Feature::Edges,
         Feature::Metadata,
         Feature::Owner,
         Feature::ActiveForm,
@@ -131,10 +154,14 @@ impl Feature {
 /// uses the parts its fields name: a target without them cannot be told to refuse them
 /// for the right reason): `delete` and `claim` by its op; `edges`, `edges_at_create`,
 /// `edge_removal`, `metadata`, `owner` and `active_form` by the fields of a `create` task
-/// or an `update` patch (a `null` that removes the field too). Separate lists are a
-/// property of a whole scenario, not of one request.
+/// or an `update` patch (a `null` that removes the field too); `session_list` by a `list`
+/// that is [`SESSION_LIST`]. Separate lists are a property of a whole scenario, not of one
+/// request.
 pub fn request_features(request: &Value) -> BTreeSet<Feature> {
     let mut out = BTreeSet::new();
+    if request.get("list").and_then(Value::as_str) == Some(SESSION_LIST) {
+        out.insert(Feature::SessionList);
+    }
     let op = request.get("op").and_then(Value::as_str);
     match op {
         Some("delete") => {
@@ -741,6 +768,35 @@ mod tests {
         assert_eq!(
             parts(json!({"op": "get", "patch": {"metadata": {}}})),
             Vec::<&str>::new()
+        );
+        // The session's own list, by any op; a list merely called "session" is a list.
+        assert_eq!(
+            parts(json!({"op": "list", "list": SESSION_LIST})),
+            ["session_list"]
+        );
+        assert_eq!(
+            parts(json!({"op": "delete", "list": "@session", "id": "1"})),
+            ["delete", "session_list"]
+        );
+        assert_eq!(
+            parts(json!({"op": "list", "list": "session"})),
+            Vec::<&str>::new()
+        );
+    }
+
+    /// A store declares every part a store can have, and never the session's own list, which
+    /// only an agent session has.
+    #[test]
+    fn the_parts_of_a_store_are_every_part_but_the_sessions_own_list() {
+        let missing: Vec<Feature> = Feature::ALL
+            .into_iter()
+            .filter(|f| !Feature::OF_A_STORE.contains(f))
+            .collect();
+        assert_eq!(missing, [Feature::SessionList]);
+        assert!(
+            Feature::ADDED_IN_2
+                .iter()
+                .all(|f| Feature::OF_A_STORE.contains(f))
         );
     }
 

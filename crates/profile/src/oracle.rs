@@ -110,7 +110,7 @@ impl Oracle {
                     name: "taskproof-model".into(),
                     version: env!("CARGO_PKG_VERSION").into(),
                     layout: Layout::Opaque,
-                    features: Feature::ALL.into_iter().collect(),
+                    features: Feature::OF_A_STORE.into_iter().collect(),
                     mapping: Default::default(),
                 });
             }

@@ -86,6 +86,78 @@ pub struct EventWitness {
     /// between which it went: `shared-plan/1.json: last seen after steps[3] (at 4.2 s), gone
     /// after steps[4] (at 11.3 s)`. Times count from the scenario's first step.
     pub vanished: Vec<String>,
+    /// For a failing request: what became of the tasks it is about that its list held just
+    /// before the session step (their files deleted, or kept while the answer no longer
+    /// shows them); `None` when neither explains the failure, or the layout is opaque.
+    pub finding: Option<Finding>,
+}
+
+/// What a failing request after a session step shows of the tasks its list held just before
+/// that step. The two kinds are different findings: a store that deletes the files loses the
+/// tasks (S14, nothing vanishes); one that keeps them where the session no longer looks has
+/// the tasks still on disk, out of the agent's reach (for the session's own list after
+/// `/clear`, a new session id names a new, empty list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// The task files concerned, relative to the root, as they were named just before the
+    /// session step: the deleted ones, or the kept ones the answer does not show.
+    pub files: Vec<String>,
+    /// Of the kept files, those whose bytes differ from what they held just before the step.
+    pub changed: Vec<String>,
+    /// The folder of the list the request named, just before the session step.
+    pub list_before: String,
+    /// The same folder when the failing step was judged, when the target says (it differs
+    /// when the session's own list is now another: a new session id).
+    pub list_now: Option<String>,
+}
+
+/// The kind of a [`Finding`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// The task files are gone.
+    Deleted,
+    /// The task files are still on disk, and the answer does not show their tasks.
+    KeptUnseen,
+}
+
+impl FindingKind {
+    /// How the JSON report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Deleted => "deleted",
+            FindingKind::KeptUnseen => "kept_unseen",
+        }
+    }
+}
+
+impl Finding {
+    /// The finding in words, as the terminal and Markdown reports give it.
+    pub fn words(&self) -> String {
+        let files = self.files.join(", ");
+        let lists = match &self.list_now {
+            Some(now) if *now != self.list_before => format!(
+                "; the list it reads is {now} now, was {} before it",
+                self.list_before
+            ),
+            _ => String::new(),
+        };
+        match self.kind {
+            FindingKind::Deleted => format!("files deleted: {files} gone from disk{lists}"),
+            FindingKind::KeptUnseen => {
+                let state = if self.changed.is_empty() {
+                    "unchanged".to_string()
+                } else if self.changed.len() == self.files.len() {
+                    "changed".to_string()
+                } else {
+                    format!("changed: {}", self.changed.join(", "))
+                };
+                format!(
+                    "files kept, the agent no longer sees them: {files} still on disk ({state}), not in the answer{lists}"
+                )
+            }
+        }
+    }
 }
 
 impl EventWitness {

@@ -240,6 +240,25 @@ pub struct Witness {
     pub gone: Vec<String>,
     /// Task files seen earlier and gone now, each with the steps between which it went.
     pub vanished: Vec<String>,
+    /// What became of the tasks the failing request is about (absent when nothing explains
+    /// the failure, and in reports written before findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<WitnessFinding>,
+}
+
+/// A witness's finding: the failing request's tasks deleted, or kept on disk and no longer
+/// shown (`result::Finding`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WitnessFinding {
+    /// `deleted` or `kept_unseen`.
+    pub kind: String,
+    /// The finding in words, as the terminal report gives it.
+    pub words: String,
+    pub files: Vec<String>,
+    pub changed: Vec<String>,
+    pub list_before: String,
+    pub list_now: Option<String>,
 }
 
 /// Where and how the target broke.

@@ -11,7 +11,7 @@ use super::events::{Event, ReportError, Reporter, write_final};
 use super::result::{self, ScenarioResult, SuiteResult, TargetInfo};
 use super::schema::{
     self, NeededPart, RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure,
-    Witness,
+    Witness, WitnessFinding,
 };
 use crate::rule::Rule;
 
@@ -166,6 +166,14 @@ fn step_failure(f: &result::StepFailure) -> StepFailure {
             files_after: w.after.clone(),
             gone: w.gone().into_iter().map(str::to_string).collect(),
             vanished: w.vanished.clone(),
+            finding: w.finding.as_ref().map(|f| WitnessFinding {
+                kind: f.kind.as_str().to_string(),
+                words: f.words(),
+                files: f.files.clone(),
+                changed: f.changed.clone(),
+                list_before: f.list_before.clone(),
+                list_now: f.list_now.clone(),
+            }),
         }),
     }
 }

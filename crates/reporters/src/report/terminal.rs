@@ -225,17 +225,28 @@ impl<W: Write> Reporter for TerminalReporter<W> {
 }
 
 /// The optional parts a target declares, as the run's first line names its scope: `every
-/// optional part`, or the parts it has and `without` the ones it does not (whose scenarios
-/// are not judged).
+/// optional part` (of a store), or the parts it has and `without` the ones it does not
+/// (whose scenarios are not judged); then `and session_list` when it declares the session's
+/// own list, which only agent targets have (a store without it lacks nothing a store has).
 pub fn parts_text(declared: &std::collections::BTreeSet<crate::protocol::Feature>) -> String {
     use crate::protocol::Feature;
-    let (has, lacks): (Vec<Feature>, Vec<Feature>) =
-        Feature::ALL.into_iter().partition(|f| declared.contains(f));
+    let (has, lacks): (Vec<Feature>, Vec<Feature>) = Feature::OF_A_STORE
+        .into_iter()
+        .partition(|f| declared.contains(f));
     let words = |v: &[Feature]| v.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ");
-    match (has.is_empty(), lacks.is_empty()) {
+    let store = match (has.is_empty(), lacks.is_empty()) {
         (_, true) => "every optional part".to_string(),
         (true, false) => format!("no optional part (without {})", words(&lacks)),
         (false, false) => format!("parts [{}], without [{}]", words(&has), words(&lacks)),
+    };
+    let agent: Vec<Feature> = Feature::ALL
+        .into_iter()
+        .filter(|f| !Feature::OF_A_STORE.contains(f) && declared.contains(f))
+        .collect();
+    if agent.is_empty() {
+        store
+    } else {
+        format!("{store}, and {}", words(&agent))
     }
 }
 
@@ -394,5 +405,25 @@ mod tests {
         assert!(r.emit("second line\n").is_ok());
         assert!(r.closed);
         assert!(r.out.written.is_empty());
+    }
+
+    /// The first line names a store's scope among a store's parts; the session's own list,
+    /// an agent's part, is named only when declared.
+    #[test]
+    fn the_scope_names_store_parts_and_then_the_agents_own_list() {
+        use crate::protocol::Feature;
+        let store: std::collections::BTreeSet<Feature> = Feature::OF_A_STORE.into();
+        assert_eq!(parts_text(&store), "every optional part");
+        let mut agent = store.clone();
+        agent.remove(&Feature::EdgeRemoval);
+        agent.insert(Feature::SessionList);
+        assert_eq!(
+            parts_text(&agent),
+            "parts [delete, claim, edges, metadata, owner, active_form, edges_at_create, lists], without [edge_removal], and session_list"
+        );
+        assert_eq!(
+            parts_text(&Default::default()),
+            "no optional part (without delete, claim, edges, metadata, owner, active_form, edge_removal, edges_at_create, lists)"
+        );
     }
 }

@@ -69,7 +69,20 @@ impl Run<'_> {
                     },
                 });
                 if let Err((expected, reason)) = judged {
-                    return Err(self.fail(step, Some(request), expected, answer.json, reason));
+                    // After a session step, the failure says what became of the tasks the
+                    // request is about: deleted, or kept where the session no longer looks.
+                    let found = self.finding(step, &request, &answer.json);
+                    let reason = match &found {
+                        Some(f) => format!("{reason}; {}", f.words()),
+                        None => reason,
+                    };
+                    let mut stop = self.fail(step, Some(request), expected, answer.json, reason);
+                    if let Stop::Fail(f) = &mut stop
+                        && let Some(w) = f.witness.as_mut()
+                    {
+                        w.finding = found;
+                    }
+                    return Err(stop);
                 }
                 if answer.is_ok() {
                     for (name, path) in bind {

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod expect;
 pub mod files;
+mod finding;
 pub mod format;
 pub mod gate;
 pub mod interpret;

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
+use super::finding;
 use super::format::*;
 use super::gate::{gate, opaque_skips, undeclared};
 use super::sandbox::Sandbox;
@@ -302,6 +303,11 @@ pub(super) struct EventMark {
     event: String,
     at: std::time::Instant,
     files: Vec<String>,
+    /// The root's task files just before it, with their bytes (empty when the layout is
+    /// opaque), for the finding of a failure after it.
+    tasks: BTreeMap<String, Vec<u8>>,
+    /// The folder of each session's own list just before it, for the sessions that have one.
+    own_lists: BTreeMap<String, String>,
 }
 
 /// Every file under `root`, as `path (N B)` relative to it, sorted; folders only through
@@ -381,7 +387,42 @@ impl Run<'_> {
                 .map(|now| self.vanished(now))
                 .unwrap_or_default(),
             after: now,
+            finding: None,
         })
+    }
+
+    /// For a request that failed after a session step: what became of the tasks it is about
+    /// that its list held just before that step (`super::finding`). The list's folder then is
+    /// the session's own list as the session knew it just before the step, for `@session`,
+    /// and the list's own folder otherwise.
+    pub(super) fn finding(
+        &self,
+        step: &Step,
+        request: &Value,
+        answer: &Value,
+    ) -> Option<crate::report::result::Finding> {
+        let mark = self.last_event.as_ref()?;
+        if self.layout == crate::protocol::Layout::Opaque {
+            return None;
+        }
+        let about = finding::about(request)?;
+        let (before, now) = if finding::names_session_list(request) {
+            let now = self.sessions.get(&step.session).and_then(|s| s.own_list());
+            (mark.own_lists.get(&step.session)?.clone(), now)
+        } else {
+            let list = request.get("list").and_then(Value::as_str)?;
+            let folder = finding::folder_of(self.layout, list);
+            (folder.clone(), Some(folder))
+        };
+        finding::finding(
+            self.layout,
+            self.sandbox.root(),
+            &mark.tasks,
+            &before,
+            now.as_deref(),
+            &about,
+            &finding::shown(answer),
+        )
     }
 
     /// Task files (`*.json`) seen after some step that are not in `now`, each with the
@@ -430,10 +471,23 @@ impl Run<'_> {
 
     /// Notes a session step about to happen, and what the root holds just before it.
     pub(super) fn mark_event(&mut self, step: &Step, words: String) {
+        let visible = self.layout != crate::protocol::Layout::Opaque;
+        let own_lists = self
+            .sessions
+            .iter()
+            .chain(&self.suspended)
+            .filter_map(|(name, s)| Some((name.clone(), s.own_list()?)))
+            .collect();
         self.last_event = Some(EventMark {
             event: format!("steps[{}] {words}", step.index),
             at: std::time::Instant::now(),
             files: files_under(self.sandbox.root()),
+            tasks: if visible {
+                finding::task_files(self.sandbox.root())
+            } else {
+                BTreeMap::new()
+            },
+            own_lists,
         });
     }
 

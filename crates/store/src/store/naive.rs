@@ -203,7 +203,7 @@ impl TaskStore for NaiveStore {
             name: "taskproof-naive".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             layout: LAYOUT,
-            features: Feature::ALL.into_iter().collect(),
+            features: Feature::OF_A_STORE.into_iter().collect(),
             mapping: Default::default(),
         }
     }

@@ -474,7 +474,7 @@ impl TaskStore for StrictStore {
             },
             version: env!("CARGO_PKG_VERSION").into(),
             layout: LAYOUT,
-            features: Feature::ALL.into_iter().collect(),
+            features: Feature::OF_A_STORE.into_iter().collect(),
             mapping: Default::default(),
         }
     }

@@ -179,6 +179,16 @@ pub trait Session: Send {
         Ok(false)
     }
 
+    /// The folder under the root of the session's own list (`"list": "@session"`,
+    /// `Feature::SessionList`) as the session knows it now: for Claude Code the session id
+    /// the CLI last named in a request to the model, which `/clear` replaces. `None` for a
+    /// session without one (a store's connection) or that has not used it yet. The runner
+    /// reads it just before each session step and at a failure after one, to tell the
+    /// session's tasks deleted from kept where the session no longer looks.
+    fn own_list(&self) -> Option<String> {
+        None
+    }
+
     /// Sends a typed request and decodes the answer.
     fn request(&mut self, request: &Request) -> Result<Response, TargetError> {
         let answer = self.call(&request.to_json())?;

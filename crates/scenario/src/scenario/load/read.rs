@@ -12,7 +12,7 @@ use super::step::{parse_profiles, parse_rules, parse_step};
 use super::variables::check_variables;
 use crate::field::{FieldError, Fields, str_array, type_name};
 use crate::profile::Profile;
-use crate::protocol::Feature;
+use crate::protocol::{Feature, SESSION_LIST};
 use crate::scenario::format::{Action, Scenario, SessionEvent};
 
 /// A scenario file that cannot be used.
@@ -206,7 +206,56 @@ pub fn parse_scenario(v: &Value, file: &Path) -> Result<Scenario, FieldError> {
     };
     check_variables(&scenario)?;
     check_resumes(&scenario)?;
+    check_session_lists(&scenario)?;
     Ok(scenario)
+}
+
+/// The session's own list (`"list": "@session"`) is one session's: a concurrent block's
+/// lanes are separate sessions and its verification reads through another, so it cannot
+/// name it; nor can a file step, whose path would need the folder's name, which the target
+/// chooses (Claude Code: the session id).
+fn check_session_lists(s: &Scenario) -> Result<(), FieldError> {
+    for step in &s.steps {
+        let at = |key: &str| format!("steps[{}].{key}", step.index);
+        match &step.action {
+            Action::Concurrent(c)
+                if c.list == SESSION_LIST
+                    || c.lanes.iter().any(|l| {
+                        l.send.get("list").and_then(Value::as_str) == Some(SESSION_LIST)
+                    }) =>
+            {
+                return Err(FieldError::new(
+                    at("concurrent"),
+                    format!(
+                        "{SESSION_LIST} is each session's own list: the lanes are separate sessions and the verification reads through another, so they share no such list; name a list"
+                    ),
+                ));
+            }
+            Action::WriteTask { list, .. } if list == SESSION_LIST => {
+                return Err(FieldError::new(at("write_task.list"), file_step_refusal()));
+            }
+            a => {
+                let (key, path) = match a {
+                    Action::WriteFile { path, .. } => ("write_file.path", path),
+                    Action::Symlink { path, .. } => ("symlink.path", path),
+                    Action::AssertFile { path, .. } => ("assert_file.path", path),
+                    Action::Mkdir(path) => ("mkdir", path),
+                    Action::RemoveFile(path) => ("remove_file", path),
+                    _ => continue,
+                };
+                if path.split('/').next() == Some(SESSION_LIST) {
+                    return Err(FieldError::new(at(key), file_step_refusal()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn file_step_refusal() -> String {
+    format!(
+        "a file step cannot name {SESSION_LIST}: the session's own list is kept in a folder the target names (Claude Code: the session id); a failure after a session step says what became of its files"
+    )
 }
 
 /// A `resume` starts again a conversation that ended: its session must have been ended
@@ -345,6 +394,50 @@ pub(super) mod tests {
         .unwrap();
         assert!(s.needs_for(Profile::S07).is_empty());
         assert!(s.needs_for(Profile::Strict).contains_key(&Feature::Delete));
+    }
+
+    /// The session's own list: a step that sends to it needs `session_list`; a concurrent
+    /// block and a file step cannot name it.
+    #[test]
+    fn the_sessions_own_list_is_a_part_and_only_for_requests_of_one_session() {
+        let s = parse(base(json!([
+            {"send": {"op": "create", "list": "@session", "task": {"subject": "a"}}},
+            {"clear": "main"},
+            {"send": {"op": "list", "list": "@session"}}
+        ])))
+        .unwrap();
+        assert_eq!(
+            s.needs_for(Profile::Strict).into_iter().collect::<Vec<_>>(),
+            vec![(Feature::SessionList, Some(0))]
+        );
+        let lanes = base(json!([{"concurrent": {
+            "lanes": [{"send": {"op": "create", "list": "@session", "task": {"subject": "a"}}}],
+            "verify": "unique_ids", "list": "l"}}]));
+        let e = parse(lanes).unwrap_err();
+        assert_eq!(e.field, "steps[0].concurrent");
+        assert!(
+            e.message.contains("each session's own list"),
+            "{}",
+            e.message
+        );
+        for (step, field) in [
+            (
+                json!({"assert_file": {"path": "@session/1.json", "exists": true}}),
+                "steps[0].assert_file.path",
+            ),
+            (
+                json!({"remove_file": "@session/1.json"}),
+                "steps[0].remove_file",
+            ),
+            (
+                json!({"write_task": {"list": "@session", "id": "1", "task": {"subject": "a"}}}),
+                "steps[0].write_task.list",
+            ),
+        ] {
+            let e = parse(base(json!([step]))).unwrap_err();
+            assert_eq!(e.field, field, "{step}");
+            assert!(e.message.contains("the target names"), "{}", e.message);
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::install::Installation;
+use crate::protocol::SESSION_LIST;
 use crate::target::group::Group;
 
 /// How much of the CLI's output is kept.
@@ -144,10 +145,15 @@ pub(super) fn scripted_env(config: &Path, base_url: &str) -> Vec<(&'static str, 
     ]
 }
 
+/// The environment of a task session's CLI on `list`: the list is named by
+/// `CLAUDE_CODE_TASK_LIST_ID`, except the session's own list ([`SESSION_LIST`]), which is
+/// the list the CLI keeps under its session id when it is given none.
 fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, OsString)> {
     let mut env = scripted_env(&setup.config, base_url);
+    if list != SESSION_LIST {
+        env.push(("CLAUDE_CODE_TASK_LIST_ID", list.into()));
+    }
     env.extend([
-        ("CLAUDE_CODE_TASK_LIST_ID", list.into()),
         // The task tools: on by this switch up to 2.1.112, by the todo switch later.
         ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
         ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1".into()),
@@ -563,6 +569,33 @@ mod tests {
         // A folder it cannot write to is an error naming the file, not a panic.
         let e = write_first_run_answers(&config.path().join("missing"), &project).unwrap_err();
         assert!(e.contains("missing/.claude.json"), "{e}");
+    }
+
+    /// A named list is `CLAUDE_CODE_TASK_LIST_ID`; the session's own list is the absence of
+    /// it, so that the CLI keeps the list under its session id, as for most users.
+    #[test]
+    fn the_sessions_own_list_is_the_cli_given_no_list() {
+        let config = tempfile::tempdir().unwrap();
+        let setup = Setup {
+            install: Installation {
+                version: "2.1.112".into(),
+                dir: config.path().to_path_buf(),
+                program: super::super::install::Executable::Node(config.path().join("cli.js")),
+            },
+            drive: Drive::Terminal,
+            config: config.path().to_path_buf(),
+            cwd: config.path().to_path_buf(),
+            path: Vec::new(),
+        };
+        let named = environment(&setup, "shared-plan", "http://127.0.0.1:1");
+        assert!(
+            named
+                .iter()
+                .any(|(k, v)| *k == "CLAUDE_CODE_TASK_LIST_ID" && v == "shared-plan")
+        );
+        let own = environment(&setup, SESSION_LIST, "http://127.0.0.1:1");
+        assert!(own.iter().all(|(k, _)| *k != "CLAUDE_CODE_TASK_LIST_ID"));
+        assert!(own.iter().any(|(k, _)| *k == "CLAUDE_CODE_ENABLE_TASKS"));
     }
 
     #[test]

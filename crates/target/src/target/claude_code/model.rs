@@ -55,6 +55,9 @@ pub enum Reply {
 /// One turn waiting for the session's reply.
 pub struct Exchange {
     pub turn: Turn,
+    /// The session id the CLI named in the request (`metadata.user_id`), which names the
+    /// list it keeps under its own id; `None` when the request named none.
+    pub session: Option<String>,
     reply: SyncSender<Reply>,
 }
 
@@ -77,6 +80,9 @@ struct Expect {
 pub struct Seen {
     pub turns: u64,
     pub side: u64,
+    /// Of the side requests, how many asked for the summary of `/compact`
+    /// ([`is_compaction`]), each answered with [`SUMMARY`].
+    pub compactions: u64,
     /// The last few side requests, briefly (model and the end of the last message), for
     /// the report when a turn never came.
     pub recent_side: Vec<String>,
@@ -238,12 +244,14 @@ fn handle(
         None => json!({"turn": null}),
     };
     let kind = if turn.is_some() { "agent" } else { "side" };
+    let compaction = turn.is_none() && is_compaction(&body);
     let reply = match turn {
         Some(turn) => {
             seen.lock().unwrap_or_else(|p| p.into_inner()).turns += 1;
             let (reply_tx, reply_rx) = mpsc::sync_channel(1);
             let sent = tx.send(Exchange {
                 turn,
+                session: session_id(&body),
                 reply: reply_tx,
             });
             match sent {
@@ -254,6 +262,7 @@ fn handle(
         None => {
             let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
             seen.side += 1;
+            seen.compactions += u64::from(compaction);
             if seen.recent_side.len() >= 8 {
                 seen.recent_side.remove(0);
             }
@@ -274,6 +283,7 @@ fn handle(
         Reply::Tool { id, name, input } => {
             vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})]
         }
+        Reply::EndTurn if compaction => vec![json!({"type": "text", "text": SUMMARY})],
         Reply::EndTurn => vec![json!({"type": "text", "text": "Done."})],
     };
     record(kind, &Value::Array(content.clone()), note);
@@ -405,6 +415,51 @@ pub(super) fn sse(message: &Value) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The summary the scripted model gives when `/compact` asks for one: an `<analysis>` and a
+/// `<summary>` block, the form the compaction prompt asks for. Measured (repro/claude-code/
+/// session_list_compact.py): every version from 2.1.17 to 2.1.332 takes it at once, while
+/// 2.1.332 asks again when the answer is a plain `Done.`.
+pub const SUMMARY: &str = "<analysis>The user asked for numbered taskproof requests; each was done with the task tools.</analysis>\n<summary>1. Primary Request and Intent: do each taskproof request with the task tools.\n2. Pending Tasks: see TaskList.\n3. Current Work: waiting for the next request.</summary>";
+
+/// Whether a request asks for the summary of `/compact`: its last user message says "create
+/// a detailed summary of the conversation" (2.1.17, which sends it with the summarising
+/// system prompt and the tool Read only) or "Respond with TEXT ONLY" (2.1.112 and later,
+/// with the agent's own tools and system prompt). Measured on 2.1.17, 2.1.112, 2.1.211 and
+/// 2.1.332 (repro/claude-code/session_list_compact.py).
+pub fn is_compaction(body: &Value) -> bool {
+    let Some(last) = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] != "system"))
+    else {
+        return false;
+    };
+    if last["role"] != "user" {
+        return false;
+    }
+    let texts: Vec<&str> = match &last["content"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => Vec::new(),
+    };
+    texts.iter().any(|t| {
+        t.contains("create a detailed summary of the conversation")
+            || t.contains("Respond with TEXT ONLY")
+    })
+}
+
+/// The session id a request names in `metadata.user_id`: a JSON object's `session_id` from
+/// 2.1.112 on (`{"device_id": …, "account_uuid": …, "session_id": …}`), the part after
+/// `_session_` before (2.1.17: `user_…_account__session_ID`). Measured on 2.1.17, 2.1.112,
+/// 2.1.211 and 2.1.332 (repro/claude-code/session_list_where.py).
+pub fn session_id(body: &Value) -> Option<String> {
+    let user = body["metadata"]["user_id"].as_str()?;
+    let id = match serde_json::from_str::<Value>(user) {
+        Ok(v) => v["session_id"].as_str()?.to_string(),
+        Err(_) => user.rsplit_once("_session_")?.1.to_string(),
+    };
+    (!id.is_empty()).then_some(id)
+}
+
 /// Whether `body` is the turn the session waits for; if so, it is taken (a retry of the same
 /// request later is a side request).
 fn take_turn(body: &Value, expect: &Mutex<Expect>) -> Option<Turn> {
@@ -515,6 +570,49 @@ mod tests {
                 text: "Task not found".into()
             }))
         );
+    }
+
+    /// Both forms of `metadata.user_id` the versions send name the session id.
+    #[test]
+    fn the_session_id_is_read_from_either_form_of_the_user_id() {
+        let v2117 = json!({"metadata": {"user_id":
+            "user_3f2a_account__session_d4f7d651-3caf-4380-a09c-e1e869eb075b"}});
+        assert_eq!(
+            session_id(&v2117).as_deref(),
+            Some("d4f7d651-3caf-4380-a09c-e1e869eb075b")
+        );
+        let later = json!({"metadata": {"user_id":
+            "{\"device_id\":\"44\",\"account_uuid\":\"\",\"session_id\":\"a0826274-6866-4322-8944-c6b9fcf37172\"}"}});
+        assert_eq!(
+            session_id(&later).as_deref(),
+            Some("a0826274-6866-4322-8944-c6b9fcf37172")
+        );
+        assert_eq!(
+            session_id(&json!({"metadata": {"user_id": "user_1"}})),
+            None
+        );
+        assert_eq!(session_id(&json!({})), None);
+    }
+
+    /// The summary request of `/compact`, in the form each version sends it, and not a
+    /// prompt that merely mentions a summary.
+    #[test]
+    fn compaction_requests_are_recognised_in_both_forms() {
+        let old = json!({"tools": [{"name": "Read"}], "messages": [
+            {"role": "user", "content": "Do taskproof request 1."},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "Your task is to create a detailed summary of the conversation so far, …"}]});
+        assert!(is_compaction(&old));
+        let new = body(json!({"role": "user", "content": [
+            {"type": "text", "text": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. …"}]}));
+        assert!(is_compaction(&new));
+        let with_system = json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "CRITICAL: Respond with TEXT ONLY."}]},
+            {"role": "system", "content": "env"}]});
+        assert!(is_compaction(&with_system));
+        let prompt = body(json!({"role": "user", "content": "Do taskproof request 3."}));
+        assert!(!is_compaction(&prompt));
+        assert!(SUMMARY.starts_with("<analysis>") && SUMMARY.ends_with("</summary>"));
     }
 
     #[test]

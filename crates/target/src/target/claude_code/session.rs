@@ -21,7 +21,7 @@ use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
 use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
 use super::spec::{self, ClaudeCode};
-use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION};
+use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 use crate::target::group::TempGuard;
 use crate::target::{Session, SessionEvent, SessionOptions, TargetError};
 
@@ -87,7 +87,9 @@ pub struct ClaudeCodeSession {
     transcript: String,
     dead: Option<TargetError>,
     /// The conversation of each list's CLI (Claude Code's session id), kept across `exit`
-    /// and `kill` so that `resume` starts the same conversation again.
+    /// and `kill` so that `resume` starts the same conversation again. It is the id the CLI
+    /// was started with until a request names another (`/clear` starts a new conversation
+    /// under a new id), and for the session's own list it names the list's folder.
     conversations: HashMap<String, String>,
     /// The lists whose CLIs an `exit` or `kill` ended, in the order they were started:
     /// `resume` starts them again.
@@ -170,6 +172,9 @@ impl ClaudeCodeSession {
             Feature::ActiveForm,
             Feature::EdgesAtCreate,
             Feature::Lists,
+            // The list the CLI keeps under its session id when it is given none, as most
+            // users run it (docs/claude-code.md, "The session's own list").
+            Feature::SessionList,
         ];
         if features.delete {
             announced.push(Feature::Delete);
@@ -250,6 +255,17 @@ impl ClaudeCodeSession {
                     self.resuming.remove(i);
                     Conversation::Resume(self.conversations[list].clone())
                 }
+                // A CLI replaced on the session's own list (after RESTART_EVERY requests, or
+                // stuck on a prompt) goes on with the same conversation, whose id names the
+                // list: a new one would start an empty list.
+                None if list == SESSION_LIST && self.conversations.contains_key(list) => {
+                    let id = self.conversations[list].clone();
+                    if transcript_exists(&self.setup.config, &id) {
+                        Conversation::Resume(id)
+                    } else {
+                        Conversation::New(id)
+                    }
+                }
                 None => Conversation::New(new_conversation_id()),
             };
             self.conversations
@@ -317,10 +333,11 @@ impl ClaudeCodeSession {
     ) -> Result<Value, TargetError> {
         let n = self.next_request;
         self.next_request += 1;
-        let dir = mapping::list_dir(&self.root, list);
         let timeout = self.options.timeout;
         let start_timeout = self.options.start_timeout;
         let mut fresh = self.send_prompt(list, n)?;
+        // After the CLI started: its conversation names the session's own list.
+        let mut dir = self.list_dir(list);
         let mut submitted = Instant::now();
         let mut resent = 0;
         let mut deadline = Instant::now()
@@ -398,6 +415,10 @@ impl ClaudeCodeSession {
                     if fresh {
                         deadline = Instant::now() + timeout;
                     }
+                    if let Some(id) = &exchange.session {
+                        self.follow_conversation(list, id, n);
+                        dir = self.list_dir(list);
+                    }
                     None
                 }
                 Turn::Result(r) => {
@@ -440,6 +461,31 @@ impl ClaudeCodeSession {
 }
 
 impl ClaudeCodeSession {
+    /// The folder of `list` under the root: the list's own, or for the session's own list
+    /// the folder of the CLI's session id.
+    fn list_dir(&self, list: &str) -> PathBuf {
+        match self.conversations.get(list) {
+            Some(id) if list == SESSION_LIST => mapping::list_dir(&self.root, id),
+            _ => mapping::list_dir(&self.root, list),
+        }
+    }
+
+    /// Takes the session id a request of `list`'s CLI named as its conversation from now on
+    /// (a `/clear` starts a new one), saying so in the transcript when it changed.
+    fn follow_conversation(&mut self, list: &str, id: &str, n: u64) {
+        let old = self.conversations.insert(list.to_string(), id.to_string());
+        if let Some(old) = old.filter(|old| old != id) {
+            let own = if list == SESSION_LIST {
+                format!("; the session's own list is {id} now")
+            } else {
+                String::new()
+            };
+            self.note(format!(
+                "request {n}: the CLI of list {list:?} names session id {id}, no longer {old}{own}"
+            ));
+        }
+    }
+
     /// How long one session event may take.
     fn event_limit(&self) -> Duration {
         EVENT_LIMIT.max(self.options.timeout)
@@ -453,7 +499,7 @@ impl ClaudeCodeSession {
         let lists: Vec<String> = self.clis.keys().cloned().collect();
         for list in lists {
             let run = self.clis.get_mut(&list).expect("listed above");
-            let side_before = run.model.seen().side;
+            let seen_before = run.model.seen();
             run.cli
                 .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
             if let Err(e) = run.cli.submit(command) {
@@ -493,7 +539,14 @@ impl ClaudeCodeSession {
                     }
                     Drive::Print => run.cli.written() > written,
                 };
-                let answered = drawn && (!asks_model || run.model.seen().side > side_before);
+                // A summary is asked for by a request the model recognises (and answers
+                // with SUMMARY); should a version word it otherwise, any side request after
+                // the command and 5 s will do, as before the summary was recognised.
+                let seen = run.model.seen();
+                let summarised = seen.compactions > seen_before.compactions
+                    || (seen.side > seen_before.side
+                        && started.elapsed() >= Duration::from_secs(5));
+                let answered = drawn && (!asks_model || summarised);
                 if answered {
                     break;
                 }
@@ -514,8 +567,14 @@ impl ClaudeCodeSession {
                 Duration::from_millis(700),
                 limit.saturating_sub(started.elapsed()),
             );
+            let summaries = run.model.seen().compactions - seen_before.compactions;
+            let asked = if asks_model {
+                format!(", the summary asked for {summaries} time(s)")
+            } else {
+                String::new()
+            };
             self.note(format!(
-                "{command} in the CLI of list {list:?}: done in {:.1} s",
+                "{command} in the CLI of list {list:?}: done in {:.1} s{asked}",
                 started.elapsed().as_secs_f64()
             ));
         }
@@ -576,6 +635,17 @@ impl ClaudeCodeSession {
         }
         Ok(())
     }
+}
+
+/// Whether the CLI wrote a transcript of conversation `id` under the config folder
+/// (`projects/<working folder>/<id>.jsonl`), so that `--resume` finds it.
+fn transcript_exists(config: &Path, id: &str) -> bool {
+    let Ok(projects) = std::fs::read_dir(config.join("projects")) else {
+        return false;
+    };
+    projects
+        .flatten()
+        .any(|p| p.path().join(format!("{id}.jsonl")).is_file())
 }
 
 /// The last part of a CLI's output, for an error message.
@@ -683,6 +753,12 @@ impl Session for ClaudeCodeSession {
             SessionEvent::Resume => self.resume()?,
         }
         Ok(true)
+    }
+
+    fn own_list(&self) -> Option<String> {
+        self.conversations
+            .get(SESSION_LIST)
+            .map(|id| crate::layout::claude_code_name(id))
     }
 
     fn stderr(&self) -> String {
