@@ -28,10 +28,7 @@ pub fn draft(command: &str, options: SessionOptions) -> Result<String, String> {
             .join(", ")
     );
     let empty = Mapping::parse(&none, Path::new("(no mapping)")).map_err(|e| e.to_string())?;
-    let target = McpTarget {
-        command: command.to_string(),
-        mapping: Some(Arc::new(empty)),
-    };
+    let target = McpTarget::new(command, Some(Arc::new(empty)));
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut session = McpSession::open(&target, root.path(), options).map_err(|(e, stderr)| {
         if stderr.trim().is_empty() {
