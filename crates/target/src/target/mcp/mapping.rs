@@ -2289,6 +2289,90 @@ answer = { tasks = "/tasks" }
                 "ops.hello",
                 "initialize",
             ),
+            (
+                GOOD.replace("default = \"io\"", "default = \"io\"\ndetect = [{ is = 1 }]"),
+                "errors.detect[0]",
+                "either `at`",
+            ),
+            (
+                GOOD.replace(
+                    "default = \"io\"",
+                    "default = \"io\"\ndetect = [{ pattern = 'x', is = 1 }]",
+                ),
+                "errors.detect[0].is",
+                "pattern",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[task]\nstatus_from = [{ status = \"done\" }]\n\n[status]",
+                ),
+                "task.status_from[0].status",
+                "wire status",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[task]\nstatus_from = [{ status = \"pending\" }, { field = \"x\", status = \"completed\" }]\n\n[status]",
+                ),
+                "task.status_from[0]",
+                "last",
+            ),
+            (
+                GOOD.replace("[status]", "[task]\nparse = { owner = \"yaml\" }\n\n[status]"),
+                "task.parse.owner",
+                "json",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[lists]\ncreate = { tool = \"mk\", args = { name = \"{list}\" } }\n\n[status]",
+                ),
+                "lists.create.id",
+                "missing",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = 3"),
+                "status.completed",
+                "table of arguments",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { tasks = \"/tasks\" }",
+                    "answer = { tasks = \"/tasks\", pattern = 'a', each = 'b' }",
+                ),
+                "ops.list.answer.each",
+                "exclude",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { tasks = \"/tasks\" }",
+                    "answer = { tasks = \"/tasks\", section = '## x' }",
+                ),
+                "ops.list.answer.section",
+                "neither",
+            ),
+            (
+                GOOD.replace(
+                    "calls = [{ tool = \"rm\", args = { id = \"{id}\" } }]",
+                    "calls = [{ tool = \"rm\", args = { id = \"{id}\" } }]\nundo = { tool = \"rm\" }",
+                ),
+                "ops.delete.undo",
+                "needs a call with `id`",
+            ),
+            (
+                GOOD.replace(
+                    "{ tool = \"set_status\", when = \"patch.status\",",
+                    "{ tool = \"set_status\", when = { \"patch.status\" = \"{current.status}\" },",
+                ),
+                "ops.update.calls[1].when.\"patch.status\"",
+                "no \"current\" here",
+            ),
+            (
+                GOOD.replace("answer = { task = \"/task\" }\n\n[ops.get]", "answer = { task = \"/task\", also = { colour = { at = \"/c\" } } }\n\n[ops.get]"),
+                "ops.create.answer.also.colour",
+                "wire task field",
+            ),
         ];
         for (text, key, word) in cases {
             let e = parse(&text).expect_err(key);
@@ -2298,6 +2382,63 @@ answer = { tasks = "/tasks" }
             assert!(shown.contains(word), "{key}: {shown}");
             assert!(shown.starts_with("m.toml: "), "{shown}");
         }
+    }
+
+    #[test]
+    fn status_from_fields_parsed_fields_and_pointers_with_stars() {
+        let text = GOOD.replace(
+            "[status]",
+            "[task]\nfields = { blockedBy = \"deps\" }\nparse = { blockedBy = { each = '`([^`]+)`' }, metadata = \"json\" }\nstatus_from = [\n  { field = \"done\", equals = true, status = \"completed\" },\n  { field = \"started\", status = \"in_progress\" },\n  { status = \"pending\" },\n]\n\n[status]",
+        );
+        let m = parse(&text).unwrap();
+        let t = m.task_in(
+            &json!({"id": "x", "done": false, "started": "2026-01-01", "deps": "`a-1`, `b-2`",
+                "metadata": "{\"k\": [1]}"}),
+            &Map::new(),
+        );
+        assert_eq!(t["status"], "in_progress");
+        assert_eq!(t["blockedBy"], json!(["a-1", "b-2"]));
+        assert_eq!(t["metadata"], json!({"k": [1]}));
+        // No Dependencies line: no edges.
+        let t = m.task_in(&json!({"id": "y", "done": true}), &Map::new());
+        assert_eq!(t["status"], "completed");
+        assert_eq!(t["blockedBy"], json!([]));
+        let t = m.task_in(&json!({"id": "z", "started": null}), &Map::new());
+        assert_eq!(t["status"], "pending");
+        let doc = json!({"deps": [{"on": "a"}, {"on": "b"}, {"off": 1}], "n": {"x/y": 2}});
+        assert_eq!(at(&doc, "/deps/*/on"), Some(json!(["a", "b"])));
+        assert_eq!(at(&doc, "/n/x~1y"), Some(json!(2)));
+        assert_eq!(at(&doc, "/deps/1/on"), Some(json!("b")));
+        assert_eq!(at(&doc, "/nope"), None);
+    }
+
+    #[test]
+    fn filters_chain_and_fill_absent_lists() {
+        let m = parse(GOOD).unwrap();
+        let known: BTreeSet<&str> = ["current", "patch", "id"].into_iter().collect();
+        let t = string_template(
+            "{current.blockedBy|without:patch.removeBlockedBy|with:patch.addBlockedBy}",
+            &known,
+        )
+        .unwrap();
+        let vars = json!({"current": {"blockedBy": ["a", "b"]},
+            "patch": {"removeBlockedBy": ["a"], "addBlockedBy": ["c", "b"]}});
+        assert_eq!(m.fill(&t, &vars), Some(json!(["b", "c"])));
+        // An absent list is empty: a task with no dependencies gains one.
+        let t = string_template("{current.blockedBy|with:id}", &known).unwrap();
+        assert_eq!(
+            m.fill(&t, &json!({"current": {}, "id": "x"})),
+            Some(json!(["x"]))
+        );
+        assert_eq!(
+            m.fill(&string_template("{null}", &known).unwrap(), &json!({})),
+            Some(Value::Null)
+        );
+        let enc = template(&json!({"=json": [{"n": "{id}"}]}), &known).unwrap();
+        assert_eq!(
+            m.fill(&enc, &json!({"id": "7"})),
+            Some(json!("[{\"n\":\"7\"}]"))
+        );
     }
 
     #[test]
