@@ -165,6 +165,20 @@ impl Target for McpTarget {
     fn prepare(&self) -> Result<(), TargetError> {
         McpTarget::prepare(self)
     }
+
+    fn not_atomic(&self) -> Option<String> {
+        let m = self.mapping.as_ref()?;
+        let rmw = m.read_modify_write();
+        (!rmw.is_empty()).then(|| {
+            format!(
+                "the mapping {} reads a task and then writes it in separate tool calls ({}): a \
+                 change lost under concurrency may be lost by taskproof's MCP client, not by the \
+                 server alone, unless the server refuses a stale write",
+                m.path.display(),
+                rmw.join(", ")
+            )
+        })
+    }
 }
 
 fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
@@ -534,6 +548,17 @@ impl McpSession {
     /// answered when the session opened.
     pub fn tools(&self) -> &BTreeMap<String, (String, Value)> {
         &self.tools
+    }
+
+    /// Calls one tool of the session's server as given, for `mcp-draft`'s probe: the result
+    /// as the server answered it (an error result included), or why there is none.
+    pub fn probe_call(&mut self, tool: &str, args: Value) -> Result<ToolResult, String> {
+        self.current = String::new();
+        match self.call_tool(tool, args) {
+            Ok(r) => Ok(r),
+            Err(Stop::Answer(a)) => Err(a["error"]["message"].as_str().unwrap_or("").to_string()),
+            Err(Stop::Target(e)) => Err(e.to_string()),
+        }
     }
 
     fn fail(&mut self, e: TargetError) -> TargetError {
@@ -1063,8 +1088,11 @@ impl McpSession {
         let tool = |i: usize| map.calls[i].tool.clone();
         // A task read again afterwards (`fetch`) needs the answer's document only for its id
         // or fields read from it.
-        let needed =
-            op == Op::List || !a.fetch || a.id.is_some() || a.also.iter().any(|x| x.1.is_none());
+        let needed = op == Op::List
+            || !a.fetch
+            || a.id.is_some()
+            || a.task.is_some()
+            || a.also.iter().any(|x| x.1.is_none());
         let doc = match picked {
             Some((i, r)) if needed => Some((
                 tool(i),
@@ -1163,7 +1191,28 @@ impl McpSession {
                     None if op == Op::Get => {
                         return Err(bad_answer(op, &key, "(none)", "no call ran".into()));
                     }
-                    _ => self.fetch(&vars, false)?,
+                    // A task read again that the server no longer finds (another writer's
+                    // change lost it): the answer is what the call itself answered, when the
+                    // mapping says where (`task` beside `fetch`), so the checker sees the
+                    // acknowledged change and its loss.
+                    Some((tool, d)) => match self.fetch(&vars, false) {
+                        Err(Stop::Answer(e))
+                            if e["error"]["kind"] == "not_found" && a.task.is_some() =>
+                        {
+                            let p = a.task.as_deref().unwrap_or("");
+                            let t = mapping::at(&d, p).ok_or_else(|| {
+                                bad_answer(
+                                    op,
+                                    &format!("{key}.task"),
+                                    &tool,
+                                    format!("no task at {p:?} in {d}"),
+                                )
+                            })?;
+                            self.mapping.task_in(&t, &also)
+                        }
+                        other => other?,
+                    },
+                    None => self.fetch(&vars, false)?,
                 };
                 if derive && self.mapping.task.derived_blocks {
                     self.derive_blocks(&mut task, &vars)?;
