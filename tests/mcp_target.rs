@@ -542,6 +542,11 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
     let atomic = &s.hello().mapping["atomic"];
     assert!(atomic.starts_with("no:"), "{atomic}");
     assert!(atomic.contains("ops.update.calls[1]"), "{atomic}");
+    // The answers read again after the change can show a later change of another writer.
+    assert!(
+        atomic.contains("ops.create, ops.update are read by a get"),
+        "{atomic}"
+    );
     s.close().unwrap();
 }
 

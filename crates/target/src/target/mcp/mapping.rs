@@ -1075,6 +1075,40 @@ impl Mapping {
             .collect()
     }
 
+    /// The operations whose answer is read by a later call (`fetch`): it can show another
+    /// writer's change made after this one.
+    pub fn read_back(&self) -> Vec<String> {
+        self.ops
+            .iter()
+            .filter(|(op, m)| m.answer.fetch && **op != Op::List)
+            .map(|(op, _)| format!("ops.{op}"))
+            .collect()
+    }
+
+    /// Why concurrency verdicts through this mapping are not the server's alone, if they are
+    /// not: calls that read a task and then write it, and answers read by a later call.
+    pub fn not_atomic(&self) -> Option<String> {
+        let rmw = self.read_modify_write();
+        let back = self.read_back();
+        let mut parts = Vec::new();
+        if !rmw.is_empty() {
+            parts.push(format!(
+                "it reads a task and then writes it in separate tool calls (read-modify-write by \
+                 taskproof's MCP client: {}): a change another writer makes in between can be \
+                 lost by the mapping, not the server, unless the server refuses a stale write",
+                rmw.join(", ")
+            ));
+        }
+        if !back.is_empty() {
+            parts.push(format!(
+                "the answers of {} are read by a get after the change: they can show another \
+                 writer's later change, so a nonlinearizable answer may be the mapping's",
+                back.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// What `hello` states: the file, and per operation the tools called.
     pub fn stated(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
@@ -1156,18 +1190,8 @@ impl Mapping {
                 ),
             );
         }
-        let rmw = self.read_modify_write();
-        if !rmw.is_empty() {
-            m.insert(
-                "atomic".into(),
-                format!(
-                    "no: the mapping reads a task and then writes it in separate tool calls \
-                     (read-modify-write by taskproof's MCP client: {}); a change another writer \
-                     makes in between can be lost by the mapping, not the server, unless the \
-                     server refuses a stale write",
-                    rmw.join(", ")
-                ),
-            );
+        if let Some(why) = self.not_atomic() {
+            m.insert("atomic".into(), format!("no: {why}"));
         }
         for op in OPS {
             let text = match self.ops.get(&op) {

@@ -168,16 +168,8 @@ impl Target for McpTarget {
 
     fn not_atomic(&self) -> Option<String> {
         let m = self.mapping.as_ref()?;
-        let rmw = m.read_modify_write();
-        (!rmw.is_empty()).then(|| {
-            format!(
-                "the mapping {} reads a task and then writes it in separate tool calls ({}): a \
-                 change lost under concurrency may be lost by taskproof's MCP client, not by the \
-                 server alone, unless the server refuses a stale write",
-                m.path.display(),
-                rmw.join(", ")
-            )
-        })
+        m.not_atomic()
+            .map(|why| format!("the mapping {}: {why}", m.path.display()))
     }
 }
 
