@@ -731,3 +731,171 @@ fn misused_mapping_features_are_usage_errors_naming_the_key() {
         assert!(stderr.contains(word), "{key}: {word:?} not in {stderr}");
     }
 }
+
+/// A status the server says with a field of its view and is given as a table of arguments
+/// (`[status]` tables spread, `status_from`), a condition on the task read first
+/// (`unsupported_when` table), the client's refusal of a status word the server cannot be
+/// given, a refusal inside a JSON result (`errors.detect` `at`), a get that picks the task from
+/// a list, and a list read from Markdown inside a JSON string (`text_at`).
+#[test]
+fn statuses_from_fields_conditions_and_json_refusals() {
+    let (_m, target) = text_target("text.toml", &|t| {
+        t.replace(
+            "[status]\npending = \"open\"\nin_progress = \"doing\"\ncompleted = \"done\"",
+            "[status]\npending = { state = \"open\" }\nin_progress = { state = \"doing\" }\ncompleted = { state = \"done\" }",
+        )
+        .replace(
+            "parse = { metadata = \"json\" }",
+            "parse = { metadata = \"json\" }\nstatus_from = [\n  { field = \"state\", equals = \"done\", status = \"completed\" },\n  { field = \"state\", equals = \"doing\", status = \"in_progress\" },\n  { status = \"pending\" },\n]",
+        )
+        .replace("(?P<status>\\w+)", "(?P<state>\\w+)")
+        .replace("state = \"{patch.status|status}\"", "\"...\" = \"{patch.status|status}\"")
+        .replace(
+            "unsupported_when = [\"patch.owner\"",
+            "unsupported_when = [{ \"patch.status\" = \"pending\", \"current.status\" = \"completed\" }, \"patch.owner\"",
+        )
+        .replace(
+            "detect = [{ pattern = '^Error occurred:' }]",
+            "detect = [{ pattern = '^Error occurred:' }, { at = \"/error\", kind = \"not_found\" }]",
+        )
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "in_progress"}}),
+    );
+    assert_eq!(t["task"]["status"], "in_progress", "{t}");
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}),
+    );
+    assert_eq!(t["task"]["status"], "completed", "{t}");
+    let back = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "pending"}}))
+        .unwrap();
+    assert_eq!(back["error"]["kind"], "unsupported", "{back}");
+    let word = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "done"}}))
+        .unwrap();
+    assert_eq!(word["error"]["kind"], "invalid", "{word}");
+    assert!(
+        word["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no status words"),
+        "{word}"
+    );
+    assert!(s.hello().mapping["status"].contains("no status words"));
+    s.close().unwrap();
+
+    // get's first call answers a missing note as {"error": ...} without isError.
+    let (_m, target) = text_target("text.toml", &|t| {
+        t.replace(
+            "detect = [{ pattern = '^Error occurred:' }]",
+            "detect = [{ pattern = '^Error occurred:' }, { at = \"/error\", kind = \"not_found\" }]",
+        )
+        .replace(
+            "calls = [\n  { tool = \"show_note\", args = { key = \"{id}\" } },\n  { tool = \"links\", args = { key = \"{id}\" } },\n]\nanswer = { call = 0,",
+            "calls = [\n  { tool = \"links\", args = { key = \"{id}\" } },\n  { tool = \"show_note\", args = { key = \"{id}\" } },\n]\nanswer = { call = 1,",
+        )
+        .replace("{ call = 1, at = \"/links/*/to\" }", "{ call = 0, at = \"/links/*/to\" }")
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let missing = s
+        .call(&json!({"op": "get", "list": "l", "id": "3"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("links:"),
+        "the JSON refusal: {missing}"
+    );
+    s.close().unwrap();
+
+    // get through a list (no tool reads one note), the list read from a Markdown table inside
+    // a JSON string.
+    let (_m, target) = text_target("text-boards.toml", &|t| {
+        let get = "[ops.get]\ncalls = [{ tool = \"show_note\", args = { key = \"{id}\" } }]\nanswer = { task = \"\", pattern = ['\\*\\*Key:\\*\\* `(?P<id>[^`]+)`', '(?m)^### (?P<title>[^\\n]*)$', '\\*\\*State:\\*\\* (?P<status>\\w+)'] }";
+        assert!(t.contains(get), "{t}");
+        t.replace(
+            get,
+            "[ops.get]\ncalls = [{ tool = \"list_notes\", args = { as_json = true } }]\nanswer = { text_at = \"/message\", each = '\\| `(?P<id>[^`]+)` \\| (?P<title>[^|]*) \\|', tasks = \"\" }",
+        )
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "x", "task": {"subject": "first"}}),
+    );
+    let got = ok(&mut *s, json!({"op": "get", "list": "x", "id": "1"}));
+    assert_eq!(
+        got["task"]["subject"].as_str().map(str::trim),
+        Some("first"),
+        "{got}"
+    );
+    let missing = s
+        .call(&json!({"op": "get", "list": "x", "id": "9"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in the list the server answered"),
+        "{missing}"
+    );
+    s.close().unwrap();
+}
+
+/// A create the server acknowledged and lost before the mapping read it back (here a mutant
+/// that keeps nothing) answers the task of the create's own answer (`task` beside `fetch`),
+/// so that a checker sees the acknowledged change and its loss; without `task`, the read-back
+/// is the answer (not_found).
+#[test]
+fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
+    let edit = |fallback: bool| {
+        move |t: String| {
+            let t = t.replace(
+                "args = [\"--data\", \"{root}/{list}\"]",
+                "args = [\"--data\", \"{root}/{list}\", \"--lose-new\"]",
+            );
+            if fallback {
+                t.replace(
+                    "undo = { tool = \"remove_note\", args = { key = \"{id}\" } }\nanswer = { fetch = true }",
+                    "undo = { tool = \"remove_note\", args = { key = \"{id}\" } }\nanswer = { fetch = true, call = 0, task = \"\", pattern = ['\\*\\*Key:\\*\\* `(?P<id>[^`]+)`', '### Note: (?P<title>[^\\n]*)'] }",
+                )
+            } else {
+                t
+            }
+        }
+    };
+    let (_m, target) = text_target("text.toml", &edit(true));
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let t = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "gone"}}),
+    );
+    assert_eq!(t["task"]["id"], "1", "{t}");
+    assert_eq!(t["task"]["subject"], "gone", "{t}");
+    let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
+    assert_eq!(list["tasks"], json!([]), "{list}");
+    s.close().unwrap();
+    let (_m, target) = text_target("text.toml", &edit(false));
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let t = s
+        .call(&json!({"op": "create", "list": "l", "task": {"subject": "gone"}}))
+        .unwrap();
+    assert_eq!(t["error"]["kind"], "not_found", "{t}");
+    s.close().unwrap();
+}
