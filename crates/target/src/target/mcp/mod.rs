@@ -6,7 +6,11 @@
 //! killed when the session ends. The session is an MCP client over the server's stdio
 //! (taskproof-mcp's [`Connection`], rmcp's client): `initialize` is the session's `hello` (the
 //! server's `serverInfo` and the mapping, stated), and each protocol request becomes the tool
-//! calls the mapping names, their results read back as the mapping says.
+//! calls the mapping names, their results read back as the mapping says. With
+//! `server.per_list` a session starts one server per list instead, on the list's first use,
+//! and says `hello` from a server the target probed once ([`Probe`]). With an id table or
+//! containers, the request's ids and list go through the root's id book ([`ids::Book`]) on
+//! the way in and the answer's on the way out.
 //!
 //! Whatever the server does, taskproof neither hangs nor panics: starting, the handshake and
 //! the tool list are bounded by the start-up limit, every tool call by the request limit; a
