@@ -384,3 +384,518 @@ fn race_runs_one_server_per_writer_on_one_root() {
         assert!(sessions >= 3, "{line}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// A server that answers Markdown written for a model (tests/fixtures/mcp/text-server.py) and
+// the mapping features made for such servers (docs/mcp-targets.md).
+
+fn text_server() -> String {
+    format!(
+        "python3 '{}'",
+        repo().join("tests/fixtures/mcp/text-server.py").display()
+    )
+}
+
+/// `mcp:text-server.py` with the mapping `fixture` (under tests/fixtures/mcp/), its text
+/// changed by `edit` first.
+fn text_target(fixture: &str, edit: &dyn Fn(String) -> String) -> (tempfile::TempDir, TargetSpec) {
+    let dir = tempdir();
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/mcp").join(fixture)).unwrap();
+    write(dir.path(), "m.toml", &edit(text));
+    let t = McpTarget::parse(&text_server())
+        .unwrap()
+        .with_mapping(&dir.path().join("m.toml"))
+        .unwrap();
+    (dir, TargetSpec::from(t))
+}
+
+fn ok(s: &mut dyn Session, request: Value) -> Value {
+    let answer = s.call(&request).unwrap();
+    assert_eq!(answer["ok"], true, "{request} -> {answer}");
+    answer
+}
+
+/// Markdown answers become wire tasks: one match's groups, several patterns, a multi-line
+/// field read exactly, every match of a list completed by a get of each id, a field from a
+/// second call's JSON (`also`, a pointer with `*`), metadata parsed from a string; the
+/// server's random keys are wire ids 1, 2, … through the id table, also for a new session; a
+/// delete whose answer is plain text is done.
+#[test]
+fn a_server_that_answers_markdown_is_read_through_patterns() {
+    let (_m, target) = text_target("text.toml", &|t| t);
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let body = "first line\nsecond line\n\n## not a heading, a line of the body\n\n**bold** text";
+    let a = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a", "description": body,
+            "metadata": {"k": [1, {"n": null}]}}}),
+    );
+    assert_eq!(a["task"]["id"], "1", "{a}");
+    assert_eq!(a["task"]["description"], body, "read exactly: {a}");
+    assert_eq!(a["task"]["metadata"], json!({"k": [1, {"n": null}]}), "{a}");
+    assert_eq!(a["task"]["status"], "pending", "{a}");
+    let b = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "b", "blockedBy": ["1"]}}),
+    );
+    assert_eq!(b["task"]["id"], "2");
+    assert_eq!(b["task"]["blockedBy"], json!(["1"]), "from links: {b}");
+    ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}),
+    );
+    // A new session on the root reads the same ids from the table.
+    s.close().unwrap();
+    let mut s = target.open(root.path(), options()).expect("opens again");
+    let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
+    let tasks = list["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2, "{list}");
+    assert_eq!(tasks[0]["id"], "1");
+    assert_eq!(tasks[0]["status"], "completed");
+    assert_eq!(tasks[0]["blocks"], json!(["2"]), "derived: {list}");
+    assert_eq!(tasks[1]["subject"], "b");
+    // An id the table does not know goes to the server as given, which answers.
+    let missing = s
+        .call(&json!({"op": "get", "list": "l", "id": "999"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`999`"),
+        "the server was asked: {missing}"
+    );
+    // The delete answers "Removed." (no answer table): done.
+    ok(&mut *s, json!({"op": "delete", "list": "l", "id": "2"}));
+    let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
+    assert_eq!(list["tasks"].as_array().map(Vec::len), Some(1), "{list}");
+    // The book is under the root, apart from every list's data.
+    assert!(root.path().join(".taskproof-mcp/ids.json").is_file());
+    let hello = s.hello().clone();
+    assert!(
+        hello.mapping["ids"].contains("task.ids = \"table\""),
+        "{hello:?}"
+    );
+    s.close().unwrap();
+}
+
+/// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
+/// list name that cannot name a folder is refused before any server starts.
+#[test]
+fn one_server_per_list_starts_on_first_use() {
+    let (_m, target) = text_target("text.toml", &|t| t);
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    assert!(
+        std::fs::read_dir(root.path()).unwrap().next().is_none(),
+        "no server yet, nothing written"
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "in a"}}),
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "in b"}}),
+    );
+    assert!(root.path().join("a/notes.json").is_file());
+    assert!(root.path().join("b/notes.json").is_file());
+    let b = ok(&mut *s, json!({"op": "list", "list": "b"}));
+    assert_eq!(b["tasks"][0]["id"], "1", "ids are per list: {b}");
+    assert_eq!(b["tasks"][0]["subject"], "in b");
+    let bad = s
+        .call(&json!({"op": "list", "list": "../outside"}))
+        .unwrap();
+    assert_eq!(bad["error"]["kind"], "invalid", "{bad}");
+    assert!(!root.path().parent().unwrap().join("outside").exists());
+    assert!(s.hello().mapping["lists"].contains("one server per list"));
+    let stderr_before_close = s.stderr();
+    s.close().unwrap();
+    let _ = stderr_before_close;
+}
+
+/// Whole-list edge updates: the list is read before it is written (`read`, `with:`,
+/// `without:`), and hello says the mapping is then not atomic.
+#[test]
+fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
+    let (_m, target) = text_target("text.toml", &|t| t);
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    for subject in ["a", "b", "c"] {
+        ok(
+            &mut *s,
+            json!({"op": "create", "list": "l", "task": {"subject": subject}}),
+        );
+    }
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "3", "patch": {"addBlockedBy": ["1", "2"]}}),
+    );
+    assert_eq!(t["task"]["blockedBy"], json!(["1", "2"]), "{t}");
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "3", "patch": {"removeBlockedBy": ["1"]}}),
+    );
+    assert_eq!(t["task"]["blockedBy"], json!(["2"]), "{t}");
+    let atomic = &s.hello().mapping["atomic"];
+    assert!(atomic.starts_with("no:"), "{atomic}");
+    assert!(atomic.contains("ops.update.calls[1]"), "{atomic}");
+    // The answers read again after the change can show a later change of another writer.
+    assert!(
+        atomic.contains("ops.create, ops.update are read by a get"),
+        "{atomic}"
+    );
+    s.close().unwrap();
+}
+
+/// A refusal in a result without isError is an error (`errors.detect`); a call's kind is
+/// renamed by `error_kinds`; a create refused after its task was made is undone.
+#[test]
+fn errors_inside_results_and_undo_of_a_refused_create() {
+    let (_m, target) = text_target("text.toml", &|t| t);
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    let bad = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "sideways"}}))
+        .unwrap();
+    assert_eq!(bad["error"]["kind"], "invalid", "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Error occurred"),
+        "{bad}"
+    );
+    // `blocks` names a note that does not exist: the edit of it is refused (not_found, renamed
+    // dangling) after the note was added, which is removed again.
+    let refused = s
+        .call(&json!({"op": "create", "list": "l", "task": {"subject": "x", "blocks": ["7"]}}))
+        .unwrap();
+    assert_eq!(refused["error"]["kind"], "dangling", "{refused}");
+    let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
+    assert_eq!(
+        list["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "undone: {list}"
+    );
+    s.close().unwrap();
+}
+
+/// `[lists.create]`: each list is a container the server makes and names, made on the list's
+/// first create; a list never written has nothing on the server and is answered so without a
+/// call.
+#[test]
+fn lists_as_containers_the_server_names() {
+    let (_m, target) = text_target("text-boards.toml", &|t| t);
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let empty = ok(&mut *s, json!({"op": "list", "list": "x"}));
+    assert_eq!(empty["tasks"], json!([]));
+    let get = s
+        .call(&json!({"op": "get", "list": "x", "id": "1"}))
+        .unwrap();
+    assert_eq!(get["error"]["kind"], "not_found", "{get}");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "x", "task": {"subject": "in x"}}),
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "y", "task": {"subject": "in y"}}),
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "x", "task": {"subject": "in x too"}}),
+    );
+    let x = ok(&mut *s, json!({"op": "list", "list": "x"}));
+    let subjects: Vec<&str> = x["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, ["in x", "in x too"], "{x}");
+    let book: Value = serde_json::from_slice(
+        &std::fs::read(root.path().join(".taskproof-mcp/ids.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        book["containers"],
+        json!({"x": "b-1", "y": "b-2"}),
+        "{book}"
+    );
+    s.close().unwrap();
+}
+
+/// A declared part is judged: a server that takes metadata and keeps none of it fails rt08
+/// when its mapping declares metadata, passes when it keeps it, and is not judged on it when
+/// the mapping does not declare it.
+#[test]
+fn a_server_that_drops_declared_metadata_fails_and_undeclared_is_not_judged() {
+    let run = |server_flag: &str, declare: bool| {
+        let dir = tempdir();
+        let mut text =
+            std::fs::read_to_string(repo().join("tests/fixtures/mcp/text.toml")).unwrap();
+        text = text.replace(
+            "args = [\"--data\", \"{root}/{list}\"]",
+            &format!("args = [\"--data\", \"{{root}}/{{list}}\"{server_flag}]"),
+        );
+        if !declare {
+            text = text.replace(", \"metadata\", \"lists\"]", ", \"lists\"]");
+        }
+        write(dir.path(), "m.toml", &text);
+        let out = taskproof_in(dir.path())
+            .args([
+                "run",
+                "--target",
+                &format!("mcp:{}", text_server()),
+                "--mapping",
+                "m.toml",
+                "--filter",
+                "rt08-metadata",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let honest = run("", true);
+    assert!(honest.contains("1 passed, 0 failed"), "{honest}");
+    let mutant = run(", \"--drop-metadata\"", true);
+    assert!(mutant.contains("FAIL rt08-metadata"), "{mutant}");
+    assert!(mutant.contains("metadata"), "{mutant}");
+    let undeclared = run(", \"--drop-metadata\"", false);
+    assert!(
+        undeclared.contains("NOT JUDGED rt08-metadata"),
+        "{undeclared}"
+    );
+    assert!(undeclared.contains("1 not judged"), "{undeclared}");
+}
+
+/// The new keys' misuse is a usage error naming the file and the key, before any server
+/// starts.
+#[test]
+fn misused_mapping_features_are_usage_errors_naming_the_key() {
+    let cases: [(&str, &str, &str, &str); 6] = [
+        ("per_list = true\n", "", "server.args[1]", "per_list"),
+        (
+            "ids = \"table\"",
+            "ids = \"numbers\"",
+            "task.ids",
+            "\"server\" or \"table\"",
+        ),
+        (
+            "each = '(?m)^- `(?P<id>[^`]+)`'",
+            "each = '(?m)^- `(?P<id>[^`]+`'",
+            "ops.list.answer.each",
+            "does not compile",
+        ),
+        (
+            "{ read = \"id\" },",
+            "{ read = \"patch\", args = { key = \"{id}\" } },",
+            "ops.update.calls[0]",
+            "only reads",
+        ),
+        (
+            "{current.blockedBy|with:id}",
+            "{current.blockedBy|with:nothing}",
+            "ops.create.calls[1].args.after",
+            "no \"nothing\" here",
+        ),
+        (
+            "error_kinds = { not_found = \"dangling\" }",
+            "error_kinds = { not_found = \"gone\" }",
+            "ops.create.calls[1].error_kinds.not_found",
+            "gone",
+        ),
+    ];
+    for (from, to, key, word) in cases {
+        let dir = tempdir();
+        let text = std::fs::read_to_string(repo().join("tests/fixtures/mcp/text.toml")).unwrap();
+        assert!(text.contains(from), "{from}");
+        write(dir.path(), "m.toml", &text.replacen(from, to, 1));
+        let out = taskproof_in(dir.path())
+            .args(["run", "--target", &format!("mcp:{}", text_server())])
+            .args(["--mapping", "m.toml"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
+        assert!(stderr.contains("m.toml"), "{key}: {stderr}");
+        assert!(stderr.contains(key), "{key}: {stderr}");
+        assert!(stderr.contains(word), "{key}: {word:?} not in {stderr}");
+    }
+}
+
+/// A status the server says with a field of its view and is given as a table of arguments
+/// (`[status]` tables spread, `status_from`), a condition on the task read first
+/// (`unsupported_when` table), the client's refusal of a status word the server cannot be
+/// given, a refusal inside a JSON result (`errors.detect` `at`), a get that picks the task from
+/// a list, and a list read from Markdown inside a JSON string (`text_at`).
+#[test]
+fn statuses_from_fields_conditions_and_json_refusals() {
+    let (_m, target) = text_target("text.toml", &|t| {
+        t.replace(
+            "[status]\npending = \"open\"\nin_progress = \"doing\"\ncompleted = \"done\"",
+            "[status]\npending = { state = \"open\" }\nin_progress = { state = \"doing\" }\ncompleted = { state = \"done\" }",
+        )
+        .replace(
+            "parse = { metadata = \"json\" }",
+            "parse = { metadata = \"json\" }\nstatus_from = [\n  { field = \"state\", equals = \"done\", status = \"completed\" },\n  { field = \"state\", equals = \"doing\", status = \"in_progress\" },\n  { status = \"pending\" },\n]",
+        )
+        .replace("(?P<status>\\w+)", "(?P<state>\\w+)")
+        .replace("state = \"{patch.status|status}\"", "\"...\" = \"{patch.status|status}\"")
+        .replace(
+            "unsupported_when = [\"patch.owner\"",
+            "unsupported_when = [{ \"patch.status\" = \"pending\", \"current.status\" = \"completed\" }, \"patch.owner\"",
+        )
+        .replace(
+            "detect = [{ pattern = '^Error occurred:' }]",
+            "detect = [{ pattern = '^Error occurred:' }, { at = \"/error\", kind = \"not_found\" }]",
+        )
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
+    );
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "in_progress"}}),
+    );
+    assert_eq!(t["task"]["status"], "in_progress", "{t}");
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "completed"}}),
+    );
+    assert_eq!(t["task"]["status"], "completed", "{t}");
+    let back = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "pending"}}))
+        .unwrap();
+    assert_eq!(back["error"]["kind"], "unsupported", "{back}");
+    let word = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": "done"}}))
+        .unwrap();
+    assert_eq!(word["error"]["kind"], "invalid", "{word}");
+    assert!(
+        word["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no status words"),
+        "{word}"
+    );
+    assert!(s.hello().mapping["status"].contains("no status words"));
+    s.close().unwrap();
+
+    // get's first call answers a missing note as {"error": ...} without isError.
+    let (_m, target) = text_target("text.toml", &|t| {
+        t.replace(
+            "detect = [{ pattern = '^Error occurred:' }]",
+            "detect = [{ pattern = '^Error occurred:' }, { at = \"/error\", kind = \"not_found\" }]",
+        )
+        .replace(
+            "calls = [\n  { tool = \"show_note\", args = { key = \"{id}\" } },\n  { tool = \"links\", args = { key = \"{id}\" } },\n]\nanswer = { call = 0,",
+            "calls = [\n  { tool = \"links\", args = { key = \"{id}\" } },\n  { tool = \"show_note\", args = { key = \"{id}\" } },\n]\nanswer = { call = 1,",
+        )
+        .replace("{ call = 1, at = \"/links/*/to\" }", "{ call = 0, at = \"/links/*/to\" }")
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let missing = s
+        .call(&json!({"op": "get", "list": "l", "id": "3"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("links:"),
+        "the JSON refusal: {missing}"
+    );
+    s.close().unwrap();
+
+    // get through a list (no tool reads one note), the list read from a Markdown table inside
+    // a JSON string.
+    let (_m, target) = text_target("text-boards.toml", &|t| {
+        let get = "[ops.get]\ncalls = [{ tool = \"show_note\", args = { key = \"{id}\" } }]\nanswer = { task = \"\", pattern = ['\\*\\*Key:\\*\\* `(?P<id>[^`]+)`', '(?m)^### (?P<title>[^\\n]*)$', '\\*\\*State:\\*\\* (?P<status>\\w+)'] }";
+        assert!(t.contains(get), "{t}");
+        t.replace(
+            get,
+            "[ops.get]\ncalls = [{ tool = \"list_notes\", args = { as_json = true } }]\nanswer = { text_at = \"/message\", each = '\\| `(?P<id>[^`]+)` \\| (?P<title>[^|]*) \\|', tasks = \"\" }",
+        )
+    });
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "x", "task": {"subject": "first"}}),
+    );
+    let got = ok(&mut *s, json!({"op": "get", "list": "x", "id": "1"}));
+    assert_eq!(
+        got["task"]["subject"].as_str().map(str::trim),
+        Some("first"),
+        "{got}"
+    );
+    let missing = s
+        .call(&json!({"op": "get", "list": "x", "id": "9"}))
+        .unwrap();
+    assert_eq!(missing["error"]["kind"], "not_found", "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in the list the server answered"),
+        "{missing}"
+    );
+    s.close().unwrap();
+}
+
+/// A create the server acknowledged and lost before the mapping read it back (here a mutant
+/// that keeps nothing) answers the task of the create's own answer (`task` beside `fetch`),
+/// so that a checker sees the acknowledged change and its loss; without `task`, the read-back
+/// is the answer (not_found).
+#[test]
+fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
+    let edit = |fallback: bool| {
+        move |t: String| {
+            let t = t.replace(
+                "args = [\"--data\", \"{root}/{list}\"]",
+                "args = [\"--data\", \"{root}/{list}\", \"--lose-new\"]",
+            );
+            if fallback {
+                t.replace(
+                    "undo = { tool = \"remove_note\", args = { key = \"{id}\" } }\nanswer = { fetch = true }",
+                    "undo = { tool = \"remove_note\", args = { key = \"{id}\" } }\nanswer = { fetch = true, call = 0, task = \"\", pattern = ['\\*\\*Key:\\*\\* `(?P<id>[^`]+)`', '### Note: (?P<title>[^\\n]*)'] }",
+                )
+            } else {
+                t
+            }
+        }
+    };
+    let (_m, target) = text_target("text.toml", &edit(true));
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let t = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "gone"}}),
+    );
+    assert_eq!(t["task"]["id"], "1", "{t}");
+    assert_eq!(t["task"]["subject"], "gone", "{t}");
+    let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
+    assert_eq!(list["tasks"], json!([]), "{list}");
+    s.close().unwrap();
+    let (_m, target) = text_target("text.toml", &edit(false));
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let t = s
+        .call(&json!({"op": "create", "list": "l", "task": {"subject": "gone"}}))
+        .unwrap();
+    assert_eq!(t["error"]["kind"], "not_found", "{t}");
+    s.close().unwrap();
+}

@@ -13,8 +13,12 @@ Examples:
   taskproof mcp-draft 'taskproof mcp' --out my-mapping.toml
   taskproof run --target 'mcp:taskproof mcp' --mapping my-mapping.toml
 
-The server is started with TASKPROOF_ROOT set to a scratch folder; its tools and input
-schemas become comments of the draft, and every guess is marked CHECK for a person.
+The server is started with TASKPROOF_ROOT, HOME and its working folder in a scratch folder;
+its tools and input schemas become comments of the draft. Each tool chosen for an operation
+is then called once on a probe task (create, get, list, update, delete; --no-probe skips it):
+its answer says whether it is JSON or text and where the task, its id and the list are. A
+server that keeps its data elsewhere (an absolute path of its own) keeps the probe task there.
+Every guess is marked CHECK for a person.
 
 Exit status: 0 when the draft was written, 2 on a usage error or an unwritable file, 3 when
 the server could not be started or did not answer its tool list.")]
@@ -27,6 +31,11 @@ pub struct Args {
     /// Seconds the server may take to start and list its tools.
     #[arg(long, value_name = "SECS", default_value = "60")]
     pub start_timeout: Seconds,
+    /// Do not call the chosen tools on a probe task (by default each is called once, with
+    /// HOME and the working folder in a scratch folder, to learn where its answer keeps the
+    /// task, its id and the list).
+    #[arg(long)]
+    pub no_probe: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -34,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         start_timeout: args.start_timeout.0,
         ..SessionOptions::default()
     };
-    let text = match draft::draft(&args.command, options) {
+    let text = match draft::draft(&args.command, options, !args.no_probe) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("taskproof mcp-draft: {e}");

@@ -92,6 +92,10 @@ pub fn run_all(
         errors: 0,
         targets: Vec::new(),
         think_s: (!mix.think.is_zero()).then_some(mix.think.as_secs_f64()),
+        not_atomic: targets
+            .iter()
+            .filter_map(|t| t.not_atomic().map(|why| format!("{t}: {why}")))
+            .collect(),
     };
     for &w in workloads {
         for i in 0..runs {

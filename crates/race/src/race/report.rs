@@ -357,6 +357,10 @@ pub struct RaceReport {
     /// A mixed race's pause between a writer's requests (`--think`), when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_s: Option<f64>,
+    /// Targets reached in a way that is itself not atomic (an `mcp:` mapping that reads a task
+    /// before it writes it), each with why: a lost change is then not the store's alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_atomic: Vec<String>,
 }
 
 /// The race report as the reporters take it: the terminal summary and the JSON report.
@@ -457,6 +461,9 @@ impl RaceReport {
             "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
             self.target, self.profile, self.writers, self.ops, self.seed
         );
+        for why in &self.not_atomic {
+            let _ = writeln!(s, "NOTE not atomic: {why}");
+        }
         if !self.targets.is_empty() {
             let ranges: Vec<String> = self
                 .targets

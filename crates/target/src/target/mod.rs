@@ -326,6 +326,13 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
     fn prepare(&self) -> Result<(), TargetError> {
         Ok(())
     }
+
+    /// Why a change lost under concurrency may be the way the target is reached rather than
+    /// the store (an `mcp:` mapping that reads a task and then writes it in separate tool
+    /// calls): a race report says so beside its anomalies.
+    fn not_atomic(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Names a target: a handle on a [`Target`] of any kind, made by parsing `--target` against
@@ -435,6 +442,11 @@ impl TargetSpec {
     /// ([`Target::prepare`]).
     pub fn prepare(&self) -> Result<(), TargetError> {
         self.0.prepare()
+    }
+
+    /// Why the target's lost changes may not be the store's alone ([`Target::not_atomic`]).
+    pub fn not_atomic(&self) -> Option<String> {
+        self.0.not_atomic()
     }
 }
 

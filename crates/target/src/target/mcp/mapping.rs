@@ -15,6 +15,7 @@ use regex_lite::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::text;
 use crate::protocol::{ErrorKind, Feature, Layout, Op};
 // The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
 use crate::task::TASK_FIELDS;
@@ -32,6 +33,9 @@ pub const OPS: [Op; 6] = [
 /// The wire's status words.
 const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
 
+/// The filters of a template, for messages.
+const FILTERS: &str = "status, int, ints, string, json, join, with:PATH, without:PATH or or:TEXT";
+
 // ---------------------------------------------------------------------------------------
 // The file as written.
 
@@ -41,11 +45,13 @@ struct RawMapping {
     #[serde(default)]
     server: RawServer,
     #[serde(default)]
-    status: BTreeMap<String, String>,
+    status: BTreeMap<String, toml::Value>,
     #[serde(default)]
     task: RawTask,
     #[serde(default)]
     errors: RawErrors,
+    #[serde(default)]
+    lists: RawLists,
     #[serde(default)]
     unsupported: Vec<String>,
     #[serde(default)]
@@ -67,6 +73,8 @@ struct RawServer {
     check_form: bool,
     #[serde(default)]
     skip_stdout_noise: bool,
+    #[serde(default)]
+    per_list: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -79,6 +87,26 @@ struct RawTask {
     values: BTreeMap<String, BTreeMap<String, String>>,
     #[serde(default)]
     sort: bool,
+    ids: Option<String>,
+    #[serde(default)]
+    status_from: Vec<RawStatusRule>,
+    #[serde(default)]
+    parse: BTreeMap<String, RawParse>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStatusRule {
+    field: Option<String>,
+    equals: Option<toml::Value>,
+    status: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawParse {
+    Word(String),
+    Each { each: String },
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -90,6 +118,8 @@ struct RawErrors {
     default: Option<String>,
     #[serde(default)]
     rpc: BTreeMap<String, String>,
+    #[serde(default)]
+    detect: Vec<RawDetect>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,41 +131,116 @@ struct RawErrorRule {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawDetect {
+    at: Option<String>,
+    is: Option<toml::Value>,
+    pattern: Option<String>,
+    kind: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLists {
+    create: Option<RawCall>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawOp {
     calls: Vec<RawCall>,
     #[serde(default)]
     answer: RawRead,
     #[serde(default)]
-    unsupported_when: Vec<String>,
+    unsupported_when: Vec<RawWhen>,
     #[serde(default)]
     unsupported_after: usize,
+    undo: Option<RawCall>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawWhen {
+    Path(String),
+    Values(toml::Table),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawPatterns {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCall {
-    tool: String,
+    tool: Option<String>,
     #[serde(default)]
     args: toml::Table,
-    when: Option<String>,
+    when: Option<RawWhen>,
+    unless: Option<RawWhen>,
     for_each: Option<String>,
+    read: Option<String>,
     id: Option<String>,
+    #[serde(default)]
+    error_kinds: BTreeMap<String, String>,
     from: Option<String>,
-    pattern: Option<String>,
+    pattern: Option<RawPatterns>,
+    each: Option<String>,
+    section: Option<String>,
+    section_end: Option<String>,
+    text_at: Option<String>,
+}
+
+/// Where a result's document comes from: the keys shared by calls and answers.
+#[derive(Debug, Default)]
+struct RawDoc<'a> {
+    from: Option<&'a str>,
+    pattern: Option<&'a RawPatterns>,
+    each: Option<&'a str>,
+    section: Option<&'a str>,
+    section_end: Option<&'a str>,
+    text_at: Option<&'a str>,
+}
+
+macro_rules! raw_doc {
+    ($r:expr) => {
+        RawDoc {
+            from: $r.from.as_deref(),
+            pattern: $r.pattern.as_ref(),
+            each: $r.each.as_deref(),
+            section: $r.section.as_deref(),
+            section_end: $r.section_end.as_deref(),
+            text_at: $r.text_at.as_deref(),
+        }
+    };
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRead {
     call: Option<usize>,
-    from: Option<String>,
-    pattern: Option<String>,
     task: Option<String>,
     tasks: Option<String>,
     corrupt: Option<String>,
     id: Option<String>,
     #[serde(default)]
     fetch: bool,
+    #[serde(default)]
+    also: BTreeMap<String, RawAlso>,
+    from: Option<String>,
+    pattern: Option<RawPatterns>,
+    each: Option<String>,
+    section: Option<String>,
+    section_end: Option<String>,
+    text_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlso {
+    call: Option<usize>,
+    at: String,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -154,27 +259,36 @@ pub struct Mapping {
     /// Skip lines on the server's stdout that are not JSON (kept with its stderr for the
     /// report) instead of ending the session: MCP forbids them, but some servers log there.
     pub skip_stdout_noise: bool,
-    /// Wire status word → the server's word.
-    pub status: BTreeMap<String, String>,
+    /// Wire status word → the server's word, or a table of arguments that say it.
+    pub status: BTreeMap<String, Value>,
     pub task: TaskShape,
     pub errors: ErrorRules,
+    /// `[lists.create]`: each list is a container the server makes (a project, a request),
+    /// made by this call on the list's first `create`; `{container}` is its id.
+    pub container: Option<Call>,
     pub unsupported: BTreeSet<Op>,
     pub ops: BTreeMap<Op, OpMap>,
 }
 
 /// How the server is started: arguments appended to the command, working directory and
-/// environment, each a template over `{root}`.
+/// environment, each a template over `{root}` (and `{list}` with `per_list`).
 #[derive(Debug, Default)]
 pub struct Launch {
     pub args: Vec<String>,
     pub cwd: Option<String>,
     pub env: BTreeMap<String, String>,
+    /// One server per list, started on the list's first use (`server.per_list`).
+    pub per_list: bool,
 }
 
 impl Launch {
-    /// `template` with `{root}` replaced.
-    pub fn fill(template: &str, root: &Path) -> String {
-        template.replace("{root}", &root.to_string_lossy())
+    /// `template` with `{root}` (and `{list}`) replaced.
+    pub fn fill(template: &str, root: &Path, list: Option<&str>) -> String {
+        let s = template.replace("{root}", &root.to_string_lossy());
+        match list {
+            Some(l) => s.replace("{list}", l),
+            None => s,
+        }
     }
 }
 
@@ -189,6 +303,30 @@ pub struct TaskShape {
     pub values: BTreeMap<String, BTreeMap<String, String>>,
     /// Sort `list` answers by id.
     pub sort: bool,
+    /// Wire ids are taskproof's numbers for the server's ids (`ids = "table"`).
+    pub id_table: bool,
+    /// The wire status from the server's fields, first rule that holds (`status_from`).
+    pub status_from: Vec<StatusRule>,
+    /// Wire field → how its string value is read (`[task.parse]`).
+    pub parse: BTreeMap<String, Parse>,
+}
+
+/// One rule of `status_from`: when `field` (absent: always) is set (or equals `equals`),
+/// the status is `status`.
+#[derive(Debug)]
+pub struct StatusRule {
+    pub field: Option<String>,
+    pub equals: Option<Value>,
+    pub status: String,
+}
+
+/// How a field's string value becomes its wire value.
+#[derive(Debug)]
+pub enum Parse {
+    /// The string is JSON text.
+    Json,
+    /// Every match of the pattern (its first group, else the whole match): an array.
+    Each(Regex),
 }
 
 #[derive(Debug, Default)]
@@ -200,6 +338,25 @@ pub struct ErrorRules {
     /// JSON-RPC error code → kind. Without an entry, a JSON-RPC error is an error of the
     /// target.
     pub rpc: BTreeMap<i32, ErrorKind>,
+    /// Results without `isError` that are errors too (`errors.detect`).
+    pub detect: Vec<Detect>,
+}
+
+/// A rule that makes a result the server did not mark `isError` an error result.
+#[derive(Debug)]
+pub struct Detect {
+    pub how: DetectHow,
+    /// The kind, else the usual rules decide.
+    pub kind: Option<ErrorKind>,
+}
+
+#[derive(Debug)]
+pub enum DetectHow {
+    /// The value at the pointer (of the JSON document) is set: not null, false, 0, "", [] or
+    /// {}; or, with values, equals one of them.
+    At(String, Option<Vec<Value>>),
+    /// The result's text matches.
+    Pattern(Regex),
 }
 
 /// One operation: the calls in order and how the answer is read.
@@ -209,22 +366,110 @@ pub struct OpMap {
     pub answer: Read,
     /// Request paths that make the request `unsupported` when present (not null, not
     /// empty).
-    pub unsupported_when: Vec<Vec<String>>,
+    /// Each entry: conditions that together make the request `unsupported`.
+    pub unsupported_when: Vec<Vec<Cond>>,
     /// How many calls run before `unsupported_when` is judged (a read of the task first).
     pub unsupported_after: usize,
+    /// Run when a call fails after a call read the new task's id: the task is removed again,
+    /// so that a refused request that takes several calls leaves nothing behind (`undo`).
+    pub undo: Option<Call>,
 }
 
 #[derive(Debug)]
 pub struct Call {
+    /// The tool; empty for a step that only reads the task (`{ read = "id" }`).
     pub tool: String,
     pub args: Template,
-    pub when: Option<Vec<String>>,
+    /// Every condition must hold for the call to run.
+    pub when: Vec<Cond>,
+    /// The call does not run when every one of these holds (none: it runs).
+    pub unless: Vec<Cond>,
     pub for_each: Option<Vec<String>>,
+    /// Read this task (a path holding its id) through `[ops.get]` before the call, as
+    /// `{current}` (read-modify-write).
+    pub read: Option<Vec<String>>,
     /// Where the call's result gives the task id (later calls and the answer use it).
     pub id: Option<String>,
+    /// An error of this call of one kind means another (`error_kinds`): a task the call
+    /// names that is not found is, for the request, a dangling reference.
+    pub error_kinds: BTreeMap<ErrorKind, ErrorKind>,
     pub doc: DocSource,
     /// `ops.create.calls[0]`, for messages.
     pub key: String,
+}
+
+impl Call {
+    /// Whether the call's arguments or conditions use the task its `read` read.
+    pub fn uses_current(&self) -> bool {
+        self.args.names("current")
+            || self
+                .when
+                .iter()
+                .chain(&self.unless)
+                .any(Cond::reads_current)
+    }
+}
+
+/// A condition of `when`.
+#[derive(Debug, Clone)]
+pub enum Cond {
+    /// The path is present: not null, `""`, `[]` or `{}`.
+    Present(Vec<String>),
+    /// The value at the path is one of these (a value `"{path}"`: the value at that path).
+    Is(Vec<String>, Vec<CondValue>),
+}
+
+/// A value a condition compares with.
+#[derive(Debug, Clone)]
+pub enum CondValue {
+    Lit(Value),
+    Path(Vec<String>),
+}
+
+impl Cond {
+    fn path(&self) -> &[String] {
+        match self {
+            Cond::Present(p) | Cond::Is(p, _) => p,
+        }
+    }
+
+    /// Whether the condition reads `{current}` (so the call's `read` runs first).
+    pub fn reads_current(&self) -> bool {
+        let current = |p: &[String]| p.first().is_some_and(|p| p == "current");
+        current(self.path())
+            || matches!(self, Cond::Is(_, values)
+                if values.iter().any(|v| matches!(v, CondValue::Path(p) if current(p))))
+    }
+
+    pub fn holds(&self, vars: &Value) -> bool {
+        match self {
+            Cond::Present(p) => present(vars, p),
+            Cond::Is(p, values) => {
+                let v = lookup(vars, p).cloned().unwrap_or(Value::Null);
+                values.iter().any(|w| match w {
+                    CondValue::Lit(x) => *x == v,
+                    CondValue::Path(q) => lookup(vars, q).cloned().unwrap_or(Value::Null) == v,
+                })
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Cond::Present(p) => p.join("."),
+            Cond::Is(p, v) => format!(
+                "{} is {}",
+                p.join("."),
+                v.iter()
+                    .map(|v| match v {
+                        CondValue::Lit(x) => x.to_string(),
+                        CondValue::Path(q) => q.join("."),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        }
+    }
 }
 
 /// How an answer is read.
@@ -237,41 +482,107 @@ pub struct Read {
     pub tasks: Option<String>,
     pub corrupt: Option<String>,
     pub id: Option<String>,
-    /// Read the task with the `get` mapping after the calls.
+    /// Read the task afterwards with the `get` mapping; for `list`, each task.
     pub fetch: bool,
+    /// Wire fields read from (other) calls' results: field → (call, pointer).
+    pub also: Vec<(String, Option<usize>, String)>,
 }
 
 /// Where a result's document comes from.
 #[derive(Debug, Default)]
-pub enum DocSource {
+pub struct DocSource {
+    pub base: Base,
+    /// Read text instead of JSON: how.
+    pub text: Option<TextRead>,
+    /// The text read is the string at this pointer of the JSON document, not the result's
+    /// text.
+    pub text_at: Option<String>,
+}
+
+/// The JSON document of a result.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
     /// `structuredContent` when there is one, else the text parsed as JSON.
     #[default]
     Auto,
     Structured,
     /// The text parsed as JSON.
     Json,
-    /// A regular expression over the text: its named groups make an object of strings (a
-    /// group named `json` is parsed and is the document).
-    Pattern(Regex),
+}
+
+/// A document read from text by regular expressions.
+#[derive(Debug)]
+pub struct TextRead {
+    /// Only the text after the first match of this, up to the next heading of the same or a
+    /// higher level (or `section_end`).
+    pub section: Option<(Regex, Option<Regex>)>,
+    pub how: TextHow,
+}
+
+#[derive(Debug)]
+pub enum TextHow {
+    /// The first pattern must match; its named groups make an object of strings, and every
+    /// further pattern that matches adds its groups. A group named `json` is parsed and is
+    /// the document.
+    One(Vec<Regex>),
+    /// Every match: an array of such objects.
+    Each(Regex),
 }
 
 /// A tool's arguments: the mapping's TOML value with templates in its strings.
 #[derive(Debug, Clone)]
 pub enum Template {
     Literal(Value),
-    /// `"{path|filter}"`: the value at `path`, any type; absent → the key is left out.
-    Value(Vec<String>, Option<Filter>),
+    /// `"{path|filter|…}"`: the value at `path`, any type; absent → the key is left out.
+    Value(Vec<String>, Vec<Filter>),
     /// A string with `{path}` inside: absent → the key is left out.
     Text(Vec<Part>),
     Array(Vec<Template>),
-    /// Keys in order; `"..." = "{path}"` spreads an object's keys (explicit keys win).
-    Object(Vec<(String, Template)>, Option<Vec<String>>),
+    /// Keys in order; `"..." = "{path|filter}"` spreads an object's keys (explicit keys
+    /// win).
+    Object(Vec<(String, Template)>, Option<(Vec<String>, Vec<Filter>)>),
+    /// `{ "=json" = T }`: the JSON text of T filled.
+    Encode(Box<Template>),
+}
+
+impl Template {
+    /// Whether the template names a path under `root` anywhere (filters' paths included).
+    pub fn names(&self, root: &str) -> bool {
+        self.names_under(&[root])
+    }
+
+    /// Whether the template names `prefix`, a path under it or one above it (a whole
+    /// `{patch}` names `patch.status`) anywhere, filters' paths included.
+    pub fn names_under(&self, prefix: &[&str]) -> bool {
+        // A path above the prefix (a whole `{patch}`) names it too.
+        let path = |p: &[String]| p.iter().zip(prefix).all(|(a, b)| a == b);
+        let filters = |fs: &[Filter]| {
+            fs.iter().any(|f| match f {
+                Filter::With(p) | Filter::Without(p) => path(p),
+                _ => false,
+            })
+        };
+        match self {
+            Template::Literal(_) => false,
+            Template::Value(p, f) => path(p) || filters(f),
+            Template::Text(parts) => parts.iter().any(|x| match x {
+                Part::Lit(_) => false,
+                Part::Var(p, f) => path(p) || filters(f),
+            }),
+            Template::Array(items) => items.iter().any(|t| t.names_under(prefix)),
+            Template::Object(keys, spread) => {
+                keys.iter().any(|(_, t)| t.names_under(prefix))
+                    || spread.as_ref().is_some_and(|(p, f)| path(p) || filters(f))
+            }
+            Template::Encode(t) => t.names_under(prefix),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub enum Part {
     Lit(String),
-    Var(Vec<String>, Option<Filter>),
+    Var(Vec<String>, Vec<Filter>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,10 +601,35 @@ pub enum Filter {
     Join,
     /// This text when the value is absent, null or `""` (`{task.description|or:none}`).
     Or(String),
+    /// An array (absent: `[]`) with the value(s) at this path added, each once.
+    With(Vec<String>),
+    /// An array (absent: `[]`) without the value(s) at this path.
+    Without(Vec<String>),
 }
 
 impl Filter {
-    fn parse(s: &str) -> Result<Filter, String> {
+    /// Parses `f|g|or:TEXT`: `or:` takes the rest, `|` included.
+    fn parse_chain(s: &str, known: &BTreeSet<&str>) -> Result<Vec<Filter>, String> {
+        let mut out = Vec::new();
+        let mut rest = s;
+        loop {
+            if let Some(text) = rest.strip_prefix("or:") {
+                out.push(Filter::Or(text.to_string()));
+                return Ok(out);
+            }
+            let (one, more) = match rest.split_once('|') {
+                Some((a, b)) => (a, Some(b)),
+                None => (rest, None),
+            };
+            out.push(Filter::parse(one, known)?);
+            match more {
+                Some(m) => rest = m,
+                None => return Ok(out),
+            }
+        }
+    }
+
+    fn parse(s: &str, known: &BTreeSet<&str>) -> Result<Filter, String> {
         Ok(match s {
             "status" => Filter::Status,
             "int" => Filter::Int,
@@ -301,15 +637,15 @@ impl Filter {
             "string" => Filter::String,
             "json" => Filter::Json,
             "join" => Filter::Join,
-            _ => match s.strip_prefix("or:") {
-                Some(text) => Filter::Or(text.to_string()),
-                None => {
-                    return Err(format!(
-                        "unknown filter {s:?}; expected status, int, ints, string, json, join \
-                         or or:TEXT"
-                    ));
+            _ => {
+                if let Some(p) = s.strip_prefix("with:") {
+                    Filter::With(var_path(p, known)?)
+                } else if let Some(p) = s.strip_prefix("without:") {
+                    Filter::Without(var_path(p, known)?)
+                } else {
+                    return Err(format!("unknown filter {s:?}; expected {FILTERS}"));
                 }
-            },
+            }
         })
     }
 }
@@ -321,6 +657,12 @@ pub struct MappingError {
     pub file: String,
     pub key: String,
     pub message: String,
+}
+
+/// What a call's templates may name besides the operation's own parts.
+struct Scope<'a> {
+    container: bool,
+    err: &'a dyn Fn(&str, String) -> MappingError,
 }
 
 impl Mapping {
@@ -368,19 +710,63 @@ impl Mapping {
                     .map_err(|e| err(&format!("server.features[{i}]"), e))
             })
             .collect::<Result<BTreeSet<_>, _>>()?;
+        if !raw.server.per_list {
+            let launch = raw
+                .server
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (format!("server.args[{i}]"), a))
+                .chain(raw.server.cwd.iter().map(|c| ("server.cwd".to_string(), c)))
+                .chain(
+                    raw.server
+                        .env
+                        .iter()
+                        .map(|(k, v)| (format!("server.env.{k}"), v)),
+                );
+            for (key, v) in launch {
+                if v.contains("{list}") {
+                    return Err(err(
+                        &key,
+                        format!(
+                            "{v:?}: {{list}} needs server.per_list = true (one server per list); \
+                             without it one server serves every list"
+                        ),
+                    ));
+                }
+            }
+        }
 
-        for k in raw.status.keys() {
+        let mut status = BTreeMap::new();
+        for (k, v) in &raw.status {
             if !STATUSES.contains(&k.as_str()) {
                 return Err(err(
                     &format!("status.{k}"),
                     "not a wire status; the keys are pending, in_progress and completed".into(),
                 ));
             }
+            let v = nulls(toml_to_json(v));
+            if !(v.is_string() || v.is_object()) {
+                return Err(err(
+                    &format!("status.{k}"),
+                    format!(
+                        "expected the server's word (a string) or a table of arguments, got {v}"
+                    ),
+                ));
+            }
+            status.insert(k.clone(), v);
         }
-        for k in raw.task.fields.keys().chain(raw.task.values.keys()) {
+        for (table, k) in raw
+            .task
+            .fields
+            .keys()
+            .map(|k| ("fields", k))
+            .chain(raw.task.values.keys().map(|k| ("values", k)))
+            .chain(raw.task.parse.keys().map(|k| ("parse", k)))
+        {
             if !TASK_FIELDS.contains(&k.as_str()) {
                 return Err(err(
-                    &format!("task.fields.{k}"),
+                    &format!("task.{table}.{k}"),
                     format!(
                         "not a wire task field; expected one of {}",
                         TASK_FIELDS.join(", ")
@@ -398,6 +784,64 @@ impl Mapping {
                 ));
             }
         };
+        let id_table = match raw.task.ids.as_deref() {
+            None | Some("server") => false,
+            Some("table") => true,
+            Some(other) => {
+                return Err(err(
+                    "task.ids",
+                    format!("expected \"server\" or \"table\", got {other:?}"),
+                ));
+            }
+        };
+        let mut status_from = Vec::new();
+        for (i, r) in raw.task.status_from.iter().enumerate() {
+            let key = format!("task.status_from[{i}]");
+            if !STATUSES.contains(&r.status.as_str()) {
+                return Err(err(
+                    &format!("{key}.status"),
+                    format!(
+                        "{:?} is not a wire status; expected pending, in_progress or completed",
+                        r.status
+                    ),
+                ));
+            }
+            if r.field.is_none() && r.equals.is_some() {
+                return Err(err(
+                    &format!("{key}.equals"),
+                    "needs a field to compare".into(),
+                ));
+            }
+            if r.field.is_none() && i + 1 != raw.task.status_from.len() {
+                return Err(err(
+                    &key,
+                    "a rule without a field always holds: it must be the last".into(),
+                ));
+            }
+            status_from.push(StatusRule {
+                field: r.field.clone(),
+                equals: r.equals.as_ref().map(toml_to_json),
+                status: r.status.clone(),
+            });
+        }
+        let mut parse = BTreeMap::new();
+        for (field, p) in &raw.task.parse {
+            let key = format!("task.parse.{field}");
+            let how =
+                match p {
+                    RawParse::Word(w) if w == "json" => Parse::Json,
+                    RawParse::Word(w) => {
+                        return Err(err(
+                            &key,
+                            format!("expected \"json\" or {{ each = PATTERN }}, got {w:?}"),
+                        ));
+                    }
+                    RawParse::Each { each } => Parse::Each(Regex::new(each).map_err(|e| {
+                        err(&format!("{key}.each"), format!("does not compile: {e}"))
+                    })?),
+                };
+            parse.insert(field.clone(), how);
+        }
 
         let kind = |key: &str, s: &str| s.parse::<ErrorKind>().map_err(|e| err(key, e));
         let mut errors = ErrorRules {
@@ -426,6 +870,68 @@ impl Mapping {
                 .map_err(|_| err(&key, "the key must be a JSON-RPC error code".into()))?;
             errors.rpc.insert(n, kind(&key, k)?);
         }
+        for (i, d) in raw.errors.detect.iter().enumerate() {
+            let key = format!("errors.detect[{i}]");
+            let how = match (&d.at, &d.pattern) {
+                (Some(p), None) => DetectHow::At(
+                    pointer(p).map_err(|e| err(&format!("{key}.at"), e))?,
+                    d.is.as_ref().map(|v| match toml_to_json(v) {
+                        Value::Array(a) => a,
+                        one => vec![one],
+                    }),
+                ),
+                (None, Some(p)) => {
+                    if d.is.is_some() {
+                        return Err(err(
+                            &format!("{key}.is"),
+                            "`is` compares the value `at` a pointer; a pattern has none".into(),
+                        ));
+                    }
+                    DetectHow::Pattern(Regex::new(p).map_err(|e| {
+                        err(&format!("{key}.pattern"), format!("does not compile: {e}"))
+                    })?)
+                }
+                _ => {
+                    return Err(err(
+                        &key,
+                        "needs either `at` (a JSON pointer) or `pattern` (over the text)".into(),
+                    ));
+                }
+            };
+            errors.detect.push(Detect {
+                how,
+                kind: d
+                    .kind
+                    .as_deref()
+                    .map(|k| kind(&format!("{key}.kind"), k))
+                    .transpose()?,
+            });
+        }
+
+        let scope = Scope {
+            container: raw.lists.create.is_some(),
+            err: &err,
+        };
+        let container = match &raw.lists.create {
+            None => None,
+            Some(c) => {
+                let known: BTreeSet<&str> = ["root", "list"].into_iter().collect();
+                let call = call(c, "lists.create", &known, &scope)?;
+                if call.id.is_none() {
+                    return Err(err(
+                        "lists.create.id",
+                        "missing: a JSON pointer to the new container's id in the result".into(),
+                    ));
+                }
+                if call.for_each.is_some() || call.read.is_some() {
+                    return Err(err(
+                        "lists.create",
+                        "makes one container: no for_each or read".into(),
+                    ));
+                }
+                Some(call)
+            }
+        };
 
         let mut unsupported = BTreeSet::new();
         for (i, s) in raw.unsupported.iter().enumerate() {
@@ -442,7 +948,7 @@ impl Mapping {
         let mut ops = BTreeMap::new();
         for (name, raw_op) in &raw.ops {
             let op = op_of(name).map_err(|e| err(&format!("ops.{name}"), e))?;
-            ops.insert(op, op_map(op, raw_op, &err)?);
+            ops.insert(op, op_map(op, raw_op, &scope)?);
         }
         for op in OPS {
             if !ops.contains_key(&op) && !unsupported.contains(&op) {
@@ -466,69 +972,141 @@ impl Mapping {
                 "\"derived\" needs [ops.list] to read every task".into(),
             ));
         }
+        let reads = ops
+            .iter()
+            .any(|(_, m)| m.calls.iter().any(|c| c.read.is_some()));
+        if (reads || ops.get(&Op::List).is_some_and(|l| l.answer.fetch))
+            && !ops.contains_key(&Op::Get)
+        {
+            return Err(err(
+                "ops.get",
+                "missing: a call's `read` and a list's `fetch` read tasks through [ops.get]".into(),
+            ));
+        }
         Ok(Mapping {
             path: path.to_path_buf(),
             launch: Launch {
                 args: raw.server.args,
                 cwd: raw.server.cwd,
                 env: raw.server.env,
+                per_list: raw.server.per_list,
             },
             layout,
             features,
             check_form: raw.server.check_form,
             skip_stdout_noise: raw.server.skip_stdout_noise,
-            status: raw.status,
+            status,
             task: TaskShape {
                 fields: raw.task.fields,
                 derived_blocks,
                 values: raw.task.values,
                 sort: raw.task.sort,
+                id_table,
+                status_from,
+                parse,
             },
             errors,
+            container,
             unsupported,
             ops,
         })
+    }
+
+    /// Every call of the mapping, the container's first.
+    fn calls(&self) -> impl Iterator<Item = &Call> {
+        self.container.iter().chain(
+            self.ops
+                .values()
+                .flat_map(|m| m.calls.iter().chain(m.undo.iter())),
+        )
     }
 
     /// Checks the tools and arguments named against the server's tool list: every tool must
     /// exist, and every argument named must be a property of its input schema when the schema
     /// lists them. The error names the file, the key and the tool.
     pub fn check_tools(&self, tools: &BTreeMap<String, Value>) -> Result<(), MappingError> {
-        for m in self.ops.values() {
-            for call in &m.calls {
-                let Some(schema) = tools.get(&call.tool) else {
+        for call in self.calls().filter(|c| !c.tool.is_empty()) {
+            let Some(schema) = tools.get(&call.tool) else {
+                return Err(MappingError {
+                    file: self.path.display().to_string(),
+                    key: format!("{}.tool", call.key),
+                    message: format!(
+                        "the server has no tool {:?}; its tools are {}",
+                        call.tool,
+                        tools.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            };
+            let (Template::Object(keys, _), Some(props)) = (
+                &call.args,
+                schema.get("properties").and_then(Value::as_object),
+            ) else {
+                continue;
+            };
+            for (k, _) in keys {
+                if !props.contains_key(k) {
                     return Err(MappingError {
                         file: self.path.display().to_string(),
-                        key: format!("{}.tool", call.key),
+                        key: format!("{}.args.{k}", call.key),
                         message: format!(
-                            "the server has no tool {:?}; its tools are {}",
+                            "tool {:?} has no argument {k:?}; its arguments are {}",
                             call.tool,
-                            tools.keys().cloned().collect::<Vec<_>>().join(", ")
+                            props.keys().cloned().collect::<Vec<_>>().join(", ")
                         ),
                     });
-                };
-                let (Template::Object(keys, _), Some(props)) = (
-                    &call.args,
-                    schema.get("properties").and_then(Value::as_object),
-                ) else {
-                    continue;
-                };
-                for (k, _) in keys {
-                    if !props.contains_key(k) {
-                        return Err(MappingError {
-                            file: self.path.display().to_string(),
-                            key: format!("{}.args.{k}", call.key),
-                            message: format!(
-                                "tool {:?} has no argument {k:?}; its arguments are {}",
-                                call.tool,
-                                props.keys().cloned().collect::<Vec<_>>().join(", ")
-                            ),
-                        });
-                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The calls that read a task before they write (`read`): the mapping is then not
+    /// atomic, whatever the server is.
+    pub fn read_modify_write(&self) -> Vec<String> {
+        self.ops
+            .values()
+            .flat_map(|m| m.calls.iter())
+            .filter(|c| c.uses_current())
+            .filter_map(|c| {
+                c.read
+                    .as_ref()
+                    .map(|r| format!("{} ({} read = {})", c.key, c.tool, r.join(".")))
+            })
+            .collect()
+    }
+
+    /// The operations whose answer is read by a later call (`fetch`): it can show another
+    /// writer's change made after this one.
+    pub fn read_back(&self) -> Vec<String> {
+        self.ops
+            .iter()
+            .filter(|(op, m)| m.answer.fetch && **op != Op::List)
+            .map(|(op, _)| format!("ops.{op}"))
+            .collect()
+    }
+
+    /// Why concurrency verdicts through this mapping are not the server's alone, if they are
+    /// not: calls that read a task and then write it, and answers read by a later call.
+    pub fn not_atomic(&self) -> Option<String> {
+        let rmw = self.read_modify_write();
+        let back = self.read_back();
+        let mut parts = Vec::new();
+        if !rmw.is_empty() {
+            parts.push(format!(
+                "it reads a task and then writes it in separate tool calls (read-modify-write by \
+                 taskproof's MCP client: {}): a change another writer makes in between can be \
+                 lost by the mapping, not the server, unless the server refuses a stale write",
+                rmw.join(", ")
+            ));
+        }
+        if !back.is_empty() {
+            parts.push(format!(
+                "the answers of {} are read by a get after the change: they can show another \
+                 writer's later change, so a nonlinearizable answer may be the mapping's",
+                back.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// What `hello` states: the file, and per operation the tools called.
@@ -550,6 +1128,71 @@ impl Mapping {
                     .into(),
             );
         }
+        if !self.task.status_from.is_empty() {
+            m.insert(
+                "status".into(),
+                "the server has no status words (task.status_from reads the status from its \
+                 fields): a status other than pending, in_progress and completed is answered \
+                 invalid by taskproof's MCP client"
+                    .into(),
+            );
+        }
+        if self.task.status_from.is_empty()
+            && self.ops.contains_key(&Op::Update)
+            && !self.passes_status()
+        {
+            m.insert(
+                "status".into(),
+                "the server is never given a status word (the mapping says a status by which \
+                 calls run): a status other than pending, in_progress and completed is \
+                 answered invalid by taskproof's MCP client"
+                    .into(),
+            );
+        } else if self.task.status_from.is_empty() && self.status.values().any(Value::is_string) {
+            m.insert(
+                "status".into(),
+                "a status outside pending, in_progress and completed that is one of the \
+                 server's own words in [status] is answered invalid by taskproof's MCP client \
+                 (passed on, it would mean another wire status); other words go to the server \
+                 as given"
+                    .into(),
+            );
+        }
+        if self.task.id_table {
+            m.insert(
+                "ids".into(),
+                "wire ids are taskproof's numbers for the server's own ids (task.ids = \"table\", \
+                 kept in ROOT/.taskproof-mcp/ids.json, shared by every session on the root): a \
+                 server id never seen before gets one more than the highest number given in its \
+                 list, one seen before gets its old number, and a wire id the table does not \
+                 know goes to the server as given. So S1 judges whether the server hands out an \
+                 id a second time, not how it numbers; and a wire id names a task of its own \
+                 list only"
+                    .into(),
+            );
+        }
+        if self.launch.per_list {
+            m.insert(
+                "lists".into(),
+                "one server per list (server.per_list), started on the list's first use; a list \
+                 name that cannot name a folder is answered invalid by taskproof's MCP client"
+                    .into(),
+            );
+        } else if let Some(c) = &self.container {
+            m.insert(
+                "lists".into(),
+                format!(
+                    "each list is a container of the server, made by {} on the list's first \
+                     create and kept in ROOT/.taskproof-mcp/ids.json; before that, list answers [] \
+                     and the other operations not_found without a tool call (taskproof's MCP \
+                     client); a list name that is not a valid name is answered invalid",
+                    c.tool
+                ),
+            );
+        }
+        if let Some(why) = self.not_atomic() {
+            m.insert("atomic".into(), format!("no: {why}"));
+        }
         for op in OPS {
             let text = match self.ops.get(&op) {
                 None => "unsupported (the mapping's `unsupported`)".to_string(),
@@ -559,19 +1202,42 @@ impl Mapping {
                         if i > 0 {
                             s.push_str("; ");
                         }
-                        s.push_str(&c.tool);
-                        if let Some(w) = &c.when {
-                            let _ = write!(s, " when {}", w.join("."));
+                        match &c.read {
+                            Some(r) if c.tool.is_empty() => {
+                                let _ = write!(s, "get {}", r.join("."));
+                            }
+                            Some(r) => {
+                                let _ = write!(s, "get {} then {}", r.join("."), c.tool);
+                            }
+                            None => s.push_str(&c.tool),
+                        }
+                        if !c.when.is_empty() {
+                            let _ = write!(s, " when {}", describe(&c.when));
+                        }
+                        if !c.unless.is_empty() {
+                            let _ = write!(s, " unless {}", describe(&c.unless));
                         }
                         if let Some(f) = &c.for_each {
                             let _ = write!(s, " for each of {}", f.join("."));
                         }
                     }
                     if o.answer.fetch {
-                        s.push_str("; then get");
+                        s.push_str(if op == Op::List {
+                            "; then get of each"
+                        } else {
+                            "; then get"
+                        });
                     }
-                    for p in &o.unsupported_when {
-                        let _ = write!(s, "; {} unsupported", p.join("."));
+                    for c in &o.unsupported_when {
+                        let _ = write!(s, "; {} unsupported", describe(c));
+                    }
+                    if let Some(u) = &o.undo {
+                        let _ = write!(
+                            s,
+                            "; when a call fails after the task was made, {} removes it again \
+                             (taskproof's MCP client: the server has no single call for it)",
+                            u.tool
+                        );
                     }
                     s
                 }
@@ -581,19 +1247,34 @@ impl Mapping {
         m
     }
 
-    /// The server's status word for a wire word (others as given).
-    pub fn status_out(&self, wire: &str) -> String {
+    /// The server's status word (or table of arguments) for a wire word (others as given).
+    pub fn status_out(&self, wire: &str) -> Value {
         self.status
             .get(wire)
             .cloned()
-            .unwrap_or_else(|| wire.to_string())
+            .unwrap_or_else(|| Value::String(wire.to_string()))
+    }
+
+    /// Whether some call of `update` gives the request's status to the server (a template
+    /// names `patch.status`); else the status is said only by which calls run.
+    pub fn passes_status(&self) -> bool {
+        self.ops.get(&Op::Update).is_some_and(|m| {
+            m.calls
+                .iter()
+                .any(|c| c.args.names_under(&["patch", "status"]))
+        })
+    }
+
+    /// Whether `word` is one of the server's status words named in `[status]`.
+    pub fn is_server_status(&self, word: &str) -> bool {
+        self.status.values().any(|v| v.as_str() == Some(word))
     }
 
     /// The wire status word for a server word (others as given).
     pub fn status_in(&self, server: &str) -> String {
         self.status
             .iter()
-            .find(|(_, s)| s.as_str() == server)
+            .find(|(_, s)| s.as_str() == Some(server))
             .map_or_else(|| server.to_string(), |(w, _)| w.clone())
     }
 }
@@ -606,7 +1287,7 @@ fn op_of(s: &str) -> Result<Op, String> {
     Ok(op)
 }
 
-/// Checks a JSON pointer's form.
+/// Checks a JSON pointer's form (`*` may stand for every element of an array).
 fn pointer(p: &str) -> Result<String, String> {
     if p.is_empty() || p.starts_with('/') {
         Ok(p.to_string())
@@ -617,26 +1298,128 @@ fn pointer(p: &str) -> Result<String, String> {
     }
 }
 
-fn doc_source(from: Option<&str>, pattern: Option<&str>) -> Result<DocSource, (String, String)> {
-    match (from, pattern) {
-        (_, Some(p)) => match from {
-            None | Some("pattern") => Regex::new(p)
-                .map(DocSource::Pattern)
-                .map_err(|e| ("pattern".into(), format!("does not compile: {e}"))),
-            Some(f) => Err((
-                "from".into(),
-                format!("from = {f:?} and a pattern exclude each other"),
-            )),
-        },
-        (None | Some("auto"), None) => Ok(DocSource::Auto),
-        (Some("structured"), None) => Ok(DocSource::Structured),
-        (Some("json"), None) => Ok(DocSource::Json),
-        (Some("pattern"), None) => Err(("pattern".into(), "missing (from = \"pattern\")".into())),
-        (Some(f), None) => Err((
-            "from".into(),
-            format!("expected auto, structured, json or pattern, got {f:?}"),
-        )),
+/// The value at a JSON pointer in which a `*` part stands for every element of an array
+/// (the result is then the array of what each element has there).
+pub fn at(doc: &Value, p: &str) -> Option<Value> {
+    if p.is_empty() {
+        return Some(doc.clone());
     }
+    let parts: Vec<String> = p[1..]
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    fn walk(v: &Value, parts: &[String]) -> Option<Value> {
+        let Some((first, rest)) = parts.split_first() else {
+            return Some(v.clone());
+        };
+        if first == "*" {
+            let items = v.as_array()?;
+            return Some(Value::Array(
+                items.iter().filter_map(|i| walk(i, rest)).collect(),
+            ));
+        }
+        let next = match v {
+            Value::Object(o) => o.get(first)?,
+            Value::Array(a) => a.get(first.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+        walk(next, rest)
+    }
+    walk(doc, &parts)
+}
+
+fn doc_source(raw: &RawDoc<'_>) -> Result<DocSource, (String, String)> {
+    let compile = |k: &str, p: &str| {
+        Regex::new(p).map_err(|e| (k.to_string(), format!("does not compile: {e}")))
+    };
+    let how = match (raw.pattern, raw.each) {
+        (Some(_), Some(_)) => {
+            return Err((
+                "each".into(),
+                "a pattern (one match) and each (every match) exclude each other".into(),
+            ));
+        }
+        (Some(RawPatterns::One(p)), None) => Some(TextHow::One(vec![compile("pattern", p)?])),
+        (Some(RawPatterns::Many(ps)), None) => {
+            if ps.is_empty() {
+                return Err(("pattern".into(), "an empty list of patterns".into()));
+            }
+            Some(TextHow::One(
+                ps.iter()
+                    .enumerate()
+                    .map(|(i, p)| compile(&format!("pattern[{i}]"), p))
+                    .collect::<Result<_, _>>()?,
+            ))
+        }
+        (None, Some(e)) => Some(TextHow::Each(compile("each", e)?)),
+        (None, None) => None,
+    };
+    let base = match raw.from {
+        None | Some("auto") => Base::Auto,
+        Some("structured") => Base::Structured,
+        Some("json") => Base::Json,
+        Some("pattern") if how.is_some() => Base::Auto,
+        Some("pattern") => {
+            return Err(("pattern".into(), "missing (from = \"pattern\")".into()));
+        }
+        Some(f) => {
+            return Err((
+                "from".into(),
+                format!("expected auto, structured, json or pattern, got {f:?}"),
+            ));
+        }
+    };
+    if how.is_some() && matches!(raw.from, Some("structured" | "json")) && raw.text_at.is_none() {
+        return Err((
+            "from".into(),
+            format!(
+                "from = {:?} and a pattern exclude each other (text_at reads a string of the \
+                 JSON document)",
+                raw.from.unwrap_or_default()
+            ),
+        ));
+    }
+    let section = match raw.section {
+        None => {
+            if raw.section_end.is_some() {
+                return Err(("section_end".into(), "needs a section".into()));
+            }
+            None
+        }
+        Some(s) => Some((
+            compile("section", s)?,
+            raw.section_end
+                .map(|e| compile("section_end", e))
+                .transpose()?,
+        )),
+    };
+    let text_at = raw
+        .text_at
+        .map(|p| pointer(p).map_err(|e| ("text_at".to_string(), e)))
+        .transpose()?;
+    let text = match (how, section) {
+        (Some(how), section) => Some(TextRead { section, how }),
+        (None, Some(_)) => {
+            return Err((
+                "section".into(),
+                "a section is searched by a pattern or each; neither is given".into(),
+            ));
+        }
+        (None, None) => {
+            if text_at.is_some() {
+                return Err((
+                    "text_at".into(),
+                    "the text at the pointer is read by a pattern or each; neither is given".into(),
+                ));
+            }
+            None
+        }
+    };
+    Ok(DocSource {
+        base,
+        text,
+        text_at,
+    })
 }
 
 /// The request's parts an operation's templates may name.
@@ -651,11 +1434,143 @@ fn roots(op: Op) -> &'static [&'static str] {
     }
 }
 
-fn op_map(
-    op: Op,
-    raw: &RawOp,
+/// Checks one call; `known` are the paths its templates may name.
+fn call(
+    c: &RawCall,
+    key: &str,
+    known: &BTreeSet<&str>,
+    scope: &Scope,
+) -> Result<Call, MappingError> {
+    let err = scope.err;
+    let path_in = |k: &str, p: &str, known: &BTreeSet<&str>| {
+        var_path(p, known).map_err(|e| err(&format!("{key}.{k}"), e))
+    };
+    let mut known = known.clone();
+    if scope.container {
+        known.insert("container");
+    }
+    let for_each = c
+        .for_each
+        .as_deref()
+        .map(|p| path_in("for_each", p, &known))
+        .transpose()?;
+    if for_each.is_some() {
+        known.insert("item");
+    }
+    let read = c
+        .read
+        .as_deref()
+        .map(|p| path_in("read", p, &known))
+        .transpose()?;
+    if read.is_some() {
+        known.insert("current");
+    }
+    let when = match &c.when {
+        None => Vec::new(),
+        Some(w) => conds(w, &format!("{key}.when"), &known, err)?,
+    };
+    let unless = match &c.unless {
+        None => Vec::new(),
+        Some(w) => conds(w, &format!("{key}.unless"), &known, err)?,
+    };
+    let args = toml_to_json(&toml::Value::Table(c.args.clone()));
+    let args = template(&args, &known).map_err(|(at, e)| err(&format!("{key}.args{at}"), e))?;
+    let doc = doc_source(&raw_doc!(c)).map_err(|(k, e)| err(&format!("{key}.{k}"), e))?;
+    let id =
+        c.id.as_deref()
+            .map(|p| pointer(p).map_err(|e| err(&format!("{key}.id"), e)))
+            .transpose()?;
+    let mut error_kinds = BTreeMap::new();
+    for (from, to) in &c.error_kinds {
+        let k = format!("{key}.error_kinds.{from}");
+        let parse = |s: &str| s.parse::<ErrorKind>().map_err(|e| err(&k, e));
+        error_kinds.insert(parse(from)?, parse(to)?);
+    }
+    let tool = match (&c.tool, &read) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => {
+            if !c.args.is_empty() || c.id.is_some() || for_each.is_some() {
+                return Err(err(
+                    key,
+                    "a step without a tool only reads the task (read): no args, id or for_each"
+                        .into(),
+                ));
+            }
+            String::new()
+        }
+        (None, None) => {
+            return Err(err(
+                &format!("{key}.tool"),
+                "missing: the tool to call (or `read` alone, a step that reads the task)".into(),
+            ));
+        }
+    };
+    Ok(Call {
+        tool,
+        args,
+        when,
+        unless,
+        for_each,
+        read,
+        id,
+        error_kinds,
+        doc,
+        key: key.to_string(),
+    })
+}
+
+/// The conditions of a `when` (or an `unsupported_when` entry): a path that must be present,
+/// or a table of paths and the values (one or a list) each must have.
+fn conds(
+    w: &RawWhen,
+    key: &str,
+    known: &BTreeSet<&str>,
     err: &dyn Fn(&str, String) -> MappingError,
-) -> Result<OpMap, MappingError> {
+) -> Result<Vec<Cond>, MappingError> {
+    match w {
+        RawWhen::Path(p) => Ok(vec![Cond::Present(
+            var_path(p, known).map_err(|e| err(key, e))?,
+        )]),
+        RawWhen::Values(t) => {
+            let mut out = Vec::new();
+            for (p, v) in t {
+                let path = var_path(p, known).map_err(|e| err(&format!("{key}.{p:?}"), e))?;
+                let values = match toml_to_json(v) {
+                    Value::Array(a) => a,
+                    one => vec![one],
+                };
+                let values = values
+                    .into_iter()
+                    .map(|v| {
+                        match v
+                            .as_str()
+                            .and_then(|s| s.strip_prefix('{')?.strip_suffix('}'))
+                        {
+                            Some(q) => var_path(q, known)
+                                .map(CondValue::Path)
+                                .map_err(|e| err(&format!("{key}.{p:?}"), e)),
+                            None => Ok(CondValue::Lit(v)),
+                        }
+                    })
+                    .collect::<Result<_, _>>()?;
+                out.push(Cond::Is(path, values));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Conditions in words, for `hello`.
+pub fn describe(conds: &[Cond]) -> String {
+    conds
+        .iter()
+        .map(Cond::describe)
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn op_map(op: Op, raw: &RawOp, scope: &Scope) -> Result<OpMap, MappingError> {
+    let err = scope.err;
     let base = format!("ops.{op}");
     if raw.calls.is_empty() {
         return Err(err(
@@ -664,56 +1579,56 @@ fn op_map(
         ));
     }
     let mut known: BTreeSet<&str> = roots(op).iter().copied().collect();
+    if scope.container {
+        known.insert("container");
+    }
     let mut calls = Vec::new();
     for (i, c) in raw.calls.iter().enumerate() {
         let key = format!("{base}.calls[{i}]");
-        let path_in = |k: &str, p: &str, known: &BTreeSet<&str>| {
-            var_path(p, known).map_err(|e| err(&format!("{key}.{k}"), e))
-        };
-        let when = c
-            .when
-            .as_deref()
-            .map(|p| path_in("when", p, &known))
-            .transpose()?;
-        let for_each = c
-            .for_each
-            .as_deref()
-            .map(|p| path_in("for_each", p, &known))
-            .transpose()?;
-        let mut inner = known.clone();
-        if for_each.is_some() {
-            inner.insert("item");
-        }
-        let args = toml_to_json(&toml::Value::Table(c.args.clone()));
-        let args = template(&args, &inner).map_err(|(at, e)| err(&format!("{key}.args{at}"), e))?;
-        let doc = doc_source(c.from.as_deref(), c.pattern.as_deref())
-            .map_err(|(k, e)| err(&format!("{key}.{k}"), e))?;
-        let id =
-            c.id.as_deref()
-                .map(|p| pointer(p).map_err(|e| err(&format!("{key}.id"), e)))
-                .transpose()?;
-        if id.is_some() {
+        let checked = call(c, &key, &known, scope)?;
+        if checked.id.is_some() {
             known.insert("id");
         }
-        calls.push(Call {
-            tool: c.tool.clone(),
-            args,
-            when,
-            for_each,
-            id,
-            doc,
-            key,
-        });
+        // `{current}` stays for the calls after a read.
+        if checked.read.is_some() {
+            known.insert("current");
+        }
+        calls.push(checked);
     }
     let a = &raw.answer;
     let akey = format!("{base}.answer");
-    let doc = doc_source(a.from.as_deref(), a.pattern.as_deref())
-        .map_err(|(k, e)| err(&format!("{akey}.{k}"), e))?;
+    let doc = doc_source(&raw_doc!(a)).map_err(|(k, e)| err(&format!("{akey}.{k}"), e))?;
     let ptr = |k: &str, p: &Option<String>| {
         p.as_deref()
             .map(|p| pointer(p).map_err(|e| err(&format!("{akey}.{k}"), e)))
             .transpose()
     };
+    let mut also = Vec::new();
+    for (field, x) in &a.also {
+        let k = format!("{akey}.also.{field}");
+        if !TASK_FIELDS.contains(&field.as_str()) {
+            return Err(err(
+                &k,
+                format!(
+                    "not a wire task field; expected one of {}",
+                    TASK_FIELDS.join(", ")
+                ),
+            ));
+        }
+        if let Some(n) = x.call
+            && n >= calls.len()
+        {
+            return Err(err(
+                &format!("{k}.call"),
+                format!("there are only {} calls", calls.len()),
+            ));
+        }
+        also.push((
+            field.clone(),
+            x.call,
+            pointer(&x.at).map_err(|e| err(&format!("{k}.at"), e))?,
+        ));
+    }
     let answer = Read {
         call: a.call,
         doc,
@@ -722,6 +1637,7 @@ fn op_map(
         corrupt: ptr("corrupt", &a.corrupt)?,
         id: ptr("id", &a.id)?,
         fetch: a.fetch,
+        also,
     };
     if let Some(n) = answer.call
         && n >= calls.len()
@@ -739,7 +1655,21 @@ fn op_map(
                     "get cannot fetch itself".into(),
                 ));
             }
-            if answer.task.is_none() && !answer.fetch {
+            if op == Op::Get && answer.task.is_some() && answer.tasks.is_some() {
+                return Err(err(
+                    &format!("{akey}.tasks"),
+                    "get reads one task: `task` (a pointer to it) or `tasks` (a list to pick it \
+                     from by id), not both"
+                        .into(),
+                ));
+            }
+            if op != Op::Get && answer.tasks.is_some() {
+                return Err(err(
+                    &format!("{akey}.tasks"),
+                    format!("{op} answers one task: `task`, or fetch = true"),
+                ));
+            }
+            if answer.task.is_none() && !answer.fetch && answer.tasks.is_none() {
                 return Err(err(
                     &format!("{akey}.task"),
                     "missing: a JSON pointer to the task in the result, or fetch = true".into(),
@@ -766,9 +1696,7 @@ fn op_map(
         .unsupported_when
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            var_path(p, &known).map_err(|e| err(&format!("{base}.unsupported_when[{i}]"), e))
-        })
+        .map(|(i, w)| conds(w, &format!("{base}.unsupported_when[{i}]"), &known, err))
         .collect::<Result<_, _>>()?;
     if raw.unsupported_after > calls.len() {
         return Err(err(
@@ -776,11 +1704,31 @@ fn op_map(
             format!("there are only {} calls", calls.len()),
         ));
     }
+    let undo = match &raw.undo {
+        None => None,
+        Some(u) => {
+            if !calls.iter().any(|c| c.id.is_some()) {
+                return Err(err(
+                    &format!("{base}.undo"),
+                    "undoes the task a call made: needs a call with `id`".into(),
+                ));
+            }
+            let u = call(u, &format!("{base}.undo"), &known, scope)?;
+            if u.for_each.is_some() || u.read.is_some() {
+                return Err(err(
+                    &format!("{base}.undo"),
+                    "one call: no for_each or read".into(),
+                ));
+            }
+            Some(u)
+        }
+    };
     Ok(OpMap {
         calls,
         answer,
         unsupported_when,
         unsupported_after: raw.unsupported_after,
+        undo,
     })
 }
 
@@ -799,6 +1747,16 @@ fn toml_to_json(v: &toml::Value) -> Value {
                 .map(|(k, v)| (k.clone(), toml_to_json(v)))
                 .collect(),
         ),
+    }
+}
+
+/// A value with every string `"{null}"` in it made JSON null (TOML has no null).
+fn nulls(v: Value) -> Value {
+    match v {
+        Value::String(s) if s == "{null}" => Value::Null,
+        Value::Array(a) => Value::Array(a.into_iter().map(nulls).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, nulls(v))).collect()),
+        other => other,
     }
 }
 
@@ -828,13 +1786,24 @@ fn template(v: &Value, known: &BTreeSet<&str>) -> Result<Template, (String, Stri
             .map(|(i, t)| template(t, known).map_err(|(at, e)| (format!("[{i}]{at}"), e)))
             .collect::<Result<_, _>>()
             .map(Template::Array),
+        Value::Object(m) if m.contains_key("=json") => {
+            if m.len() > 1 {
+                return Err((
+                    ".\"=json\"".into(),
+                    "a table with \"=json\" is the JSON text of its value: no other key".into(),
+                ));
+            }
+            let inner =
+                template(&m["=json"], known).map_err(|(at, e)| (format!(".\"=json\"{at}"), e))?;
+            Ok(Template::Encode(Box::new(inner)))
+        }
         Value::Object(m) => {
             let mut keys = Vec::new();
             let mut spread = None;
             for (k, v) in m {
                 if k == "..." {
                     match string_template(v.as_str().unwrap_or(""), known) {
-                        Ok(Template::Value(p, None)) => spread = Some(p),
+                        Ok(Template::Value(p, f)) => spread = Some((p, f)),
                         Err(e) => return Err((".\"...\"".into(), e)),
                         _ => {
                             return Err((
@@ -855,6 +1824,9 @@ fn template(v: &Value, known: &BTreeSet<&str>) -> Result<Template, (String, Stri
 }
 
 fn string_template(s: &str, known: &BTreeSet<&str>) -> Result<Template, String> {
+    if s == "{null}" {
+        return Ok(Template::Literal(Value::Null));
+    }
     let mut parts = Vec::new();
     let mut rest = s;
     while let Some(open) = rest.find('{') {
@@ -866,16 +1838,16 @@ fn string_template(s: &str, known: &BTreeSet<&str>) -> Result<Template, String> 
             parts.push(Part::Lit(rest[..open].to_string()));
         }
         let inner = &rest[open + 1..close];
-        let (path, filter) = match inner.split_once('|') {
+        let (path, filters) = match inner.split_once('|') {
             Some((p, f)) => (
                 p,
-                Some(Filter::parse(f).map_err(|e| format!("{s:?}: {e}"))?),
+                Filter::parse_chain(f, known).map_err(|e| format!("{s:?}: {e}"))?,
             ),
-            None => (inner, None),
+            None => (inner, Vec::new()),
         };
         parts.push(Part::Var(
             var_path(path, known).map_err(|e| format!("{s:?}: {e}"))?,
-            filter,
+            filters,
         ));
         rest = &rest[close + 1..];
     }
@@ -902,28 +1874,45 @@ pub fn lookup<'a>(vars: &'a Value, path: &[String]) -> Option<&'a Value> {
     (!v.is_null()).then_some(v)
 }
 
-/// Whether the value at `path` is there: present, not null, not `""`, `[]` or `{}`.
+/// Whether the value at `path` is given: present, not null, `[]` or `{}` (a string, `""`
+/// included, is given: the server judges it).
 pub fn present(vars: &Value, path: &[String]) -> bool {
     match lookup(vars, path) {
         None => false,
-        Some(Value::String(s)) => !s.is_empty(),
         Some(Value::Array(a)) => !a.is_empty(),
         Some(Value::Object(o)) => !o.is_empty(),
         Some(_) => true,
     }
 }
 
+/// Whether a value counts as set: not null, `false`, `""`, `[]` or `{}`.
+pub fn is_set(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => false,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        _ => true,
+    }
+}
+
 impl Mapping {
-    /// The value at `path` through filter `f`; `None` when absent (after `or:`).
-    fn value(&self, vars: &Value, path: &[String], f: Option<&Filter>) -> Option<Value> {
-        if let Some(Filter::Or(text)) = f {
-            return Some(match lookup(vars, path) {
-                None => Value::String(text.clone()),
-                Some(Value::String(s)) if s.is_empty() => Value::String(text.clone()),
-                Some(v) => v.clone(),
-            });
+    /// The value at `path` through `filters`; `None` when absent (after `or:`, `with:` and
+    /// `without:`, which fill an absent value).
+    /// The value a spread (`"..." = "{path|filter}"`) would spread, when present.
+    pub fn spread_value(&self, vars: &Value, path: &[String], filters: &[Filter]) -> Option<Value> {
+        self.value(vars, path, filters)
+    }
+
+    fn value(&self, vars: &Value, path: &[String], filters: &[Filter]) -> Option<Value> {
+        let mut v = lookup(vars, path).cloned();
+        for f in filters {
+            v = self.filter(f, v, vars);
         }
-        let v = lookup(vars, path)?;
+        v
+    }
+
+    fn filter(&self, f: &Filter, v: Option<Value>, vars: &Value) -> Option<Value> {
         let int = |v: &Value| match v {
             Value::String(s)
                 if !s.is_empty()
@@ -938,22 +1927,49 @@ impl Mapping {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+        let items = |v: Option<&Value>| match v {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a.clone(),
+            Some(one) => vec![one.clone()],
+        };
         Some(match f {
-            None | Some(Filter::Or(_)) => v.clone(),
-            Some(Filter::Status) => match v {
-                Value::String(s) => Value::String(self.status_out(s)),
-                other => other.clone(),
+            Filter::Or(t) => match v {
+                None => Value::String(t.clone()),
+                Some(Value::String(s)) if s.is_empty() => Value::String(t.clone()),
+                Some(v) => v,
             },
-            Some(Filter::Int) => int(v),
-            Some(Filter::Ints) => match v {
+            Filter::With(p) => {
+                let mut base = items(v.as_ref());
+                for x in items(lookup(vars, p)) {
+                    if !base.contains(&x) {
+                        base.push(x);
+                    }
+                }
+                Value::Array(base)
+            }
+            Filter::Without(p) => {
+                let drop = items(lookup(vars, p));
+                Value::Array(
+                    items(v.as_ref())
+                        .into_iter()
+                        .filter(|x| !drop.contains(x))
+                        .collect(),
+                )
+            }
+            Filter::Status => match v? {
+                Value::String(s) => self.status_out(&s),
+                other => other,
+            },
+            Filter::Int => int(&v?),
+            Filter::Ints => match v? {
                 Value::Array(a) => Value::Array(a.iter().map(int).collect()),
-                other => int(other),
+                other => int(&other),
             },
-            Some(Filter::String) => Value::String(text(v)),
-            Some(Filter::Json) => Value::String(v.to_string()),
-            Some(Filter::Join) => match v {
+            Filter::String => Value::String(text(&v?)),
+            Filter::Json => Value::String(v?.to_string()),
+            Filter::Join => match v? {
                 Value::Array(a) => Value::String(a.iter().map(text).collect::<Vec<_>>().join(",")),
-                other => other.clone(),
+                other => other,
             },
         })
     }
@@ -962,13 +1978,13 @@ impl Mapping {
     pub fn fill(&self, t: &Template, vars: &Value) -> Option<Value> {
         match t {
             Template::Literal(v) => Some(v.clone()),
-            Template::Value(p, f) => self.value(vars, p, f.as_ref()),
+            Template::Value(p, f) => self.value(vars, p, f),
             Template::Text(parts) => {
                 let mut s = String::new();
                 for part in parts {
                     match part {
                         Part::Lit(l) => s.push_str(l),
-                        Part::Var(p, f) => match self.value(vars, p, f.as_ref())? {
+                        Part::Var(p, f) => match self.value(vars, p, f)? {
                             Value::String(x) => s.push_str(&x),
                             other => s.push_str(&other.to_string()),
                         },
@@ -981,11 +1997,11 @@ impl Mapping {
             )),
             Template::Object(keys, spread) => {
                 let mut m = Map::new();
-                if let Some(p) = spread
-                    && let Some(Value::Object(o)) = lookup(vars, p)
+                if let Some((p, f)) = spread
+                    && let Some(Value::Object(o)) = self.value(vars, p, f)
                 {
                     for (k, v) in o {
-                        if !keys.iter().any(|(e, _)| e == k) {
+                        if !keys.iter().any(|(e, _)| *e == k) {
                             m.insert(k.clone(), v.clone());
                         }
                     }
@@ -997,19 +2013,40 @@ impl Mapping {
                 }
                 Some(Value::Object(m))
             }
+            Template::Encode(inner) => self.fill(inner, vars).map(|v| Value::String(v.to_string())),
         }
     }
 
-    /// A server's task as a wire task: fields renamed, ids as strings, status words and
-    /// values translated; everything else as the server gave it.
-    pub fn task_in(&self, v: &Value) -> Value {
-        let Value::Object(o) = v else {
+    /// A server's task as a wire task: fields renamed, `also` fields added, values parsed,
+    /// ids as strings, status words and values translated; everything else as the server
+    /// gave it. Ids stay the server's (the id table, if any, is applied later).
+    pub fn task_in(&self, v: &Value, also: &Map<String, Value>) -> Value {
+        let Value::Object(server) = v else {
             return v.clone();
         };
-        let mut o = o.clone();
-        for (wire, server) in &self.task.fields {
-            if let Some(x) = o.remove(server) {
+        let mut o = server.clone();
+        for (wire, name) in &self.task.fields {
+            if let Some(x) = o.remove(name) {
                 o.insert(wire.clone(), x);
+            }
+        }
+        for (k, x) in also {
+            o.insert(k.clone(), x.clone());
+        }
+        for (field, how) in &self.task.parse {
+            let parsed = match (how, o.get(field)) {
+                (Parse::Json, Some(Value::String(s))) => serde_json::from_str(s).ok(),
+                (Parse::Each(re), Some(Value::String(s))) => Some(Value::Array(
+                    text::each_first(re, s)
+                        .into_iter()
+                        .map(Value::String)
+                        .collect(),
+                )),
+                (Parse::Each(_), None | Some(Value::Null)) => Some(Value::Array(Vec::new())),
+                _ => None,
+            };
+            if let Some(p) = parsed {
+                o.insert(field.clone(), p);
             }
         }
         let id = |v: &Value| match v {
@@ -1026,8 +2063,22 @@ impl Mapping {
                 }
             }
         }
-        if let Some(Value::String(s)) = o.get_mut("status") {
-            *s = self.status_in(s);
+        if self.task.status_from.is_empty() {
+            if let Some(Value::String(s)) = o.get_mut("status") {
+                *s = self.status_in(s);
+            }
+        } else {
+            let status = self.task.status_from.iter().find(|r| match &r.field {
+                None => true,
+                Some(f) => match (server.get(f), &r.equals) {
+                    (Some(x), Some(want)) => x == want,
+                    (Some(x), None) => is_set(x),
+                    (None, _) => false,
+                },
+            });
+            if let Some(r) = status {
+                o.insert("status".into(), Value::String(r.status.clone()));
+            }
         }
         for (field, table) in &self.task.values {
             if let Some(Value::String(s)) = o.get_mut(field)
@@ -1160,8 +2211,11 @@ answer = { tasks = "/tasks" }
             "[task]\nfields = { subject = \"title\", blockedBy = \"dependencies\" }\nvalues = { description = { \"(none)\" = \"\" } }\n\n[status]",
         );
         let m = parse(&text).unwrap();
-        let t = m.task_in(&json!({"id": 3, "title": "a", "dependencies": [1, 2],
-            "status": "done", "description": "(none)", "priority": "high"}));
+        let t = m.task_in(
+            &json!({"id": 3, "title": "a", "dependencies": [1, 2],
+            "status": "done", "description": "(none)", "priority": "high"}),
+            &Map::new(),
+        );
         assert_eq!(
             t,
             json!({"id": "3", "subject": "a", "blockedBy": ["1", "2"], "status": "completed",
@@ -1259,6 +2313,90 @@ answer = { tasks = "/tasks" }
                 "ops.hello",
                 "initialize",
             ),
+            (
+                GOOD.replace("default = \"io\"", "default = \"io\"\ndetect = [{ is = 1 }]"),
+                "errors.detect[0]",
+                "either `at`",
+            ),
+            (
+                GOOD.replace(
+                    "default = \"io\"",
+                    "default = \"io\"\ndetect = [{ pattern = 'x', is = 1 }]",
+                ),
+                "errors.detect[0].is",
+                "pattern",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[task]\nstatus_from = [{ status = \"done\" }]\n\n[status]",
+                ),
+                "task.status_from[0].status",
+                "wire status",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[task]\nstatus_from = [{ status = \"pending\" }, { field = \"x\", status = \"completed\" }]\n\n[status]",
+                ),
+                "task.status_from[0]",
+                "last",
+            ),
+            (
+                GOOD.replace("[status]", "[task]\nparse = { owner = \"yaml\" }\n\n[status]"),
+                "task.parse.owner",
+                "json",
+            ),
+            (
+                GOOD.replace(
+                    "[status]",
+                    "[lists]\ncreate = { tool = \"mk\", args = { name = \"{list}\" } }\n\n[status]",
+                ),
+                "lists.create.id",
+                "missing",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = 3"),
+                "status.completed",
+                "table of arguments",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { tasks = \"/tasks\" }",
+                    "answer = { tasks = \"/tasks\", pattern = 'a', each = 'b' }",
+                ),
+                "ops.list.answer.each",
+                "exclude",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { tasks = \"/tasks\" }",
+                    "answer = { tasks = \"/tasks\", section = '## x' }",
+                ),
+                "ops.list.answer.section",
+                "neither",
+            ),
+            (
+                GOOD.replace(
+                    "calls = [{ tool = \"rm\", args = { id = \"{id}\" } }]",
+                    "calls = [{ tool = \"rm\", args = { id = \"{id}\" } }]\nundo = { tool = \"rm\" }",
+                ),
+                "ops.delete.undo",
+                "needs a call with `id`",
+            ),
+            (
+                GOOD.replace(
+                    "{ tool = \"set_status\", when = \"patch.status\",",
+                    "{ tool = \"set_status\", when = { \"patch.status\" = \"{current.status}\" },",
+                ),
+                "ops.update.calls[1].when.\"patch.status\"",
+                "no \"current\" here",
+            ),
+            (
+                GOOD.replace("answer = { task = \"/task\" }\n\n[ops.get]", "answer = { task = \"/task\", also = { colour = { at = \"/c\" } } }\n\n[ops.get]"),
+                "ops.create.answer.also.colour",
+                "wire task field",
+            ),
         ];
         for (text, key, word) in cases {
             let e = parse(&text).expect_err(key);
@@ -1268,6 +2406,63 @@ answer = { tasks = "/tasks" }
             assert!(shown.contains(word), "{key}: {shown}");
             assert!(shown.starts_with("m.toml: "), "{shown}");
         }
+    }
+
+    #[test]
+    fn status_from_fields_parsed_fields_and_pointers_with_stars() {
+        let text = GOOD.replace(
+            "[status]",
+            "[task]\nfields = { blockedBy = \"deps\" }\nparse = { blockedBy = { each = '`([^`]+)`' }, metadata = \"json\" }\nstatus_from = [\n  { field = \"done\", equals = true, status = \"completed\" },\n  { field = \"started\", status = \"in_progress\" },\n  { status = \"pending\" },\n]\n\n[status]",
+        );
+        let m = parse(&text).unwrap();
+        let t = m.task_in(
+            &json!({"id": "x", "done": false, "started": "2026-01-01", "deps": "`a-1`, `b-2`",
+                "metadata": "{\"k\": [1]}"}),
+            &Map::new(),
+        );
+        assert_eq!(t["status"], "in_progress");
+        assert_eq!(t["blockedBy"], json!(["a-1", "b-2"]));
+        assert_eq!(t["metadata"], json!({"k": [1]}));
+        // No Dependencies line: no edges.
+        let t = m.task_in(&json!({"id": "y", "done": true}), &Map::new());
+        assert_eq!(t["status"], "completed");
+        assert_eq!(t["blockedBy"], json!([]));
+        let t = m.task_in(&json!({"id": "z", "started": null}), &Map::new());
+        assert_eq!(t["status"], "pending");
+        let doc = json!({"deps": [{"on": "a"}, {"on": "b"}, {"off": 1}], "n": {"x/y": 2}});
+        assert_eq!(at(&doc, "/deps/*/on"), Some(json!(["a", "b"])));
+        assert_eq!(at(&doc, "/n/x~1y"), Some(json!(2)));
+        assert_eq!(at(&doc, "/deps/1/on"), Some(json!("b")));
+        assert_eq!(at(&doc, "/nope"), None);
+    }
+
+    #[test]
+    fn filters_chain_and_fill_absent_lists() {
+        let m = parse(GOOD).unwrap();
+        let known: BTreeSet<&str> = ["current", "patch", "id"].into_iter().collect();
+        let t = string_template(
+            "{current.blockedBy|without:patch.removeBlockedBy|with:patch.addBlockedBy}",
+            &known,
+        )
+        .unwrap();
+        let vars = json!({"current": {"blockedBy": ["a", "b"]},
+            "patch": {"removeBlockedBy": ["a"], "addBlockedBy": ["c", "b"]}});
+        assert_eq!(m.fill(&t, &vars), Some(json!(["b", "c"])));
+        // An absent list is empty: a task with no dependencies gains one.
+        let t = string_template("{current.blockedBy|with:id}", &known).unwrap();
+        assert_eq!(
+            m.fill(&t, &json!({"current": {}, "id": "x"})),
+            Some(json!(["x"]))
+        );
+        assert_eq!(
+            m.fill(&string_template("{null}", &known).unwrap(), &json!({})),
+            Some(Value::Null)
+        );
+        let enc = template(&json!({"=json": [{"n": "{id}"}]}), &known).unwrap();
+        assert_eq!(
+            m.fill(&enc, &json!({"id": "7"})),
+            Some(json!("[{\"n\":\"7\"}]"))
+        );
     }
 
     #[test]

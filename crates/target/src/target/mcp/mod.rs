@@ -6,14 +6,20 @@
 //! killed when the session ends. The session is an MCP client over the server's stdio
 //! (taskproof-mcp's [`Connection`], rmcp's client): `initialize` is the session's `hello` (the
 //! server's `serverInfo` and the mapping, stated), and each protocol request becomes the tool
-//! calls the mapping names, their results read back as the mapping says.
+//! calls the mapping names, their results read back as the mapping says. With
+//! `server.per_list` a session starts one server per list instead, on the list's first use,
+//! and says `hello` from a server the target probed once ([`Probe`]). With an id table or
+//! containers, the request's ids and list go through the root's id book ([`ids::Book`]) on
+//! the way in and the answer's on the way out.
 //!
 //! Whatever the server does, taskproof neither hangs nor panics: starting, the handshake and
 //! the tool list are bounded by the start-up limit, every tool call by the request limit; a
 //! server that exits, writes something that is not MCP or answers a JSON-RPC error is an error
 //! of the target, and the group is killed.
 pub mod draft;
+pub mod ids;
 pub mod mapping;
+pub mod text;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use taskproof_mcp::client::{ClientError, Connection, Noise, ServerPipes, ToolResult};
+use taskproof_mcp::client::{ClientError, Connection, Noise, ServerInfo, ServerPipes, ToolResult};
 
 use super::group::Group;
 use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
@@ -56,6 +62,9 @@ pub struct McpTarget {
     pub command: String,
     /// Set by `--mapping`; a target without one cannot open sessions.
     pub mapping: Option<Arc<Mapping>>,
+    /// What a server said of itself, once asked (with `server.per_list`, sessions say
+    /// `hello` before they start any server).
+    probe: Arc<Mutex<Option<Probe>>>,
 }
 
 impl PartialEq for McpTarget {
@@ -78,10 +87,16 @@ impl McpTarget {
         if command.trim().is_empty() {
             return Err("mcp: needs a command, e.g. mcp:'taskproof mcp' --mapping FILE".into());
         }
-        Ok(McpTarget {
+        Ok(McpTarget::new(command, None))
+    }
+
+    /// `mcp:COMMAND` with a mapping already read.
+    pub fn new(command: &str, mapping: Option<Arc<Mapping>>) -> McpTarget {
+        McpTarget {
             command: command.to_string(),
-            mapping: None,
-        })
+            mapping,
+            probe: Arc::default(),
+        }
     }
 
     /// Reads the mapping file (`--mapping FILE`).
@@ -109,6 +124,12 @@ impl McpTarget {
             start_timeout: PREPARE_START_TIMEOUT,
             ..SessionOptions::default()
         };
+        if self.mapping()?.launch.per_list {
+            // Sessions say hello from this server's answers.
+            self.probe(PREPARE_START_TIMEOUT)
+                .map_err(|(e, stderr)| with_stderr(e, &stderr))?;
+            return Ok(());
+        }
         let mut s = McpSession::open(self, root.path(), options)
             .map_err(|(e, stderr)| with_stderr(e, &stderr))?;
         s.kill();
@@ -148,6 +169,12 @@ impl Target for McpTarget {
     fn prepare(&self) -> Result<(), TargetError> {
         McpTarget::prepare(self)
     }
+
+    fn not_atomic(&self) -> Option<String> {
+        let m = self.mapping.as_ref()?;
+        m.not_atomic()
+            .map(|why| format!("the mapping {}: {why}", m.path.display()))
+    }
 }
 
 fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
@@ -161,200 +188,51 @@ fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
     TargetError::Spawn(format!("{e}\nthe server's stderr:\n{tail}"))
 }
 
-/// A connection to one server process.
-pub struct McpSession {
+/// One server process: its connection, its process group and what it wrote on stderr.
+struct Server {
     client: Option<Connection>,
     group: Group,
-    mapping: Arc<Mapping>,
-    root: PathBuf,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_thread: Option<std::thread::JoinHandle<()>>,
-    timeout: Duration,
-    hello: Hello,
-    dead: Option<TargetError>,
     /// The first line the server wrote that is not a JSON-RPC message, if any.
     garbage: Arc<Mutex<Option<String>>>,
-    /// The server's tools: name → (description, input schema).
-    tools: BTreeMap<String, (String, Value)>,
 }
 
-/// Why a request could not be answered: a protocol answer to give (the server refused), or
-/// an error of the target.
-enum Stop {
-    Answer(Value),
-    Target(TargetError),
-}
-
-impl From<TargetError> for Stop {
-    fn from(e: TargetError) -> Stop {
-        Stop::Target(e)
+impl Server {
+    fn kill(&mut self) {
+        // The connection ends its service loop on its own runtime when dropped.
+        self.client = None;
+        self.group.kill();
+        if let Some(h) = self.stderr_thread.take() {
+            super::pipes::finish_stderr(h, super::pipes::STDERR_GRACE);
+        }
     }
-}
 
-fn failure(kind: ErrorKind, message: impl Into<String>) -> Value {
-    json!({"ok": false, "error": {"kind": kind.as_str(), "message": message.into()}})
-}
+    fn stderr(&self) -> String {
+        let kept = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&kept).into_owned()
+    }
 
-impl McpSession {
-    /// Starts the server on `root`, makes the MCP handshake, lists its tools and checks the
-    /// mapping against them, all within `options.start_timeout`.
-    pub fn open(
-        target: &McpTarget,
-        root: &Path,
-        options: SessionOptions,
-    ) -> Result<McpSession, (TargetError, String)> {
-        let no_stderr = |e: TargetError| (e, String::new());
-        let mapping = Arc::clone(target.mapping().map_err(no_stderr)?);
-        let root =
-            std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
-        let started = Instant::now();
-        let mut cmd = Command::new("sh");
-        // The mapping's arguments follow the command as "$@", each one word.
-        cmd.arg("-c")
-            .arg(format!("{} \"$@\"", target.command))
-            .arg("sh")
-            .args(
-                mapping
-                    .launch
-                    .args
-                    .iter()
-                    .map(|a| mapping::Launch::fill(a, &root)),
-            )
-            .env("TASKPROOF_ROOT", &root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in &mapping.launch.env {
-            cmd.env(k, mapping::Launch::fill(v, &root));
-        }
-        if let Some(cwd) = &mapping.launch.cwd {
-            let cwd = PathBuf::from(mapping::Launch::fill(cwd, &root));
-            std::fs::create_dir_all(&cwd).map_err(|e| {
-                no_stderr(TargetError::Spawn(format!(
-                    "server.cwd {}: {e}",
-                    cwd.display()
-                )))
-            })?;
-            cmd.current_dir(cwd);
-        }
-        let mut group = Group::spawn(&mut cmd).map_err(|e| {
-            no_stderr(TargetError::Spawn(format!(
-                "sh -c {:?}: {e}",
-                target.command
-            )))
-        })?;
-        let stdout = group.child().stdout.take().expect("piped stdout");
-        let stdin = group.child().stdin.take().expect("piped stdin");
-        let stderr_pipe = group.child().stderr.take().expect("piped stderr");
-        let (stderr, stderr_thread) = super::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
-        let mut session = McpSession {
-            client: None,
-            group,
-            mapping,
-            root,
-            stderr,
-            stderr_thread: Some(stderr_thread),
-            timeout: options.timeout,
-            hello: Hello {
-                protocol: PROTOCOL_VERSION,
-                name: String::new(),
-                version: String::new(),
-                layout: crate::protocol::Layout::Opaque,
-                features: Default::default(),
-                mapping: Default::default(),
-            },
-            dead: None,
-            garbage: Arc::default(),
-            tools: BTreeMap::new(),
-        };
-        let limit = options.start_timeout;
-        // Skipped noise goes to the report with the server's stderr.
-        let noise = session.mapping.skip_stdout_noise.then(|| Noise {
-            sink: Arc::clone(&session.stderr),
-            limit: MAX_STDERR,
-        });
-        let pipes = ServerPipes {
-            stdin,
-            stdout,
-            garbage: Arc::clone(&session.garbage),
-            noise,
-        };
-        let left = limit.saturating_sub(started.elapsed());
-        let client = match Connection::connect(pipes, "taskproof", env!("CARGO_PKG_VERSION"), left)
-        {
-            Ok(c) => c,
-            Err(e) => {
-                let e = match e {
-                    ClientError::Timeout => TargetError::StartTimeout(limit),
-                    e @ (ClientError::Runtime(_) | ClientError::Pipes(_)) => {
-                        TargetError::Spawn(e.to_string())
-                    }
-                    other => TargetError::BadHello(format!("the MCP handshake failed: {other}")),
-                };
-                let e = session.explain(e);
-                return Err((session.fail(e), session.stderr()));
+    /// The server wrote something that is not MCP: that is the error, whatever followed.
+    fn garbage_line(&self) -> Option<TargetError> {
+        let g = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
+        g.as_ref().map(|line| TargetError::Garbage {
+            line: line.chars().take(500).collect(),
+            reason: "the server wrote a line that is not an MCP (JSON-RPC) message on stdout"
+                .into(),
+        })
+    }
+
+    fn exit_status(&mut self) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        loop {
+            if let Some(s) = self.group.exited() {
+                return Some(s.to_string());
             }
-        };
-        let info = client.server();
-        session.client = Some(client);
-        let left = limit.saturating_sub(started.elapsed());
-        let tools = match session.list_tools(left, limit) {
-            Ok(t) => t,
-            Err(e) => return Err((session.fail(e), session.stderr())),
-        };
-        let schemas = tools
-            .iter()
-            .map(|(k, (_, schema))| (k.clone(), schema.clone()))
-            .collect();
-        session.tools = tools;
-        if let Err(e) = session.mapping.check_tools(&schemas) {
-            let e = TargetError::BadHello(format!("the mapping does not fit the server: {e}"));
-            return Err((session.fail(e), session.stderr()));
-        }
-        let mut stated = session.mapping.stated();
-        let (name, version) = match info.as_ref().and_then(|i| i.implementation.clone()) {
-            Some(named) => named,
-            None => ("unnamed MCP server".into(), String::new()),
-        };
-        stated.insert(
-            "server".into(),
-            format!(
-                "{name} {version} over MCP ({}), started as {:?}",
-                info.as_ref()
-                    .map_or_else(String::new, |i| i.protocol_version.clone()),
-                target.command
-            ),
-        );
-        session.hello = Hello {
-            protocol: PROTOCOL_VERSION,
-            name,
-            version,
-            layout: session.mapping.layout,
-            features: session.mapping.features.clone(),
-            mapping: stated,
-        };
-        Ok(session)
-    }
-
-    /// The server's tools, each with its description and input schema, as `tools/list`
-    /// answered when the session opened.
-    pub fn tools(&self) -> &BTreeMap<String, (String, Value)> {
-        &self.tools
-    }
-
-    fn list_tools(
-        &mut self,
-        left: Duration,
-        limit: Duration,
-    ) -> Result<BTreeMap<String, (String, Value)>, TargetError> {
-        let client = self.client.as_ref().expect("connected");
-        match client.list_tools(left) {
-            Err(ClientError::Timeout) => Err(TargetError::StartTimeout(limit)),
-            Err(e) => Err(self.service_error("tools/list", e)),
-            Ok(tools) => Ok(tools
-                .into_iter()
-                .map(|t| (t.name, (t.description, t.input_schema)))
-                .collect()),
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -371,29 +249,6 @@ impl McpSession {
             };
         }
         e
-    }
-
-    fn exit_status(&mut self) -> Option<String> {
-        let deadline = Instant::now() + Duration::from_millis(200);
-        loop {
-            if let Some(s) = self.group.exited() {
-                return Some(s.to_string());
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// The server wrote something that is not MCP: that is the error, whatever followed.
-    fn garbage_line(&self) -> Option<TargetError> {
-        let g = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
-        g.as_ref().map(|line| TargetError::Garbage {
-            line: line.chars().take(500).collect(),
-            reason: "the server wrote a line that is not an MCP (JSON-RPC) message on stdout"
-                .into(),
-        })
     }
 
     fn service_error(&mut self, what: &str, e: ClientError) -> TargetError {
@@ -413,6 +268,294 @@ impl McpSession {
             other => TargetError::Io(format!("{what}: {other}")),
         }
     }
+}
+
+/// A server started and greeted: what it said of itself and its tools.
+struct Started {
+    server: Server,
+    info: Option<ServerInfo>,
+    tools: BTreeMap<String, (String, Value)>,
+}
+
+/// Starts the server of `command` with `mapping`'s launch on `root` (for `list`, with
+/// `server.per_list`), makes the MCP handshake and lists its tools, all within `limit`. A
+/// failure comes with the server's stderr; the server is killed.
+fn start(
+    command: &str,
+    mapping: &Mapping,
+    root: &Path,
+    list: Option<&str>,
+    limit: Duration,
+) -> Result<Started, (TargetError, String)> {
+    let no_stderr = |e: TargetError| (e, String::new());
+    let started = Instant::now();
+    let fill = |t: &str| mapping::Launch::fill(t, root, list);
+    let mut cmd = Command::new("sh");
+    // The mapping's arguments follow the command as "$@", each one word.
+    cmd.arg("-c")
+        .arg(format!("{command} \"$@\""))
+        .arg("sh")
+        .args(mapping.launch.args.iter().map(|a| fill(a)))
+        .env("TASKPROOF_ROOT", root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in &mapping.launch.env {
+        cmd.env(k, fill(v));
+    }
+    if let Some(cwd) = &mapping.launch.cwd {
+        let cwd = PathBuf::from(fill(cwd));
+        std::fs::create_dir_all(&cwd).map_err(|e| {
+            no_stderr(TargetError::Spawn(format!(
+                "server.cwd {}: {e}",
+                cwd.display()
+            )))
+        })?;
+        cmd.current_dir(cwd);
+    }
+    let mut group = Group::spawn(&mut cmd)
+        .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
+    let stdout = group.child().stdout.take().expect("piped stdout");
+    let stdin = group.child().stdin.take().expect("piped stdin");
+    let stderr_pipe = group.child().stderr.take().expect("piped stderr");
+    let (stderr, stderr_thread) = super::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
+    let mut server = Server {
+        client: None,
+        group,
+        stderr,
+        stderr_thread: Some(stderr_thread),
+        garbage: Arc::default(),
+    };
+    let fail = |mut server: Server, e: TargetError| {
+        server.kill();
+        let stderr = server.stderr();
+        (e, stderr)
+    };
+    // Skipped noise goes to the report with the server's stderr.
+    let noise = mapping.skip_stdout_noise.then(|| Noise {
+        sink: Arc::clone(&server.stderr),
+        limit: MAX_STDERR,
+    });
+    let pipes = ServerPipes {
+        stdin,
+        stdout,
+        garbage: Arc::clone(&server.garbage),
+        noise,
+    };
+    let left = limit.saturating_sub(started.elapsed());
+    let client = match Connection::connect(pipes, "taskproof", env!("CARGO_PKG_VERSION"), left) {
+        Ok(c) => c,
+        Err(e) => {
+            let e = match e {
+                ClientError::Timeout => TargetError::StartTimeout(limit),
+                e @ (ClientError::Runtime(_) | ClientError::Pipes(_)) => {
+                    TargetError::Spawn(e.to_string())
+                }
+                other => TargetError::BadHello(format!("the MCP handshake failed: {other}")),
+            };
+            let e = server.explain(e);
+            return Err(fail(server, e));
+        }
+    };
+    let info = client.server();
+    let left = limit.saturating_sub(started.elapsed());
+    let listed = client.list_tools(left);
+    server.client = Some(client);
+    let tools = match listed {
+        Err(ClientError::Timeout) => return Err(fail(server, TargetError::StartTimeout(limit))),
+        Err(e) => {
+            let e = server.service_error("tools/list", e);
+            return Err(fail(server, e));
+        }
+        Ok(tools) => tools
+            .into_iter()
+            .map(|t| (t.name, (t.description, t.input_schema)))
+            .collect::<BTreeMap<_, _>>(),
+    };
+    let schemas = tools
+        .iter()
+        .map(|(k, (_, schema))| (k.clone(), schema.clone()))
+        .collect();
+    if let Err(e) = mapping.check_tools(&schemas) {
+        let e = TargetError::BadHello(format!("the mapping does not fit the server: {e}"));
+        return Err(fail(server, e));
+    }
+    Ok(Started {
+        server,
+        info,
+        tools,
+    })
+}
+
+/// What a probe server said of itself, kept by the target so that sessions with one server
+/// per list can say `hello` before they know a list.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    info: Option<ServerInfo>,
+    tools: BTreeMap<String, (String, Value)>,
+}
+
+impl McpTarget {
+    /// The server's `initialize` answer and tools, from a server started on a scratch root
+    /// once per target (its first session or [`McpTarget::prepare`]).
+    fn probe(&self, limit: Duration) -> Result<Probe, (TargetError, String)> {
+        let mut kept = self.probe.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = kept.as_ref() {
+            return Ok(p.clone());
+        }
+        let mapping = self.mapping().map_err(|e| (e, String::new()))?;
+        let scratch =
+            tempfile::tempdir().map_err(|e| (TargetError::Spawn(e.to_string()), String::new()))?;
+        let list = mapping.launch.per_list.then_some("probe");
+        let mut s = start(&self.command, mapping, scratch.path(), list, limit)?;
+        s.server.kill();
+        let p = Probe {
+            info: s.info,
+            tools: s.tools,
+        };
+        *kept = Some(p.clone());
+        Ok(p)
+    }
+}
+
+/// A connection to one server process, or with `server.per_list` to one per list.
+pub struct McpSession {
+    command: String,
+    /// The servers by list (`""`: the one server of a mapping without `per_list`).
+    servers: BTreeMap<String, Server>,
+    /// The server the request in progress talks to.
+    current: String,
+    mapping: Arc<Mapping>,
+    root: PathBuf,
+    timeout: Duration,
+    start_timeout: Duration,
+    hello: Hello,
+    dead: Option<TargetError>,
+    /// The server's tools: name → (description, input schema).
+    tools: BTreeMap<String, (String, Value)>,
+    /// The id book, when the mapping keeps an id table or containers.
+    book: Option<ids::Book>,
+}
+
+/// Why a request could not be answered: a protocol answer to give (the server refused), or
+/// an error of the target.
+enum Stop {
+    Answer(Value),
+    Target(TargetError),
+}
+
+impl From<TargetError> for Stop {
+    fn from(e: TargetError) -> Stop {
+        Stop::Target(e)
+    }
+}
+
+fn failure(kind: ErrorKind, message: impl Into<String>) -> Value {
+    json!({"ok": false, "error": {"kind": kind.as_str(), "message": message.into()}})
+}
+
+/// An error answer with its kind renamed by a call's `error_kinds`.
+fn rekind(mut answer: Value, kinds: &BTreeMap<ErrorKind, ErrorKind>) -> Value {
+    if let Some(k) = answer["error"]["kind"]
+        .as_str()
+        .and_then(|k| k.parse::<ErrorKind>().ok())
+        && let Some(to) = kinds.get(&k)
+    {
+        answer["error"]["kind"] = Value::String(to.as_str().to_string());
+    }
+    answer
+}
+
+/// Whether a list name can name a folder and a table key (SPEC §3, S13).
+fn list_name_ok(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl McpSession {
+    /// Starts the server on `root` (with `server.per_list`, none yet: each list's starts on
+    /// its first use), makes the MCP handshake, lists its tools and checks the mapping
+    /// against them, all within `options.start_timeout`.
+    pub fn open(
+        target: &McpTarget,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<McpSession, (TargetError, String)> {
+        let no_stderr = |e: TargetError| (e, String::new());
+        let mapping = Arc::clone(target.mapping().map_err(no_stderr)?);
+        let root =
+            std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
+        let mut servers = BTreeMap::new();
+        let (info, tools) = if mapping.launch.per_list {
+            let p = target.probe(options.start_timeout)?;
+            (p.info, p.tools)
+        } else {
+            let s = start(
+                &target.command,
+                &mapping,
+                &root,
+                None,
+                options.start_timeout,
+            )?;
+            servers.insert(String::new(), s.server);
+            (s.info, s.tools)
+        };
+        let mut stated = mapping.stated();
+        let (name, version) = match info.as_ref().and_then(|i| i.implementation.clone()) {
+            Some(named) => named,
+            None => ("unnamed MCP server".into(), String::new()),
+        };
+        stated.insert(
+            "server".into(),
+            format!(
+                "{name} {version} over MCP ({}), started as {:?}",
+                info.as_ref()
+                    .map_or_else(String::new, |i| i.protocol_version.clone()),
+                target.command
+            ),
+        );
+        let hello = Hello {
+            protocol: PROTOCOL_VERSION,
+            name,
+            version,
+            layout: mapping.layout,
+            features: mapping.features.clone(),
+            mapping: stated,
+        };
+        let book =
+            (mapping.task.id_table || mapping.container.is_some()).then(|| ids::Book::new(&root));
+        Ok(McpSession {
+            command: target.command.clone(),
+            servers,
+            current: String::new(),
+            mapping,
+            root,
+            timeout: options.timeout,
+            start_timeout: options.start_timeout,
+            hello,
+            dead: None,
+            tools,
+            book,
+        })
+    }
+
+    /// The server's tools, each with its description and input schema, as `tools/list`
+    /// answered when the session opened.
+    pub fn tools(&self) -> &BTreeMap<String, (String, Value)> {
+        &self.tools
+    }
+
+    /// Calls one tool of the session's server as given, for `mcp-draft`'s probe: the result
+    /// as the server answered it (an error result included), or why there is none.
+    pub fn probe_call(&mut self, tool: &str, args: Value) -> Result<ToolResult, String> {
+        self.current = String::new();
+        match self.call_tool(tool, args) {
+            Ok(r) => Ok(r),
+            Err(Stop::Answer(a)) => Err(a["error"]["message"].as_str().unwrap_or("").to_string()),
+            Err(Stop::Target(e)) => Err(e.to_string()),
+        }
+    }
 
     fn fail(&mut self, e: TargetError) -> TargetError {
         self.kill_group();
@@ -421,11 +564,47 @@ impl McpSession {
     }
 
     fn kill_group(&mut self) {
-        // The connection ends its service loop on its own runtime when dropped.
-        self.client = None;
-        self.group.kill();
-        if let Some(h) = self.stderr_thread.take() {
-            super::pipes::finish_stderr(h, super::pipes::STDERR_GRACE);
+        for s in self.servers.values_mut() {
+            s.kill();
+        }
+    }
+
+    /// The server the request in progress talks to.
+    fn server(&mut self) -> Result<&mut Server, TargetError> {
+        self.servers
+            .get_mut(&self.current)
+            .ok_or_else(|| TargetError::Io("no server for this request".into()))
+    }
+
+    /// Makes `list`'s server the current one, starting it on its first use
+    /// (`server.per_list`), within the start-up limit.
+    fn use_server(&mut self, list: &str) -> Result<(), Stop> {
+        self.current = list.to_string();
+        if self.servers.contains_key(list) {
+            return Ok(());
+        }
+        match start(
+            &self.command,
+            &self.mapping,
+            &self.root,
+            Some(list),
+            self.start_timeout,
+        ) {
+            Ok(s) => {
+                self.servers.insert(list.to_string(), s.server);
+                Ok(())
+            }
+            Err((e, stderr)) => Err(Stop::Target(match e {
+                TargetError::Spawn(_) | TargetError::StartTimeout(_) | TargetError::BadHello(_)
+                    if !stderr.trim().is_empty() =>
+                {
+                    with_stderr(
+                        TargetError::Spawn(format!("the server for list {list:?}: {e}")),
+                        &stderr,
+                    )
+                }
+                other => other,
+            })),
         }
     }
 
@@ -436,21 +615,70 @@ impl McpSession {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        let client = self.client.as_ref().expect("connected");
         let limit = self.timeout;
+        let rpc = self.mapping.errors.rpc.clone();
+        let server = self.server()?;
+        let client = server.client.as_ref().expect("connected");
         match client.call_tool(tool, args, limit) {
             Ok(result) => Ok(result),
             Err(ClientError::Timeout) => Err(Stop::Target(TargetError::Timeout(limit))),
-            Err(ClientError::Rpc { code, message })
-                if self.mapping.errors.rpc.contains_key(&code) =>
-            {
+            Err(ClientError::Rpc { code, message }) if rpc.contains_key(&code) => {
                 Err(Stop::Answer(failure(
-                    self.mapping.errors.rpc[&code],
+                    rpc[&code],
                     format!("{tool}: JSON-RPC error {code}: {message}"),
                 )))
             }
-            Err(e) => Err(Stop::Target(self.service_error(&format!("tool {tool}"), e))),
+            Err(e) => Err(Stop::Target(
+                server.service_error(&format!("tool {tool}"), e),
+            )),
         }
+    }
+
+    /// Calls a tool; a result that is an error (`isError`, or one of `errors.detect`) stops
+    /// the request as the answer.
+    fn call_checked(
+        &mut self,
+        tool: &str,
+        args: Value,
+        kinds: &BTreeMap<ErrorKind, ErrorKind>,
+    ) -> Result<ToolResult, Stop> {
+        let result = match self.call_tool(tool, args) {
+            Err(Stop::Answer(a)) => return Err(Stop::Answer(rekind(a, kinds))),
+            other => other?,
+        };
+        if let Some(kind) = self.is_error(&result) {
+            let a = self.error_answer(tool, &result, kind);
+            return Err(Stop::Answer(rekind(a, kinds)));
+        }
+        Ok(result)
+    }
+
+    /// Whether a result is an error: `isError`, or a rule of `errors.detect` holds; with the
+    /// kind the rule names.
+    fn is_error(&self, result: &ToolResult) -> Option<Option<ErrorKind>> {
+        if result.is_error {
+            return Some(None);
+        }
+        let mut doc = None;
+        for d in &self.mapping.errors.detect {
+            let hit = match &d.how {
+                mapping::DetectHow::Pattern(re) => re.is_match(&result.text),
+                mapping::DetectHow::At(p, values) => {
+                    let doc = doc.get_or_insert_with(|| {
+                        document(&mapping::DocSource::default(), result).ok()
+                    });
+                    match (doc.as_ref().and_then(|d| mapping::at(d, p)), values) {
+                        (Some(v), Some(values)) => values.contains(&v),
+                        (Some(v), None) => mapping::is_set(&v) && v != json!(0),
+                        (None, _) => false,
+                    }
+                }
+            };
+            if hit {
+                return Some(d.kind);
+            }
+        }
+        None
     }
 
     /// Answers one request through the mapping.
@@ -479,25 +707,235 @@ impl McpSession {
                 format!("{op}: the mapping names it unsupported"),
             )));
         };
+        // A list that names a server, a folder or a table entry must be a list name.
+        let keyed = mapping.launch.per_list || mapping.container.is_some() || mapping.task.id_table;
+        let list = match obj.get("list") {
+            Some(Value::String(s)) => s.clone(),
+            _ if keyed => {
+                return Err(invalid(
+                    "list: missing or not a string (taskproof's MCP client: the mapping keeps \
+                     lists apart by name)"
+                        .into(),
+                ));
+            }
+            _ => String::new(),
+        };
+        if keyed && !list_name_ok(&list) {
+            return Err(invalid(format!(
+                "list {list:?}: not 1 to 64 characters of [A-Za-z0-9_-] (taskproof's MCP \
+                 client: the mapping keeps lists apart by name)"
+            )));
+        }
+        if mapping.launch.per_list {
+            self.use_server(&list)?;
+        } else {
+            self.current = String::new();
+        }
         let mut vars = request.clone();
         vars["root"] = Value::String(self.root.to_string_lossy().into_owned());
+        if mapping.task.id_table {
+            let tables = self.tables()?;
+            ids_in(&mut vars, &tables, &list);
+        }
+        if mapping.container.is_some() {
+            match self.container(&list, op == Op::Create)? {
+                Some(c) => vars["container"] = Value::String(c),
+                // The list was never written: there is nothing of it on the server.
+                None if op == Op::List => {
+                    return Ok(json!({"ok": true, "tasks": [], "corrupt": []}));
+                }
+                None => {
+                    return Err(Stop::Answer(failure(
+                        ErrorKind::NotFound,
+                        format!(
+                            "list {list:?} was never written: the server has no container for \
+                             it (taskproof's MCP client)"
+                        ),
+                    )));
+                }
+            }
+        }
         // The first `unsupported_after` calls (a read that finds a missing task) run before
         // the unsupported parts are judged, as the order of checks wants.
+        let had_id = vars.get("id").is_some();
         let first = map.unsupported_after.min(map.calls.len());
         let mut results = self.run_calls(op, map, &mut vars, 0..first)?;
-        for p in &map.unsupported_when {
-            if mapping::present(&vars, p) {
+        // A status the server cannot be asked faithfully is judged by taskproof's client
+        // (stated in hello): any status outside the three when the server has no status words,
+        // and one of the server's own words (which means something else on the wire).
+        if let Some(st) = vars.get("patch").and_then(|p| p.get("status"))
+            && !matches!(st.as_str(), Some("pending" | "in_progress" | "completed"))
+        {
+            let why = if !mapping.task.status_from.is_empty() {
+                Some("the server has no status words")
+            } else if !mapping.passes_status() {
+                Some("the server is never given a status word, only calls that move it")
+            } else if st.as_str().is_some_and(|w| mapping.is_server_status(w)) {
+                Some("it is one of the server's own status words, which means another wire status")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(invalid(format!(
+                    "patch.status: {st} is not pending, in_progress or completed (taskproof's \
+                     MCP client: {why})"
+                )));
+            }
+        }
+        for c in &map.unsupported_when {
+            if c.iter().all(|c| c.holds(&vars)) {
                 return Err(Stop::Answer(failure(
                     ErrorKind::Unsupported,
                     format!(
                         "{op} with {}: the mapping names it unsupported",
-                        p.join(".")
+                        mapping::describe(c)
                     ),
                 )));
             }
         }
-        results.extend(self.run_calls(op, map, &mut vars, first..map.calls.len())?);
-        self.read_answer(op, map, &results, &vars)
+        match self.run_calls(op, map, &mut vars, first..map.calls.len()) {
+            Ok(r) => results.extend(r),
+            Err(Stop::Answer(refused)) => {
+                // A request of several calls refused after its task was made: remove it again.
+                if let Some(u) = &map.undo
+                    && !had_id
+                    && vars.get("id").is_some_and(Value::is_string)
+                {
+                    let args = mapping.fill(&u.args, &vars).unwrap_or(json!({}));
+                    self.call_checked(&u.tool, args, &u.error_kinds)
+                        .map_err(|e| match e {
+                            Stop::Answer(a) => bad_answer(
+                                op,
+                                &u.key,
+                                &u.tool,
+                                format!(
+                                    "the undo was refused: {a}; the request was refused: {refused}"
+                                ),
+                            ),
+                            other => other,
+                        })?;
+                }
+                return Err(Stop::Answer(refused));
+            }
+            Err(e) => return Err(e),
+        }
+        let mut answer = self.read_answer(op, map, &results, &vars, true)?;
+        if mapping.task.id_table {
+            self.ids_out(&mut answer, &list)?;
+        }
+        if mapping.task.sort
+            && let Some(Value::Array(tasks)) = answer.get_mut("tasks")
+        {
+            let num = |t: &Value| {
+                t.get("id")
+                    .and_then(Value::as_str)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .unwrap_or(u64::MAX)
+            };
+            tasks.sort_by_key(num);
+        }
+        Ok(answer)
+    }
+
+    fn book(&self) -> &ids::Book {
+        self.book
+            .as_ref()
+            .expect("a book with an id table or containers")
+    }
+
+    fn tables(&self) -> Result<ids::Tables, Stop> {
+        self.book()
+            .read()
+            .map_err(|e| Stop::Target(TargetError::Io(format!("the id book: {e}"))))
+    }
+
+    /// The server's container for `list`; made by `[lists.create]` when `make` and there is
+    /// none yet (under the book's lock, so that it is made once).
+    fn container(&mut self, list: &str, make: bool) -> Result<Option<String>, Stop> {
+        let known = self.tables()?.containers.get(list).cloned();
+        if known.is_some() || !make {
+            return Ok(known);
+        }
+        let book = self.book().clone();
+        let mapping = Arc::clone(&self.mapping);
+        let call = mapping.container.as_ref().expect("checked: containers");
+        let root = self.root.to_string_lossy().into_owned();
+        let made = book.with(|t| {
+            if let Some(c) = t.containers.get(list) {
+                return Ok((c.clone(), false));
+            }
+            let vars = json!({"root": root, "list": list});
+            let args = mapping.fill(&call.args, &vars).unwrap_or(json!({}));
+            let result = self.call_checked(&call.tool, args, &call.error_kinds)?;
+            let ptr = call.id.as_deref().expect("checked: lists.create.id");
+            let doc = document(&call.doc, &result)
+                .map_err(|e| bad_answer(Op::Create, "lists.create.id", &call.tool, e))?;
+            let id = match mapping::at(&doc, ptr) {
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => n.to_string(),
+                _ => {
+                    return Err(bad_answer(
+                        Op::Create,
+                        "lists.create.id",
+                        &call.tool,
+                        format!("no id at {ptr:?} in {doc}"),
+                    ));
+                }
+            };
+            t.containers.insert(list.to_string(), id.clone());
+            Ok((id, true))
+        });
+        match made {
+            Err(e) => Err(Stop::Target(TargetError::Io(format!("the id book: {e}")))),
+            Ok(r) => r.map(Some),
+        }
+    }
+
+    /// The answer's tasks with wire ids: a task's id from the table (a new one numbered),
+    /// its edges' ids from the table when it knows them, else as the server gave them.
+    fn ids_out(&mut self, answer: &mut Value, list: &str) -> Result<(), Stop> {
+        let mut tasks: Vec<&mut Value> = Vec::new();
+        let Some(o) = answer.as_object_mut() else {
+            return Ok(());
+        };
+        if o.contains_key("task") {
+            tasks.extend(o.get_mut("task"));
+        } else if let Some(Value::Array(a)) = o.get_mut("tasks") {
+            tasks.extend(a.iter_mut());
+        }
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        let done = self.book().with(|t| {
+            let mut changed = false;
+            // Every task's id first, so that edges between them read as wire ids.
+            for task in tasks.iter_mut() {
+                if let Some(Value::String(id)) = task.get("id") {
+                    changed |= t.wire_id(list, id).1;
+                }
+            }
+            for task in tasks {
+                if let Some(Value::String(id)) = task.get_mut("id") {
+                    *id = t.wire_id(list, id).0;
+                }
+                for k in ["blocks", "blockedBy"] {
+                    if let Some(Value::Array(a)) = task.get_mut(k) {
+                        for x in a.iter_mut() {
+                            if let Value::String(s) = x
+                                && let Some(w) = t.known_wire_id(list, s)
+                            {
+                                *s = w;
+                            }
+                        }
+                    }
+                }
+            }
+            Ok::<_, ()>(((), changed))
+        });
+        match done {
+            Err(e) => Err(Stop::Target(TargetError::Io(format!("the id book: {e}")))),
+            Ok(_) => Ok(()),
+        }
     }
 
     /// Runs the operation's calls `which` in order; the first error result stops them and is the
@@ -513,12 +951,6 @@ impl McpSession {
         let mapping = Arc::clone(&self.mapping);
         let mut results = Vec::new();
         for call in &map.calls[which] {
-            if let Some(w) = &call.when
-                && !mapping::present(vars, w)
-            {
-                results.push(None);
-                continue;
-            }
             let items: Vec<Option<Value>> = match &call.for_each {
                 None => vec![None],
                 Some(p) => match mapping::lookup(vars, p) {
@@ -532,8 +964,32 @@ impl McpSession {
                 if let Some(item) = item {
                     vars["item"] = item;
                 }
-                if let mapping::Template::Object(_, Some(p)) = &call.args
-                    && let Some(v) = mapping::lookup(vars, p)
+                // Conditions on the request first; those on the task read by `read` after it.
+                let (later, now): (Vec<_>, Vec<_>) =
+                    call.when.iter().partition(|c| c.reads_current());
+                let unless_now = call.unless.iter().all(|c| !c.reads_current());
+                let skip = |vars: &Value| {
+                    !call.unless.is_empty() && call.unless.iter().all(|c| c.holds(vars))
+                };
+                if !now.iter().all(|c| c.holds(vars)) || (unless_now && skip(vars)) {
+                    continue;
+                }
+                if let Some(p) = &call.read {
+                    let id = match mapping::lookup(vars, p) {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(Value::Number(n)) => n.to_string(),
+                        _ => continue,
+                    };
+                    vars["current"] = self.read_task(vars, &id).map_err(|e| match e {
+                        Stop::Answer(a) => Stop::Answer(rekind(a, &call.error_kinds)),
+                        other => other,
+                    })?;
+                }
+                if !later.iter().all(|c| c.holds(vars)) || skip(vars) || call.tool.is_empty() {
+                    continue;
+                }
+                if let mapping::Template::Object(_, Some((p, f))) = &call.args
+                    && let Some(v) = mapping.spread_value(vars, p, f)
                     && !v.is_object()
                 {
                     return Err(Stop::Answer(failure(
@@ -548,15 +1004,12 @@ impl McpSession {
                     )));
                 }
                 let args = mapping.fill(&call.args, vars).unwrap_or(json!({}));
-                let result = self.call_tool(&call.tool, args)?;
-                if result.is_error {
-                    return Err(Stop::Answer(self.error_answer(&call.tool, &result)));
-                }
+                let result = self.call_checked(&call.tool, args, &call.error_kinds)?;
                 if let Some(ptr) = &call.id {
                     let doc = document(&call.doc, &result)
                         .map_err(|e| bad_answer(op, &format!("{}.id", call.key), &call.tool, e))?;
-                    match doc.pointer(ptr) {
-                        Some(Value::String(s)) => vars["id"] = Value::String(s.clone()),
+                    match mapping::at(&doc, ptr) {
+                        Some(Value::String(s)) => vars["id"] = Value::String(s),
                         Some(Value::Number(n)) => vars["id"] = Value::String(n.to_string()),
                         _ => {
                             return Err(bad_answer(
@@ -578,19 +1031,20 @@ impl McpSession {
         Ok(results)
     }
 
-    /// The protocol answer for an error result: its kind from the mapping's rules.
-    fn error_answer(&self, tool: &str, result: &ToolResult) -> Value {
+    /// The protocol answer for an error result: its kind from the rule that found it, else
+    /// the mapping's rules.
+    fn error_answer(&self, tool: &str, result: &ToolResult, kind: Option<ErrorKind>) -> Value {
         let rules = &self.mapping.errors;
         let text = &result.text;
-        let doc = document(&mapping::DocSource::Auto, result).ok();
+        let doc = document(&mapping::DocSource::default(), result).ok();
         let from_pointer = rules.kind.as_ref().and_then(|p| {
-            doc.as_ref()?
-                .pointer(p)?
+            mapping::at(doc.as_ref()?, p)?
                 .as_str()?
                 .parse::<ErrorKind>()
                 .ok()
         });
-        let kind = from_pointer
+        let kind = kind
+            .or(from_pointer)
             .or_else(|| {
                 rules
                     .text
@@ -603,13 +1057,20 @@ impl McpSession {
         failure(kind, format!("{tool}: {}", text.trim()))
     }
 
+    /// Reads the answer of `op` from its calls' results, with the server's ids; `derive`:
+    /// fill a derived `blocks` (not for a read inside a request).
     fn read_answer(
         &mut self,
         op: Op,
         map: &mapping::OpMap,
         results: &[Option<ToolResult>],
         vars: &Value,
+        derive: bool,
     ) -> Result<Value, Stop> {
+        if op == Op::Delete {
+            // A delete needs no answer: a result that is not an error is done.
+            return Ok(json!({"ok": true}));
+        }
         let a = &map.answer;
         let key = format!("ops.{op}.answer");
         let picked = match a.call {
@@ -621,22 +1082,45 @@ impl McpSession {
                 .find_map(|(i, r)| r.as_ref().map(|r| (i, r))),
         };
         let tool = |i: usize| map.calls[i].tool.clone();
+        // A task read again afterwards (`fetch`) needs the answer's document only for its id
+        // or fields read from it.
+        let needed = op == Op::List
+            || !a.fetch
+            || a.id.is_some()
+            || a.task.is_some()
+            || a.also.iter().any(|x| x.1.is_none());
         let doc = match picked {
-            Some((i, r)) => Some((
+            Some((i, r)) if needed => Some((
                 tool(i),
                 document(&a.doc, r).map_err(|e| bad_answer(op, &key, &tool(i), e))?,
             )),
-            None => None,
+            _ => None,
         };
+        // Fields read from other calls' results.
+        let mut also = Map::new();
+        for (field, call, ptr) in &a.also {
+            let found = match call {
+                Some(n) => match &results[*n] {
+                    Some(r) => Some(document(&map.calls[*n].doc, r).map_err(|e| {
+                        bad_answer(op, &format!("{key}.also.{field}"), &tool(*n), e)
+                    })?),
+                    None => None,
+                },
+                None => doc.as_ref().map(|(_, d)| d.clone()),
+            };
+            if let Some(v) = found.and_then(|d| mapping::at(&d, ptr)) {
+                also.insert(field.clone(), v);
+            }
+        }
         match op {
             Op::Delete => Ok(json!({"ok": true})),
             Op::List => {
                 let (tool, doc) =
                     doc.ok_or_else(|| bad_answer(op, &key, "(none)", "no call ran".into()))?;
-                let tasks = self.read_tasks(op, &key, &tool, &doc, a)?;
+                let tasks = self.read_tasks(op, &key, &tool, &doc, a, vars, derive)?;
                 let corrupt = match &a.corrupt {
                     None => json!([]),
-                    Some(p) => doc.pointer(p).cloned().unwrap_or(json!([])),
+                    Some(p) => mapping::at(&doc, p).unwrap_or(json!([])),
                 };
                 Ok(json!({"ok": true, "tasks": tasks, "corrupt": corrupt}))
             }
@@ -644,7 +1128,7 @@ impl McpSession {
             Op::Create | Op::Get | Op::Update | Op::Claim => {
                 let mut vars = vars.clone();
                 if let (Some(p), Some((_, d))) = (&a.id, &doc) {
-                    match d.pointer(p) {
+                    match mapping::at(d, p) {
                         Some(Value::String(s)) => vars["id"] = json!(s),
                         Some(Value::Number(n)) => vars["id"] = json!(n.to_string()),
                         _ => {
@@ -658,9 +1142,38 @@ impl McpSession {
                     }
                 }
                 let mut task = match doc {
+                    // `get` through a list: the task whose id is the request's.
+                    Some((tool, d)) if a.tasks.is_some() => {
+                        let p = a.tasks.as_deref().unwrap_or("");
+                        let Some(Value::Array(items)) = mapping::at(&d, p) else {
+                            return Err(bad_answer(
+                                op,
+                                &format!("{key}.tasks"),
+                                &tool,
+                                format!("no array at {p:?} in {d}"),
+                            ));
+                        };
+                        let want = vars.get("id").cloned().unwrap_or(Value::Null);
+                        let found = items
+                            .iter()
+                            .map(|t| self.mapping.task_in(t, &also))
+                            .find(|t| t.get("id") == Some(&want));
+                        match found {
+                            Some(t) => t,
+                            None => {
+                                return Err(Stop::Answer(failure(
+                                    ErrorKind::NotFound,
+                                    format!(
+                                        "{tool}: no task with id {want} in the list the server \
+                                         answered ({key}.tasks)"
+                                    ),
+                                )));
+                            }
+                        }
+                    }
                     Some((tool, d)) if !a.fetch => {
                         let p = a.task.as_deref().unwrap_or("");
-                        let t = d.pointer(p).ok_or_else(|| {
+                        let t = mapping::at(&d, p).ok_or_else(|| {
                             bad_answer(
                                 op,
                                 &format!("{key}.task"),
@@ -668,15 +1181,36 @@ impl McpSession {
                                 format!("no task at {p:?} in {d}"),
                             )
                         })?;
-                        self.mapping.task_in(t)
+                        self.mapping.task_in(&t, &also)
                     }
                     // `get` reads its own answer: with no call run, it has none.
                     None if op == Op::Get => {
                         return Err(bad_answer(op, &key, "(none)", "no call ran".into()));
                     }
-                    _ => self.fetch(&vars)?,
+                    // A task read again that the server no longer finds (another writer's
+                    // change lost it): the answer is what the call itself answered, when the
+                    // mapping says where (`task` beside `fetch`), so the checker sees the
+                    // acknowledged change and its loss.
+                    Some((tool, d)) => match self.fetch(&vars, false) {
+                        Err(Stop::Answer(e))
+                            if e["error"]["kind"] == "not_found" && a.task.is_some() =>
+                        {
+                            let p = a.task.as_deref().unwrap_or("");
+                            let t = mapping::at(&d, p).ok_or_else(|| {
+                                bad_answer(
+                                    op,
+                                    &format!("{key}.task"),
+                                    &tool,
+                                    format!("no task at {p:?} in {d}"),
+                                )
+                            })?;
+                            self.mapping.task_in(&t, &also)
+                        }
+                        other => other?,
+                    },
+                    None => self.fetch(&vars, false)?,
                 };
-                if self.mapping.task.derived_blocks {
+                if derive && self.mapping.task.derived_blocks {
                     self.derive_blocks(&mut task, &vars)?;
                 }
                 Ok(json!({"ok": true, "task": task}))
@@ -684,17 +1218,20 @@ impl McpSession {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn read_tasks(
-        &self,
+        &mut self,
         op: Op,
         key: &str,
         tool: &str,
         doc: &Value,
         a: &mapping::Read,
+        vars: &Value,
+        derive: bool,
     ) -> Result<Vec<Value>, Stop> {
         let p = a.tasks.as_deref().unwrap_or("");
-        let mut tasks: Vec<Value> = match doc.pointer(p) {
-            Some(Value::Array(items)) => items.iter().map(|t| self.mapping.task_in(t)).collect(),
+        let items = match mapping::at(doc, p) {
+            Some(Value::Array(items)) => items,
             _ => {
                 return Err(bad_answer(
                     op,
@@ -704,26 +1241,54 @@ impl McpSession {
                 ));
             }
         };
-        if self.mapping.task.derived_blocks {
+        let mut tasks = Vec::new();
+        for t in &items {
+            // An entry may be a task or only its id.
+            let t = match t {
+                Value::String(s) => json!({"id": s}),
+                other => self.mapping.task_in(other, &Map::new()),
+            };
+            if !a.fetch {
+                tasks.push(t);
+                continue;
+            }
+            let id = match t.get("id") {
+                Some(Value::String(s)) => s.clone(),
+                _ => {
+                    return Err(bad_answer(
+                        op,
+                        &format!("{key}.tasks"),
+                        tool,
+                        format!("an entry without an id: {t}"),
+                    ));
+                }
+            };
+            match self.read_task(vars, &id) {
+                Ok(full) => tasks.push(full),
+                // Deleted since it was listed (another writer): not in the list.
+                Err(Stop::Answer(e)) if e["error"]["kind"] == "not_found" => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if derive && self.mapping.task.derived_blocks {
             let all = tasks.clone();
             for t in &mut tasks {
                 set_derived_blocks(t, &all);
             }
         }
-        if self.mapping.task.sort {
-            let num = |t: &Value| {
-                t.get("id")
-                    .and_then(Value::as_str)
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .unwrap_or(u64::MAX)
-            };
-            tasks.sort_by_key(num);
-        }
         Ok(tasks)
     }
 
+    /// The task with the server's id `id` through the `get` mapping, with the server's ids,
+    /// without a derived `blocks` (a read inside a request).
+    fn read_task(&mut self, vars: &Value, id: &str) -> Result<Value, Stop> {
+        let mut vars = vars.clone();
+        vars["id"] = Value::String(id.to_string());
+        self.fetch(&vars, false)
+    }
+
     /// The task named by `vars.id`, through the `get` mapping.
-    fn fetch(&mut self, vars: &Value) -> Result<Value, Stop> {
+    fn fetch(&mut self, vars: &Value, derive: bool) -> Result<Value, Stop> {
         let mapping = Arc::clone(&self.mapping);
         let get = mapping.ops.get(&Op::Get).ok_or_else(|| {
             Stop::Target(TargetError::Io(
@@ -732,12 +1297,12 @@ impl McpSession {
         })?;
         let mut vars = vars.clone();
         if let Some(o) = vars.as_object_mut() {
-            o.remove("patch");
-            o.remove("task");
-            o.remove("owner");
+            for k in ["patch", "task", "owner", "current", "item"] {
+                o.remove(k);
+            }
         }
         let results = self.run_calls(Op::Get, get, &mut vars, 0..get.calls.len())?;
-        let answer = self.read_answer(Op::Get, get, &results, &vars)?;
+        let answer = self.read_answer(Op::Get, get, &results, &vars, derive)?;
         Ok(answer["task"].clone())
     }
 
@@ -745,12 +1310,47 @@ impl McpSession {
     fn derive_blocks(&mut self, task: &mut Value, vars: &Value) -> Result<(), Stop> {
         let mapping = Arc::clone(&self.mapping);
         let list = mapping.ops.get(&Op::List).expect("checked when read");
+        let container = vars.get("container").cloned();
         let mut vars = json!({"root": vars["root"], "list": vars["list"]});
+        if let Some(c) = container {
+            vars["container"] = c;
+        }
         let results = self.run_calls(Op::List, list, &mut vars, 0..list.calls.len())?;
-        let all = self.read_answer(Op::List, list, &results, &vars)?;
+        let all = self.read_answer(Op::List, list, &results, &vars, false)?;
         let all = all["tasks"].as_array().cloned().unwrap_or_default();
         set_derived_blocks(task, &all);
         Ok(())
+    }
+}
+
+/// The request's wire ids as the server's, through the id table (`task.ids = "table"`); a
+/// wire id the table does not know is left as it is.
+fn ids_in(vars: &mut Value, tables: &ids::Tables, list: &str) {
+    let one = |v: &mut Value| {
+        if let Value::String(s) = v {
+            *s = tables.server_id(list, s);
+        }
+    };
+    if let Some(id) = vars.get_mut("id") {
+        one(id);
+    }
+    for (part, fields) in [
+        ("task", &["blockedBy", "blocks"][..]),
+        (
+            "patch",
+            &[
+                "addBlockedBy",
+                "addBlocks",
+                "removeBlockedBy",
+                "removeBlocks",
+            ][..],
+        ),
+    ] {
+        for f in fields {
+            if let Some(Value::Array(a)) = vars.get_mut(part).and_then(|p| p.get_mut(*f)) {
+                a.iter_mut().for_each(one);
+            }
+        }
     }
 }
 
@@ -790,34 +1390,28 @@ fn document(source: &mapping::DocSource, r: &ToolResult) -> Result<Value, String
             )
         })
     };
-    match source {
-        mapping::DocSource::Auto => match &r.structured {
+    let base = || match source.base {
+        mapping::Base::Auto => match &r.structured {
             Some(v) => Ok(v.clone()),
             None => json(&r.text),
         },
-        mapping::DocSource::Structured => r
+        mapping::Base::Structured => r
             .structured
             .clone()
             .ok_or_else(|| "the result has no structuredContent".to_string()),
-        mapping::DocSource::Json => json(&r.text),
-        mapping::DocSource::Pattern(re) => {
-            let t = &r.text;
-            let caps = re.captures(t).ok_or_else(|| {
-                format!(
-                    "the pattern {:?} does not match the text {:?}",
-                    re.as_str(),
-                    t.chars().take(300).collect::<String>()
-                )
-            })?;
-            if let Some(j) = caps.name("json") {
-                return json(j.as_str());
+        mapping::Base::Json => json(&r.text),
+    };
+    let Some(how) = &source.text else {
+        return base();
+    };
+    match &source.text_at {
+        None => text::read(how, &r.text),
+        Some(p) => {
+            let doc = base()?;
+            match mapping::at(&doc, p) {
+                Some(Value::String(s)) => text::read(how, &s),
+                _ => Err(format!("no text at {p:?} in {doc}")),
             }
-            Ok(Value::Object(
-                re.capture_names()
-                    .flatten()
-                    .filter_map(|n| Some((n.to_string(), json!(caps.name(n)?.as_str()))))
-                    .collect(),
-            ))
         }
     }
 }
@@ -848,11 +1442,18 @@ impl Session for McpSession {
         if let Some(ended) = TargetError::closed_already(&self.dead) {
             return ended;
         }
-        if let Some(mut c) = self.client.take() {
-            c.close(EXIT_GRACE);
+        for s in self.servers.values_mut() {
+            if let Some(mut c) = s.client.take() {
+                c.close(EXIT_GRACE);
+            }
         }
         let deadline = Instant::now() + EXIT_GRACE;
-        while self.group.exited().is_none() && Instant::now() < deadline {
+        while self
+            .servers
+            .values_mut()
+            .any(|s| s.group.exited().is_none())
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         self.kill_group();
@@ -861,8 +1462,21 @@ impl Session for McpSession {
     }
 
     fn stderr(&self) -> String {
-        let kept = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        String::from_utf8_lossy(&kept).into_owned()
+        match self.servers.len() {
+            0 => String::new(),
+            1 => self
+                .servers
+                .values()
+                .next()
+                .map(Server::stderr)
+                .unwrap_or_default(),
+            _ => self
+                .servers
+                .iter()
+                .map(|(list, s)| format!("[the server of list {list}]\n{}", s.stderr()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
     }
 }
 

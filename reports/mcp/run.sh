@@ -1,0 +1,54 @@
+#!/bin/sh
+# Makes the reports of reports/mcp/NAME/ for the five MCP task servers with shipped mappings:
+# the strict suite (run.json, run.md, run.txt) and the race (race.txt, race-WORKLOAD.json per
+# workload, so that a workload whose final listing fails leaves the others' reports).
+#
+#   reports/mcp/run.sh [NAME...]      # default: all five; needs the servers installed (the
+#                                     # head of each mappings/NAME.toml says how)
+#
+# TASKPROOF (default: taskproof on PATH) is the binary; RACE="--writers 4 --ops 20 --seed 1"
+# the race's size.
+set -u
+cd "$(dirname "$0")/../.."
+TP=${TASKPROOF:-taskproof}
+RACE=${RACE:---writers 4 --ops 20 --seed 1}
+M=${TASKPROOF_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskproof/mcp}
+
+command_of() {
+  case $1 in
+    dex) echo "$M/@zeeg+dex@0.16.0/node_modules/.bin/dex mcp" ;;
+    mcp-taskmanager) echo "$M/@kazuph+mcp-taskmanager@1.1.1/node_modules/.bin/mcp-taskmanager" ;;
+    ohno-mcp) echo "$M/@stevestomp+ohno-mcp@0.20.0/node_modules/.bin/ohno-mcp" ;;
+    task-orchestrator)
+      d=$M/@allpepper+task-orchestrator@3.3.3/node_modules
+      echo "$d/.bin/bun $d/@allpepper/task-orchestrator/src/server.ts" ;;
+    mcp-shrimp-task-manager) echo "$M/mcp-shrimp-task-manager@1.0.21/node_modules/.bin/mcp-shrimp-task-manager" ;;
+    *) echo "unknown server $1" >&2; exit 2 ;;
+  esac
+}
+
+for name in ${@:-dex mcp-taskmanager ohno-mcp task-orchestrator mcp-shrimp-task-manager}; do
+  out=reports/mcp/$name
+  target="mcp:$(command_of "$name")"
+  echo "== $name: run" >&2
+  "$TP" run --target "$target" --mapping "mappings/$name.toml" --color never \
+    --report "json:$out/run.json" --report "md:$out/run.md" > "$out/run.txt" 2>&1
+  : > "$out/race.txt"
+  rm -f "$out"/race-*.json
+  # The workloads whose parts the mapping declares (fields changes owner and activeForm,
+  # metadata metadata, claim claims: none of the five has them; kazuph has no edges).
+  # ohno has no edges at creation, which complete's seeds need.
+  case $name in
+    mcp-taskmanager) workloads="create" ;;
+    ohno-mcp) workloads="create edges" ;;
+    *) workloads="create edges complete" ;;
+  esac
+  for w in $workloads; do
+    echo "== $name: race $w" >&2
+    # shellcheck disable=SC2086
+    "$TP" race --target "$target" --mapping "mappings/$name.toml" --workload "$w" $RACE \
+      --report "json:$out/race-$w.json" >> "$out/race.txt" 2>&1
+    echo "(exit status $?)" >> "$out/race.txt"
+    echo >> "$out/race.txt"
+  done
+done
