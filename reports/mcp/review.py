@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes reports/mcp/NAME/README.md for the five MCP servers: the run's counts, the race's,
 and the review of every FAIL and ERROR of run.json, each with its reproduction (a script under
-reports/mcp/NAME/repro/ and its claim in reports/mcp/claims-mcp.draft.toml) and the answer that
+reports/mcp/NAME/repro/ and its claim in repro/claims.toml) and the answer that
 script gave when last recorded. Refuses (exit 1) when a FAIL or ERROR has no review here, or a
 reviewed scenario no longer fails: a review is written for the run it describes.
 
@@ -210,7 +210,7 @@ RACE_REVIEW = {
 
 
 def claims_by_repro():
-    with open(os.path.join(HERE, "claims-mcp.draft.toml"), "rb") as f:
+    with open(os.path.join(HERE, "..", "..", "repro", "claims.toml"), "rb") as f:
         reg = tomllib.load(f)
     out = {}
     for c in reg["claim"]:
