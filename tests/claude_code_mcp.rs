@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use taskproof::store::{Options, StrictStore, TaskStore};
 use taskproof::target::claude_code::{
-    ClaudeCode, Exchange, ModelServer, Reply, Turn, prompt_marker,
+    ClaudeCode, Exchange, Reply, ScriptedModel, Turn, prompt_marker,
 };
 
 const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
@@ -25,7 +25,7 @@ const WAIT: Duration = Duration::from_secs(180);
 /// The scripted agent: each tool call answers the turn the CLI is waiting on (the prompt
 /// first, then the result of the previous call) and returns the CLI's result of it.
 struct Agent<'m> {
-    model: &'m ModelServer,
+    model: &'m ScriptedModel,
     pending: Option<Exchange>,
     calls: u64,
 }
@@ -106,7 +106,7 @@ fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
         "env": {"TASKPROOF_ACTOR": "mcp-agent"},
     }}});
 
-    let model = ModelServer::start(None).unwrap();
+    let model = ScriptedModel::start(None).unwrap();
     model.expect_prompt(1);
     let tools = [
         "mcp__taskproof__task_create",

@@ -1,6 +1,6 @@
 //! The real Claude Code as a background-task target (`claude-code@VERSION`, issue 25): one
 //! unmodified CLI in print mode with stream-json input, driven by a scripted model
-//! ([`model`]) that starts work with `Bash` and `run_in_background: true`, reads it with the
+//! ([`scripted`]) that starts work with `Bash` and `run_in_background: true`, reads it with the
 //! version's output tool and stops it with the version's kill tool, and counts every
 //! `<task-notification>` the CLI puts into the model's conversation.
 //!
@@ -21,9 +21,9 @@
 //! left after a kill or after the session ended can be seen, and everything is killed when
 //! the session is dropped.
 
-mod model;
 pub mod parse;
 pub mod procs;
+mod scripted;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,13 +34,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
-pub use self::model::CallResult;
-use self::model::{BgModel, Call, step_marker};
-pub use self::model::{Offered, Received};
 pub use self::procs::TaskProc;
+pub use self::scripted::CallResult;
+use self::scripted::{BgScriptedModel, Call, step_marker};
+pub use self::scripted::{Offered, Received};
 use super::install::Installation;
 use super::model_log::LogHandle;
-use super::spec::ClaudeCode;
+use super::version::ClaudeCode;
 use crate::target::background::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
 };
@@ -158,7 +158,7 @@ struct Stream {
 pub struct ClaudeCodeBg {
     version: String,
     tools: Tools,
-    model: BgModel,
+    model: BgScriptedModel,
     child: Group,
     pid: i32,
     stdin: Option<ChildStdin>,
@@ -226,7 +226,7 @@ impl ClaudeCodeBg {
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-bg-")
             .context("create a private config folder")?;
         write_config(config.path(), &root)?;
-        let model = BgModel::start(options.model_log.clone())?;
+        let model = BgScriptedModel::start(options.model_log.clone())?;
         let session = format!("{:016x}", rand::random::<u64>());
         let on_signal = {
             let session = session.clone();
@@ -740,7 +740,7 @@ impl Drop for ClaudeCodeBg {
 }
 
 fn write_config(config: &Path, root: &Path) -> anyhow::Result<()> {
-    super::cli::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
+    super::process::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
     std::fs::create_dir_all(config.join("tmp"))
         .with_context(|| format!("create {}/tmp", config.display()))
 }
@@ -756,7 +756,7 @@ fn start(
     let mut command = install.command();
     command
         .env_clear()
-        .envs(super::cli::scripted_env(config, base_url))
+        .envs(super::process::scripted_env(config, base_url))
         // Where the tasks' output files go (else /tmp/claude-UID/…, outside the session).
         .env("CLAUDE_CODE_TMPDIR", config.join("tmp"))
         .env("TMPDIR", config.join("tmp"))
@@ -773,7 +773,7 @@ fn start(
             "--permission-mode",
             "default",
         ])
-        .args(super::cli::PRINT_STREAM_JSON)
+        .args(super::process::PRINT_STREAM_JSON)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

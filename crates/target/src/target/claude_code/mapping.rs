@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::model::ToolResult;
+use super::scripted::ToolResult;
 use crate::protocol::ErrorKind;
 
 /// The operations the tools of a version can express.

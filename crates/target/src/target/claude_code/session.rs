@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cli::{Cli, Conversation, Drive, Setup, write_first_run_answers};
 use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
-use super::model::{ModelServer, Reply, ToolResult, Turn, prompt_marker};
-use super::spec::{self, ClaudeCode};
+use super::process::{ClaudeProcess, Conversation, Drive, Setup, write_first_run_answers};
+use super::scripted::{Reply, ScriptedModel, ToolResult, Turn, prompt_marker};
+use super::version::{self, ClaudeCode};
 use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 use crate::target::group::TempGuard;
 use crate::target::{Session, SessionEvent, SessionOptions, TargetError};
@@ -41,8 +41,8 @@ const MAX_RESENDS: u32 = 2;
 const MAX_TRANSCRIPT: usize = 256 * 1024;
 
 struct Running {
-    cli: Cli,
-    model: ModelServer,
+    cli: ClaudeProcess,
+    model: ScriptedModel,
     requests: u64,
 }
 
@@ -150,7 +150,7 @@ impl ClaudeCodeSession {
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
         let setup = prepare_config(config.path(), &root, &install, extra, options.interactive)
             .map_err(spawn_error)?;
-        let features = spec::features(&install.version);
+        let features = version::features(&install.version);
         let mut options = options;
         let mut transcript = String::new();
         if setup.drive == Drive::Terminal && options.timeout < TERMINAL_MIN_TIMEOUT {
@@ -276,8 +276,8 @@ impl ClaudeCodeSession {
                     format!("list {list}, conversation {}", conversation.id()),
                 )
             });
-            let model = ModelServer::start(log).map_err(|e| TargetError::Spawn(e.to_string()))?;
-            let mut cli = Cli::start(&self.setup, list, &model.base_url(), &conversation)
+            let model = ScriptedModel::start(log).map_err(|e| TargetError::Spawn(e.to_string()))?;
+            let mut cli = ClaudeProcess::start(&self.setup, list, &model.base_url(), &conversation)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             if let Err(reason) = cli.wait_ready(self.options.start_timeout) {
                 let output = cli.output();
@@ -687,7 +687,7 @@ fn prepare_config(
     }
     Ok(Setup {
         install: install.clone(),
-        drive: spec::drive(&install.version, interactive),
+        drive: version::drive(&install.version, interactive),
         config: config.to_path_buf(),
         cwd,
         path: extra.path.clone(),

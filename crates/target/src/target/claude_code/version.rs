@@ -7,9 +7,9 @@ use std::sync::{Mutex, OnceLock};
 
 use std::path::Path;
 
-use super::cli::Drive;
 use super::install::{self, InstallError, Installation};
 use super::mapping::Features;
+use super::process::Drive;
 use super::session::ClaudeCodeSession;
 use crate::protocol::Request;
 use crate::target::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};

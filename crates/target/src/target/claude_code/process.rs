@@ -64,7 +64,7 @@ pub struct Setup {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub enum ProcessError {
     #[error("start Claude Code {version}: {reason}")]
     Spawn { version: String, reason: String },
     #[error("open a pseudo-terminal: {0}")]
@@ -76,7 +76,7 @@ enum Input {
     Pty(File),
 }
 
-pub struct Cli {
+pub struct ClaudeProcess {
     child: Group,
     input: Option<Input>,
     output: Arc<Mutex<Output>>,
@@ -191,14 +191,14 @@ impl Conversation {
     }
 }
 
-impl Cli {
+impl ClaudeProcess {
     pub fn start(
         setup: &Setup,
         list: &str,
         base_url: &str,
         conversation: &Conversation,
-    ) -> Result<Cli, CliError> {
-        let spawn_error = |reason: String| CliError::Spawn {
+    ) -> Result<ClaudeProcess, ProcessError> {
+        let spawn_error = |reason: String| ProcessError::Spawn {
             version: setup.install.version.clone(),
             reason,
         };
@@ -232,10 +232,10 @@ impl Cli {
                 let (master, slave) = open_pty()?;
                 let out = slave
                     .try_clone()
-                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                    .map_err(|e| ProcessError::Pty(e.to_string()))?;
                 let err = slave
                     .try_clone()
-                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                    .map_err(|e| ProcessError::Pty(e.to_string()))?;
                 command.stdin(slave).stdout(out).stderr(err);
                 let child = Group::spawn(&mut command).map_err(|e| spawn_error(e.to_string()))?;
                 // The command kept the slave ends; drop ours so that reading the master
@@ -243,12 +243,12 @@ impl Cli {
                 drop(command);
                 let reader = master
                     .try_clone()
-                    .map_err(|e| CliError::Pty(e.to_string()))?;
+                    .map_err(|e| ProcessError::Pty(e.to_string()))?;
                 (child, Input::Pty(master), Box::new(reader))
             }
         };
         drain(reader, Arc::clone(&output));
-        Ok(Cli {
+        Ok(ClaudeProcess {
             child,
             input: Some(input),
             output,
@@ -394,15 +394,15 @@ impl Cli {
     }
 }
 
-impl Drop for Cli {
+impl Drop for ClaudeProcess {
     fn drop(&mut self) {
         self.kill();
     }
 }
 
-fn open_pty() -> Result<(File, File), CliError> {
+fn open_pty() -> Result<(File, File), ProcessError> {
     use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let err = |e: rustix::io::Errno| CliError::Pty(e.to_string());
+    let err = |e: rustix::io::Errno| ProcessError::Pty(e.to_string());
     let master =
         openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).map_err(err)?;
     grantpt(&master).map_err(err)?;
@@ -421,7 +421,7 @@ fn open_pty() -> Result<(File, File), CliError> {
         .read(true)
         .write(true)
         .open(path)
-        .map_err(|e| CliError::Pty(format!("open {}: {e}", path.display())))?;
+        .map_err(|e| ProcessError::Pty(format!("open {}: {e}", path.display())))?;
     Ok((File::from(master), slave))
 }
 

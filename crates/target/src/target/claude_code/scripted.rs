@@ -95,7 +95,7 @@ pub enum ModelError {
 }
 
 /// The running server. Dropping it stops it.
-pub struct ModelServer {
+pub struct ScriptedModel {
     server: Arc<tiny_http::Server>,
     port: u16,
     expect: Arc<Mutex<Expect>>,
@@ -117,10 +117,10 @@ pub fn prompt_marker(n: u64) -> String {
     format!("taskproof request {n}")
 }
 
-impl ModelServer {
+impl ScriptedModel {
     /// Starts the server; with `log`, every exchange is recorded there under
     /// `conversation`.
-    pub fn start(log: Option<(LogHandle, String)>) -> Result<ModelServer, ModelError> {
+    pub fn start(log: Option<(LogHandle, String)>) -> Result<ScriptedModel, ModelError> {
         let log = log.map(|(log, conversation)| LogTo { log, conversation });
         let server =
             tiny_http::Server::http("127.0.0.1:0").map_err(|e| ModelError::Bind(e.to_string()))?;
@@ -149,7 +149,7 @@ impl ModelServer {
                 }
             })
         };
-        Ok(ModelServer {
+        Ok(ScriptedModel {
             server,
             port,
             expect,
@@ -193,7 +193,7 @@ impl ModelServer {
     }
 }
 
-impl Drop for ModelServer {
+impl Drop for ScriptedModel {
     fn drop(&mut self) {
         self.server.unblock();
         if let Some(t) = self.thread.take() {

@@ -29,10 +29,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::super::model::{
+use super::super::model_log::{Exchange, LogHandle};
+use super::super::scripted::{
     answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
 };
-use super::super::model_log::{Exchange, LogHandle};
 
 /// One tool call of a step.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +90,7 @@ struct State {
 }
 
 /// The running server. Dropping it stops it.
-pub struct BgModel {
+pub struct BgScriptedModel {
     server: Arc<tiny_http::Server>,
     port: u16,
     state: Arc<Mutex<State>>,
@@ -110,9 +110,9 @@ fn tool_use_id(n: u64, k: usize) -> String {
     format!("toolu_taskproof_{n}_{k}")
 }
 
-impl BgModel {
+impl BgScriptedModel {
     /// Starts the server; every exchange goes to `log`.
-    pub fn start(log: Option<LogHandle>) -> anyhow::Result<BgModel> {
+    pub fn start(log: Option<LogHandle>) -> anyhow::Result<BgScriptedModel> {
         let server = tiny_http::Server::http("127.0.0.1:0")
             .map_err(|e| anyhow::anyhow!("start the scripted model on 127.0.0.1: {e}"))?;
         let port = server
@@ -135,7 +135,7 @@ impl BgModel {
                 }
             })
         };
-        Ok(BgModel {
+        Ok(BgScriptedModel {
             server,
             port,
             state,
@@ -198,7 +198,7 @@ impl BgModel {
     }
 }
 
-impl Drop for BgModel {
+impl Drop for BgScriptedModel {
     fn drop(&mut self) {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
