@@ -152,6 +152,7 @@ fn a_small_race_runs_against_the_real_cli() {
         timeout: Duration::from_secs(60),
         profile: taskproof::profile::Profile::Strict,
         settle: Duration::ZERO,
+        drive: None,
     };
     let report = race::run_all(
         &cfg,

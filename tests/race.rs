@@ -36,6 +36,7 @@ pub(crate) fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) 
         // The mutants and the naive store are caught against the strict promises.
         profile: Profile::Strict,
         settle: Duration::ZERO,
+        drive: None,
     }
 }
 

@@ -323,11 +323,12 @@ impl RaceProbe {
             readers: 2,
             timeout: self.limits.timeout,
             profile: Profile::Strict,
-            settle: if target.is_process() {
+            settle: if target.acts_between_requests() {
                 race::driver::DEFAULT_SETTLE
             } else {
                 Duration::ZERO
             },
+            drive: None,
         };
         let report = match race::run_all(
             &cfg,

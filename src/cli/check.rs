@@ -18,7 +18,7 @@ use crate::check::run::{self, Mode, Options};
 use crate::check::{Repair, journal};
 use crate::protocol::Layout;
 use crate::report::json::JsonPrinter;
-use crate::report::output::{ColorChoice, Output};
+use crate::report::output::Output;
 use crate::report::terminal::TerminalReporter;
 use crate::report::{Event, Reporter};
 
@@ -81,8 +81,8 @@ pub struct Args {
     #[arg(long)]
     pub stdin: bool,
     /// When to colour the report.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    #[arg(long, value_enum, default_value_t = super::Color::Auto)]
+    pub color: super::Color,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -135,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Box::new(TerminalReporter::new(
             stdout,
             Output::from_env(),
-            args.color,
+            args.color.into(),
         ))
     };
     // A closed pipe (`| head`) is not a failure of the check; any other write error is.

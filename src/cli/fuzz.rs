@@ -14,7 +14,7 @@ use crate::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
 use crate::fuzz::strategy::BetweenRequests;
 use crate::profile::Profile;
 use crate::report::Event;
-use crate::report::output::{ColorChoice, Output};
+use crate::report::output::Output;
 use crate::report::terminal::TerminalReporter;
 use crate::target::{SessionOptions, TargetSpec};
 
@@ -87,7 +87,7 @@ pub struct Args {
     pub report: Vec<ReportSpec>,
     /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
+    pub color: super::Color,
     /// Generate `wait` steps of up to SECS seconds (0 to 600, in tenths; default 0: none).
     /// A wait shrinks toward no wait.
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = super::race::settle_seconds)]
@@ -189,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Box::new(TerminalReporter::new(
             std::io::stdout().lock(),
             Output::from_env(),
-            args.color,
+            args.color.into(),
         )),
     );
     let result = fuzz(&plan, &mut |e| {

@@ -25,6 +25,44 @@ pub mod verdict;
 
 pub use seconds::Seconds;
 
+/// `--color`: when to colour the terminal output. The reporters take the library's plain
+/// [`ColorChoice`](crate::report::output::ColorChoice); clap's value types stay here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<Color> for crate::report::output::ColorChoice {
+    fn from(c: Color) -> Self {
+        match c {
+            Color::Auto => Self::Auto,
+            Color::Always => Self::Always,
+            Color::Never => Self::Never,
+        }
+    }
+}
+
+/// `--drive`: how Claude Code targets are driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Drive {
+    /// `-p --input-format stream-json --output-format stream-json`.
+    Print,
+    /// The interactive terminal UI in a pseudo-terminal.
+    Terminal,
+}
+
+impl From<Drive> for crate::target::claude_code::Drive {
+    fn from(d: Drive) -> Self {
+        match d {
+            Drive::Print => Self::Print,
+            Drive::Terminal => Self::Terminal,
+        }
+    }
+}
+
 use std::io::Write;
 
 use clap::{Parser, Subcommand};

@@ -79,7 +79,7 @@ pub struct Args {
     /// (`-p` with stream-json). Default: print mode from 2.1.19 on, the terminal UI before
     /// (TASKPROOF_CLAUDE_CODE_DRIVE says the same).
     #[arg(long, value_enum)]
-    pub drive: Option<crate::target::claude_code::Drive>,
+    pub drive: Option<super::Drive>,
     /// The workload to run, or `all`.
     #[arg(long, default_value = "all")]
     pub workload: String,
@@ -188,9 +188,6 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         },
         think,
     };
-    if let Some(d) = args.drive {
-        crate::target::claude_code::force_drive(d);
-    }
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),
         None if targets.iter().any(TargetSpec::acts_between_requests) => {
@@ -210,6 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         fsync: !args.no_fsync,
         readers: args.readers,
         timeout: args.timeout.0,
+        drive: args.drive.map(Into::into),
     };
     let output = Output::from_env();
     let bar = progress_bar(

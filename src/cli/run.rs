@@ -11,7 +11,7 @@ use super::verdict::{Reporters, Verdict, conclude};
 use super::{Seconds, exit};
 use crate::profile::{Choice, Mode, Profile};
 use crate::report::Event;
-use crate::report::output::{ColorChoice, Output};
+use crate::report::output::Output;
 use crate::report::terminal::TerminalReporter;
 use crate::scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
 use crate::target::TargetSpec;
@@ -106,7 +106,7 @@ pub struct Args {
     pub model_log: Option<PathBuf>,
     /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
+    pub color: super::Color,
 }
 
 /// `--partition K/N`, 1 <= K <= N.
@@ -275,7 +275,7 @@ fn reporters_of(args: &Args) -> Reporters {
         Box::new(TerminalReporter::new(
             std::io::stdout().lock(),
             Output::from_env(),
-            args.color,
+            args.color.into(),
         )),
     )
 }

@@ -71,6 +71,8 @@ pub struct Config {
     /// before the list is read back (the settle phase): what vanishes then, with no request
     /// in flight, is lost to a target's own doing between requests.
     pub settle: Duration,
+    /// How agent targets' sessions are driven, when the caller says (`--drive`).
+    pub drive: Option<crate::target::claude_code::Drive>,
 }
 
 /// The settle default: longer than every timer measured in a real store (Claude Code
@@ -243,6 +245,7 @@ pub fn run_mixed(
         options: SessionOptions {
             timeout: cfg.timeout,
             durable: cfg.fsync,
+            drive: cfg.drive,
             ..SessionOptions::default()
         },
         start: Instant::now(),

@@ -15,8 +15,8 @@ use std::io::IsTerminal;
 use anstyle::{AnsiColor, Style};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// `--color`: when to colour the terminal output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// When to colour the terminal output (the command line's `--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColorChoice {
     /// On a terminal, unless `NO_COLOR` is set.
     Auto,

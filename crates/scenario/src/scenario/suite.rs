@@ -98,6 +98,7 @@ impl RunConfig {
             durable: self.durable,
             interactive: false,
             model_log: None,
+            drive: None,
         }
     }
 

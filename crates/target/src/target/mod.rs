@@ -94,6 +94,9 @@ pub struct SessionOptions {
     /// this session: every request and answer (`claude_code::model_log`); others have no
     /// model and ignore it.
     pub model_log: Option<claude_code::model_log::LogHandle>,
+    /// How an agent target (Claude Code) is driven, when the caller says (`race --drive`);
+    /// `None` lets the target choose. A plain value, never process-wide state.
+    pub drive: Option<claude_code::Drive>,
 }
 
 impl Default for SessionOptions {
@@ -104,6 +107,7 @@ impl Default for SessionOptions {
             durable: true,
             interactive: false,
             model_log: None,
+            drive: None,
         }
     }
 }

@@ -15,4 +15,4 @@ pub use process::Drive;
 /// The scripted model, for tests that script their own tool calls (tests/claude_code_mcp.rs).
 pub use scripted::{Exchange, Reply, ScriptedModel, ToolResult, Turn, prompt_marker};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
-pub use version::{ClaudeCode, DRIVE_ENV, KIND, drive, features, force_drive};
+pub use version::{ClaudeCode, DRIVE_ENV, KIND, drive, features};

@@ -42,7 +42,7 @@ pub(crate) const PRINT_STREAM_JSON: [&str; 6] = [
 const READY: [&str; 3] = ["forshortcuts", "shift+tabtocycle", "modeon·"];
 
 /// How the CLI is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drive {
     /// `-p --input-format stream-json --output-format stream-json`.
     Print,

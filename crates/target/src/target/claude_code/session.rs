@@ -148,8 +148,8 @@ impl ClaudeCodeSession {
         // that ends taskproof from here on removes it.
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-")
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
-        let setup = prepare_config(config.path(), &root, &install, extra, options.interactive)
-            .map_err(spawn_error)?;
+        let setup =
+            prepare_config(config.path(), &root, &install, extra, &options).map_err(spawn_error)?;
         let features = version::features(&install.version);
         let mut options = options;
         let mut transcript = String::new();
@@ -667,7 +667,7 @@ fn prepare_config(
     root: &Path,
     install: &Installation,
     extra: &Extra,
-    interactive: bool,
+    options: &SessionOptions,
 ) -> Result<Setup, String> {
     std::env::join_paths(&extra.path)
         .map_err(|e| format!("failed to put the extra folders on PATH: {e}"))?;
@@ -687,7 +687,7 @@ fn prepare_config(
     }
     Ok(Setup {
         install: install.clone(),
-        drive: version::drive(&install.version, interactive),
+        drive: version::drive(&install.version, options.interactive, options.drive),
         config: config.to_path_buf(),
         cwd,
         path: extra.path.clone(),

@@ -150,20 +150,12 @@ pub fn features(version: &str) -> Features {
 /// The environment variable that forces a way of driving (`print` or `terminal`).
 pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
-/// The way every CLI of this process is driven when the command line said so (`--drive`);
-/// it wins over [`DRIVE_ENV`].
-static FORCED: OnceLock<Drive> = OnceLock::new();
-
-/// Forces how every CLI of this process is driven (`--drive print|terminal`); the first
-/// call wins.
-pub fn force_drive(drive: Drive) {
-    let _ = FORCED.set(drive);
-}
-
-/// How `version` must be driven, unless `--drive` or [`DRIVE_ENV`] says `print` or
-/// `terminal`; `interactive` sessions (a scenario that plays a user) use the terminal UI.
-pub fn drive(version: &str, interactive: bool) -> Drive {
-    let forced = match FORCED.get() {
+/// How `version` must be driven: as `forced` says when the caller says (a session's
+/// [`SessionOptions::drive`](crate::target::SessionOptions::drive), from `race --drive`), else
+/// as [`DRIVE_ENV`] says (`print` or `terminal`), else by [`choose_drive`]; `interactive`
+/// sessions (a scenario that plays a user) use the terminal UI.
+pub fn drive(version: &str, interactive: bool, forced: Option<Drive>) -> Drive {
+    let forced = match forced {
         Some(Drive::Print) => Some("print".to_string()),
         Some(Drive::Terminal) => Some("terminal".to_string()),
         None => std::env::var(DRIVE_ENV).ok(),
