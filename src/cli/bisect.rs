@@ -1,10 +1,11 @@
 //! `taskproof bisect`: which published version of a target changed a behaviour
 //! (docs/bisect.md).
 
+use super::verdict::Verdict;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{Seconds, exit};
+use super::Seconds;
 use crate::bisect::{
     self, Change, Found, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe, parse_anomaly,
 };
@@ -113,10 +114,10 @@ enum Probe {
     Race(RaceProbe),
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
         eprintln!("taskproof bisect: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let limits = args.each.limits();
     // Everything is checked before anything is installed.
@@ -125,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             let Some(all) =
                 super::run::scenarios_or_errors(&args.paths, "bisect", "nothing was run")
             else {
-                return Ok(exit::USAGE);
+                return Ok(Verdict::Usage);
             };
             let Some(s) = all.iter().find(|s| &s.id == id).cloned() else {
                 let near: Vec<&str> = all
@@ -251,8 +252,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let b = bisect::bisect(&versions, &mut judge, &mut progress);
     print!("{}", bisect::render(&b));
     Ok(match b.found {
-        Found::Change { .. } => exit::OK,
-        Found::NoChange => exit::FOUND,
-        Found::Inconclusive(_) => exit::TARGET,
+        Found::Change { .. } => Verdict::Clean,
+        Found::NoChange => Verdict::Found,
+        Found::Inconclusive(_) => Verdict::TargetBroke,
     })
 }

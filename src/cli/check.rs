@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::exit;
 use super::verdict::{Reporters, Verdict, conclude};
 use crate::check::discover::default_root;
 use crate::check::fix::RepairOutcome;
@@ -85,7 +84,7 @@ pub struct Args {
     pub color: super::Color,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let env_root = || {
         default_root(
             std::env::var_os("CLAUDE_CONFIG_DIR"),
@@ -165,7 +164,7 @@ fn restore_notes(report: &run::Report, into: &Into) {
     eprintln!("{note}");
 }
 
-fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>, journal: bool) -> i32 {
+fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>, journal: bool) -> Verdict {
     let ctx = HookContext {
         list_dir,
         config_dir: claude_config_dir(
@@ -184,21 +183,21 @@ fn run_hook(list_dir: Option<PathBuf>, layout: Option<Layout>, journal: bool) ->
         .map_err(hook::HookError::Read)
         .and_then(|_| hook::judge(&input, &ctx));
     match verdict {
-        Ok(v) if v.blocking.is_empty() && v.notes.is_empty() => exit::OK,
+        Ok(v) if v.blocking.is_empty() && v.notes.is_empty() => Verdict::Clean,
         // Let it through, and tell the user what they need to know: Claude Code shows the
         // `systemMessage` of a hook's JSON answer.
         Ok(v) if v.blocking.is_empty() => {
             let answer = serde_json::json!({ "systemMessage": v.notes.join(" ") });
             println!("{answer}");
-            exit::OK
+            Verdict::Clean
         }
         Ok(v) => {
             eprint!("{}", render::hook_stderr(&v));
-            exit::HOOK_BLOCK
+            Verdict::HookRefused
         }
         Err(e) => {
             eprintln!("taskproof check --stdin: failed to {e}");
-            exit::HOOK_ERROR
+            Verdict::HookBroken
         }
     }
 }

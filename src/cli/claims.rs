@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use super::exit;
 use super::verdict::Verdict;
 use crate::claims::{self, Outcome, Register, Status};
 
@@ -70,21 +69,21 @@ pub struct CheckArgs {
     pub python: String,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     match args.command {
         Sub::List(c) => list(c),
         Sub::Check(c) => check(c),
     }
 }
 
-fn load(path: &std::path::Path) -> Result<Register, i32> {
+fn load(path: &std::path::Path) -> Result<Register, Verdict> {
     Register::load(path).map_err(|e| {
         eprintln!("taskproof claims: {e}");
-        exit::USAGE
+        Verdict::Usage
     })
 }
 
-fn list(args: Common) -> anyhow::Result<i32> {
+fn list(args: Common) -> anyhow::Result<Verdict> {
     let register = match load(&args.register) {
         Ok(r) => r,
         Err(code) => return Ok(code),
@@ -107,7 +106,7 @@ fn list(args: Common) -> anyhow::Result<i32> {
         register.claims.len(),
         register.path.display()
     );
-    Ok(exit::OK)
+    Ok(Verdict::Clean)
 }
 
 fn yes_no(a: Option<bool>) -> &'static str {
@@ -118,7 +117,7 @@ fn yes_no(a: Option<bool>) -> &'static str {
     }
 }
 
-fn check(args: CheckArgs) -> anyhow::Result<i32> {
+fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
     let register = match load(&args.common.register) {
         Ok(r) => r,
         Err(code) => return Ok(code),
@@ -138,11 +137,11 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
             "taskproof claims: --claim {unknown}: no such claim in {}",
             register.path.display()
         );
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     }
     if chosen.is_empty() {
         eprintln!("taskproof claims: no claim is chosen");
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     }
     let mut results: Vec<Outcome> = Vec::new();
     println!(
@@ -201,7 +200,7 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
     if args.record {
         if let Err(e) = register.record(&results) {
             eprintln!("taskproof claims: {e}");
-            return Ok(exit::USAGE);
+            return Ok(Verdict::Usage);
         }
         println!("recorded in {}", register.path.display());
     }
@@ -212,5 +211,5 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
     } else {
         Verdict::Clean
     };
-    Ok(verdict.process_exit_code())
+    Ok(verdict)
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::Seconds;
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
-use super::{Seconds, exit};
 use crate::fuzz::driver::Setup;
 use crate::fuzz::known::KnownFindings;
 use crate::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
@@ -105,7 +105,7 @@ pub struct Args {
     pub settle: Option<f64>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let mut args = args;
     args.target = args
         .target
@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!(
             "taskproof fuzz: --report junit:PATH is for scenario runs; fuzz writes json:PATH or md:PATH"
         );
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     }
     if let Some(code) = super::prepare_target(&args.target) {
         return Ok(code);
@@ -131,13 +131,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!(
             "taskproof fuzz: profile {profile} has no model to compare with; use strict or hand-written-files"
         );
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     }
     let mut known = KnownFindings::default();
     for file in &args.known {
         if let Err(e) = known.add_file(file) {
             eprintln!("taskproof fuzz: {e}");
-            return Ok(exit::USAGE);
+            return Ok(Verdict::Usage);
         }
     }
     let seed = args.seed.unwrap_or_else(rand::random);
@@ -204,7 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             if let Err(e) = reporters.finish() {
                 eprintln!("taskproof fuzz: {e}");
             }
-            return Ok(Verdict::TargetBroke.process_exit_code());
+            return Ok(Verdict::TargetBroke);
         }
         Err(RunError::Harness(e)) => return Err(anyhow::anyhow!("{e}")),
     };

@@ -2,12 +2,13 @@
 //! and compares it with a recorded profile (as `profile diff` does): exit 1 with the diff,
 //! per rule, when the behaviour changed (docs/bisect.md, "Release watch").
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::Seconds;
 use super::record::observe_for;
-use super::{Seconds, exit};
 use crate::profile::diff;
 use crate::profile::recorded::{self, Recorded};
 use crate::record::{Knobs, Observed, hello_name, recorded_about};
@@ -69,10 +70,10 @@ pub struct Args {
     pub jobs: usize,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
         eprintln!("taskproof hold: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let target = match args.target.clone().with_mapping(args.mapping.as_deref()) {
         Ok(t) => t,
@@ -83,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Err(e) => return usage(format!("--profile {}: {e}", args.profile)),
     };
     let Some(all) = super::run::scenarios_or_errors(&args.paths, "hold", "nothing was run") else {
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     };
     let (scenarios, unrecorded): (Vec<_>, Vec<_>) = all
         .into_iter()
@@ -181,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     println!("what {target} did is in {}", out.display());
     let changes = diff::diff(&held, &seen);
     let code = super::print_stdout(&diff::render(&held, &seen, &changes));
-    if code != exit::OK {
+    if code != Verdict::Clean {
         return Ok(code);
     }
     let errors = seen
@@ -190,10 +191,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .filter(|s| matches!(s.state, recorded::State::Error(_)))
         .count();
     Ok(if !changes.is_empty() {
-        exit::FOUND
+        Verdict::Found
     } else if errors > 0 {
-        exit::TARGET
+        Verdict::TargetBroke
     } else {
-        exit::OK
+        Verdict::Clean
     })
 }

@@ -1,5 +1,6 @@
 //! `taskproof log LIST`: a list's audit log, one change per line (see `docs/audit.md`).
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -73,7 +74,7 @@ fn describe(id: &str, before: &Value, after: &Value) -> String {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let list: ListName = args
         .list
         .parse()
@@ -133,8 +134,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         ));
     }
     let code = super::print_stdout(&out);
-    if code == super::exit::OK && !problems.is_empty() {
-        return Ok(super::exit::FOUND);
+    if code == Verdict::Clean && !problems.is_empty() {
+        return Ok(Verdict::Found);
     }
     Ok(code)
 }

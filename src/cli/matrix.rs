@@ -5,10 +5,10 @@
 //! them; or rebuild the pages from saved reports (`--from`, `--run`, `--race`) without
 //! running anything. The pages are built by the pure [`crate::matrix::render`].
 
+use super::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::exit;
 use crate::matrix::input::{MANIFEST_FORMAT, Manifest};
 use crate::matrix::{self, Column};
 use crate::target::{self, TargetSpec};
@@ -164,7 +164,7 @@ fn run_child(mut cmd: Command, report: &Path, what: &str) -> Child {
         Some(c) => format!("exit status {c}"),
         None => "killed by a signal".to_string(),
     };
-    if code == Some(exit::USAGE) && what == "run" {
+    if code == Some(super::exit::USAGE) && what == "run" {
         return Child::Usage(tail);
     }
     Child::NoReport(if tail.is_empty() {
@@ -284,10 +284,10 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
         eprintln!("taskproof matrix: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     if args.target.is_empty() && args.from.is_empty() && args.run.is_empty() && args.race.is_empty()
     {
@@ -429,7 +429,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
         println!("wrote {}", path.display());
     }
-    Ok(exit::OK)
+    Ok(Verdict::Clean)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `taskproof mcp`: the strict store as an MCP server on stdio (see `docs/mcp.md`).
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -36,7 +37,7 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let root = match args.root {
         Some(r) => r,
         None => claude_code_root(
@@ -60,5 +61,5 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             durable: !args.no_fsync,
         },
     })?;
-    Ok(super::exit::OK)
+    Ok(Verdict::Clean)
 }

@@ -1,9 +1,10 @@
 //! `taskproof mcp-draft COMMAND`: a draft mapping file for an MCP task server
 //! (docs/mcp-targets.md).
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
-use super::{Seconds, exit};
+use super::Seconds;
 use crate::target::SessionOptions;
 use crate::target::mcp::draft;
 
@@ -38,7 +39,7 @@ pub struct Args {
     pub no_probe: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let options = SessionOptions {
         start_timeout: args.start_timeout.0,
         ..SessionOptions::default()
@@ -47,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Ok(t) => t,
         Err(e) => {
             eprintln!("taskproof mcp-draft: {e}");
-            return Ok(exit::TARGET);
+            return Ok(Verdict::TargetBroke);
         }
     };
     match &args.out {
@@ -60,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 "wrote a draft mapping to {}; check every line marked CHECK",
                 path.display()
             );
-            Ok(exit::OK)
+            Ok(Verdict::Clean)
         }
     }
 }

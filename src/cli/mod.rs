@@ -24,6 +24,7 @@ pub mod timeline;
 pub mod verdict;
 
 pub use seconds::Seconds;
+pub use verdict::Verdict;
 
 /// `--color`: when to colour the terminal output. The reporters take the library's plain
 /// [`ColorChoice`](crate::report::output::ColorChoice); clap's value types stay here.
@@ -125,18 +126,20 @@ pub enum Command {
     Log(log::Args),
 }
 
-/// Parses the command line, runs the command and returns the process exit code.
+/// Parses the command line, runs the command and returns the process exit code: every
+/// command says what it concluded as a [`Verdict`], and [`Verdict::process_exit_code`] is the
+/// one place a verdict becomes a code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::USAGE
+            let verdict = if e.use_stderr() {
+                Verdict::Usage
             } else {
-                exit::OK
+                Verdict::Clean
             };
             let _ = e.print();
-            return code;
+            return verdict.process_exit_code();
         }
     };
     let result = match cli.command {
@@ -160,24 +163,25 @@ pub fn main() -> i32 {
         Command::Log(a) => log::run(a),
     };
     match result {
-        Ok(code) => code,
+        Ok(verdict) => verdict,
         Err(e) => {
             eprintln!("taskproof: {e:#}");
-            exit::USAGE
+            Verdict::Usage
         }
     }
+    .process_exit_code()
 }
 
 /// Writes `text` to stdout. A reader that went away (`taskproof scenarios list | head -2`)
 /// is a normal, quiet end, not an error; any other failure is one (exit 2).
-pub fn print_stdout(text: &str) -> i32 {
+pub fn print_stdout(text: &str) -> Verdict {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => exit::OK,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
+        Ok(()) => Verdict::Clean,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Verdict::Clean,
         Err(e) => {
             eprintln!("taskproof: failed to write to standard output: {e}");
-            exit::USAGE
+            Verdict::Usage
         }
     }
 }
@@ -185,12 +189,12 @@ pub fn print_stdout(text: &str) -> i32 {
 /// Makes the target ready before any session opens (for `claude-code@VERSION`, the npm
 /// install into the cache), so that a download is never charged to a session's start-up or
 /// request limit. A target that cannot be made ready is the target's failure: exit 3.
-pub(crate) fn prepare_target(target: &crate::target::TargetSpec) -> Option<i32> {
+pub(crate) fn prepare_target(target: &crate::target::TargetSpec) -> Option<Verdict> {
     match target.prepare() {
         Ok(()) => None,
         Err(e) => {
             eprintln!("taskproof: failed to prepare the target {target}: {e}");
-            Some(exit::TARGET)
+            Some(Verdict::TargetBroke)
         }
     }
 }

@@ -3,11 +3,11 @@
 //! something did, 2 when a profile cannot be read); `merge` joins recordings of one target
 //! made at different times; `list` shows the built-in ones.
 
+use super::verdict::Verdict;
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::exit;
 use crate::profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
 use crate::profile::{Choice, diff};
 
@@ -100,7 +100,7 @@ start.")]
     List,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     match args.command {
         Command::List => {
             let mut out = String::new();
@@ -133,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         } => {
             let usage = |e: String| {
                 eprintln!("taskproof profile merge: {e}");
-                Ok(exit::USAGE)
+                Ok(Verdict::Usage)
             };
             let mut parts = Vec::new();
             for p in &profiles {
@@ -172,7 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 out.display(),
                 merged.scenarios.len()
             );
-            Ok(exit::OK)
+            Ok(Verdict::Clean)
         }
         Command::Probe {
             profile,
@@ -187,18 +187,18 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 (Ok(a), Ok(b)) => (a, b),
                 (Err(e), _) | (_, Err(e)) => {
                     eprintln!("taskproof profile diff: {e}");
-                    return Ok(exit::USAGE);
+                    return Ok(Verdict::Usage);
                 }
             };
             let changes = diff::diff(&a, &b);
             let code = super::print_stdout(&diff::render(&a, &b, &changes));
-            if code != exit::OK {
+            if code != Verdict::Clean {
                 return Ok(code);
             }
             Ok(if changes.is_empty() {
-                exit::OK
+                Verdict::Clean
             } else {
-                exit::FOUND
+                Verdict::Found
             })
         }
     }
@@ -252,10 +252,10 @@ fn probe(
     repeat: u32,
     timeout: super::Seconds,
     out: Option<std::path::PathBuf>,
-) -> anyhow::Result<i32> {
+) -> anyhow::Result<Verdict> {
     let usage = |e: String| {
         eprintln!("taskproof profile probe: {e}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let mut recorded = match load(&profile) {
         Ok(r) if r.file == "strict" => return usage("strict is not a recording".into()),
@@ -295,7 +295,7 @@ fn probe(
     });
     if racy.is_empty() {
         println!("{} has no racy step: nothing to probe", recorded.file);
-        return Ok(exit::OK);
+        return Ok(Verdict::Clean);
     }
     let scenarios = match crate::scenario::load_builtin() {
         Ok(s) => s,
@@ -348,5 +348,5 @@ fn probe(
         probed.len() - timed,
         out.display()
     );
-    Ok(exit::OK)
+    Ok(Verdict::Clean)
 }

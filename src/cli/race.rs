@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use super::exit;
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
 use crate::profile::Profile;
@@ -122,7 +121,7 @@ pub struct Args {
     pub lin_budget: u64,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let mut args = args;
     args.target = args
         .target
@@ -249,7 +248,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Err(e @ DriverError::Root { .. }) => return Err(e.into()),
         Err(e) => {
             eprintln!("taskproof race: {e}");
-            return Ok(exit::TARGET);
+            return Ok(Verdict::TargetBroke);
         }
     };
     let specs: Vec<ReportSpec> = report_path.into_iter().map(ReportSpec::Json).collect();

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use super::Seconds;
 use super::verdict::Verdict;
-use super::{Seconds, exit};
 use crate::background::race::{BgRaceConfig, race};
 use crate::background::{BgOpen, BgTarget};
 use crate::target::claude_code::model_log::LogHandle;
@@ -55,10 +55,10 @@ pub struct Args {
     pub model_log: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if !(args.step.is_finite() && args.step >= 0.0) {
         eprintln!("taskproof race-background: --step must be 0 or more seconds");
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     }
     let mut reports: Vec<(bool, PathBuf)> = Vec::new();
     for r in &args.report {
@@ -69,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 eprintln!(
                     "taskproof race-background: --report {r:?}: expected json:PATH or md:PATH"
                 );
-                return Ok(exit::USAGE);
+                return Ok(Verdict::Usage);
             }
         }
     }
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                 "taskproof race-background: the target {} failed: {e:#}",
                 config.target
             );
-            return Ok(exit::TARGET);
+            return Ok(Verdict::TargetBroke);
         }
     };
     let md = report.markdown();
@@ -110,13 +110,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         };
         if let Err(e) = crate::report::events::write_report(path, bytes.as_bytes()) {
             eprintln!("taskproof race-background: {e}");
-            return Ok(exit::USAGE);
+            return Ok(Verdict::Usage);
         }
     }
     let summary = md.lines().find(|l| l.starts_with("**")).unwrap_or("");
     let code = super::print_stdout(&format!("{}\n", summary.replace("**", "")));
-    if code != exit::OK {
+    if code != Verdict::Clean {
         return Ok(code);
     }
-    Ok(Verdict::of_bg_race(&report).process_exit_code())
+    Ok(Verdict::of_bg_race(&report))
 }

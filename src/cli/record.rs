@@ -6,12 +6,12 @@
 //! written) or broke the protocol in a scenario (written, the scenario recorded as an
 //! error); 2 on a usage error.
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::Seconds;
-use super::exit;
 use crate::profile::recorded::{self, Recorded, State};
 use crate::record::{
     Knobs, NotStarted, Observed, fold_probe, hello_name, observe, racy_steps, recorded_about,
@@ -99,7 +99,7 @@ pub(crate) fn valid_name(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b))
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let mut args = args;
     args.target = args
         .target
@@ -107,12 +107,12 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
         eprintln!("taskproof record: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let Some(scenarios) =
         super::run::scenarios_or_errors(&args.paths, "record", "nothing was recorded")
     else {
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     };
     let from_out = args
         .out
@@ -218,9 +218,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         eprintln!(
             "taskproof record: the target broke the protocol in {errors} scenario(s); they are recorded as errors"
         );
-        return Ok(exit::TARGET);
+        return Ok(Verdict::TargetBroke);
     }
-    Ok(exit::OK)
+    Ok(Verdict::Clean)
 }
 
 /// [`observe`] for command `command`: the target installed first, progress on stderr as
@@ -231,7 +231,7 @@ pub(super) fn observe_for(
     target: &TargetSpec,
     scenarios: &[Scenario],
     knobs: &Knobs,
-) -> Result<Observed, i32> {
+) -> Result<Observed, Verdict> {
     if let Some(code) = super::prepare_target(target) {
         return Err(code);
     }
@@ -247,6 +247,6 @@ pub(super) fn observe_for(
         if !stderr.trim().is_empty() {
             eprintln!("{}", stderr.trim_end());
         }
-        exit::TARGET
+        Verdict::TargetBroke
     })
 }

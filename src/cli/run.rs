@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use super::Seconds;
 use super::verdict::{Reporters, Verdict, conclude};
-use super::{Seconds, exit};
 use crate::profile::{Choice, Mode, Profile};
 use crate::report::Event;
 use crate::report::output::Output;
@@ -197,7 +197,7 @@ pub(super) fn scenarios_or_errors(
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if args.suite == "background" {
         return run_background(args);
     }
@@ -205,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         Ok(t) => t,
         Err(e) => {
             eprintln!("taskproof run: invalid --target {:?}: {e}", args.target);
-            return Ok(exit::USAGE);
+            return Ok(Verdict::Usage);
         }
     };
     let target = target
@@ -213,10 +213,10 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let Some(scenarios) = scenarios_or_errors(&args.paths, "run", "nothing was run") else {
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     };
     let mut skips = SkipList::default();
     for f in &args.skip_file {
@@ -282,13 +282,13 @@ fn reporters_of(args: &Args) -> Reporters {
 
 /// `taskproof run --suite background`: the background scenarios against a background-task
 /// target (src/background/suite.rs), reported like the store suite.
-fn run_background(args: Args) -> anyhow::Result<i32> {
+fn run_background(args: Args) -> anyhow::Result<Verdict> {
     use crate::background::scenario::{load_builtin as bg_builtin, load_paths as bg_paths};
     use crate::background::suite::{BgConfig, run_suite as bg_run_suite};
     use crate::background::{BgOpen, BgTarget};
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let target: BgTarget = match args.target.parse() {
         Ok(t) => t,

@@ -1,8 +1,8 @@
 //! `taskproof scenarios`: the built-in suite, listed or written out to a folder.
 
+use super::verdict::Verdict;
 use std::path::PathBuf;
 
-use super::exit;
 use crate::scenario::builtin;
 
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub enum Command {
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     match args.command {
         Command::List => {
             let scenarios = match builtin::load_builtin() {
@@ -37,7 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
                     for e in errors {
                         eprintln!("taskproof scenarios: {e}");
                     }
-                    return Ok(exit::USAGE);
+                    return Ok(Verdict::Usage);
                 }
             };
             let mut text = String::new();
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             }
             Err(e) => {
                 eprintln!("taskproof scenarios export: {e}");
-                Ok(exit::USAGE)
+                Ok(Verdict::Usage)
             }
         },
     }

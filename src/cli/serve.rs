@@ -1,5 +1,6 @@
 //! `taskproof serve`: a store behind the adapter protocol on stdin/stdout.
 
+use super::verdict::Verdict;
 use std::io::{self, BufRead, Read, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub struct Args {
     pub no_fsync: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let root: PathBuf = std::env::var_os("TASKPROOF_ROOT")
         .map(PathBuf::from)
         .context("TASKPROOF_ROOT is not set; it names the folder the store keeps its state in")?;
@@ -70,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             .context("failed to read a request from stdin")?;
         burst.arrived(Instant::now());
         if n == 0 {
-            return Ok(super::exit::OK);
+            return Ok(Verdict::Clean);
         }
         line.clear();
         if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
@@ -93,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         line.push(b'\n');
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
             // The harness hung up; nothing more to answer.
-            return Ok(super::exit::OK);
+            return Ok(Verdict::Clean);
         }
         burst.answer_written();
     }

@@ -1,6 +1,7 @@
 //! `taskproof serve-background`: the reference background-task runner behind the background
 //! protocol on stdin/stdout (docs/background.md, "The protocol").
 
+use super::verdict::Verdict;
 use std::io::{self, BufReader};
 use std::path::PathBuf;
 
@@ -32,10 +33,10 @@ pub struct Args {
     pub guardian: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if args.guardian {
         crate::background::guardian::serve(io::stdin().lock());
-        return Ok(super::exit::OK);
+        return Ok(Verdict::Clean);
     }
     let root: PathBuf = std::env::var_os("TASKPROOF_ROOT")
         .map(PathBuf::from)
@@ -63,5 +64,5 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     });
     let stdin = BufReader::new(io::stdin().lock());
     serve(&mut runner, &hello, stdin, io::stdout().lock())?;
-    Ok(super::exit::OK)
+    Ok(Verdict::Clean)
 }

@@ -1,10 +1,10 @@
 //! `taskproof timeline`: the version ranges over which each behaviour held
 //! (docs/bisect.md, "Timeline").
 
+use super::verdict::Verdict;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::exit;
 use crate::bisect::{self, BackgroundProbe, Change, Judged, RaceProbe, Range, ScenarioProbe};
 use crate::timeline::{self, Cache, RowProbe, Timeline, build_row};
 
@@ -108,10 +108,10 @@ fn without_stderr(j: Judged) -> Judged {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
         eprintln!("taskproof timeline: {msg}");
-        Ok(exit::USAGE)
+        Ok(Verdict::Usage)
     };
     let mut rows = timeline::rows::claude_code();
     if let Some(bad) = args
@@ -128,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         rows.retain(|r| args.row.iter().any(|x| x == r.id));
     }
     let Some(all) = super::run::scenarios_or_errors(&[], "timeline", "nothing was run") else {
-        return Ok(exit::USAGE);
+        return Ok(Verdict::Usage);
     };
     let limits = args.each.limits();
     let background = match crate::background::scenario::load_builtin() {
@@ -304,5 +304,5 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         html.display(),
         args.cache.display()
     );
-    Ok(exit::OK)
+    Ok(Verdict::Clean)
 }

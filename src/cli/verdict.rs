@@ -27,6 +27,11 @@ pub enum Verdict {
     TargetBroke,
     /// The command could not run as asked, or could not write what it was asked to.
     Usage,
+    /// Hook mode (`check --stdin`): the change is refused; stderr goes to the model.
+    HookRefused,
+    /// Hook mode: the hook itself could not judge (unreadable input); Claude Code lets the
+    /// action go on and shows stderr to the user.
+    HookBroken,
 }
 
 impl Verdict {
@@ -37,6 +42,8 @@ impl Verdict {
             Verdict::Found => exit::FOUND,
             Verdict::TargetBroke => exit::TARGET,
             Verdict::Usage => exit::USAGE,
+            Verdict::HookRefused => exit::HOOK_BLOCK,
+            Verdict::HookBroken => exit::HOOK_ERROR,
         }
     }
 
@@ -150,13 +157,13 @@ fn file_reporter(spec: &ReportSpec) -> Box<dyn Reporter> {
 
 /// The exit status of `command`: a report error (printed as `taskproof COMMAND: …`) is a
 /// usage error whatever the verdict; else the verdict's.
-pub fn conclude(command: &str, reporters: Reporters, verdict: Verdict) -> i32 {
+pub fn conclude(command: &str, reporters: Reporters, verdict: Verdict) -> Verdict {
     match reporters.finish() {
         Err(e) => {
             eprintln!("taskproof {command}: {e}");
-            Verdict::Usage.process_exit_code()
+            Verdict::Usage
         }
-        Ok(()) => verdict.process_exit_code(),
+        Ok(()) => verdict,
     }
 }
 
@@ -170,6 +177,10 @@ mod tests {
         assert_eq!(Verdict::Found.process_exit_code(), 1);
         assert_eq!(Verdict::Usage.process_exit_code(), 2);
         assert_eq!(Verdict::TargetBroke.process_exit_code(), 3);
+        // Claude Code's convention in hook mode: 2 refuses the action, 1 is a hook that
+        // could not judge (the action goes on).
+        assert_eq!(Verdict::HookRefused.process_exit_code(), 2);
+        assert_eq!(Verdict::HookBroken.process_exit_code(), 1);
     }
 
     /// A reporter that fails every event with `error`.
@@ -212,7 +223,7 @@ mod tests {
         r.emit(&event());
         r.emit(&event());
         assert_eq!(seen.get(), 2, "the terminal still saw both events");
-        assert_eq!(conclude("run", r, Verdict::Clean), exit::USAGE);
+        assert_eq!(conclude("run", r, Verdict::Clean), Verdict::Usage);
     }
 
     #[test]
@@ -224,6 +235,6 @@ mod tests {
             })),
         );
         r.emit(&event());
-        assert_eq!(conclude("check", r, Verdict::Found), exit::FOUND);
+        assert_eq!(conclude("check", r, Verdict::Found), Verdict::Found);
     }
 }
