@@ -23,7 +23,7 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if args.first().is_some_and(|a| a == "table") {
-        print!("{}", run(taskproof::race::DEFAULT_LIN_BUDGET));
+        print!("{}", run(taskproof_race::race::DEFAULT_LIN_BUDGET));
         return;
     }
     let num = |i: usize, default: f64| -> f64 {
@@ -39,7 +39,7 @@ fn main() {
         unanswered: num(2, 1.0) / 100.0,
         lose_one: args.get(3).is_some_and(|a| a == "lose"),
     };
-    let m = measure(shape, taskproof::race::DEFAULT_LIN_BUDGET);
+    let m = measure(shape, taskproof_race::race::DEFAULT_LIN_BUDGET);
     let f = &m.findings;
     if quick {
         assert_eq!(f.lin.unknown, 0);

@@ -24,9 +24,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use taskproof::protocol::{Request, Response};
-use taskproof::store::{LIST_INDEX_NAME, Options, StrictStore, TaskStore};
-use taskproof::task::{ListName, NewTask, Patch, TaskId};
+use taskproof_core::protocol::{Request, Response};
+use taskproof_core::task::{ListName, NewTask, Patch, TaskId};
+use taskproof_store::store::{LIST_INDEX_NAME, Options, StrictStore, TaskStore};
 
 const BIN: &str = env!("CARGO_BIN_EXE_taskproof");
 

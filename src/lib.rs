@@ -23,20 +23,8 @@
 //! [`task`] and the scenario loader.
 
 // The crates below this one (docs/architecture.md, "Crates"), under the module names the
-// code has always used, so that `crate::task::Task` and `taskproof::task::Task` still name
+// code has always used, so that `taskproof_core::task::Task` and `taskproof::task::Task` still name
 // the same thing.
-pub use taskproof_background::background;
-pub use taskproof_check::check;
-pub use taskproof_core::{field, graph, layout, protocol, rule, task};
-pub use taskproof_fuzz::fuzz;
-pub use taskproof_matrix::matrix;
-pub use taskproof_mcp::mcp;
-pub use taskproof_profile::{oracle, profile};
-pub use taskproof_race::race;
-pub use taskproof_reporters::report;
-pub use taskproof_scenario::scenario;
-pub use taskproof_store::store;
-pub use taskproof_target::target;
 
 pub mod bisect;
 pub mod claims;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::profile::recorded::{self, Recorded, State, StepKey};
-use crate::profile::{Mode, Observer, Profile};
-use crate::report::result::ScenarioResult;
-use crate::scenario::{Action, RunConfig, Scenario, run_suite};
-use crate::target::TargetSpec;
+use taskproof_profile::profile::recorded::{self, Recorded, State, StepKey};
+use taskproof_profile::profile::{Mode, Observer, Profile};
+use taskproof_reporters::report::result::ScenarioResult;
+use taskproof_scenario::scenario::{Action, RunConfig, Scenario, run_suite};
+use taskproof_target::target::TargetSpec;
 
 /// How `record` (and `hold`, which records what it sees) runs the suite.
 pub struct Knobs {
@@ -27,7 +27,7 @@ pub struct Knobs {
 
 /// What a recording saw, before it is named and written.
 pub struct Observed {
-    pub hello: crate::protocol::Hello,
+    pub hello: taskproof_core::protocol::Hello,
     /// How many times the scenarios with a concurrent block ran.
     pub raced_runs: usize,
     pub observer: Arc<Observer>,
@@ -76,8 +76,8 @@ pub fn observe(
     let raced_runs = repeat.max(knobs.runs);
     let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
     let mut done = 0usize;
-    let mut progress = |e: &crate::report::Event<'_>| {
-        if let crate::report::Event::ScenarioFinished { result, .. } = e {
+    let mut progress = |e: &taskproof_reporters::report::Event<'_>| {
+        if let taskproof_reporters::report::Event::ScenarioFinished { result, .. } = e {
             done += 1;
             progress(done, total_runs, result);
         }
@@ -190,7 +190,7 @@ pub fn time_probe(
             };
             for (observer, delay) in order {
                 run_suite(std::slice::from_ref(s), &probe(observer, delay), &mut |e| {
-                    if let crate::report::Event::ScenarioFinished { result, .. } = e {
+                    if let taskproof_reporters::report::Event::ScenarioFinished { result, .. } = e {
                         progress(&format!(
                             "time probe {}/{runs}: {id} steps[{index}] {} ({:.1} s)",
                             run + 1,
@@ -234,7 +234,7 @@ pub fn time_probe(
 pub fn recorded_about(
     target: &TargetSpec,
     mapping: Option<&std::path::Path>,
-    hello: &crate::protocol::Hello,
+    hello: &taskproof_core::protocol::Hello,
     repeat: u32,
     raced_runs: usize,
 ) -> Value {

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskproof::race::{self, Config, Workload};
-use taskproof::target::claude_code::{ClaudeCode, ClaudeCodeSession};
-use taskproof::target::{Session, SessionOptions, TargetSpec};
+use taskproof_race::race::{self, Config, Workload};
+use taskproof_target::target::claude_code::{ClaudeCode, ClaudeCodeSession};
+use taskproof_target::target::{Session, SessionOptions, TargetSpec};
 
 fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into())
@@ -150,7 +150,7 @@ fn a_small_race_runs_against_the_real_cli() {
         fsync: false,
         readers: 1,
         timeout: Duration::from_secs(60),
-        profile: taskproof::profile::Profile::Strict,
+        profile: taskproof_profile::profile::Profile::Strict,
         settle: Duration::ZERO,
         drive: None,
     };
@@ -237,7 +237,7 @@ fn the_list_folder_names_are_the_real_tools_and_taskproofs_sanitiser_agrees() {
             json!({"op": "create", "list": list, "task": {"subject": "a"}}),
         );
         assert_eq!(a["task"]["id"], "1", "{list}");
-        assert_eq!(taskproof::layout::claude_code_name(list), folder);
+        assert_eq!(taskproof_core::layout::claude_code_name(list), folder);
         assert_eq!(on_disk(root.path(), folder, "1")["subject"], "a", "{list}");
         // The target finds the folder again through the same function.
         let listed = call(&mut s, json!({"op": "list", "list": list}));

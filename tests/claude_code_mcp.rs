@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskproof::store::{Options, StrictStore, TaskStore};
-use taskproof::target::claude_code::{
+use taskproof_store::store::{Options, StrictStore, TaskStore};
+use taskproof_target::target::claude_code::{
     ClaudeCode, Exchange, Reply, ScriptedModel, Turn, prompt_marker,
 };
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use taskproof::matrix::{self, State};
+use taskproof_matrix::matrix::{self, State};
 
 use crate::util::{repo, taskproof, tempdir};
 

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use taskproof::profile::recorded::Recorded;
-use taskproof::profile::{Mode, Observer, Profile, diff};
-use taskproof::protocol::Feature;
-use taskproof::scenario::{self, Action, RunConfig, Scenario};
-use taskproof::store::Mutant;
-use taskproof::target::TargetSpec;
+use taskproof_core::protocol::Feature;
+use taskproof_profile::profile::recorded::Recorded;
+use taskproof_profile::profile::{Mode, Observer, Profile, diff};
+use taskproof_scenario::scenario::{self, Action, RunConfig, Scenario};
+use taskproof_store::store::Mutant;
+use taskproof_target::target::TargetSpec;
 
 use crate::util::{repo, taskproof_in, tempdir};
 
@@ -353,12 +353,12 @@ fn a_malformed_profile_names_the_file_and_the_field() {
 
 #[test]
 fn a_step_that_differs_between_runs_is_recorded_as_racy_not_flipping() {
-    use taskproof::profile::recorded::{RunRecord, Seen, State, StepKey};
+    use taskproof_profile::profile::recorded::{RunRecord, Seen, State, StepKey};
     let run = |seen: Option<serde_json::Value>, held: bool| {
         RunRecord {
         id: "s".into(),
         title: "t".into(),
-        rules: vec![taskproof::rule::Rule::S2],
+        rules: vec![taskproof_core::rule::Rule::S2],
         state: State::Ran,
         steps: [
             (StepKey::Step(1), (None, json!({"ok": true}), seen)),
@@ -579,7 +579,7 @@ fn every_shipped_profile_reads_and_names_only_scenarios_of_the_suite() {
         .into_iter()
         .map(|s| s.id)
         .collect();
-    for (name, _, text) in taskproof::profile::recorded::BUILTIN {
+    for (name, _, text) in taskproof_profile::profile::recorded::BUILTIN {
         let p = Recorded::parse_text(text, name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&p.name, name);
         // A profile may leave scenarios out (a run skips them, saying so), but every one it
@@ -596,7 +596,7 @@ fn every_shipped_profile_reads_and_names_only_scenarios_of_the_suite() {
 
 #[test]
 fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
-    use taskproof::profile::Choice;
+    use taskproof_profile::profile::Choice;
     let Choice::Recorded(p) = Choice::resolve("hand-written-files").expect("built in") else {
         panic!("hand-written-files is a recorded profile");
     };
@@ -671,7 +671,7 @@ fn every_report_names_the_recorded_profile_the_run_used() {
     assert_eq!(json["profile"], "hand-written-files (recorded)");
     assert_eq!(
         json["format_version"],
-        taskproof::report::schema::RUN_FORMAT,
+        taskproof_reporters::report::schema::RUN_FORMAT,
         "the JSON report keeps its shape"
     );
     assert!(
@@ -734,8 +734,8 @@ fn every_report_names_the_recorded_profile_the_run_used() {
 /// `cc-2.1.17` expectation is a definite other answer is in the recording.
 #[test]
 fn the_written_cc_2_1_17_expectations_agree_with_the_recorded_naive_store() {
-    use taskproof::profile::Choice;
-    use taskproof::profile::recorded::StepKey;
+    use taskproof_profile::profile::Choice;
+    use taskproof_profile::profile::recorded::StepKey;
     let Choice::Recorded(naive) = Choice::resolve("hand-written-files").expect("built in") else {
         panic!("hand-written-files is a recorded profile");
     };
@@ -784,10 +784,10 @@ fn the_written_cc_2_1_17_expectations_agree_with_the_recorded_naive_store() {
 /// error against a success, or a task field both check with different values. (A written
 /// expectation that checks fewer fields, or accepts several answers, does not contradict.)
 fn contradicts(
-    written: &taskproof::scenario::Expect,
-    strict: &taskproof::scenario::Expect,
+    written: &taskproof_scenario::scenario::Expect,
+    strict: &taskproof_scenario::scenario::Expect,
 ) -> bool {
-    use taskproof::scenario::Expect;
+    use taskproof_scenario::scenario::Expect;
     match (written, strict) {
         (Expect::Error(a), Expect::Error(b)) => a != b,
         (Expect::Error(_), Expect::Ok { .. }) | (Expect::Ok { .. }, Expect::Error(_)) => true,
@@ -1028,16 +1028,16 @@ fn record_probes_a_racy_step_with_idle_time_and_records_it_as_time_dependent() {
         ],
     );
     assert_eq!(code, 0, "{out}{err}");
-    let report = taskproof::matrix::input::read_run(&dir.path().join("r.json")).unwrap();
+    let report = taskproof_matrix::matrix::input::read_run(&dir.path().join("r.json")).unwrap();
     assert_eq!(report.scenarios[0].time_dependent_steps, [3]);
-    let columns = [taskproof::matrix::Column {
+    let columns = [taskproof_matrix::matrix::Column {
         run: Some(report),
         ..Default::default()
     }];
-    let m = taskproof::matrix::build(&columns);
+    let m = taskproof_matrix::matrix::build(&columns);
     assert_eq!(
         m.rows().next().unwrap().cells[0].state,
-        taskproof::matrix::State::Timed
+        taskproof_matrix::matrix::State::Timed
     );
     assert!(
         out.contains("steps[3] is time-dependent in the profile p (it answers {\"error\":\"not_found\"} after 2 s idle, what strict expects sooner); this run saw what strict expects"),

@@ -10,13 +10,13 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use taskproof::profile::Profile;
-use taskproof::protocol::Request;
-use taskproof::race::check::{self, AnomalyKind};
-use taskproof::race::history::{Completion, History, Operation, TaskView};
-use taskproof::race::{self, Config, RaceReport, Workload};
-use taskproof::target::TargetSpec;
-use taskproof::task::{Change, ListName, NewTask, Patch, Task, TaskId};
+use taskproof_core::protocol::Request;
+use taskproof_core::task::{Change, ListName, NewTask, Patch, Task, TaskId};
+use taskproof_profile::profile::Profile;
+use taskproof_race::race::check::{self, AnomalyKind};
+use taskproof_race::race::history::{Completion, History, Operation, TaskView};
+use taskproof_race::race::{self, Config, RaceReport, Workload};
+use taskproof_target::target::TargetSpec;
 
 use crate::util::{bin, taskproof_with};
 
@@ -622,14 +622,14 @@ fn opposite_edges_that_both_succeed_are_caught() {
             },
             ms(0),
             ms(1),
-            Ok(taskproof::protocol::Response::Task(with_edges(
+            Ok(taskproof_core::protocol::Response::Task(with_edges(
                 id,
                 &[],
                 &[],
             ))),
         );
     }
-    let ok = |t: Task| Ok(taskproof::protocol::Response::Task(t));
+    let ok = |t: Task| Ok(taskproof_core::protocol::Response::Task(t));
     h.record(
         1,
         Some(0),

@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use taskproof::profile::Profile;
-use taskproof::race::check::AnomalyKind;
-use taskproof::race::{self, Config, Mix, Workload};
-use taskproof::target::TargetSpec;
-use taskproof::target::claude_code::ClaudeCode;
+use taskproof_profile::profile::Profile;
+use taskproof_race::race::check::AnomalyKind;
+use taskproof_race::race::{self, Config, Mix, Workload};
+use taskproof_target::target::TargetSpec;
+use taskproof_target::target::claude_code::ClaudeCode;
 
 use crate::util::taskproof_with;
 

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use taskproof::protocol::Feature;
-use taskproof::report::Event;
-use taskproof::scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
-use taskproof::target::TargetSpec;
+use taskproof_core::protocol::Feature;
+use taskproof_reporters::report::Event;
+use taskproof_scenario::scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
+use taskproof_target::target::TargetSpec;
 
 use crate::util::{bin, repo, taskproof_in, tempdir};
 
@@ -433,7 +433,10 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
             "scenarios"
         ]
     );
-    assert_eq!(v["format_version"], taskproof::report::schema::RUN_FORMAT);
+    assert_eq!(
+        v["format_version"],
+        taskproof_reporters::report::schema::RUN_FORMAT
+    );
     assert_eq!(v["target"]["spec"], "reference");
     assert_eq!(v["target"]["name"], "taskproof-reference");
     assert_eq!(v["target"]["layout"], "claude-code");
@@ -527,7 +530,7 @@ fn the_library_api_reports_outcomes_and_failed_rules() {
     let r = &suite.scenarios[0];
     assert_eq!(r.kind(), OutcomeKind::Fail);
     assert!(
-        r.failed_rules().contains(&taskproof::rule::Rule::S14),
+        r.failed_rules().contains(&taskproof_core::rule::Rule::S14),
         "{:?}",
         r.failed_rules()
     );

@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
-use taskproof::graph::Graph;
-use taskproof::protocol::Response;
-use taskproof::store::{JOURNAL_NAME, Options, StrictStore, TMP_NAME, TaskStore};
-use taskproof::task::Task;
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::Response;
+use taskproof_core::task::Task;
+use taskproof_store::store::{JOURNAL_NAME, Options, StrictStore, TMP_NAME, TaskStore};
 
 use crate::util::{bin, tempdir};
 

@@ -1,5 +1,5 @@
 //! Oracle-based test of the strict store: random histories of requests run against the
-//! reference model ([`taskproof::oracle::Oracle`]) and against a [`StrictStore`] on a temporary
+//! reference model ([`taskproof_profile::oracle::Oracle`]) and against a [`StrictStore`] on a temporary
 //! folder, step by step; every answer must agree (ok or the same error kind, and the returned
 //! tasks field by field), and so must every list. A `reopen` step drops the store and opens a
 //! new one on the same root, so persistence is part of the history (S14).
@@ -15,11 +15,11 @@ use proptest::test_runner::{Config, FileFailurePersistence};
 use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state_machine};
 use serde_json::{Map, Value, json};
 
-use taskproof::graph::Graph;
-use taskproof::oracle::Oracle;
-use taskproof::protocol::{Request, Response};
-use taskproof::store::{Options, StrictStore, TaskStore};
-use taskproof::task::{Change, ListName, NewTask, Patch, Status, TaskId};
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::{Request, Response};
+use taskproof_core::task::{Change, ListName, NewTask, Patch, Status, TaskId};
+use taskproof_profile::oracle::Oracle;
+use taskproof_store::store::{Options, StrictStore, TaskStore};
 
 const LISTS: [&str; 2] = ["a", "b"];
 

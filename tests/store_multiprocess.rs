@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 use serde_json::json;
-use taskproof::protocol::{ErrorKind, Response};
-use taskproof::target::{ProcessSession, Session};
+use taskproof_core::protocol::{ErrorKind, Response};
+use taskproof_target::target::{ProcessSession, Session};
 
 use crate::util::{call, serve, tempdir};
 

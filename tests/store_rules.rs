@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use taskproof::protocol::{ErrorKind, Response};
-use taskproof::store::{
+use taskproof_core::protocol::{ErrorKind, Response};
+use taskproof_core::task::{Status, Task, TaskId};
+use taskproof_store::store::{
     HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, JOURNAL_NAME, Options, StrictStore, TMP_NAME,
     TaskStore,
 };
-use taskproof::task::{Status, Task, TaskId};
 
 use crate::util::tempdir;
 

@@ -10,11 +10,11 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use taskproof::protocol::{ErrorKind, Response};
-use taskproof::store::{
+use taskproof_core::protocol::{ErrorKind, Response};
+use taskproof_core::task::TaskId;
+use taskproof_store::store::{
     HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, Mutant, Options, StrictStore, TMP_NAME, TaskStore,
 };
-use taskproof::task::TaskId;
 
 use crate::util::tempdir;
 

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
-use taskproof::profile::Profile;
-use taskproof::protocol::Feature;
-use taskproof::report::result::Outcome;
-use taskproof::scenario::{self, OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
-use taskproof::store::Mutant;
-use taskproof::target::TargetSpec;
+use taskproof_core::protocol::Feature;
+use taskproof_profile::profile::Profile;
+use taskproof_reporters::report::result::Outcome;
+use taskproof_scenario::scenario::{self, OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
+use taskproof_store::store::Mutant;
+use taskproof_target::target::TargetSpec;
 
 use crate::util::{bin, repo};
 
@@ -153,7 +153,7 @@ fn the_example_python_adapter_passes_under_the_s07_profile() {
         .iter()
         .filter(|r| r.kind() == OutcomeKind::NotJudged)
     {
-        let Ok(taskproof::report::result::Outcome::NotJudged(parts)) = &r.result else {
+        let Ok(taskproof_reporters::report::result::Outcome::NotJudged(parts)) = &r.result else {
             unreachable!()
         };
         assert!(
@@ -208,11 +208,11 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
 /// (a file name, an issue, a report in this repository).
 #[test]
 fn scenario_sources_name_no_path_of_one_machine() {
-    let store = taskproof::scenario::load_builtin()
+    let store = taskproof_scenario::scenario::load_builtin()
         .unwrap_or_else(|e| panic!("{e:?}"))
         .into_iter()
         .map(|s| (s.id, s.source.unwrap_or_default()));
-    let background = taskproof::background::scenario::load_builtin()
+    let background = taskproof_background::background::scenario::load_builtin()
         .unwrap_or_else(|e| panic!("{e:?}"))
         .into_iter()
         .map(|s| (s.id, s.source));

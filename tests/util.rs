@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use taskproof::protocol::{Request, Response};
-use taskproof::target::{ProcessSession, Session};
+use taskproof_core::protocol::{Request, Response};
+use taskproof_target::target::{ProcessSession, Session};
 
 /// The path of the `taskproof` binary cargo built for these tests.
 pub fn bin() -> &'static str {

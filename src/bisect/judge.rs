@@ -13,11 +13,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::search::{Judged, Seen};
-use crate::profile::{Mode, Profile};
-use crate::race::{self, AnomalyKind, Workload};
-use crate::report::terminal::failure_text;
-use crate::scenario::{Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite};
-use crate::target::TargetSpec;
+use taskproof_profile::profile::{Mode, Profile};
+use taskproof_race::race::{self, AnomalyKind, Workload};
+use taskproof_reporters::report::terminal::failure_text;
+use taskproof_scenario::scenario::{
+    Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite,
+};
+use taskproof_target::target::TargetSpec;
 
 /// What counts as the change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -50,8 +52,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            timeout: crate::target::DEFAULT_TIMEOUT,
-            start_timeout: crate::target::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_target::target::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_target::target::DEFAULT_START_TIMEOUT,
         }
     }
 }
@@ -60,8 +62,8 @@ impl Default for Limits {
 /// failure cites the rule, else the scenario's `pass` or `skip`.
 #[derive(Debug, Clone)]
 pub struct BackgroundProbe {
-    pub scenario: crate::background::scenario::BgScenario,
-    pub rule: crate::rule::Rule,
+    pub scenario: taskproof_background::background::scenario::BgScenario,
+    pub rule: taskproof_core::rule::Rule,
     pub limits: Limits,
 }
 
@@ -69,8 +71,8 @@ impl BackgroundProbe {
     /// Runs the scenario once against the background tasks of `target` (a `claude-code@V`
     /// target: its CLI, installed first when needed).
     pub fn judge(&self, target: &TargetSpec) -> Judged {
-        use crate::background::suite::{BgConfig, run_scenario};
-        use crate::background::{BgOpen, BgTarget};
+        use taskproof_background::background::suite::{BgConfig, run_scenario};
+        use taskproof_background::background::{BgOpen, BgTarget};
         let bg: BgTarget = match target.to_string().parse() {
             Ok(t) => t,
             Err(e) => return Judged::Unusable(format!("no background-task target: {e}")),
@@ -81,7 +83,7 @@ impl BackgroundProbe {
         let config = BgConfig {
             target: bg,
             open: BgOpen {
-                limits: crate::background::protocol::Limits {
+                limits: taskproof_background::background::protocol::Limits {
                     timeout: self.limits.timeout,
                     start_timeout: self.limits.start_timeout,
                 },
@@ -96,7 +98,7 @@ impl BackgroundProbe {
         {
             return Judged::Unusable(format!("cannot be started: {}", e.message));
         }
-        let broke: Vec<&crate::report::result::StepFailure> = r
+        let broke: Vec<&taskproof_reporters::report::result::StepFailure> = r
             .failures()
             .iter()
             .filter(|f| f.rules.contains(&self.rule))

@@ -8,18 +8,18 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::verdict::{Reporters, Verdict, conclude};
-use crate::check::discover::default_root;
-use crate::check::fix::RepairOutcome;
-use crate::check::hook::{self, HookContext};
-use crate::check::render;
-use crate::check::restore::Into;
-use crate::check::run::{self, Mode, Options};
-use crate::check::{Repair, journal};
-use crate::protocol::Layout;
-use crate::report::json::JsonPrinter;
-use crate::report::output::Output;
-use crate::report::terminal::TerminalReporter;
-use crate::report::{Event, Reporter};
+use taskproof_check::check::discover::default_root;
+use taskproof_check::check::fix::RepairOutcome;
+use taskproof_check::check::hook::{self, HookContext};
+use taskproof_check::check::render;
+use taskproof_check::check::restore::Into;
+use taskproof_check::check::run::{self, Mode, Options};
+use taskproof_check::check::{Repair, journal};
+use taskproof_core::protocol::Layout;
+use taskproof_reporters::report::json::JsonPrinter;
+use taskproof_reporters::report::output::Output;
+use taskproof_reporters::report::terminal::TerminalReporter;
+use taskproof_reporters::report::{Event, Reporter};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

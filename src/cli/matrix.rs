@@ -3,15 +3,15 @@
 //! is run exactly as those commands run it, and a target that crashes takes nothing else
 //! down), save each target's JSON reports, and build `matrix.md` and `matrix.html` from
 //! them; or rebuild the pages from saved reports (`--from`, `--run`, `--race`) without
-//! running anything. The pages are built by the pure [`crate::matrix::render`].
+//! running anything. The pages are built by the pure [`taskproof_matrix::matrix::render`].
 
 use super::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::matrix::input::{MANIFEST_FORMAT, Manifest};
-use crate::matrix::{self, Column};
-use crate::target::{self, TargetSpec};
+use taskproof_matrix::matrix::input::{MANIFEST_FORMAT, Manifest};
+use taskproof_matrix::matrix::{self, Column};
+use taskproof_target::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

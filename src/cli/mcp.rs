@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::mcp::{Config, claude_code_root, serve_stdio};
-use crate::store::Options;
-use crate::task::ListName;
+use taskproof_core::task::ListName;
+use taskproof_mcp::mcp::{Config, claude_code_root, serve_stdio};
+use taskproof_store::store::Options;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
-use crate::profile::{Choice, diff};
+use taskproof_profile::profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
+use taskproof_profile::profile::{Choice, diff};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -81,7 +81,7 @@ start.")]
         profile: String,
         /// The target to probe [default: the profile's recorded.target].
         #[arg(long)]
-        target: Option<crate::target::TargetSpec>,
+        target: Option<taskproof_target::target::TargetSpec>,
         /// Seconds of idle time before each racy step (0 to 600).
         #[arg(long, value_name = "SECS", default_value = "7", value_parser = super::race::settle_seconds)]
         time_probe: f64,
@@ -146,7 +146,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                 }
             }
             let name = name.unwrap_or_else(|| parts[0].name.clone());
-            let merged = match crate::profile::recorded::merge_recordings(&name, &parts) {
+            let merged = match taskproof_profile::profile::recorded::merge_recordings(&name, &parts)
+            {
                 Ok(m) => m,
                 Err(e) => return usage(e),
             };
@@ -159,9 +160,9 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                     .values()
                     .flat_map(|s| s.steps.values())
                     .filter(|r| match r.seen {
-                        crate::profile::recorded::Seen::Racy(_) => !timed,
-                        crate::profile::recorded::Seen::Timed { .. } => timed,
-                        crate::profile::recorded::Seen::Same(_) => false,
+                        taskproof_profile::profile::recorded::Seen::Racy(_) => !timed,
+                        taskproof_profile::profile::recorded::Seen::Timed { .. } => timed,
+                        taskproof_profile::profile::recorded::Seen::Same(_) => false,
                     })
                     .count()
             };
@@ -209,8 +210,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
 pub(super) fn load(s: &str) -> Result<Recorded, String> {
     match Choice::resolve(s)? {
         Choice::Recorded(r) => Ok((*r).clone()),
-        Choice::Written(crate::profile::Profile::Strict) => {
-            let scenarios = crate::scenario::load_builtin().map_err(|errors| {
+        Choice::Written(taskproof_profile::profile::Profile::Strict) => {
+            let scenarios = taskproof_scenario::scenario::load_builtin().map_err(|errors| {
                 errors
                     .iter()
                     .map(|e| e.to_string())
@@ -247,7 +248,7 @@ pub(super) fn load(s: &str) -> Result<Recorded, String> {
 /// `profile probe`: the time probe of `record`, for the racy steps of a profile on disk.
 fn probe(
     profile: String,
-    target: Option<crate::target::TargetSpec>,
+    target: Option<taskproof_target::target::TargetSpec>,
     time_probe: f64,
     repeat: u32,
     timeout: super::Seconds,
@@ -270,7 +271,7 @@ fn probe(
                 .get("target")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default();
-            match spec.parse::<crate::target::TargetSpec>() {
+            match spec.parse::<taskproof_target::target::TargetSpec>() {
                 Ok(t) => t,
                 Err(e) => {
                     return usage(format!(
@@ -290,14 +291,14 @@ fn probe(
         if recorded.file.ends_with(".json") && std::path::Path::new(&recorded.file).is_file() {
             std::path::PathBuf::from(&recorded.file)
         } else {
-            crate::profile::recorded::default_path(&recorded.name)
+            taskproof_profile::profile::recorded::default_path(&recorded.name)
         }
     });
     if racy.is_empty() {
         println!("{} has no racy step: nothing to probe", recorded.file);
         return Ok(Verdict::Clean);
     }
-    let scenarios = match crate::scenario::load_builtin() {
+    let scenarios = match taskproof_scenario::scenario::load_builtin() {
         Ok(s) => s,
         Err(errors) => {
             return usage(
@@ -312,11 +313,11 @@ fn probe(
     if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
-    let config = crate::scenario::RunConfig {
-        profile: crate::profile::Profile::Strict,
+    let config = taskproof_scenario::scenario::RunConfig {
+        profile: taskproof_profile::profile::Profile::Strict,
         timeout: timeout.0,
         jobs: 1,
-        ..crate::scenario::RunConfig::new(target)
+        ..taskproof_scenario::scenario::RunConfig::new(target)
     };
     let probed = crate::record::time_probe(
         &scenarios,
@@ -336,7 +337,7 @@ fn probe(
     if let Value::Object(m) = &mut recorded.recorded {
         m.insert(
             "time_probe".into(),
-            json!({"date": crate::profile::recorded::today(), "seconds": time_probe, "repeat": repeat}),
+            json!({"date": taskproof_profile::profile::recorded::today(), "seconds": time_probe, "repeat": repeat}),
         );
     }
     if let Err(e) = std::fs::write(&out, recorded.to_text()) {

@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
-use crate::profile::Profile;
-use crate::race::{self, Config, DriverError, Workload};
-use crate::report::Event;
-use crate::report::output::{ColorChoice, Output, progress_bar};
-use crate::report::terminal::TerminalReporter;
-use crate::target::{self, TargetSpec};
+use taskproof_profile::profile::Profile;
+use taskproof_race::race::{self, Config, DriverError, Workload};
+use taskproof_reporters::report::Event;
+use taskproof_reporters::report::output::{ColorChoice, Output, progress_bar};
+use taskproof_reporters::report::terminal::TerminalReporter;
+use taskproof_target::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -64,7 +64,7 @@ pub struct Args {
     pub mapping: Option<std::path::PathBuf>,
     /// What the target promises (strict, hand-written-files, hand-written-s07); anomalies
     /// outside it are observations. Default: hand-written-files for naive, strict otherwise.
-    #[arg(long, value_parser = crate::profile::parse_promises)]
+    #[arg(long, value_parser = taskproof_profile::profile::parse_promises)]
     pub profile: Option<Profile>,
     /// After the last acknowledgement, keep every writer's session open and idle this many
     /// seconds (0 to 600), then read the list back: a task or change gone then, with no

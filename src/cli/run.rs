@@ -9,12 +9,14 @@ use std::str::FromStr;
 
 use super::Seconds;
 use super::verdict::{Reporters, Verdict, conclude};
-use crate::profile::{Choice, Mode, Profile};
-use crate::report::Event;
-use crate::report::output::Output;
-use crate::report::terminal::TerminalReporter;
-use crate::scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
-use crate::target::TargetSpec;
+use taskproof_profile::profile::{Choice, Mode, Profile};
+use taskproof_reporters::report::Event;
+use taskproof_reporters::report::output::Output;
+use taskproof_reporters::report::terminal::TerminalReporter;
+use taskproof_scenario::scenario::{
+    RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite,
+};
+use taskproof_target::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -93,7 +95,7 @@ pub struct Args {
     /// Scenarios prepared ahead, each on a fresh empty root with its first sessions already
     /// started, while earlier ones run; concurrent lanes also start together (0: start each
     /// session alone, where it is first used).
-    #[arg(long, value_name = "N", default_value_t = crate::scenario::DEFAULT_START_AHEAD)]
+    #[arg(long, value_name = "N", default_value_t = taskproof_scenario::scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
     /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
@@ -283,9 +285,11 @@ fn reporters_of(args: &Args) -> Reporters {
 /// `taskproof run --suite background`: the background scenarios against a background-task
 /// target (src/background/suite.rs), reported like the store suite.
 fn run_background(args: Args) -> anyhow::Result<Verdict> {
-    use crate::background::scenario::{load_builtin as bg_builtin, load_paths as bg_paths};
-    use crate::background::suite::{BgConfig, run_suite as bg_run_suite};
-    use crate::background::{BgOpen, BgTarget};
+    use taskproof_background::background::scenario::{
+        load_builtin as bg_builtin, load_paths as bg_paths,
+    };
+    use taskproof_background::background::suite::{BgConfig, run_suite as bg_run_suite};
+    use taskproof_background::background::{BgOpen, BgTarget};
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
         Ok(Verdict::Usage)
@@ -335,7 +339,7 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
     let config = BgConfig {
         target,
         open: BgOpen {
-            limits: crate::background::protocol::Limits {
+            limits: taskproof_background::background::protocol::Limits {
                 timeout: args.timeout.0,
                 start_timeout: args.start_timeout.0,
             },

@@ -3,7 +3,7 @@
 use super::verdict::Verdict;
 use std::path::PathBuf;
 
-use crate::scenario::builtin;
+use taskproof_scenario::scenario::builtin;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                 text.push_str(&format!(
                     "{}\t{}\t{}\n",
                     s.file.display(),
-                    crate::rule::join(&s.rules, ","),
+                    taskproof_core::rule::join(&s.rules, ","),
                     s.title
                 ));
             }

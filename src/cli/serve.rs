@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use crate::protocol::{ErrorKind, Response};
-use crate::store::{Mutant, Options, StoreKind};
+use taskproof_core::protocol::{ErrorKind, Response};
+use taskproof_store::store::{Mutant, Options, StoreKind};
 
 /// The longest request line read; a longer one is answered `invalid` and skipped.
 const MAX_LINE: usize = 64 * 1024 * 1024;

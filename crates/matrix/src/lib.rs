@@ -3,9 +3,6 @@
 //! race's report types only, so it builds beside the runner's crates.
 //!
 //! The modules of the crates below are re-exported under their own names, so that
-//! `crate::report::schema` names what it names in every crate.
-
-pub use taskproof_race::race;
-pub use taskproof_report::report;
+//! `taskproof_report::report::schema` names what it names in every crate.
 
 pub mod matrix;

@@ -4,10 +4,7 @@
 //! It needs the wire types and the store only, so it builds before the targets.
 //!
 //! The modules of the crates below are re-exported under their own names, so that
-//! `crate::task::Task` names what it names in every crate.
-
-pub use taskproof_core::{protocol, task};
-pub use taskproof_store::store;
+//! `taskproof_core::task::Task` names what it names in every crate.
 
 pub mod client;
 pub mod mcp;

@@ -3,9 +3,6 @@
 //! producer's report reaches them as a `report::Document`. Kept in a crate of their own so
 //! that changing a view rebuilds this crate and the command line, nothing else.
 
-pub use taskproof_core::{field, graph, layout, protocol, rule, task};
-pub use taskproof_profile::profile;
-
 /// The report schema and events of `taskproof-report`, and the views of this crate.
 pub mod report {
     pub use taskproof_report::report::*;

@@ -1,13 +1,6 @@
 //! taskproof's conformance runner: scenario files, the suite, the runner and the built-in suite (docs/architecture.md, "Crates").
 //!
 //! The modules of the crates below are re-exported under their own names, so that
-//! `crate::task::Task` names what it names in every crate.
-
-pub use taskproof_core::{field, graph, layout, protocol, rule, task};
-pub use taskproof_profile::{oracle, profile};
-pub use taskproof_race::race;
-pub use taskproof_report::report;
-pub use taskproof_store::store;
-pub use taskproof_target::target;
+//! `taskproof_core::task::Task` names what it names in every crate.
 
 pub mod scenario;

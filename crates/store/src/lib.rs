@@ -3,6 +3,4 @@
 //! change log, Claude Code's lock protocol). They speak the wire types of `taskproof-core`
 //! and nothing above them.
 
-pub use taskproof_core::{field, graph, layout, protocol, rule, task};
-
 pub mod store;

@@ -2,7 +2,7 @@
 //! the background suite proves it catches each kind of bug the public reports describe. A
 //! mutant is the reference with exactly one mechanism switched off or changed.
 
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
 
 word_enum! {
     /// One broken background rule (docs/background.md).

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
 
 /// One scenario file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

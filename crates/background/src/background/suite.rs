@@ -36,14 +36,14 @@ use super::runner::is_seed_id;
 use super::scenario::{BgScenario, EndHow, KillExpect, Step};
 use super::target::{BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork};
 use super::targets::{BgOpen, BgTarget};
-use crate::profile::{Profile, RunProfile};
-use crate::protocol::Hello;
-use crate::report::Event;
-use crate::report::result::{
+use taskproof_core::protocol::Hello;
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::{Profile, RunProfile};
+use taskproof_report::report::Event;
+use taskproof_report::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use crate::rule::Rule;
-use crate::target::claude_code::model_log::LogHandle;
+use taskproof_target::target::claude_code::model_log::LogHandle;
 
 /// How long processes get to disappear after a kill or the end before they count as
 /// orphans.
@@ -697,7 +697,7 @@ pub fn run_suite(
                         protocol: 1,
                         name: "background-task target".into(),
                         version: config.target.to_string(),
-                        layout: crate::layout::Layout::Opaque,
+                        layout: taskproof_core::layout::Layout::Opaque,
                         features: Default::default(),
                         mapping: Default::default(),
                     })

@@ -1,6 +1,6 @@
 //! The audit of one list folder: read every file the way the strict store would (never
 //! through a link), judge each task file on its own (S15, S17), then judge the list as a
-//! whole through [`crate::graph::Graph`] (S1, S5–S8, S10) and the store's own files (S14,
+//! whole through [`taskproof_core::graph::Graph`] (S1, S5–S8, S10) and the store's own files (S14,
 //! S18; the judging itself is [`super::judge`]).
 //!
 //! Reading takes no lock and writes nothing. When the list's `.lock` exists, the audit tries
@@ -25,9 +25,11 @@ use serde_json::Value;
 
 use super::finding::{Finding, FindingKind, Repair};
 use super::judge::{judge_task_value, judge_tasks, sort_findings};
-use crate::protocol::Layout;
-use crate::store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError, TMP_NAME};
-use crate::task::{Task, TaskId};
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::{Task, TaskId};
+use taskproof_store::store::{
+    Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError, TMP_NAME,
+};
 
 /// Who holds the list's lock while the audit reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,7 +372,7 @@ pub fn audit_dir(dir: &Dir, name: &str, layout: Layout, locking: Locking) -> io:
 /// change interrupted before its record was written, and tasks that differ from what the
 /// log's last record of them says (changed by a writer that does not keep the log).
 fn audit_log_findings(dir: &Dir, name: &str, decoded: &[TaskFile]) -> io::Result<Vec<Finding>> {
-    use crate::store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};
+    use taskproof_store::store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};
     let f = |file: &str, message: String| {
         Finding::new(name, file.to_string(), FindingKind::AuditLog, message)
     };

@@ -12,8 +12,8 @@ use rustix::fs::FileType;
 
 use super::CheckError;
 use super::finding::{Finding, FindingKind};
-use crate::protocol::Layout;
-use crate::store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError};
+use taskproof_core::protocol::Layout;
+use taskproof_store::store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError};
 
 /// Where Claude Code keeps its task lists, from `CLAUDE_CONFIG_DIR` and `HOME` as given.
 pub fn default_root(config_dir: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {

@@ -4,8 +4,8 @@
 //! Findings are results, not errors: an audit that finds a cycle ran fine. Only a folder that
 //! cannot be read at all is an error ([`super::CheckError`]).
 
-use crate::rule::Rule;
-use crate::task::TaskId;
+use taskproof_core::rule::Rule;
+use taskproof_core::task::TaskId;
 
 /// What kind of problem a finding is. The kebab-case names are part of the JSON output
 /// (format version 1) and stable.

@@ -21,12 +21,12 @@ use super::CheckError;
 use super::audit::{self, ListAudit, Locking};
 use super::discover::ListLocation;
 use super::finding::{EdgeField, Repair};
-use crate::layout;
-use crate::protocol::Layout;
-use crate::store::{
+use taskproof_core::layout;
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::TaskId;
+use taskproof_store::store::{
     Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark, replay_journal,
 };
-use crate::task::TaskId;
 
 /// What became of one repair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub fn fix_list(
                 Ok(()) => change(repair, RepairOutcome::Done),
                 Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
             },
-            Repair::FinishAuditRecord => match crate::store::audit::recover(&dir, true) {
+            Repair::FinishAuditRecord => match taskproof_store::store::audit::recover(&dir, true) {
                 Ok(()) => change(repair, RepairOutcome::Done),
                 Err(e) => change(repair, RepairOutcome::Skipped(e.to_string())),
             },

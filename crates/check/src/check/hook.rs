@@ -41,9 +41,9 @@ use super::finding::{Finding, FindingKind};
 use super::journal::{self, Observed};
 use super::judge;
 use super::locate::{List, Place, locate, read_list};
-use crate::graph::Graph;
-use crate::protocol::Layout;
-use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 
 /// Why hook input could not be judged at all.
 #[derive(Debug, thiserror::Error)]
@@ -210,17 +210,19 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
                 ..Verdict::default()
             });
         }
-        ("TaskCreated", _) => match event.get("task_id").and_then(crate::layout::id_of) {
+        ("TaskCreated", _) => match event.get("task_id").and_then(taskproof_core::layout::id_of) {
             Some(id) => Change::Created {
                 id,
                 subject: str_field(event, "task_subject").map(str::to_string),
             },
             None => return Ok(Verdict::default()),
         },
-        ("TaskCompleted", _) => match event.get("task_id").and_then(crate::layout::id_of) {
-            Some(id) => Change::Complete { id },
-            None => return Ok(Verdict::default()),
-        },
+        ("TaskCompleted", _) => {
+            match event.get("task_id").and_then(taskproof_core::layout::id_of) {
+                Some(id) => Change::Complete { id },
+                None => return Ok(Verdict::default()),
+            }
+        }
         // Not about the task list: not ours to judge.
         _ => return Ok(Verdict::default()),
     };
@@ -351,7 +353,7 @@ fn judge_bare(items: &[Value]) -> Verdict {
     let mut all = Vec::new();
     let mut tasks = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let id = item.get("id").and_then(crate::layout::id_of);
+        let id = item.get("id").and_then(taskproof_core::layout::id_of);
         let file = id
             .and_then(|i| Layout::ClaudeCode.file_name(i))
             .unwrap_or_else(|| format!("tasks[{i}]"));

@@ -1,5 +1,5 @@
 //! Judging tasks as an audit or a hook reads them: one task object on its own (S15, S17,
-//! the schema and status), and a list's tasks together through [`crate::graph::Graph`]
+//! the schema and status), and a list's tasks together through [`taskproof_core::graph::Graph`]
 //! (cycles, tasks stuck behind them, completed tasks with open blockers, one-sided edges,
 //! orphan and dangling references); and the order findings are reported in. Reading the
 //! folder is [`super::audit`]'s job; the hook judges a change with the same functions.
@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::finding::{EdgeField, Finding, FindingKind, Repair};
-use crate::graph::{Graph, MissingSide};
-use crate::layout;
-use crate::protocol::Layout;
-use crate::task::{Status, Strictness, Task, TaskId};
+use taskproof_core::graph::{Graph, MissingSide};
+use taskproof_core::layout;
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::{Status, Strictness, Task, TaskId};
 
 /// Judges one task object as read from disk (or from a hook) on its own. Reports each
 /// problem through `report` and returns the task when it can be read at all, leniently: a
@@ -69,7 +69,7 @@ pub fn judge_tasks(
         if g.get(a).is_some_and(|t| t.blocks.contains(&b)) {
             sides.push(format!("{b} from blocks of {}", file(a)));
         }
-        let what = crate::graph::cycle_words(path);
+        let what = taskproof_core::graph::cycle_words(path);
         out.push(
             Finding::new(
                 list,
@@ -107,7 +107,7 @@ pub fn judge_tasks(
                 list,
                 file(id),
                 FindingKind::CompletedBlocked,
-                crate::graph::completed_words(id, &open),
+                taskproof_core::graph::completed_words(id, &open),
             )
             .involving(std::iter::once(id).chain(open)),
         );

@@ -13,9 +13,9 @@ use super::discover::ListLocation;
 use super::finding::{Finding, FindingKind};
 use super::hook::{HookContext, str_field};
 use super::{audit, judge};
-use crate::protocol::Layout;
-use crate::store::{HIGHWATERMARK_NAME, ReadError, parse_watermark};
-use crate::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
+use taskproof_store::store::{HIGHWATERMARK_NAME, ReadError, parse_watermark};
 
 /// A list folder the hook decided on, and how it got there (for the user's message).
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
     };
     if let Some(id) = &ctx.list_id {
         return Ok(place(
-            crate::layout::claude_code_name(id),
+            taskproof_core::layout::claude_code_name(id),
             format!("from CLAUDE_CODE_TASK_LIST_ID={id:?}"),
         ));
     }
@@ -82,7 +82,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
         // A teammate's tools use the team name as given; its lead's, the lead's form. Take
         // whichever exists, the teammate's when neither does.
         let names = [
-            crate::layout::claude_code_name(&team),
+            taskproof_core::layout::claude_code_name(&team),
             team_lead_list(&team),
         ];
         let name = names
@@ -106,7 +106,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
             }
         }
         return Ok(place(
-            crate::layout::claude_code_name(session),
+            taskproof_core::layout::claude_code_name(session),
             format!("from the event's session_id {session:?}"),
         ));
     }
@@ -320,11 +320,14 @@ mod tests {
 
     #[test]
     fn list_ids_are_sanitised_as_claude_code_does() {
-        assert_eq!(crate::layout::claude_code_name("../x"), "---x");
-        assert_eq!(crate::layout::claude_code_name("my.project"), "my-project");
-        assert_eq!(crate::layout::claude_code_name("a_b-C9"), "a_b-C9");
+        assert_eq!(taskproof_core::layout::claude_code_name("../x"), "---x");
+        assert_eq!(
+            taskproof_core::layout::claude_code_name("my.project"),
+            "my-project"
+        );
+        assert_eq!(taskproof_core::layout::claude_code_name("a_b-C9"), "a_b-C9");
         // One UTF-16 unit per `-`: é is one, an emoji two.
-        assert_eq!(crate::layout::claude_code_name("é😀"), "---");
+        assert_eq!(taskproof_core::layout::claude_code_name("é😀"), "---");
         assert_eq!(team_lead_list("My Team_1"), "my-team-1");
     }
 }

@@ -8,14 +8,14 @@ use super::finding::{Finding, Repair};
 use super::fix::{Change, RepairOutcome};
 use super::hook::Verdict;
 use super::run::{Mode, Report};
-use crate::report::Document;
-use crate::report::output::{paint, style};
-use crate::report::schema::{self, CheckChange, CheckFinding, CheckList, CheckReport};
+use taskproof_report::report::Document;
+use taskproof_report::report::output::{paint, style};
+use taskproof_report::report::schema::{self, CheckChange, CheckFinding, CheckList, CheckReport};
 
 /// The version of the JSON output; it changes when a field changes meaning or goes away.
 pub const FORMAT_VERSION: u64 = schema::CHECK_FORMAT;
 
-/// Paints when colour is on, with the shared styles of [`crate::report::output`].
+/// Paints when colour is on, with the shared styles of [`taskproof_report::report::output`].
 struct Paint {
     on: bool,
 }

@@ -26,9 +26,9 @@ use super::finding::Repair;
 use super::fix::{Change, RepairOutcome};
 use super::journal::{self, JournalError};
 use super::vanish::{self, Folder};
-use crate::protocol::Layout;
-use crate::store::audit::format_time;
-use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark};
+use taskproof_core::protocol::Layout;
+use taskproof_store::store::audit::format_time;
+use taskproof_store::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark};
 
 /// Where `--restore` writes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

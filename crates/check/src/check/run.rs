@@ -14,7 +14,7 @@ use super::journal;
 use super::judge::sort_findings;
 use super::restore::{self, Into};
 use super::vanish::{self, Folder};
-use crate::protocol::Layout;
+use taskproof_core::protocol::Layout;
 
 /// What to do with what the audit finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

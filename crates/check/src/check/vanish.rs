@@ -22,10 +22,10 @@ use std::path::Path;
 use super::audit::ListAudit;
 use super::finding::{Finding, FindingKind};
 use super::journal::{self, End, Journal, JournalError, Life};
-use crate::protocol::Layout;
-use crate::store::audit::format_time;
-use crate::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME};
-use crate::task::TaskId;
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::TaskId;
+use taskproof_store::store::audit::format_time;
+use taskproof_store::store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME};
 
 /// The settings entry that makes the hook keep a journal, for the messages.
 pub const INSTALL_HINT: &str = "the PostToolUse entry of docs/hooks/settings.json keeps a journal that can tell (docs/check.md, \"The journal\")";

@@ -12,10 +12,10 @@ use super::oracle::{Damage, FuzzOracle, describe, differences};
 pub use super::resolve::ResolvedStep;
 use super::resolve::{Ids, Resolver, op_of, resolve};
 use super::strategy::{EventGen, Step};
-use crate::profile::Profile;
-use crate::protocol::{Layout, Response};
-use crate::target::{Session, SessionEvent, SessionOptions, TargetSpec};
-use crate::task::TaskId;
+use taskproof_core::protocol::{Layout, Response};
+use taskproof_core::task::TaskId;
+use taskproof_profile::profile::Profile;
+use taskproof_target::target::{Session, SessionEvent, SessionOptions, TargetSpec};
 
 /// One step of a history and what the oracle expected of it.
 #[derive(Debug, Clone)]
@@ -214,7 +214,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                 ..
             } => {
                 // A step that needs a feature the target lacks is skipped, not failed (§2).
-                if crate::protocol::request_features(request)
+                if taskproof_core::protocol::request_features(request)
                     .into_iter()
                     .any(|f| !hello.has(f))
                 {
@@ -359,7 +359,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     .as_object()
                     .expect("object")
                     .iter()
-                    .filter(|(k, _)| !crate::task::TASK_FIELDS.contains(&k.as_str()))
+                    .filter(|(k, _)| !taskproof_core::task::TASK_FIELDS.contains(&k.as_str()))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 oracle

@@ -13,10 +13,10 @@ use serde_json::{Map, Value, json};
 use super::driver::{Divergence, History, ResolvedStep};
 use super::oracle::difference_fields;
 use super::strategy::{EventGen, SESSIONS};
-use crate::profile::Profile;
-use crate::protocol::{ErrorKind, Response};
-use crate::rule::Rule;
-use crate::task::{Task, TaskId};
+use taskproof_core::protocol::{ErrorKind, Response};
+use taskproof_core::rule::Rule;
+use taskproof_core::task::{Task, TaskId};
+use taskproof_profile::profile::Profile;
 
 /// A written-up divergence.
 #[derive(Debug, Clone)]
@@ -140,7 +140,7 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
             let valid_list = request
                 .get("list")
                 .and_then(Value::as_str)
-                .is_some_and(|l| l.parse::<crate::task::ListName>().is_ok());
+                .is_some_and(|l| l.parse::<taskproof_core::task::ListName>().is_ok());
             Some(if !valid_list {
                 Rule::S13
             } else if patch.and_then(|p| p.get("status")).is_some() {
@@ -238,7 +238,7 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[Rule]) -> String 
         "{op}|{}|{actual}|{}|{}",
         kind(&d.expected),
         fields.join(","),
-        crate::rule::join(rules, ",")
+        taskproof_core::rule::join(rules, ",")
     );
     format!("{:012x}", fnv1a(&text) >> 16)
 }
@@ -355,7 +355,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     };
     let scenario = json!({
         "id": format!("fuzz-{fingerprint}"),
-        "title": format!("{op} answers as the {profile} model does ({})", crate::rule::join(&rules, ", ")),
+        "title": format!("{op} answers as the {profile} model does ({})", taskproof_core::rule::join(&rules, ", ")),
         "source": format!("taskproof fuzz --seed {seed}"),
         "rules": rules,
         "profiles": [profile.as_str()],
@@ -375,8 +375,8 @@ mod tests {
     use super::*;
     use crate::fuzz::driver::{Setup, run_case};
     use crate::fuzz::strategy::{Ref, Step, Subject};
-    use crate::store::Mutant;
-    use crate::target::{SessionOptions, TargetSpec};
+    use taskproof_store::store::Mutant;
+    use taskproof_target::target::{SessionOptions, TargetSpec};
 
     fn create(n: u8, blocked_by: Vec<Ref>) -> Step {
         Step::Create {
@@ -412,9 +412,11 @@ mod tests {
         // which only the final listing shows.
         let f = found(&[create(1, vec![]), create(2, vec![Ref::Created(0)])]);
         assert_eq!(f.rules, [Rule::S8]);
-        let scenario =
-            crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
-                .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
+        let scenario = taskproof_scenario::scenario::load::parse_scenario(
+            &f.scenario,
+            std::path::Path::new("f.json"),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
         assert_eq!(scenario.id, format!("fuzz-{}", f.fingerprint));
         let steps = f.scenario["steps"].as_array().unwrap();
         assert_eq!(steps[0]["bind"], json!({"l1": "task.id"}));
@@ -476,9 +478,11 @@ mod tests {
         );
         assert_eq!(steps[2]["wait"], json!(0.3));
         assert_eq!(steps[3]["exit"], "main");
-        let scenario =
-            crate::scenario::load::parse_scenario(&f.scenario, std::path::Path::new("f.json"))
-                .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
+        let scenario = taskproof_scenario::scenario::load::parse_scenario(
+            &f.scenario,
+            std::path::Path::new("f.json"),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}: {:#}", f.scenario));
         assert!(scenario.plays_a_user(Profile::Strict));
     }
 }

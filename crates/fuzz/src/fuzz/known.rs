@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::scenario::skip::{ListFileError, entry_lines, line_error, read_list_file};
+use taskproof_scenario::scenario::skip::{ListFileError, entry_lines, line_error, read_list_file};
 
 /// A known-findings file that cannot be read or is malformed.
 pub type KnownError = ListFileError;

@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::oracle::Oracle as StoreOracle;
-use crate::profile::Profile;
-use crate::protocol::{ErrorKind, Failure, Layout, Request, Response};
-use crate::task::{ListName, Task, TaskId};
+use taskproof_core::protocol::{ErrorKind, Failure, Layout, Request, Response};
+use taskproof_core::task::{ListName, Task, TaskId};
+use taskproof_profile::oracle::Oracle as StoreOracle;
+use taskproof_profile::profile::Profile;
 
 /// How a deleted task's file was made unreadable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,8 +215,9 @@ fn task_differences(e: &Task, a: &Task) -> Vec<String> {
         ej.as_object().expect("object"),
         aj.as_object().expect("object"),
     );
-    let judged =
-        |k: &&String| crate::task::TASK_FIELDS.contains(&k.as_str()) || eo.contains_key(*k);
+    let judged = |k: &&String| {
+        taskproof_core::task::TASK_FIELDS.contains(&k.as_str()) || eo.contains_key(*k)
+    };
     let keys: BTreeSet<&String> = eo.keys().chain(ao.keys().filter(judged)).collect();
     let mut out = Vec::new();
     for k in keys {

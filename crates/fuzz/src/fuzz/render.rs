@@ -1,16 +1,18 @@
 //! How a fuzz run reads: the lines the terminal prints as the run goes and its last line,
 //! and the JSON and Markdown reports of a finished run (docs/fuzzing.md). The reporters of
-//! [`crate::report`] call these on the fuzz events; nothing here writes anywhere.
+//! [`taskproof_report::report`] call these on the fuzz events; nothing here writes anywhere.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
-use crate::profile::Profile;
-use crate::report::Document;
-use crate::report::output::{bullets, cell, paint, style};
-use crate::report::schema::{self, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed};
+use taskproof_profile::profile::Profile;
+use taskproof_report::report::Document;
+use taskproof_report::report::output::{bullets, cell, paint, style};
+use taskproof_report::report::schema::{
+    self, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed,
+};
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = schema::FUZZ_FORMAT;
@@ -128,7 +130,7 @@ fn found(plan: &Plan, f: &Found, color: bool) -> String {
     let _ = writeln!(
         out,
         "rules: {} (op {}, fingerprint {})",
-        crate::rule::join(&f.finding.rules, ", "),
+        taskproof_core::rule::join(&f.finding.rules, ", "),
         f.finding.op,
         f.finding.fingerprint
     );
@@ -329,7 +331,7 @@ pub fn markdown(plan: &Plan, r: &Report) -> String {
                 out,
                 "| `{}` | {} | {} | {} | `{}` |",
                 f.finding.fingerprint,
-                crate::rule::join(&f.finding.rules, ", "),
+                taskproof_core::rule::join(&f.finding.rules, ", "),
                 f.finding.op,
                 cell(&f.finding.summary),
                 f.written.path().display()

@@ -13,8 +13,8 @@ use super::strategy::{
     Bad, EventGen, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step,
     Subject,
 };
-use crate::protocol::Op;
-use crate::task::{ListName, TaskId};
+use taskproof_core::protocol::Op;
+use taskproof_core::task::{ListName, TaskId};
 
 /// A resolved step.
 #[derive(Debug, Clone)]

@@ -29,9 +29,9 @@ use super::driver::{CaseError, History, Setup, run_case};
 use super::finding::{Finding, finding, fingerprint_of};
 use super::known::{KnownEntry, KnownFindings};
 use super::strategy::{BetweenRequests, Step, steps};
-use crate::report::Event;
-use crate::report::result::{Outcome, TargetInfo};
-use crate::scenario::{RunConfig, probe, run_scenario};
+use taskproof_report::report::Event;
+use taskproof_report::report::result::{Outcome, TargetInfo};
+use taskproof_scenario::scenario::{RunConfig, probe, run_scenario};
 
 /// How far a finding is shrunk: at most `runs` shrinking runs and `time` of wall time,
 /// whichever ends first. Either at 0 turns shrinking off.
@@ -145,7 +145,7 @@ pub enum FuzzFinding<'a> {
 /// What happens during a fuzz run, in order: [`FuzzEvent::Started`] once,
 /// [`FuzzEvent::Progress`] after every case and when a new divergence starts shrinking,
 /// [`FuzzEvent::Finding`] for each distinct divergence, [`FuzzEvent::Finished`] once. Each is
-/// a [`crate::report::Document`] (`super::render` writes them), and [`FuzzEvent::report`]
+/// a [`taskproof_report::report::Document`] (`super::render` writes them), and [`FuzzEvent::report`]
 /// hands it on as the reporters' [`Event`].
 #[derive(Debug, Clone, Copy)]
 pub enum FuzzEvent<'a> {
@@ -449,8 +449,8 @@ impl<'a> Replayer<'a> {
         history: &History,
     ) -> Result<Result<(), String>, RunError> {
         let file = finding_path(&self.plan.out, finding);
-        let scenario =
-            crate::scenario::load::parse_scenario(&finding.scenario, &file).map_err(|e| {
+        let scenario = taskproof_scenario::scenario::load::parse_scenario(&finding.scenario, &file)
+            .map_err(|e| {
                 RunError::Harness(format!(
                     "failed to load the finding's own scenario ({e}): {:#}",
                     finding.scenario
@@ -501,9 +501,9 @@ pub fn write_finding(dir: &Path, finding: &Finding) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::Profile;
-    use crate::store::Mutant;
-    use crate::target::{SessionOptions, TargetSpec};
+    use taskproof_profile::profile::Profile;
+    use taskproof_store::store::Mutant;
+    use taskproof_target::target::{SessionOptions, TargetSpec};
 
     fn first_case(seed: u64) -> Vec<Step> {
         steps(24, true, true, BetweenRequests::default())

@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Map, Value};
 
-use crate::graph::Graph;
-use crate::protocol::{Op, Request, Response};
-use crate::store::{Options, StrictStore, TaskStore};
-use crate::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::{Op, Request, Response};
+use taskproof_core::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
+use taskproof_store::store::{Options, StrictStore, TaskStore};
 
 use super::filesim::Schedule;
 
@@ -172,7 +172,7 @@ pub fn task_arbitrary(data: &[u8]) {
         extra: a
             .extra
             .iter()
-            .filter(|(k, _)| !crate::task::TASK_FIELDS.contains(&k.as_str()))
+            .filter(|(k, _)| !taskproof_core::task::TASK_FIELDS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.to_value(0)))
             .collect(),
     };
@@ -182,7 +182,7 @@ pub fn task_arbitrary(data: &[u8]) {
         .unwrap_or_else(|e| panic!("a task any store could write is refused: {e}: {text}"));
     assert_eq!(lenient, task, "task changed on its way through a file");
     let chars = task.subject.chars().count();
-    let valid = (1..=crate::task::MAX_SUBJECT_CHARS).contains(&chars) && status.is_known();
+    let valid = (1..=taskproof_core::task::MAX_SUBJECT_CHARS).contains(&chars) && status.is_known();
     match Task::from_json(&v, Strictness::Strict) {
         Ok(t) => {
             assert!(valid, "strict decoding accepted {text}");
@@ -241,10 +241,10 @@ pub fn scenario_file(data: &[u8]) {
         return;
     };
     let file = std::path::Path::new("fuzz.json");
-    if let Err(crate::field::FieldError {
+    if let Err(taskproof_core::field::FieldError {
         field: path,
         message,
-    }) = crate::scenario::load::parse_scenario(&v, file)
+    }) = taskproof_scenario::scenario::load::parse_scenario(&v, file)
     {
         assert!(
             !message.is_empty(),
@@ -365,12 +365,12 @@ impl StoreOp {
                 if let Some((k, v)) = metadata {
                     let mut m = Map::new();
                     m.insert(format!("k{}", k % 4), v.map_or(Value::Null, Value::from));
-                    p.metadata = crate::task::Change::Set(m);
+                    p.metadata = taskproof_core::task::Change::Set(m);
                 }
                 p.owner = match owner {
-                    None => crate::task::Change::Keep,
-                    Some(true) => crate::task::Change::Set("agent".into()),
-                    Some(false) => crate::task::Change::Remove,
+                    None => taskproof_core::task::Change::Keep,
+                    Some(true) => taskproof_core::task::Change::Set("agent".into()),
+                    Some(false) => taskproof_core::task::Change::Remove,
                 };
                 Request::Update {
                     list,
@@ -438,7 +438,7 @@ pub fn store_ops(data: &[u8]) {
     let mut store = open();
     let list: ListName = "l".parse().expect("valid list name");
     let mut handed = Handed { ids: Vec::new() };
-    let mut model = crate::oracle::Oracle::strict();
+    let mut model = taskproof_profile::oracle::Oracle::strict();
     let listing = |store: &StrictStore| match store.handle(&Request::List { list: list.clone() }) {
         Response::Tasks { tasks, corrupt } => {
             assert!(

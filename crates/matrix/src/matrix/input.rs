@@ -20,18 +20,18 @@ pub const RACE_FORMATS: [u64; 2] = [1, 2];
 pub const MANIFEST_FORMAT: u64 = 1;
 
 /// One scenario's outcome, as the run report writes it.
-pub use crate::report::schema::OutcomeKind;
+pub use taskproof_report::report::schema::OutcomeKind;
 /// A file that could not be read as a report: the schema's error, naming the file and the
 /// field.
-pub use crate::report::schema::ReadError as InputError;
+pub use taskproof_report::report::schema::ReadError as InputError;
 /// The run report and its parts: the schema's types, the ones `run` writes.
-pub use crate::report::schema::{
+pub use taskproof_report::report::schema::{
     RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure, Witness,
 };
 
 /// A `taskproof race --report json:FILE` report and one workload run of it: the race's own
 /// serde types, the ones `race` writes.
-pub use crate::race::report::{RaceReport, WorkloadReport as RaceWorkload};
+pub use taskproof_race::race::report::{RaceReport, WorkloadReport as RaceWorkload};
 
 /// What `taskproof matrix` writes beside a target's reports: its label and spec, and why a
 /// report is missing when the target could not be run.
@@ -52,7 +52,7 @@ pub struct Manifest {
     pub race_not_run: bool,
 }
 
-use crate::report::schema::{self, read as read_json};
+use taskproof_report::report::schema::{self, read as read_json};
 
 /// Reads a run report, checking its format version.
 pub fn read_run(path: &Path) -> Result<RunReport, InputError> {

@@ -23,9 +23,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::protocol::{ErrorKind, Failure, Response};
-use crate::store::{Options, StrictStore};
-use crate::task::ListName;
+use taskproof_core::protocol::{ErrorKind, Failure, Response};
+use taskproof_core::task::ListName;
+use taskproof_store::store::{Options, StrictStore};
 
 /// Where the server keeps its tasks and which list it uses by default.
 #[derive(Debug, Clone)]
@@ -190,7 +190,7 @@ impl TaskServer {
             Err(f) => return failure(&f),
         };
         let (request, actor) = (call.request, call.actor);
-        if let crate::protocol::Request::List { list } = &request {
+        if let taskproof_core::protocol::Request::List { list } = &request {
             return self.list(list.clone()).await;
         }
         let inner = self.inner.clone();

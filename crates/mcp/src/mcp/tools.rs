@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{ErrorKind, Failure, Request, Response};
-use crate::task::{FieldError, ListName, NEW_FIELDS, PATCH_FIELDS, Task};
+use taskproof_core::protocol::{ErrorKind, Failure, Request, Response};
+use taskproof_core::task::{FieldError, ListName, NEW_FIELDS, PATCH_FIELDS, Task};
 
 /// The tool names, in the order they are listed.
 pub const TOOL_NAMES: [&str; 6] = [
@@ -245,7 +245,10 @@ pub fn decode(
         Some(other) => {
             return Err(bad(
                 "actor",
-                format!("expected a string, got {}", crate::task::type_name(other)),
+                format!(
+                    "expected a string, got {}",
+                    taskproof_core::task::type_name(other)
+                ),
             ));
         }
     };
@@ -436,7 +439,7 @@ impl<T: std::borrow::Borrow<Task>> serde::Serialize for TaskSeq<'_, T> {
 /// tree, no copy of a task (see `splice.rs`).
 pub fn list_answer(
     list: &ListName,
-    tasks: &[std::sync::Arc<crate::store::SharedTask>],
+    tasks: &[std::sync::Arc<taskproof_store::store::SharedTask>],
     corrupt: &[String],
 ) -> (Vec<u8>, Vec<u8>) {
     use rayon::prelude::*;
@@ -550,10 +553,10 @@ mod tests {
 
     #[test]
     fn list_answers_are_the_json_of_the_tasks() {
-        let mut a = Task::new(crate::task::TaskId(1), "ünï \u{1F600} \"q\"");
+        let mut a = Task::new(taskproof_core::task::TaskId(1), "ünï \u{1F600} \"q\"");
         a.metadata = Some(args(json!({"deep": {"x": [1, 2.5, null]}, "z": "\n"})));
         a.extra.insert("unknown".into(), json!({"kept": [1, "x"]}));
-        let b = Task::new(crate::task::TaskId(2), "b");
+        let b = Task::new(taskproof_core::task::TaskId(2), "b");
         let list: ListName = "team".parse().unwrap();
         for corrupt in [vec![], vec!["3.json".to_string()]] {
             let tasks = vec![a.clone(), b.clone()];
@@ -569,7 +572,7 @@ mod tests {
             let shared: Vec<_> = tasks
                 .iter()
                 .cloned()
-                .map(crate::store::SharedTask::new)
+                .map(taskproof_store::store::SharedTask::new)
                 .collect();
             let (text, value) = list_answer(&list, &shared, &corrupt);
             let text: String = serde_json::from_slice(&text).unwrap();

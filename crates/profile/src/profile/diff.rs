@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::observe;
 use super::recorded::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
 
 /// One changed scenario.
 #[derive(Debug, Clone, PartialEq)]

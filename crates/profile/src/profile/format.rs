@@ -1,5 +1,5 @@
 //! The recorded profile file (docs/profiles.md, "The file"): what a recorded profile holds,
-//! read with the field decoder every other input of taskproof uses ([`crate::field`]), so
+//! read with the field decoder every other input of taskproof uses ([`taskproof_core::field`]), so
 //! that an error names the file and the field, and written with keys in a fixed order so
 //! that two recordings of the same behaviour are the same text.
 
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::observe;
-use crate::field::{self, FieldError, Fields};
-use crate::rule::Rule;
+use taskproof_core::field::{self, FieldError, Fields};
+use taskproof_core::rule::Rule;
 
 /// The profile file format this build writes and reads.
 pub const FORMAT: u64 = 1;
@@ -445,5 +445,5 @@ pub fn today() -> String {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    crate::store::audit::format_time(ms)[..10].to_string()
+    taskproof_store::store::audit::format_time(ms)[..10].to_string()
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::format::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
 use super::observe;
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
 
 /// One run of one scenario, observed.
 #[derive(Debug, Clone)]

@@ -18,9 +18,9 @@ use super::history::{Completion, History, secs};
 use super::linear::{self, Verdict};
 use super::partition::{final_views, partition, prune_unobserved};
 use super::sequential::TaskModel;
-use crate::graph::Graph;
-use crate::protocol::Request;
-use crate::task::{Change, Task, TaskId};
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::Request;
+use taskproof_core::task::{Change, Task, TaskId};
 
 /// What the checker is given besides the history.
 pub struct FinalState<'a> {
@@ -112,12 +112,15 @@ pub fn graph_anomalies(final_tasks: &[Task]) -> Vec<Witness> {
         out.push(Witness::new(
             AnomalyKind::Cycles,
             c.first().copied(),
-            format!("in the final state, {}", crate::graph::cycle_words(&c)),
+            format!(
+                "in the final state, {}",
+                taskproof_core::graph::cycle_words(&c)
+            ),
             Vec::new(),
         ));
     }
     for h in g.half_edges() {
-        let text = h.words(crate::graph::task_name);
+        let text = h.words(taskproof_core::graph::task_name);
         out.push(Witness::new(
             AnomalyKind::HalfEdges,
             Some(h.blocked),

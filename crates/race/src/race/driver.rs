@@ -22,9 +22,9 @@ use super::mix::Mix;
 use super::readers::{reader, scan_corrupt};
 use super::workload::{self, LIST, Workload};
 use super::writer::{Ctx, Orders, WriterOut, writer};
-use crate::protocol::{Layout, Request, Response};
-use crate::target::{SessionOptions, TargetError, TargetSpec};
-use crate::task::{NewTask, Task, TaskId};
+use taskproof_core::protocol::{Layout, Request, Response};
+use taskproof_core::task::{NewTask, Task, TaskId};
+use taskproof_target::target::{SessionOptions, TargetError, TargetSpec};
 
 /// Between the setup session's last answer and the first writer request the history's
 /// clock skips the writers' start-up; this much is left, so that setup still ends strictly
@@ -66,13 +66,13 @@ pub struct Config {
     pub readers: usize,
     pub timeout: Duration,
     /// What the target promises: anomalies it does not promise against are observations.
-    pub profile: crate::profile::Profile,
+    pub profile: taskproof_profile::profile::Profile,
     /// How long the writers' sessions stay open and idle after the last acknowledgement
     /// before the list is read back (the settle phase): what vanishes then, with no request
     /// in flight, is lost to a target's own doing between requests.
     pub settle: Duration,
     /// How agent targets' sessions are driven, when the caller says (`--drive`).
-    pub drive: Option<crate::target::claude_code::Drive>,
+    pub drive: Option<taskproof_target::target::claude_code::Drive>,
 }
 
 /// The settle default: longer than every timer measured in a real store (Claude Code
@@ -146,7 +146,7 @@ pub struct Run {
 /// Progress reporting: called with (requests done, requests planned).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-fn list_name() -> crate::task::ListName {
+fn list_name() -> taskproof_core::task::ListName {
     LIST.parse().expect("a valid list name")
 }
 

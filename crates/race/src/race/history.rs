@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::protocol::{ErrorKind, Request};
-use crate::task::{Change, Status, Task, TaskId};
+use taskproof_core::protocol::{ErrorKind, Request};
+use taskproof_core::task::{Change, Status, Task, TaskId};
 
 /// A set of interned metadata pairs, kept as their sorted numbers. A task's metadata holds
 /// one value per key, so a set is as small as the task's metadata, however long the history
@@ -349,9 +349,9 @@ impl History {
         request: Request,
         invoke: Duration,
         at: Duration,
-        answer: Result<crate::protocol::Response, String>,
+        answer: Result<taskproof_core::protocol::Response, String>,
     ) {
-        use crate::protocol::Response;
+        use taskproof_core::protocol::Response;
         self.intern_request(&request);
         let completion = match answer {
             Ok(Response::Task(t)) => Completion::Ok {
@@ -470,9 +470,9 @@ mod tests {
 
     #[test]
     fn record_maps_answers_to_completions() {
-        use crate::protocol::{Failure, Response};
-        use crate::task::Patch;
-        let list: crate::task::ListName = "l".parse().unwrap();
+        use taskproof_core::protocol::{Failure, Response};
+        use taskproof_core::task::Patch;
+        let list: taskproof_core::task::ListName = "l".parse().unwrap();
         let mut m = serde_json::Map::new();
         m.insert("a".into(), json!(1));
         let set = Request::Update {

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 use super::check::{AnomalyKind, Findings};
 use super::driver::Run;
 use super::history::Completion;
-use crate::protocol::Request;
-use crate::target::TargetSpec;
+use taskproof_core::protocol::Request;
+use taskproof_target::target::TargetSpec;
 
 /// What a mixed race adds to [`super::Config`]: the targets, and a pause between requests.
 #[derive(Debug, Clone, Default)]
@@ -294,7 +294,7 @@ pub fn total(runs: &[&[TargetLosses]]) -> Vec<TargetLosses> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{ListName, NewTask, Patch, TaskId};
+    use taskproof_core::task::{ListName, NewTask, Patch, TaskId};
 
     #[test]
     fn which_writes_hold_the_lock() {

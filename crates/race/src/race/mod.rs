@@ -22,12 +22,12 @@ pub mod sequential;
 pub mod workload;
 mod writer;
 
-use crate::target::TargetSpec;
 pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_metadata};
 pub use driver::{Config, DriverError, Run};
 pub use history::History;
 pub use mix::Mix;
 pub use report::{RaceReport, WorkloadReport};
+use taskproof_target::target::TargetSpec;
 pub use workload::Workload;
 
 /// The default step budget of the linearizability search, per task.

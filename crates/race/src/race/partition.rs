@@ -18,8 +18,8 @@ use std::time::Duration;
 use super::history::{Completion, History, TaskView};
 use super::linear::Entry;
 use super::sequential::{Action, Expect, FastHash, TaskOp};
-use crate::protocol::{ErrorKind, Request};
-use crate::task::{Change, Task, TaskId};
+use taskproof_core::protocol::{ErrorKind, Request};
+use taskproof_core::task::{Change, Task, TaskId};
 
 /// Failure kinds the per-task model judges; every other one is left out of the partition.
 fn judged(kind: ErrorKind) -> bool {
@@ -300,8 +300,8 @@ fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action<'static> {
 mod tests {
     use super::*;
     use crate::race::history::PairSet;
-    use crate::task::{Patch, Status};
     use std::collections::BTreeSet;
+    use taskproof_core::task::{Patch, Status};
 
     fn update(metadata_set: Vec<u32>, owner: Change<&'static str>) -> Action<'static> {
         let patch = Patch {

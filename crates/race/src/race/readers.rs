@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::check::TornRead;
 use super::workload::LIST;
-use crate::protocol::Layout;
-use crate::task::{Strictness, Task};
+use taskproof_core::protocol::Layout;
+use taskproof_core::task::{Strictness, Task};
 
 /// What identifies one state of a file: inode, modification time, length and bytes. A
 /// writer changes at least one of them with every write, so reads of one state are reads
@@ -130,7 +130,7 @@ pub(super) fn scan_corrupt(folder: &Path, layout: Layout) -> Vec<(String, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::TaskId;
+    use taskproof_core::task::TaskId;
 
     #[test]
     fn one_torn_state_read_many_times_is_one_torn_write() {

@@ -12,8 +12,8 @@ use super::check::{AnomalyKind, Findings, LinSummary, Witness};
 use super::driver::Run;
 use super::history::Completion;
 use super::mix::{self, Charge, TargetLosses};
-use crate::profile::Profile;
-use crate::report::Document;
+use taskproof_profile::profile::Profile;
+use taskproof_report::report::Document;
 
 /// The JSON report's format version. 2: `profile`, `observations` (per run and in all),
 /// `torn_writes` counting torn file states with the raw `torn_reads` beside, `released_s`,

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use super::history::{KeyTable, TaskView};
 use super::linear::{Entry, Model};
-use crate::protocol::ErrorKind;
-use crate::task::{Change, NewTask, Patch, Status, TaskId};
+use taskproof_core::protocol::ErrorKind;
+use taskproof_core::task::{Change, NewTask, Patch, Status, TaskId};
 
 /// The model's state of one task. `exists: false` is a task that was never created.
 ///

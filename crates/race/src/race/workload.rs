@@ -11,8 +11,8 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{Feature, Request};
-use crate::task::{Change, ListName, NewTask, Patch, Status, TaskId};
+use taskproof_core::protocol::{Feature, Request};
+use taskproof_core::task::{Change, ListName, NewTask, Patch, Status, TaskId};
 
 /// The list every workload runs in.
 pub const LIST: &str = "race";

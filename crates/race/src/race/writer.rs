@@ -13,8 +13,8 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
 use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
-use crate::protocol::{ErrorKind, Request, Response};
-use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_core::protocol::{ErrorKind, Request, Response};
+use taskproof_target::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Chance that a writer is killed around any one request, with `--kill`.
 const KILL_CHANCE: f64 = 0.01;

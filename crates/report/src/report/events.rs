@@ -33,8 +33,8 @@
 //! A step event's shape is deliberately plain, for consumers that record or compare
 //! answers (recorded profiles, the matrix): the scenario id, and a [`StepRecord`] holding
 //! the step index, the session, the request as sent, the answer (a
-//! [`crate::protocol::Answer`]: the JSON as received and the decoded
-//! [`crate::protocol::Response`]), the expectation as judged (as JSON, as the scenario file
+//! [`taskproof_core::protocol::Answer`]: the JSON as received and the decoded
+//! [`taskproof_core::protocol::Response`]), the expectation as judged (as JSON, as the scenario file
 //! writes it) and the verdict
 //! ([`StepVerdict::Pass`], or [`StepVerdict::Fail`] with what differs).
 
@@ -45,7 +45,7 @@ use serde_json::Value;
 #[cfg(doc)]
 use super::result::StepVerdict;
 use super::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
-use crate::profile::RunProfile;
+use taskproof_profile::profile::RunProfile;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, Copy)]

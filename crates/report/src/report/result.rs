@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::profile::RunProfile;
-use crate::protocol::{Answer, Feature, Hello};
-use crate::rule::Rule;
+use taskproof_core::protocol::{Answer, Feature, Hello};
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::RunProfile;
 
 /// The judged outcome of a scenario that the target did not break.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@ use super::schema::{
     self, NeededPart, RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure,
     Witness, WitnessFinding,
 };
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
 
 /// The version of the report's shape; bumped on any incompatible change.
 pub const FORMAT_VERSION: u64 = schema::RUN_FORMAT;

@@ -59,7 +59,7 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         let mut tc = TestCase::new(r.id.clone(), status);
         tc.set_classname(r.file.display().to_string());
         tc.set_time(r.elapsed);
-        tc.add_property(("rules", crate::rule::join(&r.rules, ",").as_str()));
+        tc.add_property(("rules", taskproof_core::rule::join(&r.rules, ",").as_str()));
         if r.kind() == OutcomeKind::NotJudged {
             tc.add_property(("outcome", r.kind().as_str()));
         }

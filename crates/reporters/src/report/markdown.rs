@@ -52,7 +52,7 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
                 "| `{}` | {} | {} | {} |",
                 r.id,
                 r.kind().as_str(),
-                crate::rule::join(&r.rules, ", "),
+                taskproof_core::rule::join(&r.rules, ", "),
                 cell(&r.reason().unwrap_or_default())
             );
         }
@@ -94,8 +94,8 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::Profile;
     use crate::report::result::{Outcome, ScenarioResult, StepSkip, TargetInfo};
+    use taskproof_profile::profile::Profile;
 
     #[test]
     fn notes_and_skipped_steps_are_in_the_summary() {
@@ -104,7 +104,7 @@ mod tests {
             title: "t".into(),
             file: "scenarios/concurrent-claims.json".into(),
             source: None,
-            rules: vec![crate::rule::Rule::S20],
+            rules: vec![taskproof_core::rule::Rule::S20],
             result: Ok(Outcome::Pass),
             stderr: String::new(),
             notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],

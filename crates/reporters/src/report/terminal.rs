@@ -228,8 +228,10 @@ impl<W: Write> Reporter for TerminalReporter<W> {
 /// optional part` (of a store), or the parts it has and `without` the ones it does not
 /// (whose scenarios are not judged); then `and session_list` when it declares the session's
 /// own list, which only agent targets have (a store without it lacks nothing a store has).
-pub fn parts_text(declared: &std::collections::BTreeSet<crate::protocol::Feature>) -> String {
-    use crate::protocol::Feature;
+pub fn parts_text(
+    declared: &std::collections::BTreeSet<taskproof_core::protocol::Feature>,
+) -> String {
+    use taskproof_core::protocol::Feature;
     let (has, lacks): (Vec<Feature>, Vec<Feature>) = Feature::OF_A_STORE
         .into_iter()
         .partition(|f| declared.contains(f));
@@ -270,7 +272,7 @@ pub fn failure_text(r: &ScenarioResult) -> String {
     out.push_str(&format!("  file:     {}\n", r.file.display()));
     out.push_str(&format!(
         "  rules:    {}\n",
-        crate::rule::join(&r.rules, ", ")
+        taskproof_core::rule::join(&r.rules, ", ")
     ));
     match &r.result {
         Err(e) => {
@@ -303,7 +305,7 @@ pub fn failure_text(r: &ScenarioResult) -> String {
                 if f.rules != r.rules {
                     out.push_str(&format!(
                         "    rules:    {}\n",
-                        crate::rule::join(&f.rules, ", ")
+                        taskproof_core::rule::join(&f.rules, ", ")
                     ));
                 }
                 if let Some(n) = &f.note {
@@ -411,7 +413,7 @@ mod tests {
     /// an agent's part, is named only when declared.
     #[test]
     fn the_scope_names_store_parts_and_then_the_agents_own_list() {
-        use crate::protocol::Feature;
+        use taskproof_core::protocol::Feature;
         let store: std::collections::BTreeSet<Feature> = Feature::OF_A_STORE.into();
         assert_eq!(parts_text(&store), "every optional part");
         let mut agent = store.clone();

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::vars::{self, VarError, Vars};
-use crate::profile::observe::{self, Looked};
-use crate::protocol::ErrorKind;
+use taskproof_core::protocol::ErrorKind;
+use taskproof_profile::profile::observe::{self, Looked};
 
 /// What a `send` step expects of the answer under one profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,7 +252,7 @@ impl Expect {
     /// The observation of a request step (for `record` and recorded profiles): `None` when
     /// the answer meets this `strict` expectation (placeholders filled) or when it judges
     /// nothing; otherwise what the answer showed of the fields it looks at
-    /// ([`crate::profile::observe::unmet`]).
+    /// ([`taskproof_profile::profile::observe::unmet`]).
     pub fn observe(&self, answer: &Value) -> Option<Value> {
         if matches!(self, Expect::Anything) || self.judge(answer).is_ok() {
             return None;

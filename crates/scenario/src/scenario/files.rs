@@ -87,7 +87,7 @@ impl Run<'_> {
                         format!("{shown} is not JSON: {e}"),
                     )
                 })?;
-                let decoded = crate::layout::to_wire(self.layout, &parsed);
+                let decoded = taskproof_core::layout::to_wire(self.layout, &parsed);
                 match_task(&want, &decoded)
                     .map_err(|m| fail(want.clone(), parsed.clone(), format!("{shown}: {m}")))
             }

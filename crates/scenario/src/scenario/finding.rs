@@ -16,8 +16,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::protocol::{Layout, SESSION_LIST};
-use crate::report::result::{Finding, FindingKind};
+use taskproof_core::protocol::{Layout, SESSION_LIST};
+use taskproof_report::report::result::{Finding, FindingKind};
 
 /// Every regular `*.json` file under `root` (links and folders aside), by its path relative
 /// to the root, with its bytes: the task files a later finding compares with.
@@ -83,7 +83,7 @@ pub(super) fn shown(answer: &Value) -> BTreeSet<String> {
 /// given (a store that accepts only safe names keeps them so).
 pub(super) fn folder_of(layout: Layout, list: &str) -> String {
     match layout {
-        Layout::ClaudeCode => crate::layout::claude_code_name(list),
+        Layout::ClaudeCode => taskproof_core::layout::claude_code_name(list),
         _ => list.to_string(),
     }
 }

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::expect::Expect;
-use crate::profile::Profile;
-use crate::protocol::Feature;
-use crate::rule::Rule;
-pub use crate::target::SessionEvent;
+use taskproof_core::protocol::Feature;
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::Profile;
+pub use taskproof_target::target::SessionEvent;
 
 /// One scenario file.
 #[derive(Debug, Clone)]
@@ -101,7 +101,9 @@ impl Step {
             } => {
                 let refuses = matches!(
                     expect.get(profile),
-                    Some(Expect::Error(crate::protocol::ErrorKind::Unsupported))
+                    Some(Expect::Error(
+                        taskproof_core::protocol::ErrorKind::Unsupported
+                    ))
                 );
                 if !refuses {
                     out.extend(request_features(request));
@@ -118,7 +120,7 @@ impl Step {
     }
 }
 
-pub use crate::protocol::request_features;
+pub use taskproof_core::protocol::request_features;
 
 /// A value given per profile, with `"*"` as the default.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::format::*;
 use super::vars;
-use crate::profile::Profile;
-use crate::protocol::{Feature, Hello};
-use crate::report::result::Outcome;
+use taskproof_core::protocol::{Feature, Hello};
+use taskproof_profile::profile::Profile;
+use taskproof_report::report::result::Outcome;
 
 /// Against a target whose layout is opaque: the steps that cannot run, each with why. A
 /// file step cannot run; a step that writes files changes its list (the first folder of its

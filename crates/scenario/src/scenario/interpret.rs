@@ -11,11 +11,11 @@ use super::files::write_creating;
 use super::format::*;
 use super::runner::{Run, Stop};
 use super::vars;
-use crate::graph::{Graph, completed_words, cycle_words, task_name};
-use crate::profile::{Mode, observe};
-use crate::protocol::{Answer, Response};
-use crate::report::result::{StepRecord, StepVerdict};
-use crate::task::{Task, TaskId};
+use taskproof_core::graph::{Graph, completed_words, cycle_words, task_name};
+use taskproof_core::protocol::{Answer, Response};
+use taskproof_core::task::{Task, TaskId};
+use taskproof_profile::profile::{Mode, observe};
+use taskproof_report::report::result::{StepRecord, StepVerdict};
 
 impl Run<'_> {
     pub(super) fn step(&mut self, step: &Step) -> Result<(), Stop> {
@@ -143,9 +143,12 @@ impl Run<'_> {
                 let id = self.fill_text(step, id)?;
                 let task = self.fill(step, task)?;
                 let path = self.root_path(step, &format!("{list}/{{task:{id}}}"))?;
-                let bytes =
-                    serde_json::to_vec_pretty(&crate::layout::to_disk(self.layout, &id, &task))
-                        .expect("JSON values serialize");
+                let bytes = serde_json::to_vec_pretty(&taskproof_core::layout::to_disk(
+                    self.layout,
+                    &id,
+                    &task,
+                ))
+                .expect("JSON values serialize");
                 write_creating(&path, &bytes).map_err(|e| io_fail(self, "write the task file", e))
             }
             Action::WriteFile { path, contents } => {
@@ -229,7 +232,7 @@ impl Run<'_> {
     /// (`Session::event`), else by the runner on the connection (`exit` closes it, `kill`
     /// kills it, `resume` opens a new one; `clear` and `compact` were gated out before).
     fn session_event(&mut self, step: &Step, name: &str, event: SessionEvent) -> Result<(), Stop> {
-        let failed = |e: crate::target::TargetError| {
+        let failed = |e: taskproof_target::target::TargetError| {
             Self::target_error(step, None, format!("session {name}: {event}: {e}"))
         };
         match event {

@@ -11,12 +11,12 @@ use super::format::*;
 use super::interpret::violations;
 use super::runner::{Run, Stop};
 use super::vars;
-use crate::graph::Graph;
-use crate::protocol::{Answer, Request};
-use crate::race::check;
-use crate::race::history::History;
-use crate::target::{Session, TargetError};
-use crate::task::Task;
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::{Answer, Request};
+use taskproof_core::task::Task;
+use taskproof_race::race::check;
+use taskproof_race::race::history::History;
+use taskproof_target::target::{Session, TargetError};
 
 /// The name of the session a concurrent block's verification reads through; scenario
 /// session names cannot contain `#`.
@@ -156,8 +156,11 @@ impl Run<'_> {
         let history = lane_history(&lanes);
         let broken = verify(c.verify, &history, &tasks);
         // [recorded profiles] Every block is observed, held or not, with its counts.
-        if !matches!(self.config.mode, crate::profile::Mode::Expectations) {
-            self.observation = Some(crate::profile::observe::concurrent(
+        if !matches!(
+            self.config.mode,
+            taskproof_profile::profile::Mode::Expectations
+        ) {
+            self.observation = Some(taskproof_profile::profile::observe::concurrent(
                 c.verify.as_str(),
                 acked,
                 sent,
@@ -262,7 +265,7 @@ fn verify(v: Verify, history: &History, tasks: &[Task]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::TaskId;
+    use taskproof_core::task::TaskId;
 
     fn task(id: u64, owner: Option<&str>, metadata: Value) -> Task {
         let mut t = Task::new(TaskId(id), format!("t{id}"));

@@ -1,5 +1,5 @@
 //! [recorded profiles] Observing a step, for `taskproof record` and for `run` against a
-//! recorded profile (`crate::profile::recorded`): what each step showed, kept by step, and
+//! recorded profile (`taskproof_profile::profile::recorded`): what each step showed, kept by step, and
 //! under a recorded profile judged against the record. The only places the runner knows of
 //! recorded profiles are this file and the lines marked `[recorded profiles]`.
 
@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use super::format::*;
 use super::runner::{Observed, Run, Stop};
-use crate::profile::recorded::{Judged as Held, StepKey};
-use crate::profile::{Mode, Profile, observe};
-use crate::report::result::StepFailure;
-use crate::rule::Rule;
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::recorded::{Judged as Held, StepKey};
+use taskproof_profile::profile::{Mode, Profile, observe};
+use taskproof_report::report::result::StepFailure;
 
 impl Run<'_> {
     /// Turns a step's outcome into its observation: a target error or an unmet

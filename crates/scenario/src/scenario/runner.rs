@@ -20,15 +20,15 @@ use super::gate::{gate, opaque_skips, undeclared};
 use super::sandbox::Sandbox;
 use super::suite::{Prepared, RunConfig};
 use super::vars::{self, Vars};
-use crate::profile::recorded::StepKey;
-use crate::profile::{Mode, observe};
-use crate::protocol::Answer;
-use crate::report::result::{
+use taskproof_core::protocol::Answer;
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::recorded::StepKey;
+use taskproof_profile::profile::{Mode, observe};
+use taskproof_report::report::result::{
     EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
-use crate::rule::Rule;
-use crate::target::claude_code::model_log::LogHandle;
-use crate::target::{Session, SessionOptions, TargetError};
+use taskproof_target::target::claude_code::model_log::LogHandle;
+use taskproof_target::target::{Session, SessionOptions, TargetError};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
 /// the record of each judged request.
@@ -77,7 +77,7 @@ pub(super) fn judge(
         return nothing(Ok(Outcome::Skip(reason)));
     }
     let step_skips = match hello.layout {
-        crate::protocol::Layout::Opaque => opaque_skips(s, config.profile),
+        taskproof_core::protocol::Layout::Opaque => opaque_skips(s, config.profile),
         _ => BTreeMap::new(),
     };
     let judging: Vec<usize> = s
@@ -264,14 +264,14 @@ pub(super) enum Stop {
 }
 
 /// [recorded profiles] What each step showed, by step: its own rules, what strict expects
-/// and the observation (`crate::profile::observe`).
-pub(super) type Observed = BTreeMap<StepKey, crate::profile::recorded::Observed>;
+/// and the observation (`taskproof_profile::profile::observe`).
+pub(super) type Observed = BTreeMap<StepKey, taskproof_profile::profile::recorded::Observed>;
 
 /// One running scenario.
 pub(super) struct Run<'a> {
     pub(super) scenario: &'a Scenario,
     pub(super) config: &'a RunConfig,
-    pub(super) layout: crate::protocol::Layout,
+    pub(super) layout: taskproof_core::protocol::Layout,
     pub(super) sandbox: Sandbox,
     /// What every session of the scenario opens with.
     pub(super) options: SessionOptions,
@@ -376,7 +376,7 @@ impl Run<'_> {
     /// The witness of what happened between requests, for a failure after a session step.
     pub(super) fn witness(&self) -> Option<EventWitness> {
         let mark = self.last_event.as_ref()?;
-        let visible = self.layout != crate::protocol::Layout::Opaque;
+        let visible = self.layout != taskproof_core::protocol::Layout::Opaque;
         let now = visible.then(|| files_under(self.sandbox.root()));
         Some(EventWitness {
             event: mark.event.clone(),
@@ -400,9 +400,9 @@ impl Run<'_> {
         step: &Step,
         request: &Value,
         answer: &Value,
-    ) -> Option<crate::report::result::Finding> {
+    ) -> Option<taskproof_report::report::result::Finding> {
         let mark = self.last_event.as_ref()?;
-        if self.layout == crate::protocol::Layout::Opaque {
+        if self.layout == taskproof_core::protocol::Layout::Opaque {
             return None;
         }
         let about = finding::about(request)?;
@@ -460,7 +460,7 @@ impl Run<'_> {
 
     /// After a step of a scenario with session steps: what the root holds now.
     pub(super) fn note_files(&mut self, step: &Step) {
-        if self.layout != crate::protocol::Layout::Opaque {
+        if self.layout != taskproof_core::protocol::Layout::Opaque {
             self.timeline.push((
                 step.index,
                 std::time::Instant::now(),
@@ -471,7 +471,7 @@ impl Run<'_> {
 
     /// Notes a session step about to happen, and what the root holds just before it.
     pub(super) fn mark_event(&mut self, step: &Step, words: String) {
-        let visible = self.layout != crate::protocol::Layout::Opaque;
+        let visible = self.layout != taskproof_core::protocol::Layout::Opaque;
         let own_lists = self
             .sessions
             .iter()

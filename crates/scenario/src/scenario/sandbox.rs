@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::load::check_relative;
-use crate::protocol::Layout;
+use taskproof_core::protocol::Layout;
 
 /// The most entries an escape report names; more are summarised by count.
 const MAX_REPORTED: usize = 20;

@@ -20,16 +20,16 @@ use super::gate::gate;
 use super::runner::{Observed, judge};
 use super::sandbox::Sandbox;
 use super::skip::SkipList;
-use crate::profile::recorded::StepKey;
-use crate::profile::recorded::{RunRecord, State};
-use crate::profile::{Mode, Profile, RunProfile};
-use crate::protocol::Hello;
-use crate::report::events::Event;
-use crate::report::result::{
+use taskproof_core::protocol::Hello;
+use taskproof_profile::profile::recorded::StepKey;
+use taskproof_profile::profile::recorded::{RunRecord, State};
+use taskproof_profile::profile::{Mode, Profile, RunProfile};
+use taskproof_report::report::events::Event;
+use taskproof_report::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use crate::target::claude_code::model_log::LogHandle;
-use crate::target::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_target::target::claude_code::model_log::LogHandle;
+use taskproof_target::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Scenarios prepared ahead by default: enough that sessions of a target that takes
 /// seconds to start are ready when a runner frees up, few enough that the processes
@@ -61,7 +61,7 @@ pub struct RunConfig {
     pub skips: SkipList,
     /// [recorded profiles] Judge by the scenario files' expectations (the default), or
     /// observe every step to record a profile, or hold the target to a recorded profile
-    /// (`crate::profile::recorded`). The two observing modes run `strict`'s steps.
+    /// (`taskproof_profile::profile::recorded`). The two observing modes run `strict`'s steps.
     pub mode: Mode,
     /// Idle time before given steps: (scenario id, step index) → how long the runner waits,
     /// sessions open and nothing sent, before that step (`record`'s time probe; a
@@ -78,8 +78,8 @@ impl RunConfig {
         RunConfig {
             profile: target.default_profile(),
             target,
-            timeout: crate::target::DEFAULT_TIMEOUT,
-            start_timeout: crate::target::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_target::target::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_target::target::DEFAULT_START_TIMEOUT,
             keep_going: false,
             start_ahead: DEFAULT_START_AHEAD,
             jobs: 0,
@@ -527,7 +527,7 @@ fn run_prepared(
                 Ok(Outcome::Skip(r)) => State::Skipped(r.clone()),
                 Ok(Outcome::NotJudged(parts)) => State::Skipped(format!(
                     "not judged: it needs {}",
-                    crate::report::result::needs_text(parts)
+                    taskproof_report::report::result::needs_text(parts)
                 )),
                 Ok(_) => State::Ran,
                 Err(e) => State::Error(match e.step {

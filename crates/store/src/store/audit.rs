@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use super::fsys::{Dir, ReadError};
 use super::journal::Entry;
-use crate::protocol::Op;
+use taskproof_core::protocol::Op;
 
 /// The log's file name in a list folder.
 pub const AUDIT_NAME: &str = ".audit.jsonl";

@@ -23,8 +23,8 @@ pub use strict::{
 
 use std::path::Path;
 
-use crate::protocol::{Hello, OpResult, Request, Response};
-use crate::task::{ListName, NewTask, Patch, Task, TaskId};
+use taskproof_core::protocol::{Hello, OpResult, Request, Response};
+use taskproof_core::task::{ListName, NewTask, Patch, Task, TaskId};
 
 /// Settings shared by every store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub trait TaskStore: Send + Sync {
         match serde_json::from_str::<serde_json::Value>(line) {
             Ok(v) => self.handle_value(&v),
             Err(e) => Response::error(
-                crate::protocol::ErrorKind::Invalid,
+                taskproof_core::protocol::ErrorKind::Invalid,
                 format!("request: not valid JSON: {e}"),
             ),
         }

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Operations, TaskStore};
-use crate::protocol::{
+use taskproof_core::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
-use crate::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
+use taskproof_core::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
 
 const LAYOUT: Layout = Layout::ClaudeCode;
 const HIGHWATERMARK: &str = ".highwatermark";

@@ -11,8 +11,8 @@
 use serde_json::Value;
 
 use super::fsys::{Dir, ReadError};
-use crate::protocol::{ErrorKind, Failure};
-use crate::task::{Change, Patch, Status, Task};
+use taskproof_core::protocol::{ErrorKind, Failure};
+use taskproof_core::task::{Change, Patch, Status, Task};
 
 /// The policy file's name in a list folder.
 pub const POLICY_NAME: &str = ".policy.json";

@@ -28,10 +28,12 @@ use super::fsys::{Dir, LOCK_NAME, LockGuard, ReadError};
 use super::journal::{self, Entry};
 use super::mutant::Mutant;
 use super::{Options, TaskStore};
-use crate::protocol::{
+use taskproof_core::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
-use crate::task::{Change, ListName, NewTask, Patch, Status, Strictness, Task, TaskId, json_depth};
+use taskproof_core::task::{
+    Change, ListName, NewTask, Patch, Status, Strictness, Task, TaskId, json_depth,
+};
 
 /// The high-watermark file: the highest id ever assigned in the list, as a JSON number.
 pub const HIGHWATERMARK_NAME: &str = ".highwatermark";

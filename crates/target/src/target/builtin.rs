@@ -5,9 +5,9 @@ use std::fmt;
 use std::path::Path;
 
 use super::{InProcessSession, Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
-use crate::profile::Profile;
-use crate::protocol::Request;
-use crate::store::{Mutant, Options, StoreKind, StrictStore};
+use taskproof_core::protocol::Request;
+use taskproof_profile::profile::Profile;
+use taskproof_store::store::{Mutant, Options, StoreKind, StrictStore};
 
 pub static REFERENCE: Kind = Kind {
     prefix: "reference",

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::{Session, TargetError};
-use crate::protocol::Hello;
-use crate::store::TaskStore;
+use taskproof_core::protocol::Hello;
+use taskproof_store::store::TaskStore;
 
 pub struct InProcessSession {
     store: Option<Box<dyn TaskStore>>,

@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::profile::Profile;
-use crate::protocol::{Hello, Request, Response};
+use taskproof_core::protocol::{Hello, Request, Response};
+use taskproof_profile::profile::Profile;
 
 /// How long a request may go unanswered before the target is judged hung (SPEC §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -475,7 +475,7 @@ impl FromStr for TargetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Mutant;
+    use taskproof_store::store::Mutant;
 
     #[test]
     fn target_specs_parse() {

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::group::Group;
 use super::pipes::{self, Line};
 use super::{Session, SessionOptions, TargetError};
-use crate::protocol::Hello;
+use taskproof_core::protocol::Hello;
 
 /// The longest answer line accepted.
 const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -94,7 +94,7 @@ impl ProcessSession {
                 protocol: 0,
                 name: String::new(),
                 version: String::new(),
-                layout: crate::protocol::Layout::Opaque,
+                layout: taskproof_core::protocol::Layout::Opaque,
                 features: Default::default(),
                 mapping: Default::default(),
             },

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::profile::Profile;
-use crate::task::TaskId;
+use taskproof_core::task::TaskId;
+use taskproof_profile::profile::Profile;
 
 /// The kinds of anomaly, as the report names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use super::anomaly::{AnomalyKind, Witness};
-use crate::graph::Graph;
-use crate::protocol::Request;
 use crate::race::history::{History, Operation, TaskView, secs};
-use crate::task::{Change, Task, TaskId};
+use taskproof_core::graph::Graph;
+use taskproof_core::protocol::Request;
+use taskproof_core::task::{Change, Task, TaskId};
 
 fn final_map(tasks: &[Task]) -> BTreeMap<TaskId, &Task> {
     tasks.iter().map(|t| (t.id, t)).collect()

@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::step::session_name;
-use crate::field::{FieldError, Fields, str_array, type_name};
-use crate::profile::Profile;
-use crate::protocol::ErrorKind;
 use crate::scenario::expect::Expect;
 use crate::scenario::format::*;
+use taskproof_core::field::{FieldError, Fields, str_array, type_name};
+use taskproof_core::protocol::ErrorKind;
+use taskproof_profile::profile::Profile;
 
 /// Reads a value given either once or per profile (`{"strict": E, "*": E}`), and checks that
 /// every profile in `active` is covered.

@@ -7,7 +7,7 @@
 //! By job: [`read`] (files, folders, JSON syntax, the scenario's top level, duplicate ids),
 //! [`step`] (one step and its action), [`expect`] (expectations, concurrent blocks, values
 //! per profile), [`variables`] (placeholders bound before use). Fields are read with
-//! [`crate::field`], the reader the wire types use too.
+//! [`taskproof_core::field`], the reader the wire types use too.
 
 mod expect;
 mod read;

@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::step::{parse_profiles, parse_rules, parse_step};
 use super::variables::check_variables;
-use crate::field::{FieldError, Fields, str_array, type_name};
-use crate::profile::Profile;
-use crate::protocol::{Feature, SESSION_LIST};
 use crate::scenario::format::{Action, Scenario, SessionEvent};
+use taskproof_core::field::{FieldError, Fields, str_array, type_name};
+use taskproof_core::protocol::{Feature, SESSION_LIST};
+use taskproof_profile::profile::Profile;
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,12 +7,12 @@ use std::path::{Component, Path};
 use serde_json::Value;
 
 use super::expect::{parse_concurrent, parse_expect, per_profile};
-use crate::field::{FieldError, Fields, str_array, string, type_name};
-use crate::profile::Profile;
-use crate::rule::Rule;
 use crate::scenario::expect::Expect;
 use crate::scenario::format::*;
 use crate::scenario::vars;
+use taskproof_core::field::{FieldError, Fields, str_array, string, type_name};
+use taskproof_core::rule::Rule;
+use taskproof_profile::profile::Profile;
 
 /// Rule ids: `S1` to `S20` (SPEC §3).
 pub(super) fn parse_rules(v: &Value, path: &str) -> Result<Vec<Rule>, FieldError> {

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::field::FieldError;
 use crate::scenario::format::*;
 use crate::scenario::vars;
+use taskproof_core::field::FieldError;
 
 /// The JSON values of a step that may hold placeholders, with their paths.
 pub(crate) fn templated(step: &Step) -> Vec<(Value, String)> {
@@ -119,8 +119,8 @@ pub(super) fn check_variables(s: &Scenario) -> Result<(), FieldError> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{base, parse};
-    use crate::field::FieldError;
     use serde_json::json;
+    use taskproof_core::field::FieldError;
 
     #[test]
     fn variables_are_checked_per_profile() {

@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use super::txn::FileIdentity;
-use crate::task::TaskId;
+use taskproof_core::task::TaskId;
 
 /// The index's name in the list's folder.
 pub const INDEX_NAME: &str = ".list-index";

@@ -307,7 +307,7 @@ impl StrictStore {
         };
         match request {
             Ok(Request::List { list }) => {
-                match crate::store::audit::with_op(crate::protocol::Op::List, || {
+                match crate::store::audit::with_op(taskproof_core::protocol::Op::List, || {
                     self.list_shared(&list)
                 }) {
                     Ok((tasks, corrupt)) => write_tasks_answer(&tasks, &corrupt, out),

@@ -28,7 +28,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::inotify::{self, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 
-use crate::task::TaskId;
+use taskproof_core::task::TaskId;
 
 /// `statfs` types of local file systems, whose every change goes through this kernel:
 /// ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::scripted::ToolResult;
-use crate::protocol::ErrorKind;
+use taskproof_core::protocol::ErrorKind;
 
 /// The operations the tools of a version can express.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl Features {
 
 /// The folder of a list under the root, as the CLI names it.
 pub fn list_dir(root: &Path, list: &str) -> PathBuf {
-    root.join(crate::layout::claude_code_name(list))
+    root.join(taskproof_core::layout::claude_code_name(list))
 }
 
 /// A protocol request that needs the CLI: its list and the script of its tool calls.
@@ -435,7 +435,10 @@ const READ_TRIES: usize = 20;
 
 /// The task in `dir/{id}.json`, if the file holds a JSON object.
 pub fn read_task(dir: &Path, id: &str) -> Option<Value> {
-    let path = dir.join(format!("{}.json", crate::layout::claude_code_name(id)));
+    let path = dir.join(format!(
+        "{}.json",
+        taskproof_core::layout::claude_code_name(id)
+    ));
     for _ in 0..READ_TRIES {
         match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
@@ -729,8 +732,14 @@ mod tests {
 
     #[test]
     fn names_are_sanitized_as_claude_code_does() {
-        assert_eq!(crate::layout::claude_code_name("../x"), "---x");
-        assert_eq!(crate::layout::claude_code_name("team-a_1"), "team-a_1");
-        assert_eq!(crate::layout::claude_code_name("plan\u{1F600}"), "plan--");
+        assert_eq!(taskproof_core::layout::claude_code_name("../x"), "---x");
+        assert_eq!(
+            taskproof_core::layout::claude_code_name("team-a_1"),
+            "team-a_1"
+        );
+        assert_eq!(
+            taskproof_core::layout::claude_code_name("plan\u{1F600}"),
+            "plan--"
+        );
     }
 }

@@ -401,7 +401,7 @@ fn utc_now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    crate::store::audit::format_time(ms)
+    taskproof_store::store::audit::format_time(ms)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::install::Installation;
-use crate::protocol::SESSION_LIST;
 use crate::target::group::Group;
+use taskproof_core::protocol::SESSION_LIST;
 
 /// How much of the CLI's output is kept.
 const MAX_OUTPUT: usize = 64 * 1024;

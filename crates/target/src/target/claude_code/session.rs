@@ -21,9 +21,9 @@ use super::mapping::{self, Features, Plan, Step};
 use super::process::{ClaudeProcess, Conversation, Drive, Setup, write_first_run_answers};
 use super::scripted::{Reply, ScriptedModel, ToolResult, Turn, prompt_marker};
 use super::version::{self, ClaudeCode};
-use crate::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 use crate::target::group::TempGuard;
 use crate::target::{Session, SessionEvent, SessionOptions, TargetError};
+use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;
@@ -758,7 +758,7 @@ impl Session for ClaudeCodeSession {
     fn own_list(&self) -> Option<String> {
         self.conversations
             .get(SESSION_LIST)
-            .map(|id| crate::layout::claude_code_name(id))
+            .map(|id| taskproof_core::layout::claude_code_name(id))
     }
 
     fn stderr(&self) -> String {

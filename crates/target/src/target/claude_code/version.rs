@@ -11,8 +11,8 @@ use super::install::{self, InstallError, Installation};
 use super::mapping::Features;
 use super::process::Drive;
 use super::session::ClaudeCodeSession;
-use crate::protocol::Request;
 use crate::target::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
+use taskproof_core::protocol::Request;
 
 /// `claude-code@VERSION` in the registry of target kinds.
 pub static KIND: Kind = Kind {

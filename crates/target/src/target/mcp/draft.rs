@@ -23,8 +23,8 @@ use serde_json::{Map, Value, json};
 
 use super::mapping::{Mapping, OPS};
 use super::{McpSession, McpTarget};
-use crate::protocol::Op;
 use crate::target::{Session, SessionOptions};
+use taskproof_core::protocol::Op;
 
 /// The subject of the probe's task, found again in answers.
 const PROBE_SUBJECT: &str = "taskproof probe task 7f3a";

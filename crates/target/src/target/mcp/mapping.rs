@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::text;
-use crate::protocol::{ErrorKind, Feature, Layout, Op};
+use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op};
 // The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
-use crate::task::TASK_FIELDS;
+use taskproof_core::task::TASK_FIELDS;
 
 /// The operations a mapping maps (`hello` is the server's `initialize`).
 pub const OPS: [Op; 6] = [

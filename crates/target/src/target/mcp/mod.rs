@@ -33,7 +33,7 @@ use taskproof_mcp::client::{ClientError, Connection, Noise, ServerInfo, ServerPi
 
 use super::group::Group;
 use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
-use crate::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
+use taskproof_core::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
 
 pub use mapping::{Mapping, MappingError};
 
