@@ -13,7 +13,7 @@ use taskproof_profile::profile::recorded::{self, Recorded, State, StepKey};
 use taskproof_profile::profile::{Mode, Observer, Profile};
 use taskproof_reporters::report::result::ScenarioResult;
 use taskproof_scenario::scenario::{Action, RunConfig, Scenario, run_suite};
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 /// How `record` (and `hold`, which records what it sees) runs the suite.
 pub struct Knobs {

@@ -11,7 +11,7 @@ use taskproof::bisect::{
     self, Change, Found, Judged, Limits, ScenarioProbe, max_runs, render, repeated,
 };
 use taskproof_scenario::scenario::load_builtin;
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 use crate::util::{taskproof, tempdir, write};
 

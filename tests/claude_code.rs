@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use taskproof_race::race::{self, Config, Workload};
-use taskproof_target::target::claude_code::{ClaudeCode, ClaudeCodeSession};
-use taskproof_target::target::{Session, SessionOptions, TargetSpec};
+use taskproof_targets::target::claude_code::{ClaudeCode, ClaudeCodeSession};
+use taskproof_targets::target::{Session, SessionOptions, TargetSpec};
 
 fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into())

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use taskproof_store::store::{Options, StrictStore, TaskStore};
-use taskproof_target::target::claude_code::{
+use taskproof_targets::target::claude_code::{
     ClaudeCode, Exchange, Reply, ScriptedModel, Turn, prompt_marker,
 };
 

@@ -10,7 +10,7 @@ use taskproof_profile::profile::recorded::Recorded;
 use taskproof_profile::profile::{Mode, Observer, Profile, diff};
 use taskproof_scenario::scenario::{self, Action, RunConfig, Scenario};
 use taskproof_store::store::Mutant;
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 use crate::util::{repo, taskproof_in, tempdir};
 

@@ -16,7 +16,7 @@ use taskproof_profile::profile::Profile;
 use taskproof_race::race::check::{self, AnomalyKind};
 use taskproof_race::race::history::{Completion, History, Operation, TaskView};
 use taskproof_race::race::{self, Config, RaceReport, Workload};
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 use crate::util::{bin, taskproof_with};
 

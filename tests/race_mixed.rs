@@ -13,8 +13,8 @@ use serde_json::Value;
 use taskproof_profile::profile::Profile;
 use taskproof_race::race::check::AnomalyKind;
 use taskproof_race::race::{self, Config, Mix, Workload};
-use taskproof_target::target::TargetSpec;
-use taskproof_target::target::claude_code::ClaudeCode;
+use taskproof_targets::target::TargetSpec;
+use taskproof_targets::target::claude_code::ClaudeCode;
 
 use crate::util::taskproof_with;
 

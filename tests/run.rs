@@ -9,7 +9,7 @@ use serde_json::Value;
 use taskproof_core::protocol::Feature;
 use taskproof_reporters::report::Event;
 use taskproof_scenario::scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 use crate::util::{bin, repo, taskproof_in, tempdir};
 

@@ -10,7 +10,7 @@ use taskproof_profile::profile::Profile;
 use taskproof_reporters::report::result::Outcome;
 use taskproof_scenario::scenario::{self, OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
 use taskproof_store::store::Mutant;
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 use crate::util::{bin, repo};
 

@@ -19,7 +19,7 @@ use taskproof_reporters::report::terminal::failure_text;
 use taskproof_scenario::scenario::{
     Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite,
 };
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 /// What counts as the change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,8 +52,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            timeout: taskproof_target::target::DEFAULT_TIMEOUT,
-            start_timeout: taskproof_target::target::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_targets::target::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_targets::target::DEFAULT_START_TIMEOUT,
         }
     }
 }

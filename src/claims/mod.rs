@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use taskproof_target::target::group::Group;
+use taskproof_targets::target::group::Group;
 
 /// The register's file, relative to the repository root.
 pub const DEFAULT_REGISTER: &str = "repro/claims.toml";

@@ -16,7 +16,7 @@ use taskproof_profile::profile::Profile;
 use taskproof_reporters::report::Event;
 use taskproof_reporters::report::output::Output;
 use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_target::target::{SessionOptions, TargetSpec};
+use taskproof_targets::target::{SessionOptions, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

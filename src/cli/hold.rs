@@ -12,7 +12,7 @@ use super::record::observe_for;
 use crate::record::{Knobs, Observed, hello_name, recorded_about};
 use taskproof_profile::profile::diff;
 use taskproof_profile::profile::recorded::{self, Recorded};
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

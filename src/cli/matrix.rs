@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use taskproof_matrix::matrix::input::{MANIFEST_FORMAT, Manifest};
 use taskproof_matrix::matrix::{self, Column};
-use taskproof_target::target::{self, TargetSpec};
+use taskproof_targets::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

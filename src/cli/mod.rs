@@ -55,7 +55,7 @@ pub enum Drive {
     Terminal,
 }
 
-impl From<Drive> for taskproof_target::target::claude_code::Drive {
+impl From<Drive> for taskproof_targets::target::claude_code::Drive {
     fn from(d: Drive) -> Self {
         match d {
             Drive::Print => Self::Print,
@@ -189,7 +189,7 @@ pub fn print_stdout(text: &str) -> Verdict {
 /// Makes the target ready before any session opens (for `claude-code@VERSION`, the npm
 /// install into the cache), so that a download is never charged to a session's start-up or
 /// request limit. A target that cannot be made ready is the target's failure: exit 3.
-pub(crate) fn prepare_target(target: &taskproof_target::target::TargetSpec) -> Option<Verdict> {
+pub(crate) fn prepare_target(target: &taskproof_targets::target::TargetSpec) -> Option<Verdict> {
     match target.prepare() {
         Ok(()) => None,
         Err(e) => {

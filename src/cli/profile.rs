@@ -81,7 +81,7 @@ start.")]
         profile: String,
         /// The target to probe [default: the profile's recorded.target].
         #[arg(long)]
-        target: Option<taskproof_target::target::TargetSpec>,
+        target: Option<taskproof_targets::target::TargetSpec>,
         /// Seconds of idle time before each racy step (0 to 600).
         #[arg(long, value_name = "SECS", default_value = "7", value_parser = super::race::settle_seconds)]
         time_probe: f64,
@@ -248,7 +248,7 @@ pub(super) fn load(s: &str) -> Result<Recorded, String> {
 /// `profile probe`: the time probe of `record`, for the racy steps of a profile on disk.
 fn probe(
     profile: String,
-    target: Option<taskproof_target::target::TargetSpec>,
+    target: Option<taskproof_targets::target::TargetSpec>,
     time_probe: f64,
     repeat: u32,
     timeout: super::Seconds,
@@ -271,7 +271,7 @@ fn probe(
                 .get("target")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default();
-            match spec.parse::<taskproof_target::target::TargetSpec>() {
+            match spec.parse::<taskproof_targets::target::TargetSpec>() {
                 Ok(t) => t,
                 Err(e) => {
                     return usage(format!(

@@ -9,7 +9,7 @@ use taskproof_race::race::{self, Config, DriverError, Workload};
 use taskproof_reporters::report::Event;
 use taskproof_reporters::report::output::{ColorChoice, Output, progress_bar};
 use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_target::target::{self, TargetSpec};
+use taskproof_targets::target::{self, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

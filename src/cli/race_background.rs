@@ -7,7 +7,7 @@ use super::Seconds;
 use super::verdict::Verdict;
 use taskproof_background::background::race::{BgRaceConfig, race};
 use taskproof_background::background::{BgOpen, BgTarget};
-use taskproof_target::target::claude_code::model_log::LogHandle;
+use taskproof_targets::target::claude_code::model_log::LogHandle;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

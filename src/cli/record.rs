@@ -18,7 +18,7 @@ use crate::record::{
 };
 use taskproof_profile::profile::recorded::{self, Recorded, State};
 use taskproof_scenario::scenario::Scenario;
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

@@ -16,7 +16,7 @@ use taskproof_reporters::report::terminal::TerminalReporter;
 use taskproof_scenario::scenario::{
     RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite,
 };
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

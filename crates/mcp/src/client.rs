@@ -1,4 +1,4 @@
-//! The client side of MCP, for the `mcp:` target (taskproof-target's `target::mcp`): one
+//! The client side of MCP, for the `mcp:` target (taskproof-targets' `mcp`): one
 //! connection to a server over its stdio pipes, blocking, every step bounded by a limit the
 //! caller gives. rmcp's client runs on a current-thread tokio runtime owned by the
 //! connection.

@@ -5,7 +5,7 @@
 //!
 //! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
 //!   Claude Code target (src/target/claude_code/background.rs); it lives below both, in
-//!   `taskproof_target::target::background`, and is re-exported here under its old name;
+//!   `taskproof_targets::target::background`, and is re-exported here under its old name;
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and
 //!   the factory that opens their sessions;
@@ -25,7 +25,7 @@ pub mod runner;
 pub mod scenario;
 pub mod suite;
 pub mod targets;
-pub use taskproof_target::target::background as target;
+pub use taskproof_targets::target::background as target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};

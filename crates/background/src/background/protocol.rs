@@ -37,8 +37,8 @@ use serde_json::{Value, json};
 use super::target::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
-use taskproof_target::target::group::Group;
-use taskproof_target::target::pipes::{self, Line};
+use taskproof_targets::target::group::Group;
+use taskproof_targets::target::pipes::{self, Line};
 
 /// The protocol's version, in `hello`.
 pub const PROTOCOL: u64 = 1;

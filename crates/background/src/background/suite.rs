@@ -43,7 +43,7 @@ use taskproof_report::report::Event;
 use taskproof_report::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use taskproof_target::target::claude_code::model_log::LogHandle;
+use taskproof_targets::target::claude_code::model_log::LogHandle;
 
 /// How long processes get to disappear after a kill or the end before they count as
 /// orphans.

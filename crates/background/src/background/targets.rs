@@ -30,7 +30,7 @@ pub enum BgTarget {
     Cmd(String),
     /// A published version of Claude Code, unmodified: its background Bash, output and kill
     /// tools driven by the scripted model (src/target/claude_code/background.rs).
-    ClaudeCode(taskproof_target::target::claude_code::ClaudeCode),
+    ClaudeCode(taskproof_targets::target::claude_code::ClaudeCode),
 }
 
 /// What a session is opened with.
@@ -42,7 +42,7 @@ pub struct BgOpen {
     pub output_cap: Option<u64>,
     /// Where a target driven by a scripted model (Claude Code) logs every request and
     /// answer; others have no model and ignore it.
-    pub model_log: Option<taskproof_target::target::claude_code::model_log::LogHandle>,
+    pub model_log: Option<taskproof_targets::target::claude_code::model_log::LogHandle>,
 }
 
 impl Default for BgOpen {
@@ -94,17 +94,17 @@ impl BgTarget {
                 c.arg("-c").arg(cmd);
                 Ok(Box::new(ProcessBgSession::open(c, folder, how.limits)?))
             }
-            BgTarget::ClaudeCode(cc) => taskproof_target::target::claude_code::background::open(
+            BgTarget::ClaudeCode(cc) => taskproof_targets::target::claude_code::background::open(
                 cc,
                 folder,
-                taskproof_target::target::claude_code::background::BgOptions {
+                taskproof_targets::target::claude_code::background::BgOptions {
                     // A turn of the CLI, not a protocol line: at least its own minimum.
                     timeout: how.limits.timeout.max(
-                        taskproof_target::target::claude_code::background::BgOptions::default()
+                        taskproof_targets::target::claude_code::background::BgOptions::default()
                             .timeout,
                     ),
                     start_timeout: how.limits.start_timeout.max(
-                        taskproof_target::target::claude_code::background::BgOptions::default()
+                        taskproof_targets::target::claude_code::background::BgOptions::default()
                             .start_timeout,
                     ),
                     model_log: how.model_log,
@@ -160,7 +160,7 @@ impl FromStr for BgTarget {
             return Ok(BgTarget::Cmd(cmd.to_string()));
         }
         if let Some(v) = s.strip_prefix("claude-code@") {
-            return taskproof_target::target::claude_code::ClaudeCode::parse(v)
+            return taskproof_targets::target::claude_code::ClaudeCode::parse(v)
                 .map(BgTarget::ClaudeCode);
         }
         if s.starts_with("cmd:") {

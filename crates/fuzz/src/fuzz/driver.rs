@@ -15,7 +15,7 @@ use super::strategy::{EventGen, Step};
 use taskproof_core::protocol::{Layout, Response};
 use taskproof_core::task::TaskId;
 use taskproof_profile::profile::Profile;
-use taskproof_target::target::{Session, SessionEvent, SessionOptions, TargetSpec};
+use taskproof_targets::target::{Session, SessionEvent, SessionOptions, TargetSpec};
 
 /// One step of a history and what the oracle expected of it.
 #[derive(Debug, Clone)]

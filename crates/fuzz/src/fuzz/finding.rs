@@ -376,7 +376,7 @@ mod tests {
     use crate::fuzz::driver::{Setup, run_case};
     use crate::fuzz::strategy::{Ref, Step, Subject};
     use taskproof_store::store::Mutant;
-    use taskproof_target::target::{SessionOptions, TargetSpec};
+    use taskproof_targets::target::{SessionOptions, TargetSpec};
 
     fn create(n: u8, blocked_by: Vec<Ref>) -> Step {
         Step::Create {

@@ -503,7 +503,7 @@ mod tests {
     use super::*;
     use taskproof_profile::profile::Profile;
     use taskproof_store::store::Mutant;
-    use taskproof_target::target::{SessionOptions, TargetSpec};
+    use taskproof_targets::target::{SessionOptions, TargetSpec};
 
     fn first_case(seed: u64) -> Vec<Step> {
         steps(24, true, true, BetweenRequests::default())

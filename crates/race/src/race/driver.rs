@@ -24,7 +24,7 @@ use super::workload::{self, LIST, Workload};
 use super::writer::{Ctx, Orders, WriterOut, writer};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::{NewTask, Task, TaskId};
-use taskproof_target::target::{SessionOptions, TargetError, TargetSpec};
+use taskproof_targets::target::{SessionOptions, TargetError, TargetSpec};
 
 /// Between the setup session's last answer and the first writer request the history's
 /// clock skips the writers' start-up; this much is left, so that setup still ends strictly
@@ -72,7 +72,7 @@ pub struct Config {
     /// in flight, is lost to a target's own doing between requests.
     pub settle: Duration,
     /// How agent targets' sessions are driven, when the caller says (`--drive`).
-    pub drive: Option<taskproof_target::target::claude_code::Drive>,
+    pub drive: Option<taskproof_targets::target::claude_code::Drive>,
 }
 
 /// The settle default: longer than every timer measured in a real store (Claude Code

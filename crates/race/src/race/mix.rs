@@ -38,7 +38,7 @@ use super::check::{AnomalyKind, Findings};
 use super::driver::Run;
 use super::history::Completion;
 use taskproof_core::protocol::Request;
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 
 /// What a mixed race adds to [`super::Config`]: the targets, and a pause between requests.
 #[derive(Debug, Clone, Default)]

@@ -27,7 +27,7 @@ pub use driver::{Config, DriverError, Run};
 pub use history::History;
 pub use mix::Mix;
 pub use report::{RaceReport, WorkloadReport};
-use taskproof_target::target::TargetSpec;
+use taskproof_targets::target::TargetSpec;
 pub use workload::Workload;
 
 /// The default step budget of the linearizability search, per task.

@@ -14,7 +14,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
 use taskproof_core::protocol::{ErrorKind, Request, Response};
-use taskproof_target::target::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_targets::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Chance that a writer is killed around any one request, with `--kill`.
 const KILL_CHANCE: f64 = 0.01;

@@ -11,7 +11,7 @@ use super::expect::Expect;
 use taskproof_core::protocol::Feature;
 use taskproof_core::rule::Rule;
 use taskproof_profile::profile::Profile;
-pub use taskproof_target::target::SessionEvent;
+pub use taskproof_targets::target::SessionEvent;
 
 /// One scenario file.
 #[derive(Debug, Clone)]

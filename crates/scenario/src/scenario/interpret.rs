@@ -232,7 +232,7 @@ impl Run<'_> {
     /// (`Session::event`), else by the runner on the connection (`exit` closes it, `kill`
     /// kills it, `resume` opens a new one; `clear` and `compact` were gated out before).
     fn session_event(&mut self, step: &Step, name: &str, event: SessionEvent) -> Result<(), Stop> {
-        let failed = |e: taskproof_target::target::TargetError| {
+        let failed = |e: taskproof_targets::target::TargetError| {
             Self::target_error(step, None, format!("session {name}: {event}: {e}"))
         };
         match event {

@@ -16,7 +16,7 @@ use taskproof_core::protocol::{Answer, Request};
 use taskproof_core::task::Task;
 use taskproof_race::race::check;
 use taskproof_race::race::history::History;
-use taskproof_target::target::{Session, TargetError};
+use taskproof_targets::target::{Session, TargetError};
 
 /// The name of the session a concurrent block's verification reads through; scenario
 /// session names cannot contain `#`.

@@ -27,8 +27,8 @@ use taskproof_profile::profile::{Mode, observe};
 use taskproof_report::report::result::{
     EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
-use taskproof_target::target::claude_code::model_log::LogHandle;
-use taskproof_target::target::{Session, SessionOptions, TargetError};
+use taskproof_targets::target::claude_code::model_log::LogHandle;
+use taskproof_targets::target::{Session, SessionOptions, TargetError};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
 /// the record of each judged request.

@@ -28,8 +28,8 @@ use taskproof_report::report::events::Event;
 use taskproof_report::report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use taskproof_target::target::claude_code::model_log::LogHandle;
-use taskproof_target::target::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_targets::target::claude_code::model_log::LogHandle;
+use taskproof_targets::target::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Scenarios prepared ahead by default: enough that sessions of a target that takes
 /// seconds to start are ready when a runner frees up, few enough that the processes
@@ -78,8 +78,8 @@ impl RunConfig {
         RunConfig {
             profile: target.default_profile(),
             target,
-            timeout: taskproof_target::target::DEFAULT_TIMEOUT,
-            start_timeout: taskproof_target::target::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_targets::target::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_targets::target::DEFAULT_START_TIMEOUT,
             keep_going: false,
             start_ahead: DEFAULT_START_AHEAD,
             jobs: 0,
