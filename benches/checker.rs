@@ -15,7 +15,7 @@ mod synthetic;
 use std::time::{Duration, Instant};
 
 use synthetic::{Shape, synthesize};
-use taskproof_race::race::{FinalState, Findings, check_all};
+use taskproof_race::{FinalState, Findings, check_all};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -23,7 +23,7 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if args.first().is_some_and(|a| a == "table") {
-        print!("{}", run(taskproof_race::race::DEFAULT_LIN_BUDGET));
+        print!("{}", run(taskproof_race::DEFAULT_LIN_BUDGET));
         return;
     }
     let num = |i: usize, default: f64| -> f64 {
@@ -39,7 +39,7 @@ fn main() {
         unanswered: num(2, 1.0) / 100.0,
         lose_one: args.get(3).is_some_and(|a| a == "lose"),
     };
-    let m = measure(shape, taskproof_race::race::DEFAULT_LIN_BUDGET);
+    let m = measure(shape, taskproof_race::DEFAULT_LIN_BUDGET);
     let f = &m.findings;
     if quick {
         assert_eq!(f.lin.unknown, 0);
@@ -192,7 +192,7 @@ pub fn run(budget: u64) -> String {
             f.lin.linearizable,
             f.lin.nonlinearizable,
             f.lin.unknown,
-            f.count(taskproof_race::race::AnomalyKind::Lost),
+            f.count(taskproof_race::AnomalyKind::Lost),
             f.lin.steps
         );
         done.push((shape, m.cpu.unwrap_or(t)));

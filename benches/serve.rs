@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use taskproof_core::protocol::{Request, Response};
 use taskproof_core::task::{ListName, NewTask, Patch, TaskId};
-use taskproof_store::store::{LIST_INDEX_NAME, Options, StrictStore, TaskStore};
+use taskproof_store::{LIST_INDEX_NAME, Options, StrictStore, TaskStore};
 
 const BIN: &str = env!("CARGO_BIN_EXE_taskproof");
 

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use taskproof_core::protocol::{Request, Response};
 use taskproof_core::task::{ListName, NewTask, Patch, Status, TaskId};
-use taskproof_store::store::{Dir, NaiveStore, Options, StrictStore, TaskStore};
+use taskproof_store::{Dir, NaiveStore, Options, StrictStore, TaskStore};
 
 /// In the order [`measure`] returns them.
 const OPS: [&str; 5] = ["create", "update", "complete", "delete", "list"];

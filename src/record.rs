@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use taskproof_profile::profile::recorded::{self, Recorded, State, StepKey};
-use taskproof_profile::profile::{Mode, Observer, Profile};
-use taskproof_reporters::report::result::ScenarioResult;
-use taskproof_scenario::scenario::{Action, RunConfig, Scenario, run_suite};
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::recorded::{self, Recorded, State, StepKey};
+use taskproof_profile::{Mode, Observer, Profile};
+use taskproof_report::result::ScenarioResult;
+use taskproof_scenario::{Action, RunConfig, Scenario, run_suite};
+use taskproof_targets::TargetSpec;
 
 /// How `record` (and `hold`, which records what it sees) runs the suite.
 pub struct Knobs {
@@ -76,8 +76,8 @@ pub fn observe(
     let raced_runs = repeat.max(knobs.runs);
     let total_runs = scenarios.len() * repeat + raced.len() * (raced_runs - repeat);
     let mut done = 0usize;
-    let mut progress = |e: &taskproof_reporters::report::Event<'_>| {
-        if let taskproof_reporters::report::Event::ScenarioFinished { result, .. } = e {
+    let mut progress = |e: &taskproof_report::Event<'_>| {
+        if let taskproof_report::Event::ScenarioFinished { result, .. } = e {
             done += 1;
             progress(done, total_runs, result);
         }
@@ -190,7 +190,7 @@ pub fn time_probe(
             };
             for (observer, delay) in order {
                 run_suite(std::slice::from_ref(s), &probe(observer, delay), &mut |e| {
-                    if let taskproof_reporters::report::Event::ScenarioFinished { result, .. } = e {
+                    if let taskproof_report::Event::ScenarioFinished { result, .. } = e {
                         progress(&format!(
                             "time probe {}/{runs}: {id} steps[{index}] {} ({:.1} s)",
                             run + 1,

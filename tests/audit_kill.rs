@@ -12,8 +12,8 @@ use rand::{RngExt, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use taskproof_core::protocol::Response;
 use taskproof_core::task::Task;
-use taskproof_store::store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};
-use taskproof_store::store::{Options, StrictStore, TaskStore};
+use taskproof_store::audit::{AUDIT_NAME, PENDING_NAME, read_log, verify};
+use taskproof_store::{Options, StrictStore, TaskStore};
 
 use crate::util::{bin, tempdir};
 
@@ -49,7 +49,7 @@ fn tools() -> Vec<(&'static str, Value)> {
 }
 
 /// The tasks (after the repair a fresh store makes) and the log's records.
-fn state(root: &Path) -> (Vec<Task>, Vec<taskproof_store::store::audit::Record>) {
+fn state(root: &Path) -> (Vec<Task>, Vec<taskproof_store::audit::Record>) {
     let store = StrictStore::open(root, Options { durable: false }).unwrap();
     let tasks = match store.handle_value(&json!({"op": "list", "list": "l"})) {
         Response::Tasks { tasks, corrupt } => {

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use taskproof_background::background::BgMutant;
-use taskproof_background::background::procs::survivors_after;
+use taskproof_background::BgMutant;
+use taskproof_background::procs::survivors_after;
 
 use crate::util::{repo, taskproof_in, tempdir};
 
@@ -164,7 +164,7 @@ fn a_sigkilled_runner_leaves_no_task_process_alive() {
     let (mut child, _stdin, _stdout, pgid) = served_runner_with_a_task(dir.path(), &[]);
     // The shell and its two sleeps.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while taskproof_background::background::procs::group_members(pgid).len() < 3 {
+    while taskproof_background::procs::group_members(pgid).len() < 3 {
         assert!(Instant::now() < deadline, "the task's processes started");
         std::thread::sleep(Duration::from_millis(10));
     }

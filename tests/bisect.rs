@@ -10,8 +10,8 @@ use std::path::Path;
 use taskproof::bisect::{
     self, Change, Found, Judged, Limits, ScenarioProbe, max_runs, render, repeated,
 };
-use taskproof_scenario::scenario::load_builtin;
-use taskproof_targets::target::TargetSpec;
+use taskproof_scenario::load_builtin;
+use taskproof_targets::TargetSpec;
 
 use crate::util::{taskproof, tempdir, write};
 
@@ -764,8 +764,8 @@ mod hold {
 #[test]
 fn a_race_anomaly_ending_is_found() {
     use taskproof::bisect::RaceProbe;
-    use taskproof_race::race::{AnomalyKind, Workload};
-    use taskproof_store::store::Mutant;
+    use taskproof_race::{AnomalyKind, Workload};
+    use taskproof_store::Mutant;
     let probe = RaceProbe {
         workload: Workload::Edges,
         anomaly: AnomalyKind::HalfEdges,

@@ -752,7 +752,7 @@ fn a_list_locked_by_a_writer_is_read_but_its_temporary_files_are_not_judged() {
     let tmp = tempdir();
     put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
     write(tmp.path(), ".tmp", "{");
-    let held = LockHolder::hold(&tmp.path().join(taskproof_store::store::LOCK_NAME));
+    let held = LockHolder::hold(&tmp.path().join(taskproof_store::LOCK_NAME));
     let (code, doc) = check(tmp.path(), &[]);
     assert_eq!((code, &doc["findings"]), (0, &json!([])), "{doc:#}");
     assert_eq!(doc["lists"][0]["busy"], true);

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskproof_race::race::{self, Config, Workload};
-use taskproof_targets::target::claude_code::{ClaudeCode, ClaudeCodeSession};
-use taskproof_targets::target::{Session, SessionOptions, TargetSpec};
+use taskproof_race::{Config, Workload};
+use taskproof_targets::claude_code::{ClaudeCode, ClaudeCodeSession};
+use taskproof_targets::{Session, SessionOptions, TargetSpec};
 
 fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into())
@@ -150,16 +150,16 @@ fn a_small_race_runs_against_the_real_cli() {
         fsync: false,
         readers: 1,
         timeout: Duration::from_secs(60),
-        profile: taskproof_profile::profile::Profile::Strict,
+        profile: taskproof_profile::Profile::Strict,
         settle: Duration::ZERO,
         drive: None,
     };
-    let report = race::run_all(
+    let report = taskproof_race::run_all(
         &cfg,
-        &race::Mix::default(),
+        &taskproof_race::Mix::default(),
         &[Workload::Create],
         1,
-        race::DEFAULT_LIN_BUDGET,
+        taskproof_race::DEFAULT_LIN_BUDGET,
         None,
         &|_, _| {},
     )

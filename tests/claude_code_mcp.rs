@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskproof_store::store::{Options, StrictStore, TaskStore};
-use taskproof_targets::target::claude_code::{
+use taskproof_store::{Options, StrictStore, TaskStore};
+use taskproof_targets::claude_code::{
     ClaudeCode, Exchange, Reply, ScriptedModel, Turn, prompt_marker,
 };
 

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use taskproof_targets::target::claude_code::{ClaudeCodeSession, Drive, Extra};
-use taskproof_targets::target::{Session, SessionOptions};
+use taskproof_targets::claude_code::{ClaudeCodeSession, Drive, Extra};
+use taskproof_targets::{Session, SessionOptions};
 
 use crate::claude_code_hook::{bin_dir, prepared_version, snippet_for};
 use crate::util::taskproof;

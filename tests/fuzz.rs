@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use taskproof_fuzz::fuzz::targets;
+use taskproof_fuzz::targets;
 
 use crate::util;
 
@@ -124,7 +124,7 @@ fn a_profile_without_a_model_is_a_usage_error() {
 /// quick; `reports/fuzz-results.md` has the full table.
 #[test]
 fn every_sequential_mutant_is_found_and_its_scenario_replays() {
-    let mutants: Vec<_> = taskproof_store::store::Mutant::ALL
+    let mutants: Vec<_> = taskproof_store::Mutant::ALL
         .into_iter()
         .filter(|m| !m.needs_concurrency())
         .collect();
@@ -136,7 +136,7 @@ fn every_sequential_mutant_is_found_and_its_scenario_replays() {
     });
 }
 
-fn check_mutant(m: taskproof_store::store::Mutant) {
+fn check_mutant(m: taskproof_store::Mutant) {
     let dir = util::tempdir();
     let out = dir.path().to_str().unwrap();
     let target = format!("mutant:{m}");
@@ -172,7 +172,7 @@ fn check_mutant(m: taskproof_store::store::Mutant) {
         code, 0,
         "{m}: the finding fails against the reference:\n{report}"
     );
-    if m == taskproof_store::store::Mutant::NoMirror {
+    if m == taskproof_store::Mutant::NoMirror {
         // The same bug found again is recognised, and its file left alone.
         let before = std::fs::read(file).unwrap();
         let (code, text) = first_finding(out, &args);
@@ -205,13 +205,12 @@ fn a_cmd_target_is_fuzzed_through_real_processes() {
 /// oracle's answer to each request satisfies it.
 #[test]
 fn the_suite_and_the_fuzz_oracle_give_one_answer_for_a_create_naming_its_own_id() {
-    use taskproof_profile::profile::Profile;
-    use taskproof_scenario::scenario::{Action, Expect};
+    use taskproof_profile::Profile;
+    use taskproof_scenario::{Action, Expect};
 
     let file = util::repo().join("scenarios/self-edge-is-a-cycle.json");
-    let scenario = taskproof_scenario::scenario::load_file(&file).expect("the scenario loads");
-    let mut oracle =
-        taskproof_fuzz::fuzz::oracle::FuzzOracle::new(Profile::Strict).expect("a model");
+    let scenario = taskproof_scenario::load_file(&file).expect("the scenario loads");
+    let mut oracle = taskproof_fuzz::oracle::FuzzOracle::new(Profile::Strict).expect("a model");
     let mut own_id_checked = false;
     for step in scenario.steps_for(Profile::Strict) {
         let Action::Send {

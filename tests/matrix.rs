@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use taskproof_matrix::matrix::{self, State};
+use taskproof_matrix::State;
 
 use crate::util::{repo, taskproof, tempdir};
 
@@ -11,8 +11,8 @@ fn fixtures() -> PathBuf {
     repo().join("tests/fixtures/matrix")
 }
 
-fn good() -> Vec<matrix::Column> {
-    matrix::load_from(&fixtures().join("good")).expect("the fixtures load")
+fn good() -> Vec<taskproof_matrix::Column> {
+    taskproof_matrix::load_from(&fixtures().join("good")).expect("the fixtures load")
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn columns_follow_the_index_and_take_labels_from_target_json() {
 #[test]
 fn rows_are_grouped_by_first_rule_with_the_cell_states_of_each_report() {
     let cols = good();
-    let m = matrix::build(&cols);
+    let m = taskproof_matrix::build(&cols);
     let groups: Vec<(&str, Vec<&str>)> = m
         .groups
         .iter()
@@ -104,7 +104,7 @@ fn rows_are_grouped_by_first_rule_with_the_cell_states_of_each_report() {
 #[test]
 fn race_counts_are_summed_per_target_and_kept_apart_by_kind() {
     let cols = good();
-    let m = matrix::build(&cols);
+    let m = taskproof_matrix::build(&cols);
     let alpha = &m.races[0];
     assert_eq!(alpha.counts["lost"], (5, 0));
     assert_eq!(alpha.counts["duplicate_ids"], (2, 0));
@@ -127,7 +127,7 @@ fn race_counts_are_summed_per_target_and_kept_apart_by_kind() {
     assert!(m.races[2].error.is_some(), "beta's race could not run");
     assert!(m.races[3].absent && m.races[3].error.is_none());
 
-    let pages = matrix::render(&cols, "fixture");
+    let pages = taskproof_matrix::render(&cols, "fixture");
     assert!(
         pages.markdown.contains("| lost updates | 5 | 2 | ! | · |"),
         "{}",
@@ -138,7 +138,7 @@ fn race_counts_are_summed_per_target_and_kept_apart_by_kind() {
 
 #[test]
 fn hostile_strings_stay_text_in_both_pages() {
-    let pages = matrix::render(&good(), "a note with <b>markup</b>");
+    let pages = taskproof_matrix::render(&good(), "a note with <b>markup</b>");
     let html = &pages.html;
     // The only script element is the page's own.
     assert_eq!(html.matches("<script").count(), 1, "{html}");
@@ -165,7 +165,7 @@ fn hostile_strings_stay_text_in_both_pages() {
 
 #[test]
 fn a_cell_opens_to_the_step_the_expected_and_the_actual_answer() {
-    let html = matrix::render(&good(), "").html;
+    let html = taskproof_matrix::render(&good(), "").html;
     let start = html
         .find("<b>cycle-refused</b> on <b>cmd:alpha --fast</b>")
         .expect("the failing cell's detail");
@@ -367,13 +367,13 @@ fn running_one_target_into_a_matrix_keeps_the_other_columns() {
 #[test]
 fn a_failure_whose_witness_shows_files_gone_between_requests_is_its_own_state() {
     let report = repo().join("reports/claude-code/2.1.332/between-requests.json");
-    let column = matrix::Column {
-        run: Some(matrix::input::read_run(&report).expect("the checked-in report reads")),
+    let column = taskproof_matrix::Column {
+        run: Some(taskproof_matrix::input::read_run(&report).expect("the checked-in report reads")),
         label: "claude-code@2.1.332".into(),
         ..Default::default()
     };
     let columns = [column];
-    let m = matrix::build(&columns);
+    let m = taskproof_matrix::build(&columns);
     let state = |id: &str| m.rows().find(|r| r.id == id).expect(id).cells[0].state;
     assert_eq!(
         state("nothing-vanishes-finished-list-left-idle"),
@@ -385,7 +385,7 @@ fn a_failure_whose_witness_shows_files_gone_between_requests_is_its_own_state() 
         .filter(|r| r.cells[0].state == State::Vanished)
         .count();
     assert_eq!(vanished, 3);
-    let md = matrix::markdown::render(&m, "t", "");
+    let md = taskproof_matrix::markdown::render(&m, "t", "");
     assert!(
         md.contains("⌛ `nothing-vanishes-finished-list-left-idle` vanished"),
         "{md}"

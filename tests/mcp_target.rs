@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use taskproof_targets::target::mcp::McpTarget;
-use taskproof_targets::target::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_targets::mcp::McpTarget;
+use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 
 use crate::util::{bin, repo, taskproof_in, tempdir, write};
 

@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use serde_json::json;
 use taskproof_core::protocol::Feature;
-use taskproof_profile::profile::recorded::Recorded;
-use taskproof_profile::profile::{Mode, Observer, Profile, diff};
-use taskproof_scenario::scenario::{self, Action, RunConfig, Scenario};
-use taskproof_store::store::Mutant;
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::recorded::Recorded;
+use taskproof_profile::{Mode, Observer, Profile, diff};
+use taskproof_scenario::{Action, RunConfig, Scenario};
+use taskproof_store::Mutant;
+use taskproof_targets::TargetSpec;
 
 use crate::util::{repo, taskproof_in, tempdir};
 
 /// The shipped scenarios without concurrent blocks (those are recorded the same way, only
 /// slower; the racy marking has its own test below).
 fn sequential() -> Vec<Scenario> {
-    scenario::load_dir(&repo().join("scenarios"))
+    taskproof_scenario::load_dir(&repo().join("scenarios"))
         .expect("the shipped scenarios load")
         .into_iter()
         .filter(|s| {
@@ -41,7 +41,7 @@ fn record(target: TargetSpec, name: &str, scenarios: &[Scenario]) -> Recorded {
         profile: Profile::Strict,
         ..RunConfig::new(target.clone())
     };
-    let suite = scenario::run_suite(scenarios, &config, &mut |_| {});
+    let suite = taskproof_scenario::run_suite(scenarios, &config, &mut |_| {});
     assert!(suite.target.hello.is_ok(), "{:?}", suite.target.hello);
     Recorded::from_runs(name, json!({"target": target.to_string()}), observer.take())
 }
@@ -353,7 +353,7 @@ fn a_malformed_profile_names_the_file_and_the_field() {
 
 #[test]
 fn a_step_that_differs_between_runs_is_recorded_as_racy_not_flipping() {
-    use taskproof_profile::profile::recorded::{RunRecord, Seen, State, StepKey};
+    use taskproof_profile::recorded::{RunRecord, Seen, State, StepKey};
     let run = |seen: Option<serde_json::Value>, held: bool| {
         RunRecord {
         id: "s".into(),
@@ -574,12 +574,12 @@ fn record_repeats_every_scenario_and_marks_a_step_that_differs_as_racy() {
 
 #[test]
 fn every_shipped_profile_reads_and_names_only_scenarios_of_the_suite() {
-    let ids: Vec<String> = scenario::load_builtin()
+    let ids: Vec<String> = taskproof_scenario::load_builtin()
         .expect("the suite loads")
         .into_iter()
         .map(|s| s.id)
         .collect();
-    for (name, _, text) in taskproof_profile::profile::recorded::BUILTIN {
+    for (name, _, text) in taskproof_profile::recorded::BUILTIN {
         let p = Recorded::parse_text(text, name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&p.name, name);
         // A profile may leave scenarios out (a run skips them, saying so), but every one it
@@ -596,7 +596,7 @@ fn every_shipped_profile_reads_and_names_only_scenarios_of_the_suite() {
 
 #[test]
 fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
-    use taskproof_profile::profile::Choice;
+    use taskproof_profile::Choice;
     let Choice::Recorded(p) = Choice::resolve("hand-written-files").expect("built in") else {
         panic!("hand-written-files is a recorded profile");
     };
@@ -607,7 +607,7 @@ fn the_naive_store_passes_its_shipped_recording_and_the_reference_does_not() {
             profile: Profile::Strict,
             ..RunConfig::new(target)
         };
-        scenario::run_suite(&scenarios, &config, &mut |_| {}).summary()
+        taskproof_scenario::run_suite(&scenarios, &config, &mut |_| {}).summary()
     };
     let naive = hold(TargetSpec::naive());
     assert_eq!(
@@ -671,7 +671,7 @@ fn every_report_names_the_recorded_profile_the_run_used() {
     assert_eq!(json["profile"], "hand-written-files (recorded)");
     assert_eq!(
         json["format_version"],
-        taskproof_reporters::report::schema::RUN_FORMAT,
+        taskproof_report::schema::RUN_FORMAT,
         "the JSON report keeps its shape"
     );
     assert!(
@@ -734,8 +734,8 @@ fn every_report_names_the_recorded_profile_the_run_used() {
 /// `cc-2.1.17` expectation is a definite other answer is in the recording.
 #[test]
 fn the_written_cc_2_1_17_expectations_agree_with_the_recorded_naive_store() {
-    use taskproof_profile::profile::Choice;
-    use taskproof_profile::profile::recorded::StepKey;
+    use taskproof_profile::Choice;
+    use taskproof_profile::recorded::StepKey;
     let Choice::Recorded(naive) = Choice::resolve("hand-written-files").expect("built in") else {
         panic!("hand-written-files is a recorded profile");
     };
@@ -783,11 +783,8 @@ fn the_written_cc_2_1_17_expectations_agree_with_the_recorded_naive_store() {
 /// Whether an answer that meets `written` can never meet `strict`: another error kind, an
 /// error against a success, or a task field both check with different values. (A written
 /// expectation that checks fewer fields, or accepts several answers, does not contradict.)
-fn contradicts(
-    written: &taskproof_scenario::scenario::Expect,
-    strict: &taskproof_scenario::scenario::Expect,
-) -> bool {
-    use taskproof_scenario::scenario::Expect;
+fn contradicts(written: &taskproof_scenario::Expect, strict: &taskproof_scenario::Expect) -> bool {
+    use taskproof_scenario::Expect;
     match (written, strict) {
         (Expect::Error(a), Expect::Error(b)) => a != b,
         (Expect::Error(_), Expect::Ok { .. }) | (Expect::Ok { .. }, Expect::Error(_)) => true,
@@ -1028,16 +1025,16 @@ fn record_probes_a_racy_step_with_idle_time_and_records_it_as_time_dependent() {
         ],
     );
     assert_eq!(code, 0, "{out}{err}");
-    let report = taskproof_matrix::matrix::input::read_run(&dir.path().join("r.json")).unwrap();
+    let report = taskproof_matrix::input::read_run(&dir.path().join("r.json")).unwrap();
     assert_eq!(report.scenarios[0].time_dependent_steps, [3]);
-    let columns = [taskproof_matrix::matrix::Column {
+    let columns = [taskproof_matrix::Column {
         run: Some(report),
         ..Default::default()
     }];
-    let m = taskproof_matrix::matrix::build(&columns);
+    let m = taskproof_matrix::build(&columns);
     assert_eq!(
         m.rows().next().unwrap().cells[0].state,
-        taskproof_matrix::matrix::State::Timed
+        taskproof_matrix::State::Timed
     );
     assert!(
         out.contains("steps[3] is time-dependent in the profile p (it answers {\"error\":\"not_found\"} after 2 s idle, what strict expects sooner); this run saw what strict expects"),

@@ -12,11 +12,11 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use taskproof_core::protocol::Request;
 use taskproof_core::task::{Change, ListName, NewTask, Patch, Task, TaskId};
-use taskproof_profile::profile::Profile;
-use taskproof_race::race::check::{self, AnomalyKind};
-use taskproof_race::race::history::{Completion, History, Operation, TaskView};
-use taskproof_race::race::{self, Config, RaceReport, Workload};
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::Profile;
+use taskproof_race::check::{self, AnomalyKind};
+use taskproof_race::history::{Completion, History, Operation, TaskView};
+use taskproof_race::{Config, RaceReport, Workload};
+use taskproof_targets::TargetSpec;
 
 use crate::util::{bin, taskproof_with};
 
@@ -41,12 +41,12 @@ pub(crate) fn config(target: TargetSpec, writers: usize, ops: usize, seed: u64) 
 }
 
 fn run(cfg: &Config, workloads: &[Workload]) -> RaceReport {
-    race::run_all(
+    taskproof_race::run_all(
         cfg,
-        &race::Mix::default(),
+        &taskproof_race::Mix::default(),
         workloads,
         1,
-        race::DEFAULT_LIN_BUDGET,
+        taskproof_race::DEFAULT_LIN_BUDGET,
         None,
         &|_, _| {},
     )
@@ -204,7 +204,7 @@ fn times_run_from_the_first_request_without_session_start_up() {
     cfg.readers = 0;
     let start_up = Duration::from_secs(3);
     let root = tempfile::tempdir().unwrap();
-    let r = race::driver::run(&cfg, Workload::Metadata, root.path(), None).unwrap();
+    let r = taskproof_race::driver::run(&cfg, Workload::Metadata, root.path(), None).unwrap();
     let h = &r.history;
     let setup_last = h
         .ops

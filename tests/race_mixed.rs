@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use taskproof_profile::profile::Profile;
-use taskproof_race::race::check::AnomalyKind;
-use taskproof_race::race::{self, Config, Mix, Workload};
-use taskproof_targets::target::TargetSpec;
-use taskproof_targets::target::claude_code::ClaudeCode;
+use taskproof_profile::Profile;
+use taskproof_race::check::AnomalyKind;
+use taskproof_race::{Config, Mix, Workload};
+use taskproof_targets::TargetSpec;
+use taskproof_targets::claude_code::ClaudeCode;
 
 use crate::util::taskproof_with;
 
@@ -38,12 +38,14 @@ fn losses_in_a_mixed_race_are_charged_by_who_held_the_lock() {
     for seed in 0..ATTEMPTS {
         let cfg = config(TargetSpec::reference(), 2, 40, seed);
         let root = tempfile::tempdir().unwrap();
-        let run = race::driver::run_mixed(&cfg, &mix, Workload::Metadata, root.path(), None)
-            .expect("the run completes");
+        let run =
+            taskproof_race::driver::run_mixed(&cfg, &mix, Workload::Metadata, root.path(), None)
+                .expect("the run completes");
         assert_eq!(run.targets, ["reference", "naive"]);
         assert_eq!(run.writer_targets, [0, 0, 1, 1]);
-        let f = race::judge(&run, race::DEFAULT_LIN_BUDGET);
-        let report = race::WorkloadReport::new(&run, &f, 0, seed, 2, 40, 20, Profile::Strict);
+        let f = taskproof_race::judge(&run, taskproof_race::DEFAULT_LIN_BUDGET);
+        let report =
+            taskproof_race::WorkloadReport::new(&run, &f, 0, seed, 2, 40, 20, Profile::Strict);
         let lost: Vec<_> = f
             .witnesses
             .iter()
@@ -171,12 +173,12 @@ fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
         targets: vec![TargetSpec::reference(), TargetSpec::from(cc)],
         think: Duration::from_millis(50),
     };
-    let report = race::run_all(
+    let report = taskproof_race::run_all(
         &cfg,
         &mix,
         &[Workload::Metadata, Workload::Create, Workload::Claim],
         1,
-        race::DEFAULT_LIN_BUDGET,
+        taskproof_race::DEFAULT_LIN_BUDGET,
         None,
         &|_, _| {},
     )

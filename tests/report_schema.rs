@@ -7,12 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use taskproof_background::background::race::BgRaceReport;
-use taskproof_matrix::matrix::input::{
-    Index, read_manifest, read_race, read_run, strip_cut_markers,
-};
-use taskproof_profile::profile::format::Recorded;
-use taskproof_reporters::report::schema;
+use taskproof_background::race::BgRaceReport;
+use taskproof_matrix::input::{Index, read_manifest, read_race, read_run, strip_cut_markers};
+use taskproof_profile::format::Recorded;
+use taskproof_report::schema;
 
 use crate::util::repo;
 
@@ -194,7 +192,7 @@ fn read_as(kind: Kind, path: &Path) -> Result<(), String> {
             schema::to_value(&schema::read::<Index>(path).map_err(|e| e.to_string())?)
         }
         Kind::Scenario => {
-            taskproof_scenario::scenario::load_file(path).map_err(|e| format!("{e:?}"))?;
+            taskproof_scenario::load_file(path).map_err(|e| format!("{e:?}"))?;
             return Ok(());
         }
         Kind::Profile => {

@@ -7,9 +7,9 @@ use std::process::Output;
 
 use serde_json::Value;
 use taskproof_core::protocol::Feature;
-use taskproof_reporters::report::Event;
-use taskproof_scenario::scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
-use taskproof_targets::target::TargetSpec;
+use taskproof_report::Event;
+use taskproof_scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
+use taskproof_targets::TargetSpec;
 
 use crate::util::{bin, repo, taskproof_in, tempdir};
 
@@ -433,10 +433,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
             "scenarios"
         ]
     );
-    assert_eq!(
-        v["format_version"],
-        taskproof_reporters::report::schema::RUN_FORMAT
-    );
+    assert_eq!(v["format_version"], taskproof_report::schema::RUN_FORMAT);
     assert_eq!(v["target"]["spec"], "reference");
     assert_eq!(v["target"]["name"], "taskproof-reference");
     assert_eq!(v["target"]["layout"], "claude-code");

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use taskproof_core::graph::Graph;
 use taskproof_core::protocol::Response;
 use taskproof_core::task::Task;
-use taskproof_store::store::{JOURNAL_NAME, Options, StrictStore, TMP_NAME, TaskStore};
+use taskproof_store::{JOURNAL_NAME, Options, StrictStore, TMP_NAME, TaskStore};
 
 use crate::util::{bin, tempdir};
 

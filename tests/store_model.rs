@@ -19,7 +19,7 @@ use taskproof_core::graph::Graph;
 use taskproof_core::protocol::{Request, Response};
 use taskproof_core::task::{Change, ListName, NewTask, Patch, Status, TaskId};
 use taskproof_profile::oracle::Oracle;
-use taskproof_store::store::{Options, StrictStore, TaskStore};
+use taskproof_store::{Options, StrictStore, TaskStore};
 
 const LISTS: [&str; 2] = ["a", "b"];
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Barrier};
 
 use serde_json::json;
 use taskproof_core::protocol::{ErrorKind, Response};
-use taskproof_targets::target::{ProcessSession, Session};
+use taskproof_targets::{ProcessSession, Session};
 
 use crate::util::{call, serve, tempdir};
 

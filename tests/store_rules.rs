@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use taskproof_core::protocol::{ErrorKind, Response};
 use taskproof_core::task::{Status, Task, TaskId};
-use taskproof_store::store::{
+use taskproof_store::{
     HIGHWATERMARK_NAME, HIGHWATERMARK_SCRATCH_NAME, JOURNAL_NAME, Options, StrictStore, TMP_NAME,
     TaskStore,
 };

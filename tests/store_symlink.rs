@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use taskproof_core::protocol::{ErrorKind, Response};
 use taskproof_core::task::TaskId;
-use taskproof_store::store::{
+use taskproof_store::{
     HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, Mutant, Options, StrictStore, TMP_NAME, TaskStore,
 };
 

@@ -6,16 +6,16 @@
 use std::path::PathBuf;
 
 use taskproof_core::protocol::Feature;
-use taskproof_profile::profile::Profile;
-use taskproof_reporters::report::result::Outcome;
-use taskproof_scenario::scenario::{self, OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
-use taskproof_store::store::Mutant;
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::Profile;
+use taskproof_report::result::Outcome;
+use taskproof_scenario::{OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
+use taskproof_store::Mutant;
+use taskproof_targets::TargetSpec;
 
 use crate::util::{bin, repo};
 
 fn suite() -> Vec<Scenario> {
-    scenario::load_dir(&repo().join("scenarios")).expect("the shipped scenarios load")
+    taskproof_scenario::load_dir(&repo().join("scenarios")).expect("the shipped scenarios load")
 }
 
 fn run(target: TargetSpec, profile: Profile, skips: Option<PathBuf>) -> SuiteResult {
@@ -24,7 +24,7 @@ fn run(target: TargetSpec, profile: Profile, skips: Option<PathBuf>) -> SuiteRes
     if let Some(path) = skips {
         config.skips.add_file(&path).expect("the skip file loads");
     }
-    scenario::run_suite(&suite(), &config, &mut |_| {})
+    taskproof_scenario::run_suite(&suite(), &config, &mut |_| {})
 }
 
 /// Every scenario that did not pass, with why, for a failure message a person can act on.
@@ -153,7 +153,7 @@ fn the_example_python_adapter_passes_under_the_s07_profile() {
         .iter()
         .filter(|r| r.kind() == OutcomeKind::NotJudged)
     {
-        let Ok(taskproof_reporters::report::result::Outcome::NotJudged(parts)) = &r.result else {
+        let Ok(taskproof_report::result::Outcome::NotJudged(parts)) = &r.result else {
             unreachable!()
         };
         assert!(
@@ -187,7 +187,7 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
             .cloned()
             .collect();
         let config = RunConfig::new(TargetSpec::mutant(m));
-        let s = scenario::run_suite(&citing, &config, &mut |_| {});
+        let s = taskproof_scenario::run_suite(&citing, &config, &mut |_| {});
         let caught = s
             .scenarios
             .iter()
@@ -208,11 +208,11 @@ fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
 /// (a file name, an issue, a report in this repository).
 #[test]
 fn scenario_sources_name_no_path_of_one_machine() {
-    let store = taskproof_scenario::scenario::load_builtin()
+    let store = taskproof_scenario::load_builtin()
         .unwrap_or_else(|e| panic!("{e:?}"))
         .into_iter()
         .map(|s| (s.id, s.source.unwrap_or_default()));
-    let background = taskproof_background::background::scenario::load_builtin()
+    let background = taskproof_background::scenario::load_builtin()
         .unwrap_or_else(|e| panic!("{e:?}"))
         .into_iter()
         .map(|s| (s.id, s.source));

@@ -10,7 +10,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util;
-use taskproof_targets::target::{ProcessSession, Session};
+use taskproof_targets::{ProcessSession, Session};
 
 /// The processes (not zombies) other than `except` whose environment mentions `marker`.
 fn marked(marker: &str, except: u32) -> Vec<(u32, String)> {
@@ -245,7 +245,7 @@ fn sigterm_to_run_on_claude_code_ends_every_cli() {
         return;
     }
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
-    let cc = taskproof_targets::target::claude_code::ClaudeCode::parse(&version).unwrap();
+    let cc = taskproof_targets::claude_code::ClaudeCode::parse(&version).unwrap();
     cc.prepare().expect("install Claude Code with npm");
     let tmp = util::tempdir();
     let marker = tmp.path().to_str().unwrap().to_string();

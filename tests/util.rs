@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use taskproof_core::protocol::{Request, Response};
-use taskproof_targets::target::{ProcessSession, Session};
+use taskproof_targets::{ProcessSession, Session};
 
 /// The path of the `taskproof` binary cargo built for these tests.
 pub fn bin() -> &'static str {

@@ -1,5 +1,5 @@
-//! cargo-fuzz target `store_ops`: the property lives in `taskproof_fuzz::fuzz::targets::store_ops`, so plain
+//! cargo-fuzz target `store_ops`: the property lives in `taskproof_fuzz::targets::store_ops`, so plain
 //! `cargo test` replays this target's corpus too.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| taskproof_fuzz::fuzz::targets::store_ops(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| taskproof_fuzz::targets::store_ops(data));

@@ -13,13 +13,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::search::{Judged, Seen};
-use taskproof_profile::profile::{Mode, Profile};
-use taskproof_race::race::{self, AnomalyKind, Workload};
-use taskproof_reporters::report::terminal::failure_text;
-use taskproof_scenario::scenario::{
-    Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite,
-};
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::{Mode, Profile};
+use taskproof_race::{AnomalyKind, Workload};
+use taskproof_reporters::terminal::failure_text;
+use taskproof_scenario::{Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite};
+use taskproof_targets::TargetSpec;
 
 /// What counts as the change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,8 +50,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            timeout: taskproof_targets::target::DEFAULT_TIMEOUT,
-            start_timeout: taskproof_targets::target::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_targets::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_targets::DEFAULT_START_TIMEOUT,
         }
     }
 }
@@ -62,7 +60,7 @@ impl Default for Limits {
 /// failure cites the rule, else the scenario's `pass` or `skip`.
 #[derive(Debug, Clone)]
 pub struct BackgroundProbe {
-    pub scenario: taskproof_background::background::scenario::BgScenario,
+    pub scenario: taskproof_background::scenario::BgScenario,
     pub rule: taskproof_core::rule::Rule,
     pub limits: Limits,
 }
@@ -71,8 +69,8 @@ impl BackgroundProbe {
     /// Runs the scenario once against the background tasks of `target` (a `claude-code@V`
     /// target: its CLI, installed first when needed).
     pub fn judge(&self, target: &TargetSpec) -> Judged {
-        use taskproof_background::background::suite::{BgConfig, run_scenario};
-        use taskproof_background::background::{BgOpen, BgTarget};
+        use taskproof_background::suite::{BgConfig, run_scenario};
+        use taskproof_background::{BgOpen, BgTarget};
         let bg: BgTarget = match target.to_string().parse() {
             Ok(t) => t,
             Err(e) => return Judged::Unusable(format!("no background-task target: {e}")),
@@ -83,7 +81,7 @@ impl BackgroundProbe {
         let config = BgConfig {
             target: bg,
             open: BgOpen {
-                limits: taskproof_background::background::protocol::Limits {
+                limits: taskproof_background::protocol::Limits {
                     timeout: self.limits.timeout,
                     start_timeout: self.limits.start_timeout,
                 },
@@ -98,7 +96,7 @@ impl BackgroundProbe {
         {
             return Judged::Unusable(format!("cannot be started: {}", e.message));
         }
-        let broke: Vec<&taskproof_reporters::report::result::StepFailure> = r
+        let broke: Vec<&taskproof_report::result::StepFailure> = r
             .failures()
             .iter()
             .filter(|f| f.rules.contains(&self.rule))
@@ -314,7 +312,7 @@ impl RaceProbe {
         if let Err(e) = target.prepare() {
             return Judged::Unusable(format!("cannot be installed: {e}"));
         }
-        let cfg = race::Config {
+        let cfg = taskproof_race::Config {
             target: target.clone(),
             writers: self.writers,
             ops: self.ops,
@@ -326,18 +324,18 @@ impl RaceProbe {
             timeout: self.limits.timeout,
             profile: Profile::Strict,
             settle: if target.acts_between_requests() {
-                race::driver::DEFAULT_SETTLE
+                taskproof_race::driver::DEFAULT_SETTLE
             } else {
                 Duration::ZERO
             },
             drive: None,
         };
-        let report = match race::run_all(
+        let report = match taskproof_race::run_all(
             &cfg,
-            &race::Mix::default(),
+            &taskproof_race::Mix::default(),
             &[self.workload],
             1,
-            race::DEFAULT_LIN_BUDGET,
+            taskproof_race::DEFAULT_LIN_BUDGET,
             None,
             &|_, _| {},
         ) {

@@ -14,8 +14,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use taskproof_targets::target::TargetSpec;
-use taskproof_targets::target::claude_code::{self, cache_dir};
+use taskproof_targets::TargetSpec;
+use taskproof_targets::claude_code::{self, cache_dir};
 
 /// The version `latest` stands for: the registry's `latest` dist-tag.
 pub const LATEST: &str = "latest";

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use taskproof_targets::target::group::Group;
+use taskproof_targets::group::Group;
 
 /// The register's file, relative to the repository root.
 pub const DEFAULT_REGISTER: &str = "repro/claims.toml";
@@ -296,7 +296,7 @@ pub fn now_utc() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let t = taskproof_store::store::audit::format_time(ms - ms % 1000);
+    let t = taskproof_store::audit::format_time(ms - ms % 1000);
     // `…:11.000Z` → `…:11Z`.
     t.replace(".000Z", "Z")
 }

@@ -9,7 +9,7 @@ use super::Seconds;
 use crate::bisect::{
     self, Change, Found, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe, parse_anomaly,
 };
-use taskproof_race::race::Workload;
+use taskproof_race::Workload;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -57,7 +57,7 @@ pub struct Args {
     /// The race anomaly whose presence changes: lost, duplicate_ids, torn_writes,
     /// corrupt_files, double_claims, cycles, half_edges, nonlinearizable.
     #[arg(long, value_name = "KIND", value_parser = parse_anomaly, requires = "workload")]
-    pub anomaly: Option<taskproof_race::race::AnomalyKind>,
+    pub anomaly: Option<taskproof_race::AnomalyKind>,
     /// What counts as the change [default: verdict for a scenario, anomaly for a race].
     #[arg(long, value_enum)]
     pub change: Option<Change>,

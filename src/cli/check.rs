@@ -8,18 +8,18 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::verdict::{Reporters, Verdict, conclude};
-use taskproof_check::check::discover::default_root;
-use taskproof_check::check::fix::RepairOutcome;
-use taskproof_check::check::hook::{self, HookContext};
-use taskproof_check::check::render;
-use taskproof_check::check::restore::Into;
-use taskproof_check::check::run::{self, Mode, Options};
-use taskproof_check::check::{Repair, journal};
+use taskproof_check::discover::default_root;
+use taskproof_check::fix::RepairOutcome;
+use taskproof_check::hook::{self, HookContext};
+use taskproof_check::render;
+use taskproof_check::restore::Into;
+use taskproof_check::run::{self, Mode, Options};
+use taskproof_check::{Repair, journal};
 use taskproof_core::protocol::Layout;
-use taskproof_reporters::report::json::JsonPrinter;
-use taskproof_reporters::report::output::Output;
-use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_reporters::report::{Event, Reporter};
+use taskproof_report::output::Output;
+use taskproof_report::{Event, Reporter};
+use taskproof_reporters::json::JsonPrinter;
+use taskproof_reporters::terminal::TerminalReporter;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

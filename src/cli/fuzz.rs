@@ -8,15 +8,15 @@ use anyhow::Context;
 use super::Seconds;
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
-use taskproof_fuzz::fuzz::driver::Setup;
-use taskproof_fuzz::fuzz::known::KnownFindings;
-use taskproof_fuzz::fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
-use taskproof_fuzz::fuzz::strategy::BetweenRequests;
-use taskproof_profile::profile::Profile;
-use taskproof_reporters::report::Event;
-use taskproof_reporters::report::output::Output;
-use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_targets::target::{SessionOptions, TargetSpec};
+use taskproof_fuzz::driver::Setup;
+use taskproof_fuzz::known::KnownFindings;
+use taskproof_fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
+use taskproof_fuzz::strategy::BetweenRequests;
+use taskproof_profile::Profile;
+use taskproof_report::Event;
+use taskproof_report::output::Output;
+use taskproof_reporters::terminal::TerminalReporter;
+use taskproof_targets::{SessionOptions, TargetSpec};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -53,7 +53,7 @@ pub struct Args {
     pub mapping: Option<std::path::PathBuf>,
     /// The profile whose model the target is compared with (default: the target's own;
     /// `strict` and `hand-written-files`, the scenario files' cc-2.1.17, have models).
-    #[arg(long, value_parser = taskproof_profile::profile::parse_promises)]
+    #[arg(long, value_parser = taskproof_profile::parse_promises)]
     pub profile: Option<Profile>,
     /// How many random sequences to run.
     #[arg(long, default_value_t = 256)]
@@ -151,7 +151,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     };
     let settle = match args.settle {
         Some(s) => Duration::from_secs_f64(s),
-        None if args.target.acts_after_answering() => taskproof_race::race::driver::DEFAULT_SETTLE,
+        None if args.target.acts_after_answering() => taskproof_race::driver::DEFAULT_SETTLE,
         None => Duration::ZERO,
     };
     let plan = Plan {

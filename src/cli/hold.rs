@@ -10,9 +10,9 @@ use serde_json::json;
 use super::Seconds;
 use super::record::observe_for;
 use crate::record::{Knobs, Observed, hello_name, recorded_about};
-use taskproof_profile::profile::diff;
-use taskproof_profile::profile::recorded::{self, Recorded};
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::diff;
+use taskproof_profile::recorded::{self, Recorded};
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -152,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             timeout: args.timeout.0,
             start_timeout: args.start_timeout.0,
             jobs: args.jobs,
-            start_ahead: taskproof_scenario::scenario::DEFAULT_START_AHEAD,
+            start_ahead: taskproof_scenario::DEFAULT_START_AHEAD,
         },
     ) {
         Ok(o) => o,

@@ -7,7 +7,7 @@ use anyhow::Context;
 use serde_json::Value;
 
 use taskproof_core::task::ListName;
-use taskproof_store::store::audit::{AUDIT_NAME, Record, read_log};
+use taskproof_store::audit::{AUDIT_NAME, Record, read_log};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         .map_err(|e| anyhow::anyhow!("LIST: {e}"))?;
     let root = match args.root {
         Some(r) => r,
-        None => taskproof_mcp::mcp::claude_code_root(
+        None => taskproof_mcp::claude_code_root(
             std::env::var_os("CLAUDE_CONFIG_DIR")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)

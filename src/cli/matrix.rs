@@ -3,15 +3,15 @@
 //! is run exactly as those commands run it, and a target that crashes takes nothing else
 //! down), save each target's JSON reports, and build `matrix.md` and `matrix.html` from
 //! them; or rebuild the pages from saved reports (`--from`, `--run`, `--race`) without
-//! running anything. The pages are built by the pure [`taskproof_matrix::matrix::render`].
+//! running anything. The pages are built by the pure [`taskproof_matrix::render`].
 
 use super::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use taskproof_matrix::matrix::input::{MANIFEST_FORMAT, Manifest};
-use taskproof_matrix::matrix::{self, Column};
-use taskproof_targets::target::{self, TargetSpec};
+use taskproof_matrix::Column;
+use taskproof_matrix::input::{MANIFEST_FORMAT, Manifest};
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -232,7 +232,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
     match run_child(cmd, &run_json, "run") {
         Child::Report(last) => {
             eprintln!("taskproof matrix: {label}: {last}");
-            if let Ok(r) = matrix::input::read_run(&run_json)
+            if let Ok(r) = taskproof_matrix::input::read_run(&run_json)
                 && r.target.error.is_some()
             {
                 started = false;
@@ -300,7 +300,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             return usage(format!(
                 "--mapping {}: no {} target to give it to",
                 m.display(),
-                target::listed(target::mapping_kinds().map(|k| k.syntax))
+                taskproof_targets::listed(taskproof_targets::mapping_kinds().map(|k| k.syntax))
             ));
         };
         // Read now, so that a bad file is a usage error before any target runs.
@@ -333,7 +333,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         if !args.target.is_empty() && same_dir(dir, &base) {
             continue;
         }
-        match matrix::load_from(dir) {
+        match taskproof_matrix::load_from(dir) {
             Ok(c) => columns.extend(c),
             Err(e) => return usage(e.to_string()),
         }
@@ -362,7 +362,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         }
         // The index keeps the columns of earlier runs into the same folder: running one
         // target adds or replaces its column, never drops the others.
-        let index = match matrix::input::merge_index(&base, &slugs) {
+        let index = match taskproof_matrix::input::merge_index(&base, &slugs) {
             Ok(i) => i,
             Err(e) => return usage(e.to_string()),
         };
@@ -374,17 +374,17 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                 base.join("index.json").display()
             ));
         }
-        match matrix::load_from(&base) {
+        match taskproof_matrix::load_from(&base) {
             Ok(c) => columns.extend(c),
             Err(e) => return usage(e.to_string()),
         }
     }
 
-    if let Err(e) = matrix::add_files(&mut columns, &args.run, &args.race) {
+    if let Err(e) = taskproof_matrix::add_files(&mut columns, &args.run, &args.race) {
         return usage(e.to_string());
     }
     // Shards of one run (`run --partition K/N` on several machines) are one column.
-    let mut columns = matrix::input::merge_shards(columns);
+    let mut columns = taskproof_matrix::input::merge_shards(columns);
     for (name, spec) in &labels {
         let mut found = false;
         for c in columns.iter_mut().filter(|c| &c.spec == spec) {
@@ -418,7 +418,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         env!("CARGO_PKG_VERSION"),
         sources.join(" ")
     );
-    let pages = matrix::render(&columns, &note);
+    let pages = taskproof_matrix::render(&columns, &note);
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return usage(format!("cannot create {}: {e}", args.out.display()));
     }

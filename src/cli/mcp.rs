@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use taskproof_core::task::ListName;
-use taskproof_mcp::mcp::{Config, claude_code_root, serve_stdio};
-use taskproof_store::store::Options;
+use taskproof_mcp::{Config, claude_code_root, serve_stdio};
+use taskproof_store::Options;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

@@ -5,8 +5,8 @@ use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use super::Seconds;
-use taskproof_targets::target::SessionOptions;
-use taskproof_targets::target::mcp::draft;
+use taskproof_targets::SessionOptions;
+use taskproof_targets::mcp::draft;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

@@ -27,7 +27,7 @@ pub use seconds::Seconds;
 pub use verdict::Verdict;
 
 /// `--color`: when to colour the terminal output. The reporters take the library's plain
-/// [`ColorChoice`](taskproof_reporters::report::output::ColorChoice); clap's value types stay here.
+/// [`ColorChoice`](taskproof_report::output::ColorChoice); clap's value types stay here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Color {
     /// On a terminal, unless `NO_COLOR` is set.
@@ -36,7 +36,7 @@ pub enum Color {
     Never,
 }
 
-impl From<Color> for taskproof_reporters::report::output::ColorChoice {
+impl From<Color> for taskproof_report::output::ColorChoice {
     fn from(c: Color) -> Self {
         match c {
             Color::Auto => Self::Auto,
@@ -55,7 +55,7 @@ pub enum Drive {
     Terminal,
 }
 
-impl From<Drive> for taskproof_targets::target::claude_code::Drive {
+impl From<Drive> for taskproof_targets::claude_code::Drive {
     fn from(d: Drive) -> Self {
         match d {
             Drive::Print => Self::Print,
@@ -189,7 +189,7 @@ pub fn print_stdout(text: &str) -> Verdict {
 /// Makes the target ready before any session opens (for `claude-code@VERSION`, the npm
 /// install into the cache), so that a download is never charged to a session's start-up or
 /// request limit. A target that cannot be made ready is the target's failure: exit 3.
-pub(crate) fn prepare_target(target: &taskproof_targets::target::TargetSpec) -> Option<Verdict> {
+pub(crate) fn prepare_target(target: &taskproof_targets::TargetSpec) -> Option<Verdict> {
     match target.prepare() {
         Ok(()) => None,
         Err(e) => {

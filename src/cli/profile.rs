@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use taskproof_profile::profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
-use taskproof_profile::profile::{Choice, diff};
+use taskproof_profile::recorded::{BUILTIN, Recorded, ScenarioRecord, State};
+use taskproof_profile::{Choice, diff};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -81,7 +81,7 @@ start.")]
         profile: String,
         /// The target to probe [default: the profile's recorded.target].
         #[arg(long)]
-        target: Option<taskproof_targets::target::TargetSpec>,
+        target: Option<taskproof_targets::TargetSpec>,
         /// Seconds of idle time before each racy step (0 to 600).
         #[arg(long, value_name = "SECS", default_value = "7", value_parser = super::race::settle_seconds)]
         time_probe: f64,
@@ -146,8 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                 }
             }
             let name = name.unwrap_or_else(|| parts[0].name.clone());
-            let merged = match taskproof_profile::profile::recorded::merge_recordings(&name, &parts)
-            {
+            let merged = match taskproof_profile::recorded::merge_recordings(&name, &parts) {
                 Ok(m) => m,
                 Err(e) => return usage(e),
             };
@@ -160,9 +159,9 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                     .values()
                     .flat_map(|s| s.steps.values())
                     .filter(|r| match r.seen {
-                        taskproof_profile::profile::recorded::Seen::Racy(_) => !timed,
-                        taskproof_profile::profile::recorded::Seen::Timed { .. } => timed,
-                        taskproof_profile::profile::recorded::Seen::Same(_) => false,
+                        taskproof_profile::recorded::Seen::Racy(_) => !timed,
+                        taskproof_profile::recorded::Seen::Timed { .. } => timed,
+                        taskproof_profile::recorded::Seen::Same(_) => false,
                     })
                     .count()
             };
@@ -210,8 +209,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
 pub(super) fn load(s: &str) -> Result<Recorded, String> {
     match Choice::resolve(s)? {
         Choice::Recorded(r) => Ok((*r).clone()),
-        Choice::Written(taskproof_profile::profile::Profile::Strict) => {
-            let scenarios = taskproof_scenario::scenario::load_builtin().map_err(|errors| {
+        Choice::Written(taskproof_profile::Profile::Strict) => {
+            let scenarios = taskproof_scenario::load_builtin().map_err(|errors| {
                 errors
                     .iter()
                     .map(|e| e.to_string())
@@ -248,7 +247,7 @@ pub(super) fn load(s: &str) -> Result<Recorded, String> {
 /// `profile probe`: the time probe of `record`, for the racy steps of a profile on disk.
 fn probe(
     profile: String,
-    target: Option<taskproof_targets::target::TargetSpec>,
+    target: Option<taskproof_targets::TargetSpec>,
     time_probe: f64,
     repeat: u32,
     timeout: super::Seconds,
@@ -271,7 +270,7 @@ fn probe(
                 .get("target")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default();
-            match spec.parse::<taskproof_targets::target::TargetSpec>() {
+            match spec.parse::<taskproof_targets::TargetSpec>() {
                 Ok(t) => t,
                 Err(e) => {
                     return usage(format!(
@@ -291,14 +290,14 @@ fn probe(
         if recorded.file.ends_with(".json") && std::path::Path::new(&recorded.file).is_file() {
             std::path::PathBuf::from(&recorded.file)
         } else {
-            taskproof_profile::profile::recorded::default_path(&recorded.name)
+            taskproof_profile::recorded::default_path(&recorded.name)
         }
     });
     if racy.is_empty() {
         println!("{} has no racy step: nothing to probe", recorded.file);
         return Ok(Verdict::Clean);
     }
-    let scenarios = match taskproof_scenario::scenario::load_builtin() {
+    let scenarios = match taskproof_scenario::load_builtin() {
         Ok(s) => s,
         Err(errors) => {
             return usage(
@@ -313,11 +312,11 @@ fn probe(
     if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
-    let config = taskproof_scenario::scenario::RunConfig {
-        profile: taskproof_profile::profile::Profile::Strict,
+    let config = taskproof_scenario::RunConfig {
+        profile: taskproof_profile::Profile::Strict,
         timeout: timeout.0,
         jobs: 1,
-        ..taskproof_scenario::scenario::RunConfig::new(target)
+        ..taskproof_scenario::RunConfig::new(target)
     };
     let probed = crate::record::time_probe(
         &scenarios,
@@ -337,7 +336,7 @@ fn probe(
     if let Value::Object(m) = &mut recorded.recorded {
         m.insert(
             "time_probe".into(),
-            json!({"date": taskproof_profile::profile::recorded::today(), "seconds": time_probe, "repeat": repeat}),
+            json!({"date": taskproof_profile::recorded::today(), "seconds": time_probe, "repeat": repeat}),
         );
     }
     if let Err(e) = std::fs::write(&out, recorded.to_text()) {

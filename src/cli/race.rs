@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
-use taskproof_profile::profile::Profile;
-use taskproof_race::race::{self, Config, DriverError, Workload};
-use taskproof_reporters::report::Event;
-use taskproof_reporters::report::output::{ColorChoice, Output, progress_bar};
-use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_targets::target::{self, TargetSpec};
+use taskproof_profile::Profile;
+use taskproof_race::{Config, DriverError, Workload};
+use taskproof_report::Event;
+use taskproof_report::output::{ColorChoice, Output, progress_bar};
+use taskproof_reporters::terminal::TerminalReporter;
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -64,7 +64,7 @@ pub struct Args {
     pub mapping: Option<std::path::PathBuf>,
     /// What the target promises (strict, hand-written-files, hand-written-s07); anomalies
     /// outside it are observations. Default: hand-written-files for naive, strict otherwise.
-    #[arg(long, value_parser = taskproof_profile::profile::parse_promises)]
+    #[arg(long, value_parser = taskproof_profile::parse_promises)]
     pub profile: Option<Profile>,
     /// After the last acknowledgement, keep every writer's session open and idle this many
     /// seconds (0 to 600), then read the list back: a task or change gone then, with no
@@ -117,7 +117,7 @@ pub struct Args {
     #[arg(long, default_value = "10", value_name = "SECS")]
     pub timeout: super::Seconds,
     /// Step budget of the linearizability search, per task; past it the verdict is unknown.
-    #[arg(long, default_value_t = race::DEFAULT_LIN_BUDGET)]
+    #[arg(long, default_value_t = taskproof_race::DEFAULT_LIN_BUDGET)]
     pub lin_budget: u64,
 }
 
@@ -135,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if args.mapping.is_some() && !args.target.iter().any(TargetSpec::takes_mapping) {
         anyhow::bail!(
             "--mapping is for {} targets, and no --target is one",
-            target::listed(target::mapping_kinds().map(|k| k.prefix))
+            taskproof_targets::listed(taskproof_targets::mapping_kinds().map(|k| k.prefix))
         );
     }
     let workloads: Vec<Workload> = if args.workload == "all" {
@@ -179,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             return Ok(code);
         }
     }
-    let mix = race::Mix {
+    let mix = taskproof_race::Mix {
         targets: if targets.len() > 1 {
             targets.clone()
         } else {
@@ -190,7 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),
         None if targets.iter().any(TargetSpec::acts_between_requests) => {
-            race::driver::DEFAULT_SETTLE
+            taskproof_race::driver::DEFAULT_SETTLE
         }
         None => std::time::Duration::ZERO,
     };
@@ -230,14 +230,14 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             b.set_position(0);
         }
     };
-    let result = race::run_all(
+    let result = taskproof_race::run_all(
         &cfg,
         &mix,
         &workloads,
         args.runs as usize,
         args.lin_budget,
         bar.as_ref()
-            .map(|_| &progress as race::driver::Progress<'_>),
+            .map(|_| &progress as taskproof_race::driver::Progress<'_>),
         &announce,
     );
     if let Some(b) = &bar {

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::Seconds;
 use super::verdict::Verdict;
-use taskproof_background::background::race::{BgRaceConfig, race};
-use taskproof_background::background::{BgOpen, BgTarget};
-use taskproof_targets::target::claude_code::model_log::LogHandle;
+use taskproof_background::race::{BgRaceConfig, race};
+use taskproof_background::{BgOpen, BgTarget};
+use taskproof_targets::claude_code::model_log::LogHandle;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -80,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let config = BgRaceConfig {
         target: args.target,
         open: BgOpen {
-            limits: taskproof_background::background::protocol::Limits {
+            limits: taskproof_background::protocol::Limits {
                 timeout: args.timeout.0,
                 start_timeout: args.start_timeout.0,
             },
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         } else {
             md.clone()
         };
-        if let Err(e) = taskproof_reporters::report::events::write_report(path, bytes.as_bytes()) {
+        if let Err(e) = taskproof_report::events::write_report(path, bytes.as_bytes()) {
             eprintln!("taskproof race-background: {e}");
             return Ok(Verdict::Usage);
         }

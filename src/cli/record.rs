@@ -16,9 +16,9 @@ use crate::record::{
     Knobs, NotStarted, Observed, fold_probe, hello_name, observe, racy_steps, recorded_about,
     time_probe,
 };
-use taskproof_profile::profile::recorded::{self, Recorded, State};
-use taskproof_scenario::scenario::Scenario;
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::recorded::{self, Recorded, State};
+use taskproof_scenario::Scenario;
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -81,7 +81,7 @@ pub struct Args {
     #[arg(long, short, default_value_t = 0, hide_default_value = true)]
     pub jobs: usize,
     /// Scenarios prepared ahead (as for `run`).
-    #[arg(long, value_name = "N", default_value_t = taskproof_scenario::scenario::DEFAULT_START_AHEAD)]
+    #[arg(long, value_name = "N", default_value_t = taskproof_scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
     /// The time probe: each step that answered differently between runs is run again
     /// --repeat times (at least 2) with SECS seconds of idle time before it, sessions open

@@ -9,14 +9,12 @@ use std::str::FromStr;
 
 use super::Seconds;
 use super::verdict::{Reporters, Verdict, conclude};
-use taskproof_profile::profile::{Choice, Mode, Profile};
-use taskproof_reporters::report::Event;
-use taskproof_reporters::report::output::Output;
-use taskproof_reporters::report::terminal::TerminalReporter;
-use taskproof_scenario::scenario::{
-    RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite,
-};
-use taskproof_targets::target::TargetSpec;
+use taskproof_profile::{Choice, Mode, Profile};
+use taskproof_report::Event;
+use taskproof_report::output::Output;
+use taskproof_reporters::terminal::TerminalReporter;
+use taskproof_scenario::{RunConfig, Scenario, SkipList, load_builtin, load_paths, run_suite};
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -95,7 +93,7 @@ pub struct Args {
     /// Scenarios prepared ahead, each on a fresh empty root with its first sessions already
     /// started, while earlier ones run; concurrent lanes also start together (0: start each
     /// session alone, where it is first used).
-    #[arg(long, value_name = "N", default_value_t = taskproof_scenario::scenario::DEFAULT_START_AHEAD)]
+    #[arg(long, value_name = "N", default_value_t = taskproof_scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
     /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
@@ -285,11 +283,9 @@ fn reporters_of(args: &Args) -> Reporters {
 /// `taskproof run --suite background`: the background scenarios against a background-task
 /// target (src/background/suite.rs), reported like the store suite.
 fn run_background(args: Args) -> anyhow::Result<Verdict> {
-    use taskproof_background::background::scenario::{
-        load_builtin as bg_builtin, load_paths as bg_paths,
-    };
-    use taskproof_background::background::suite::{BgConfig, run_suite as bg_run_suite};
-    use taskproof_background::background::{BgOpen, BgTarget};
+    use taskproof_background::scenario::{load_builtin as bg_builtin, load_paths as bg_paths};
+    use taskproof_background::suite::{BgConfig, run_suite as bg_run_suite};
+    use taskproof_background::{BgOpen, BgTarget};
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
         Ok(Verdict::Usage)
@@ -339,7 +335,7 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
     let config = BgConfig {
         target,
         open: BgOpen {
-            limits: taskproof_background::background::protocol::Limits {
+            limits: taskproof_background::protocol::Limits {
                 timeout: args.timeout.0,
                 start_timeout: args.start_timeout.0,
             },

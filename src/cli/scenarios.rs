@@ -3,7 +3,7 @@
 use super::verdict::Verdict;
 use std::path::PathBuf;
 
-use taskproof_scenario::scenario::builtin;
+use taskproof_scenario::builtin;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

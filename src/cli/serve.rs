@@ -10,7 +10,7 @@ use anyhow::Context;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use taskproof_core::protocol::{ErrorKind, Response};
-use taskproof_store::store::{Mutant, Options, StoreKind};
+use taskproof_store::{Mutant, Options, StoreKind};
 
 /// The longest request line read; a longer one is answered `invalid` and skipped.
 const MAX_LINE: usize = 64 * 1024 * 1024;

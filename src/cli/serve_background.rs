@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
-use taskproof_background::background::protocol::{PROTOCOL, serve};
-use taskproof_background::background::runner::SEED_OUTPUT_CAP;
-use taskproof_background::background::{BgMutant, Runner, RunnerOptions};
+use taskproof_background::protocol::{PROTOCOL, serve};
+use taskproof_background::runner::SEED_OUTPUT_CAP;
+use taskproof_background::{BgMutant, Runner, RunnerOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -35,7 +35,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if args.guardian {
-        taskproof_background::background::guardian::serve(io::stdin().lock());
+        taskproof_background::guardian::serve(io::stdin().lock());
         return Ok(Verdict::Clean);
     }
     let root: PathBuf = std::env::var_os("TASKPROOF_ROOT")

@@ -131,7 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         return Ok(Verdict::Usage);
     };
     let limits = args.each.limits();
-    let background = match taskproof_background::background::scenario::load_builtin() {
+    let background = match taskproof_background::scenario::load_builtin() {
         Ok(b) => b,
         Err(errors) => {
             return usage(

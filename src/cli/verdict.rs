@@ -10,10 +10,10 @@
 
 use super::exit;
 use super::run::ReportSpec;
-use taskproof_reporters::report::json::JsonReporter;
-use taskproof_reporters::report::junit::JunitReporter;
-use taskproof_reporters::report::markdown::MarkdownReporter;
-use taskproof_reporters::report::{Event, ReportError, Reporter};
+use taskproof_report::{Event, ReportError, Reporter};
+use taskproof_reporters::json::JsonReporter;
+use taskproof_reporters::junit::JunitReporter;
+use taskproof_reporters::markdown::MarkdownReporter;
 
 /// What a command concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl Verdict {
 
     /// A scenario run: a failure is a verdict and wins; a failed hello, or errors alone, mean
     /// the target broke before all verdicts were in.
-    pub fn of_suite(suite: &taskproof_scenario::scenario::SuiteResult) -> Verdict {
+    pub fn of_suite(suite: &taskproof_scenario::SuiteResult) -> Verdict {
         let s = suite.summary();
         if suite.target.hello.is_err() {
             Verdict::TargetBroke
@@ -64,7 +64,7 @@ impl Verdict {
 
     /// A race: an anomaly the profile promises against is a verdict; target errors alone are
     /// not.
-    pub fn of_race(report: &taskproof_race::race::RaceReport) -> Verdict {
+    pub fn of_race(report: &taskproof_race::RaceReport) -> Verdict {
         if !report.found_nothing() {
             Verdict::Found
         } else if report.errors > 0 {
@@ -75,7 +75,7 @@ impl Verdict {
     }
 
     /// A fuzz run: any confirmed divergence.
-    pub fn of_fuzz(report: &taskproof_fuzz::fuzz::run::Report) -> Verdict {
+    pub fn of_fuzz(report: &taskproof_fuzz::run::Report) -> Verdict {
         if report.found.is_empty() {
             Verdict::Clean
         } else {
@@ -85,7 +85,7 @@ impl Verdict {
 
     /// A background race: a task notified other than once, or against its kill's answer,
     /// or left running.
-    pub fn of_bg_race(report: &taskproof_background::background::race::BgRaceReport) -> Verdict {
+    pub fn of_bg_race(report: &taskproof_background::race::BgRaceReport) -> Verdict {
         if report.ok() {
             Verdict::Clean
         } else {
@@ -94,7 +94,7 @@ impl Verdict {
     }
 
     /// A folder audit: any finding.
-    pub fn of_check(report: &taskproof_check::check::run::Report) -> Verdict {
+    pub fn of_check(report: &taskproof_check::run::Report) -> Verdict {
         if report.is_clean() {
             Verdict::Clean
         } else {

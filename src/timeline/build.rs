@@ -279,7 +279,7 @@ pub fn build_row(
     if n < 2 {
         return out;
     }
-    let today = taskproof_profile::profile::format::today();
+    let today = taskproof_profile::format::today();
     let mut runs = 0usize;
     let mut judge = |i: usize, cache: &mut Cache| -> Judged {
         if let Some(p) = cache.get(&key, &versions[i]) {

@@ -2,7 +2,7 @@
 //! a race finds an anomaly) with a title.
 
 use crate::bisect::Change;
-use taskproof_race::race::{AnomalyKind, Workload};
+use taskproof_race::{AnomalyKind, Workload};
 
 /// How a row's behaviour is judged at one version.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::build::{Cache, Point};
 use super::rows::{Row, RowProbe};
 use crate::bisect::{Judged, Seen};
-use taskproof_matrix::matrix::input::RaceReport;
-use taskproof_reporters::report::schema::{OutcomeKind, RunReport, ScenarioReport, StepFailure};
+use taskproof_matrix::input::RaceReport;
+use taskproof_report::schema::{OutcomeKind, RunReport, ScenarioReport, StepFailure};
 
 fn seen(key: &str, summary: String, witness: String) -> Judged {
     Judged::Seen(Seen {
@@ -34,7 +34,7 @@ fn seen(key: &str, summary: String, witness: String) -> Judged {
 
 /// A run report, through the reader the matrix uses; `None` when the file is not one.
 fn read_run(path: &Path) -> Option<RunReport> {
-    taskproof_matrix::matrix::input::read_run(path).ok()
+    taskproof_matrix::input::read_run(path).ok()
 }
 
 /// A recorded profile's JSON (not a report: profile files have their own format).
@@ -44,7 +44,7 @@ fn read_profile(path: &Path) -> Option<Value> {
 
 /// A race report, the same way.
 fn read_race(path: &Path) -> Option<RaceReport> {
-    taskproof_matrix::matrix::input::read_race(path).ok()
+    taskproof_matrix::input::read_race(path).ok()
 }
 
 /// The witness of a run report's scenario: its first failure, in the terminal's words.
@@ -87,7 +87,7 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
         .filter_map(Result::ok)
         .filter(|e| e.path().is_dir())
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|v| taskproof_targets::target::claude_code::is_version(v))
+        .filter(|v| taskproof_targets::claude_code::is_version(v))
         .collect();
     versions.sort();
     for v in &versions {
@@ -312,7 +312,7 @@ pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
             .as_deref()
             .map(|v| v.strip_prefix("claude-code@").unwrap_or(v))
             .unwrap_or(version);
-        if !taskproof_targets::target::claude_code::is_version(version) {
+        if !taskproof_targets::claude_code::is_version(version) {
             continue;
         }
         add_run_report(&r, version, &f.display().to_string(), rows, cache);

@@ -1,7 +1,7 @@
 //! The oracle: a plain in-memory model of a task store that the file-backed stores are
 //! checked against (model-based tests, the differential fuzzer).
 //!
-//! The model answers the same decoded [`Request`]s as a [`taskproof_store::store::TaskStore`] with the
+//! The model answers the same decoded [`Request`]s as a [`taskproof_store::TaskStore`] with the
 //! same [`Response`]s: the same error kinds, found in the same order of checks (SPEC §3);
 //! only the messages differ. It is written to be obviously correct rather than fast: every
 //! request works on a copy of one list's state and the copy replaces the original only when
@@ -9,8 +9,8 @@
 //! nothing with the stores beyond the wire types and the metadata limits, so a bug in the
 //! store's edge, status or merge logic shows up as a difference.
 //!
-//! Two profiles are modelled: `strict` (SPEC §3, what [`taskproof_store::store::StrictStore`] does) and
-//! `cc-2.1.17` (SPEC §4, what [`taskproof_store::store::NaiveStore`] does when it runs alone). The model
+//! Two profiles are modelled: `strict` (SPEC §3, what [`taskproof_store::StrictStore`] does) and
+//! `cc-2.1.17` (SPEC §4, what [`taskproof_store::NaiveStore`] does when it runs alone). The model
 //! knows no files, so it has nothing to say about corrupt files, symbolic links, crashes or
 //! concurrency; those are tested against the stores directly.
 
@@ -18,12 +18,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::profile::Profile;
+use crate::Profile;
 use taskproof_core::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };
 use taskproof_core::task::{Change, ListName, NewTask, Patch, Status, Task, TaskId, json_depth};
-use taskproof_store::store::{MAX_METADATA_BYTES, MAX_METADATA_DEPTH};
+use taskproof_store::{MAX_METADATA_BYTES, MAX_METADATA_DEPTH};
 
 /// The state of one list: its tasks by id, and the highest id ever assigned in it.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -6,7 +6,7 @@
 mod synthetic;
 
 use synthetic::*;
-use taskproof_race::race::{FinalState, check_all};
+use taskproof_race::{FinalState, check_all};
 
 mod judged {
     use super::*;

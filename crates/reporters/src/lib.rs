@@ -4,11 +4,7 @@
 //! that changing a view rebuilds this crate and the command line, nothing else.
 
 /// The report schema and events of `taskproof-report`, and the views of this crate.
-pub mod report {
-    pub use taskproof_report::report::*;
-
-    pub mod json;
-    pub mod junit;
-    pub mod markdown;
-    pub mod terminal;
-}
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod terminal;

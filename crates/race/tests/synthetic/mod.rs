@@ -16,7 +16,7 @@ use serde_json::{Map, json};
 
 use taskproof_core::protocol::Request;
 use taskproof_core::task::{Change, Patch, Task, TaskId};
-use taskproof_race::race::history::{Completion, History, Operation, TaskView};
+use taskproof_race::history::{Completion, History, Operation, TaskView};
 
 /// One synthetic history's shape.
 #[derive(Debug, Clone, Copy)]
@@ -34,9 +34,8 @@ pub struct Shape {
 /// Builds a linearizable history of the given shape and the final tasks.
 pub fn synthesize(shape: Shape, seed: u64) -> (History, Vec<Task>, Duration) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let list: taskproof_core::task::ListName = taskproof_race::race::workload::LIST
-        .parse()
-        .expect("valid list");
+    let list: taskproof_core::task::ListName =
+        taskproof_race::workload::LIST.parse().expect("valid list");
     let mut tasks: BTreeMap<TaskId, Task> = (1..=shape.tasks as u64)
         .map(|i| (TaskId(i), Task::new(TaskId(i), format!("task {i}"))))
         .collect();

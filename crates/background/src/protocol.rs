@@ -1,0 +1,567 @@
+//! The background-task protocol: one JSON object per line on a runner's stdin, one answer
+//! per line on its stdout, like the store's adapter protocol (docs/adapters.md) but for a
+//! background-task runner (docs/background.md, "The protocol"). [`serve`] is the runner's
+//! side (`taskproof serve-background`); [`ProcessBgSession`] is the harness's, a
+//! [`BgSession`] over a process (the `reference`, `mutant:NAME` and `bg-cmd:COMMAND`
+//! targets of the background suite).
+//!
+//! Requests and answers:
+//!
+//! ```text
+//! {"op":"hello"}                          {"ok":true,"protocol":1,"kind":"background","name":…,"version":…,
+//!                                          "output_cap":N|null,"features":["hold"]}
+//! {"op":"spawn","command":C,"hold":B}     {"ok":true,"id":ID,"output_file":PATH|null}
+//! {"op":"start","id":ID}                  {"ok":true}
+//! {"op":"kill","id":ID}                   {"ok":true,"result":"killed"}
+//!                                         {"ok":true,"result":"already_final","status":S}
+//!                                         {"ok":true,"result":"not_found","message":M}
+//! {"op":"output","id":ID,"offset":N}      {"ok":true,"text":T,"next_offset":N|null,"status":S|null}
+//!                                         {"ok":false,"error":"not_found","message":M}
+//! {"op":"notifications","within_ms":N}    {"ok":true,"notifications":[{"id","status","exit_code",
+//!                                          "output_file","raw"}…]}
+//! {"op":"task_pids"}                      {"ok":true,"pids":[PGID…]}
+//! {"op":"end"}                            {"ok":true}   (then the runner exits)
+//! anything else                           {"ok":false,"error":"invalid","message":M}
+//! ```
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::{Value, json};
+
+use super::target::{
+    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
+};
+use taskproof_targets::group::Group;
+use taskproof_targets::pipes::{self, Line};
+
+/// The protocol's version, in `hello`.
+pub const PROTOCOL: u64 = 1;
+
+/// The longest line read either way.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+/// How much of a runner's stderr is kept for the report.
+const MAX_STDERR: usize = 64 * 1024;
+
+/// What a runner said in its `hello`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BgHello {
+    pub name: String,
+    pub version: String,
+    pub output_cap: Option<u64>,
+    pub hold: bool,
+}
+
+impl BgHello {
+    /// Reads a `hello` answer; anything that is not a background runner's is an error
+    /// naming the field.
+    pub fn from_json(v: &Value) -> Result<BgHello, String> {
+        if v.get("ok") != Some(&Value::Bool(true)) {
+            return Err(format!("the hello answer is not ok: {v}"));
+        }
+        if v.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {
+            return Err(format!(
+                "\"protocol\" must be {PROTOCOL}, got {}",
+                v.get("protocol").unwrap_or(&Value::Null)
+            ));
+        }
+        match v.get("kind").and_then(Value::as_str) {
+            Some("background") => {}
+            other => {
+                return Err(format!(
+                    "\"kind\" must be \"background\" (a background-task runner), got {other:?}; a store adapter belongs in the store suite (cmd:COMMAND)"
+                ));
+            }
+        }
+        let text = |k: &str| -> Result<String, String> {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("\"{k}\" must be a string"))
+        };
+        let output_cap = match v.get("output_cap") {
+            None | Some(Value::Null) => None,
+            Some(c) => Some(
+                c.as_u64()
+                    .ok_or_else(|| "\"output_cap\" must be a whole number or null".to_string())?,
+            ),
+        };
+        let hold = match v.get("features") {
+            None => false,
+            Some(Value::Array(a)) => a.iter().any(|f| f == "hold"),
+            Some(_) => return Err("\"features\" must be an array of strings".into()),
+        };
+        Ok(BgHello {
+            name: text("name")?,
+            version: text("version")?,
+            output_cap,
+            hold,
+        })
+    }
+}
+
+fn status_of(v: &Value, field: &str) -> Result<BgStatus, String> {
+    serde_json::from_value(v.clone()).map_err(|_| {
+        format!("\"{field}\" must be pending, running, completed, failed or killed, got {v}")
+    })
+}
+
+fn invalid(message: impl Into<String>) -> Value {
+    json!({"ok": false, "error": "invalid", "message": message.into()})
+}
+
+/// Answers one request with `session` (the runner's side). `None` for `end`'s answer means
+/// the runner should stop reading after writing it.
+pub fn answer(session: &mut dyn BgSession, hello: &Value, line: &str) -> (Value, bool) {
+    let req: Value = match serde_json::from_str(line) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return (invalid("a request is a JSON object"), false),
+        Err(e) => return (invalid(format!("not JSON: {e}")), false),
+    };
+    let Some(op) = req.get("op").and_then(Value::as_str) else {
+        return (invalid("\"op\" must be a string"), false);
+    };
+    let id = || -> Result<String, Value> {
+        req.get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| invalid(format!("{op}: \"id\" must be a string")))
+    };
+    let failed = |e: anyhow::Error| match e.downcast_ref::<BgNoSuchTask>() {
+        Some(n) => json!({"ok": false, "error": "not_found", "message": n.0}),
+        None => json!({"ok": false, "error": "failed", "message": format!("{e:#}")}),
+    };
+    let result = match op {
+        "hello" => Ok(hello.clone()),
+        "spawn" => {
+            let Some(command) = req.get("command").and_then(Value::as_str) else {
+                return (invalid("spawn: \"command\" must be a string"), false);
+            };
+            let work = BgWork {
+                command: command.to_string(),
+            };
+            let held = req.get("hold").and_then(Value::as_bool).unwrap_or(false);
+            let started = if held {
+                session.spawn_held(&work).and_then(|s| {
+                    s.ok_or_else(|| anyhow!("this runner cannot hold a task in pending"))
+                })
+            } else {
+                session.spawn(&work)
+            };
+            started.map(|s| json!({"ok": true, "id": s.id, "output_file": s.output_file}))
+        }
+        "start" => match id() {
+            Ok(id) => session.start(&id).map(|()| json!({"ok": true})),
+            Err(e) => return (e, false),
+        },
+        "kill" => match id() {
+            Ok(id) => session.kill(&id).map(|k| match k {
+                BgKill::Killed => json!({"ok": true, "result": "killed"}),
+                BgKill::AlreadyFinal(s) => {
+                    json!({"ok": true, "result": "already_final", "status": s})
+                }
+                BgKill::NotFound(m) => json!({"ok": true, "result": "not_found", "message": m}),
+            }),
+            Err(e) => return (e, false),
+        },
+        "output" => {
+            let id = match id() {
+                Ok(id) => id,
+                Err(e) => return (e, false),
+            };
+            let Some(offset) = req.get("offset").and_then(Value::as_u64) else {
+                return (invalid("output: \"offset\" must be a whole number"), false);
+            };
+            session.output(&id, offset).map(|o| {
+                json!({"ok": true, "text": o.text, "next_offset": o.next_offset, "status": o.status})
+            })
+        }
+        "notifications" => {
+            let Some(ms) = req.get("within_ms").and_then(Value::as_u64) else {
+                return (
+                    invalid("notifications: \"within_ms\" must be a whole number"),
+                    false,
+                );
+            };
+            session
+                .notifications(Duration::from_millis(ms))
+                .map(|n| json!({"ok": true, "notifications": n}))
+        }
+        "task_pids" => session.task_pids().map(|p| json!({"ok": true, "pids": p})),
+        "end" => {
+            let r = session.end(BgEnd::Exit).map(|()| json!({"ok": true}));
+            return (r.unwrap_or_else(failed), true);
+        }
+        other => return (invalid(format!("unknown op {other:?}")), false),
+    };
+    (result.unwrap_or_else(failed), false)
+}
+
+/// Serves `session` on `input`/`output` until `end` or the end of the input (then the
+/// session is ended as its user would end it).
+pub fn serve(
+    session: &mut dyn BgSession,
+    hello: &Value,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> anyhow::Result<()> {
+    let mut input = input;
+    loop {
+        let mut buf = Vec::new();
+        let n = (&mut input)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            session.end(BgEnd::Exit)?;
+            return Ok(());
+        }
+        let line = String::from_utf8_lossy(&buf);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (answer, stop) = if buf.len() > MAX_LINE {
+            (invalid("the request line is too long"), false)
+        } else {
+            answer(session, hello, line.trim_end())
+        };
+        writeln!(output, "{answer}")?;
+        output.flush()?;
+        if stop {
+            return Ok(());
+        }
+    }
+}
+
+/// Per-session limits of a process target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long one request may go unanswered (added to a `notifications` wait).
+    pub timeout: Duration,
+    /// How long starting and `hello` may take.
+    pub start_timeout: Duration,
+}
+
+/// A background runner behind the protocol, as a process leading its own group.
+pub struct ProcessBgSession {
+    child: Group,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    limits: Limits,
+    hello: BgHello,
+    dead: Option<String>,
+    /// The task groups last reported (kept for the checks after a SIGKILL).
+    pids: Vec<i32>,
+}
+
+impl std::fmt::Debug for ProcessBgSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessBgSession")
+            .field("pid", &self.child.id())
+            .field("hello", &self.hello)
+            .finish()
+    }
+}
+
+impl ProcessBgSession {
+    /// Starts `command` (with `TASKPROOF_ROOT` set to `folder`, absolute) in a group of its
+    /// own and asks `hello`.
+    pub fn open(
+        mut command: Command,
+        folder: &Path,
+        limits: Limits,
+    ) -> anyhow::Result<ProcessBgSession> {
+        let folder = std::path::absolute(folder)?;
+        let mut child = Group::spawn(
+            command
+                .env("TASKPROOF_ROOT", &folder)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .context("failed to start the background runner")?;
+        let stdout = child.child().stdout.take().expect("piped stdout");
+        let stderr_pipe = child.child().stderr.take().expect("piped stderr");
+        let stdin = child.child().stdin.take();
+        let lines = pipes::lines(stdout, MAX_LINE);
+        let (stderr, _) = pipes::keep_stderr(stderr_pipe, MAX_STDERR);
+        let mut s = ProcessBgSession {
+            child,
+            stdin,
+            lines,
+            stderr,
+            limits,
+            hello: BgHello {
+                name: String::new(),
+                version: String::new(),
+                output_cap: None,
+                hold: false,
+            },
+            dead: None,
+            pids: Vec::new(),
+        };
+        let answer = s.call(&json!({"op": "hello"}), limits.start_timeout)?;
+        s.hello = BgHello::from_json(&answer).map_err(|e| s.fail(format!("bad hello: {e}")))?;
+        Ok(s)
+    }
+
+    /// The runner's `hello`.
+    pub fn hello(&self) -> &BgHello {
+        &self.hello
+    }
+
+    /// What the runner wrote to stderr so far (its tail).
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+
+    /// Kills the runner's group and records why the session is dead.
+    fn fail(&mut self, why: String) -> anyhow::Error {
+        self.child.kill();
+        self.dead = Some(why.clone());
+        anyhow!(why)
+    }
+
+    /// Sends one request and returns the answer object, waiting at most `wait`.
+    fn call(&mut self, request: &Value, wait: Duration) -> anyhow::Result<Value> {
+        if let Some(d) = &self.dead {
+            bail!("the session is dead: {d}");
+        }
+        let op = request["op"].as_str().unwrap_or("?").to_string();
+        let sent = match self.stdin.as_mut() {
+            Some(w) => writeln!(w, "{request}").and_then(|()| w.flush()),
+            None => Err(std::io::Error::other("stdin closed")),
+        };
+        if let Err(e) = sent {
+            return Err(self.fail(format!("failed to send {op}: {e} (the runner is gone)")));
+        }
+        let line = match self.lines.recv_timeout(wait) {
+            Ok(Line::Text(l)) => l,
+            Ok(Line::TooLong) => {
+                return Err(self.fail(format!(
+                    "the answer to {op} is longer than {MAX_LINE} bytes"
+                )));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(self.fail(format!(
+                    "no answer to {op} within {wait:?}; the runner was killed (the limit is --timeout SECS)"
+                )));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.child.kill();
+                return Err(self.fail(format!(
+                    "the runner exited ({}) before answering {op}",
+                    status.map_or("unknown status".to_string(), |s| s.to_string())
+                )));
+            }
+        };
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => {
+                let text = String::from_utf8_lossy(&line).trim_end().to_string();
+                Err(self.fail(format!(
+                    "the runner answered {op} with something that is not a JSON object: {text:?}"
+                )))
+            }
+        }
+    }
+
+    /// Sends a request that must answer `ok: true`, or names what was wrong.
+    fn ok(&mut self, request: &Value) -> anyhow::Result<Value> {
+        let timeout = self.limits.timeout;
+        let v = self.call(request, timeout)?;
+        match v.get("ok") {
+            Some(Value::Bool(true)) => Ok(v),
+            Some(Value::Bool(false)) => {
+                let message = v.get("message").and_then(Value::as_str).unwrap_or("");
+                if v.get("error").and_then(Value::as_str) == Some("not_found") {
+                    Err(anyhow::Error::new(BgNoSuchTask(message.to_string())))
+                } else {
+                    bail!(
+                        "the runner refused {}: {} {message}",
+                        request["op"],
+                        v.get("error").unwrap_or(&Value::Null)
+                    )
+                }
+            }
+            _ => Err(self.malformed(request, "\"ok\" must be true or false")),
+        }
+    }
+
+    fn malformed(&mut self, request: &Value, why: &str) -> anyhow::Error {
+        self.fail(format!(
+            "the runner answered a {} request with a malformed answer: {why}",
+            request["op"].as_str().unwrap_or("?")
+        ))
+    }
+
+    fn started(&mut self, request: &Value, v: &Value) -> anyhow::Result<BgStarted> {
+        let Some(id) = v.get("id").and_then(Value::as_str) else {
+            return Err(self.malformed(request, "\"id\" must be a string"));
+        };
+        let output_file = match v.get("output_file") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) => Some(PathBuf::from(p)),
+            Some(_) => return Err(self.malformed(request, "\"output_file\" must be a string")),
+        };
+        Ok(BgStarted {
+            id: id.to_string(),
+            output_file,
+        })
+    }
+}
+
+impl BgSession for ProcessBgSession {
+    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted> {
+        let req = json!({"op": "spawn", "command": work.command});
+        let v = self.ok(&req)?;
+        self.started(&req, &v)
+    }
+
+    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+        if !self.hello.hold {
+            return Ok(None);
+        }
+        let req = json!({"op": "spawn", "command": work.command, "hold": true});
+        let v = self.ok(&req)?;
+        self.started(&req, &v).map(Some)
+    }
+
+    fn start(&mut self, id: &str) -> anyhow::Result<()> {
+        self.ok(&json!({"op": "start", "id": id})).map(drop)
+    }
+
+    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill> {
+        let req = json!({"op": "kill", "id": id});
+        let v = self.ok(&req)?;
+        match v.get("result").and_then(Value::as_str) {
+            Some("killed") => Ok(BgKill::Killed),
+            Some("already_final") => match status_of(&v["status"], "status") {
+                Ok(s) if s.is_final() => Ok(BgKill::AlreadyFinal(s)),
+                Ok(s) => Err(self.malformed(
+                    &req,
+                    &format!("already_final with a status that is not final: {s:?}"),
+                )),
+                Err(e) => Err(self.malformed(&req, &e)),
+            },
+            Some("not_found") => Ok(BgKill::NotFound(
+                v.get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )),
+            _ => Err(self.malformed(
+                &req,
+                "\"result\" must be killed, already_final or not_found",
+            )),
+        }
+    }
+
+    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput> {
+        let req = json!({"op": "output", "id": id, "offset": offset});
+        let v = self.ok(&req)?;
+        let Some(text) = v.get("text").and_then(Value::as_str) else {
+            return Err(self.malformed(&req, "\"text\" must be a string"));
+        };
+        let next_offset = match v.get("next_offset") {
+            None | Some(Value::Null) => None,
+            Some(n) => match n.as_u64() {
+                Some(n) => Some(n),
+                None => {
+                    return Err(self.malformed(&req, "\"next_offset\" must be a whole number"));
+                }
+            },
+        };
+        let status = match v.get("status") {
+            None | Some(Value::Null) => None,
+            Some(s) => match status_of(s, "status") {
+                Ok(s) => Some(s),
+                Err(e) => return Err(self.malformed(&req, &e)),
+            },
+        };
+        Ok(BgOutput {
+            text: text.to_string(),
+            next_offset,
+            status,
+        })
+    }
+
+    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>> {
+        let req = json!({"op": "notifications", "within_ms": within.as_millis() as u64});
+        let wait = within + self.limits.timeout;
+        let v = self.call(&req, wait)?;
+        if v.get("ok") != Some(&Value::Bool(true)) {
+            return Err(self.malformed(&req, "\"ok\" must be true"));
+        }
+        let Some(list) = v.get("notifications") else {
+            return Err(self.malformed(&req, "\"notifications\" is missing"));
+        };
+        match serde_json::from_value::<Vec<BgNotification>>(list.clone()) {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.malformed(&req, &format!("\"notifications\": {e}"))),
+        }
+    }
+
+    fn end(&mut self, how: BgEnd) -> anyhow::Result<()> {
+        if self.dead.is_some() {
+            return Ok(());
+        }
+        match how {
+            BgEnd::Exit => {
+                let r = self.ok(&json!({"op": "end"}));
+                self.stdin = None;
+                // It exits on its own after answering; what is left is killed.
+                let deadline = std::time::Instant::now() + self.limits.timeout;
+                while self.child.exited().is_none() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                self.child.kill();
+                self.dead = Some("the session ended".into());
+                r.map(drop)
+            }
+            BgEnd::Sigkill => {
+                self.child.kill();
+                self.dead = Some("the session was SIGKILLed".into());
+                Ok(())
+            }
+        }
+    }
+
+    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+        if self.dead.is_some() {
+            return Ok(self.pids.clone());
+        }
+        let req = json!({"op": "task_pids"});
+        let v = self.ok(&req)?;
+        match serde_json::from_value::<Vec<i32>>(v.get("pids").cloned().unwrap_or(Value::Null)) {
+            Ok(p) => {
+                self.pids = p.clone();
+                Ok(p)
+            }
+            Err(_) => Err(self.malformed(&req, "\"pids\" must be an array of whole numbers")),
+        }
+    }
+
+    fn output_cap(&self) -> Option<u64> {
+        self.hello.output_cap
+    }
+}
+
+impl Drop for ProcessBgSession {
+    fn drop(&mut self) {
+        if self.dead.is_none() {
+            // The end of its input ends the runner as its user would.
+            self.stdin = None;
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while self.child.exited().is_none() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.child.kill();
+    }
+}

@@ -1,0 +1,381 @@
+//! How a fuzz run reads: the lines the terminal prints as the run goes and its last line,
+//! and the JSON and Markdown reports of a finished run (docs/fuzzing.md). The reporters of
+//! [`taskproof_report`] call these on the fuzz events; nothing here writes anywhere.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
+use taskproof_profile::Profile;
+use taskproof_report::Document;
+use taskproof_report::output::{bullets, cell, paint, style};
+use taskproof_report::schema::{
+    self, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed,
+};
+
+/// The version of the JSON report's shape; bumped on any incompatible change.
+pub const FORMAT_VERSION: u64 = schema::FUZZ_FORMAT;
+
+/// A fuzz event as the reporters take it: the first lines ([`started`]), a finding's lines
+/// ([`finding`]), and at the end the last line ([`summary`], green when nothing was found)
+/// with the JSON report ([`json`]) and the Markdown summary ([`markdown`]).
+impl Document for FuzzEvent<'_> {
+    fn terminal(&self, color: bool) -> String {
+        match *self {
+            FuzzEvent::Started { plan } => started(plan),
+            FuzzEvent::Progress { .. } => String::new(),
+            FuzzEvent::Finding { plan, finding: f } => finding(plan, &f, color),
+            FuzzEvent::Finished { plan, report } => {
+                let style = if report.found.is_empty() {
+                    style::GREEN
+                } else {
+                    style::FAIL
+                };
+                format!("{}\n", paint(color, style, &summary(plan, report)))
+            }
+        }
+    }
+
+    fn json(&self) -> Option<Value> {
+        match *self {
+            FuzzEvent::Finished { plan, report } => Some(json(plan, report)),
+            _ => None,
+        }
+    }
+
+    fn markdown(&self) -> Option<String> {
+        match *self {
+            FuzzEvent::Finished { plan, report } => Some(markdown(plan, report)),
+            _ => None,
+        }
+    }
+}
+
+/// What the run is about to do (the first lines of the terminal output).
+pub fn started(plan: &Plan) -> String {
+    let mut out = format!(
+        "fuzzing {} against the {} model: {} cases of up to {} steps, seed {}\n",
+        plan.setup.target, plan.setup.profile, plan.cases, plan.steps, plan.seed
+    );
+    let between = plan.between;
+    if between.wait_max_tenths > 0 || between.events {
+        let mut what = Vec::new();
+        if between.wait_max_tenths > 0 {
+            what.push(format!(
+                "waits of up to {} s",
+                f64::from(between.wait_max_tenths) / 10.0
+            ));
+        }
+        if between.events {
+            what.push("clear, compact, and exit then resume".to_string());
+        }
+        let _ = writeln!(out, "between requests: {}", what.join("; "));
+    }
+    if !plan.setup.settle.is_zero() {
+        let _ = writeln!(
+            out,
+            "each case then leaves the store alone for {} s before its final listings (--settle)",
+            plan.setup.settle.as_secs_f64()
+        );
+    }
+    if !plan.known.is_empty() {
+        let _ = writeln!(out, "leaving out {} known findings", plan.known.len());
+    }
+    out
+}
+
+/// The progress bar's message while a divergence is shrunk and replayed.
+pub fn shrinking(fingerprint: &str, case: u32) -> String {
+    format!("shrinking {fingerprint} (case {case})")
+}
+
+/// The lines a distinct divergence is reported with, each ending in a newline; `color`
+/// paints the word that says what came of it.
+pub fn finding(plan: &Plan, f: &FuzzFinding<'_>, color: bool) -> String {
+    match f {
+        FuzzFinding::Found(f) => found(plan, f, color),
+        FuzzFinding::Unconfirmed(u) => format!(
+            "{} (flaky?): case {} diverged ({}; fingerprint {}), but {}; not written\n",
+            paint(color, style::YELLOW, "not confirmed"),
+            u.case,
+            u.summary,
+            u.fingerprint,
+            u.why
+        ),
+        FuzzFinding::Known {
+            case,
+            fingerprint,
+            entry,
+        } => format!(
+            "{} {fingerprint} in case {case}, left out ({}:{}: {})\n",
+            paint(color, style::CYAN, "known finding"),
+            entry.file.display(),
+            entry.line,
+            entry.reason
+        ),
+    }
+}
+
+fn found(plan: &Plan, f: &Found, color: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} after {} cases (seed {}): {}",
+        paint(color, style::FAIL, "divergence"),
+        f.case,
+        plan.seed,
+        f.finding.summary
+    );
+    let _ = writeln!(
+        out,
+        "rules: {} (op {}, fingerprint {})",
+        taskproof_core::rule::join(&f.finding.rules, ", "),
+        f.finding.op,
+        f.finding.fingerprint
+    );
+    let s = &f.shrink;
+    let _ = writeln!(
+        out,
+        "shrunk from {} to {} steps in {} runs ({:.1} s){}",
+        s.from_steps,
+        s.to_steps,
+        s.runs,
+        s.elapsed.as_secs_f64(),
+        shrink_bound(plan, s.stopped)
+    );
+    match &f.written {
+        Written::New(p) => {
+            let _ = writeln!(out, "wrote {}", p.display());
+        }
+        Written::Existing(p) => {
+            let _ = writeln!(out, "known finding: {} already exists", p.display());
+        }
+    }
+    let _ = writeln!(out, "replay: {}", replay(plan, f));
+    out
+}
+
+/// Why shrinking may not have reached a minimal sequence, in the flags' words.
+fn shrink_bound(plan: &Plan, stopped: Option<ShrinkStop>) -> String {
+    match stopped {
+        None => String::new(),
+        Some(ShrinkStop::Runs) => format!(
+            "; stopped at the --shrink-runs limit ({}), it may not be minimal",
+            plan.shrink.runs
+        ),
+        Some(ShrinkStop::Time) => format!(
+            "; stopped at the --shrink-time limit ({} s), it may not be minimal",
+            plan.shrink.time.as_secs()
+        ),
+    }
+}
+
+/// The command that replays a finding's scenario against the same target and profile. The
+/// scenario's expectations are written under the profile's name in the scenario files
+/// (`cc-2.1.17` for `hand-written-files`), which `run` reads as a recording unless it is
+/// asked for the written set (`written:cc-2.1.17`).
+pub fn replay(plan: &Plan, f: &Found) -> String {
+    let profile = match plan.setup.profile {
+        Profile::Strict => Profile::Strict.to_string(),
+        other => format!("written:{other}"),
+    };
+    format!(
+        "taskproof run {} --target {} --profile {profile}",
+        f.written.path().display(),
+        shell_word(&plan.setup.target.to_string()),
+    )
+}
+
+/// The last line of a run.
+pub fn summary(plan: &Plan, r: &Report) -> String {
+    let rate = f64::from(r.cases) / r.elapsed.as_secs_f64().max(1e-9);
+    let (profile, seed) = (plan.setup.profile, plan.seed);
+    if r.found.is_empty() && r.unconfirmed.is_empty() && r.known.is_empty() {
+        return format!(
+            "{} cases agreed with the {profile} model ({rate:.0} cases/s), seed {seed}",
+            r.cases
+        );
+    }
+    let new = new_findings(r);
+    let mut parts = vec![format!(
+        "{} distinct findings ({new} new, {} already written)",
+        r.found.len(),
+        r.found.len() - new
+    )];
+    if r.repeated_cases() > 0 {
+        parts.push(format!("{} more cases met them again", r.repeated_cases()));
+    }
+    if !r.unconfirmed.is_empty() {
+        parts.push(format!(
+            "{} not confirmed when replayed",
+            r.unconfirmed.len()
+        ));
+    }
+    if !r.known.is_empty() {
+        parts.push(format!(
+            "{} known left out ({} cases)",
+            r.known.len(),
+            r.known_cases()
+        ));
+    }
+    let stopped = if r.stopped_early {
+        " (stopped at --max-findings)"
+    } else {
+        ""
+    };
+    format!(
+        "{} cases{stopped}: {} ({rate:.0} cases/s), seed {seed}",
+        r.cases,
+        parts.join(", ")
+    )
+}
+
+fn new_findings(r: &Report) -> usize {
+    r.found
+        .iter()
+        .filter(|f| matches!(f.written, Written::New(_)))
+        .count()
+}
+
+/// The JSON report of a finished run (format version [`FORMAT_VERSION`], docs/fuzzing.md).
+pub fn json(plan: &Plan, r: &Report) -> Value {
+    schema::to_value(&report(plan, r))
+}
+
+/// The report of a finished run, in the schema's types.
+pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
+    FuzzReport {
+        format_version: FORMAT_VERSION,
+        command: "fuzz".into(),
+        target: plan.setup.target.to_string(),
+        profile: plan.setup.profile.as_str().to_string(),
+        seed: plan.seed,
+        cases: r.cases,
+        planned_cases: plan.cases,
+        max_steps: plan.steps,
+        wait_max_seconds: f64::from(plan.between.wait_max_tenths) / 10.0,
+        session_steps: plan.between.events,
+        settle_seconds: plan.setup.settle.as_secs_f64(),
+        stopped_early: r.stopped_early,
+        duration_ms: r.elapsed.as_millis() as u64,
+        found: r
+            .found
+            .iter()
+            .map(|f| FuzzFound {
+                fingerprint: f.finding.fingerprint.clone(),
+                op: f.finding.op.clone(),
+                rules: f.finding.rules.iter().map(|r| r.as_str().into()).collect(),
+                summary: f.finding.summary.clone(),
+                case: f.case,
+                file: f.written.path().display().to_string(),
+                new: matches!(f.written, Written::New(_)),
+                replay: replay(plan, f),
+                repeated_cases: r.repeats.get(&f.finding.fingerprint).copied().unwrap_or(0),
+                shrink: FuzzShrink {
+                    runs: f.shrink.runs,
+                    from_steps: f.shrink.from_steps,
+                    to_steps: f.shrink.to_steps,
+                    stopped_by: f.shrink.stopped.map(|s| {
+                        match s {
+                            ShrinkStop::Runs => "shrink-runs",
+                            ShrinkStop::Time => "shrink-time",
+                        }
+                        .into()
+                    }),
+                },
+            })
+            .collect(),
+        unconfirmed: r
+            .unconfirmed
+            .iter()
+            .map(|u| FuzzUnconfirmed {
+                fingerprint: u.fingerprint.clone(),
+                summary: u.summary.clone(),
+                case: u.case,
+                why: u.why.clone(),
+            })
+            .collect(),
+        known: r
+            .known
+            .iter()
+            .map(|(fp, cases)| {
+                let entry = plan.known.get(fp);
+                FuzzKnown {
+                    fingerprint: fp.clone(),
+                    cases: *cases,
+                    reason: entry.map(|e| e.reason.clone()),
+                    listed_in: entry.map(|e| format!("{}:{}", e.file.display(), e.line)),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The Markdown summary of a finished run: the last line, then a table of the findings,
+/// the ones not confirmed and the known ones left out.
+pub fn markdown(plan: &Plan, r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# taskproof fuzz\n");
+    let _ = writeln!(
+        out,
+        "Target `{}` against the `{}` model, seed {}.\n",
+        plan.setup.target, plan.setup.profile, plan.seed
+    );
+    let _ = writeln!(out, "**{}**\n", summary(plan, r));
+    if !r.found.is_empty() {
+        let _ = writeln!(out, "| finding | rules | op | summary | scenario |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for f in &r.found {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | `{}` |",
+                f.finding.fingerprint,
+                taskproof_core::rule::join(&f.finding.rules, ", "),
+                f.finding.op,
+                cell(&f.finding.summary),
+                f.written.path().display()
+            );
+        }
+        out.push('\n');
+    }
+    let unconfirmed: Vec<String> = r
+        .unconfirmed
+        .iter()
+        .map(|u| {
+            format!(
+                "- `{}` (case {}): {}; {}",
+                u.fingerprint,
+                u.case,
+                cell(&u.summary),
+                cell(&u.why)
+            )
+        })
+        .collect();
+    bullets(
+        &mut out,
+        "Not confirmed when replayed (not written):",
+        &unconfirmed,
+    );
+    let known: Vec<String> = r
+        .known
+        .iter()
+        .map(|(fp, cases)| {
+            let why = plan.known.get(fp).map(|e| e.reason.as_str()).unwrap_or("");
+            format!("- `{fp}` ({cases} cases): {}", cell(why))
+        })
+        .collect();
+    bullets(&mut out, "Known findings left out:", &known);
+    out
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_word(s: &str) -> String {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_:./=".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

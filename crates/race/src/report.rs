@@ -1,0 +1,663 @@
+//! The race report: one record per workload run, built from the run and the checker's
+//! findings, written as JSON (format version [`FORMAT_VERSION`]) and summarized on the
+//! terminal. Each finding is an anomaly when the profile the run is judged by promises
+//! against it, else an observation (reported, never failed).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::check::{AnomalyKind, Findings, LinSummary, Witness};
+use super::driver::Run;
+use super::history::Completion;
+use super::mix::{self, Charge, TargetLosses};
+use taskproof_profile::Profile;
+use taskproof_report::Document;
+
+/// The JSON report's format version. 2: `profile`, `observations` (per run and in all),
+/// `torn_writes` counting torn file states with the raw `torn_reads` beside, `released_s`,
+/// witnesses marked `observation`, `runs_with_observations`; times from the first request.
+pub const FORMAT_VERSION: u32 = 2;
+/// Witnesses kept per kind and run in the JSON report (all are counted).
+pub const MAX_WITNESSES_PER_KIND: usize = 20;
+/// The same when a workload is repeated (`--runs`), so a report of many runs stays small.
+pub const MAX_WITNESSES_PER_KIND_REPEATED: usize = 1;
+/// Witnesses shown per run on the terminal.
+const SHOWN_WITNESSES: usize = 5;
+
+/// One workload run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadReport {
+    pub workload: String,
+    /// Which repetition (from 0) when the run was repeated.
+    pub run: usize,
+    pub seed: u64,
+    /// Why the workload did not run (a feature the target lacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    pub writers: usize,
+    /// Requests per writer, as asked.
+    pub ops: usize,
+    /// Writer requests sent (fewer than planned when `--duration` ran out); the setup
+    /// session's requests are not counted.
+    pub requests: usize,
+    pub planned: usize,
+    pub acknowledged: usize,
+    pub refused: usize,
+    /// Refusals by error kind, with the first message of each.
+    pub refusals: BTreeMap<String, Refusals>,
+    /// Requests without an answer (killed or timed out): may or may not have happened.
+    pub unknown: usize,
+    pub kills: usize,
+    pub sessions: u32,
+    pub seconds: f64,
+    /// When the writers were released, on the run's clock (which starts at the first
+    /// request, the setup session's, and leaves out session start-up): every time in a
+    /// witness is on that clock.
+    #[serde(default)]
+    pub released_s: f64,
+    pub raw_reads: usize,
+    /// Raw reads that found a task file torn; `torn_writes` counts the torn states.
+    pub torn_reads: usize,
+    /// What the profile promises against and the run found: these fail the run.
+    pub anomalies: BTreeMap<String, usize>,
+    /// What the run found that the profile does not promise: reported, never failed.
+    #[serde(default)]
+    pub observations: BTreeMap<String, usize>,
+    pub linearizability: LinSummary,
+    /// When the first lost change was lost, in seconds since the writers were released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_loss_s: Option<f64>,
+    pub witnesses: Vec<Witness>,
+    pub witnesses_omitted: usize,
+    /// Protocol errors and sessions that could not be opened.
+    pub errors: Vec<String>,
+    /// A mixed race: each target's requests and the lost changes charged to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetLosses>,
+    /// A mixed race: every lost change with who acknowledged it, who dropped it and who is
+    /// charged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charges: Vec<Charge>,
+    /// Whether the profile promises linearizability (S19): an unknown verdict then keeps
+    /// the run from passing.
+    #[serde(skip)]
+    pub lin_promised: bool,
+    /// The settle phase: how long the idle sessions stayed open after the last
+    /// acknowledgement before the list was read back, and the task files that vanished
+    /// meanwhile (their tasks are counted in `lost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleReport>,
+}
+
+/// What the settle phase saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettleReport {
+    pub seconds: f64,
+    pub vanished: Vec<VanishedFile>,
+}
+
+/// A task file that vanished in the settle phase, and who is charged with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VanishedFile {
+    pub file: String,
+    /// Seconds into the settle phase.
+    pub after_s: f64,
+    pub charged_to: String,
+    pub evidence: String,
+}
+
+fn zero_counts() -> BTreeMap<String, usize> {
+    AnomalyKind::ALL
+        .iter()
+        .map(|k| (k.name().to_string(), 0))
+        .collect()
+}
+
+impl WorkloadReport {
+    pub fn skipped(
+        workload: &str,
+        run: usize,
+        seed: u64,
+        writers: usize,
+        ops: usize,
+        why: String,
+    ) -> WorkloadReport {
+        WorkloadReport {
+            workload: workload.into(),
+            run,
+            seed,
+            skipped: Some(why),
+            writers,
+            ops,
+            requests: 0,
+            planned: 0,
+            acknowledged: 0,
+            refused: 0,
+            refusals: BTreeMap::new(),
+            unknown: 0,
+            kills: 0,
+            sessions: 0,
+            seconds: 0.0,
+            released_s: 0.0,
+            raw_reads: 0,
+            torn_reads: 0,
+            anomalies: zero_counts(),
+            observations: zero_counts(),
+            linearizability: LinSummary::default(),
+            first_loss_s: None,
+            witnesses: Vec::new(),
+            witnesses_omitted: 0,
+            errors: Vec::new(),
+            targets: Vec::new(),
+            charges: Vec::new(),
+            lin_promised: true,
+            settle: None,
+        }
+    }
+
+    /// A run's record, judged by `profile`, keeping at most `keep` witnesses of each kind.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        run: &Run,
+        f: &Findings,
+        index: usize,
+        seed: u64,
+        writers: usize,
+        ops: usize,
+        keep: usize,
+        profile: Profile,
+    ) -> WorkloadReport {
+        let writer_ops = run.history.ops.iter().filter(|o| o.writer.is_some());
+        let (mut acknowledged, mut refused, mut unknown, mut requests) = (0, 0, 0, 0);
+        let mut refusals: BTreeMap<String, Refusals> = BTreeMap::new();
+        for op in writer_ops {
+            requests += 1;
+            match &op.completion {
+                Completion::Ok { .. } => acknowledged += 1,
+                Completion::Info { .. } => unknown += 1,
+                Completion::Fail { kind, message, .. } => {
+                    refused += 1;
+                    refusals
+                        .entry(kind.to_string())
+                        .or_insert_with(|| Refusals {
+                            count: 0,
+                            example: message.clone(),
+                        })
+                        .count += 1;
+                }
+            }
+        }
+        let mut per_kind: BTreeMap<AnomalyKind, usize> = BTreeMap::new();
+        let mut witnesses = Vec::new();
+        let mut omitted = 0;
+        for w in &f.witnesses {
+            let n = per_kind.entry(w.kind).or_default();
+            *n += 1;
+            if *n <= keep {
+                let mut w = w.clone();
+                w.observation = !w.kind.promised_by(profile);
+                witnesses.push(w);
+            } else {
+                omitted += 1;
+            }
+        }
+        let (mut anomalies, mut observations) = (zero_counts(), zero_counts());
+        for k in AnomalyKind::ALL {
+            let side = if k.promised_by(profile) {
+                &mut anomalies
+            } else {
+                &mut observations
+            };
+            side.insert(k.name().to_string(), f.count(k));
+        }
+        // The first loss the history shows happening: the earliest answer of a request that
+        // dropped an acknowledged change of a writer (the witness names it as culprit). When
+        // no witness has a culprit (say, the file was left unreadable), the earliest
+        // acknowledgement of a change that was lost. A seed task the setup session created
+        // can be lost too, but not at a time the history shows, so it does not count.
+        let by_writer = |w: &&Witness| {
+            w.kind == AnomalyKind::Lost
+                && w.ops
+                    .first()
+                    .is_some_and(|&i| run.history.ops[i].writer.is_some())
+        };
+        let earliest = |with_culprit: bool| {
+            f.witnesses
+                .iter()
+                .filter(by_writer)
+                .filter(|w| !with_culprit || w.ops.len() > 1)
+                .filter_map(|w| w.at)
+                .min()
+        };
+        let first_loss_s = earliest(true)
+            .or_else(|| earliest(false))
+            .map(|d| d.saturating_sub(run.released).as_secs_f64());
+        let (targets, charges) = mix::charge(run, f).unwrap_or_default();
+        WorkloadReport {
+            workload: run.workload.name().into(),
+            run: index,
+            seed,
+            skipped: None,
+            writers,
+            ops,
+            requests,
+            planned: run.planned,
+            acknowledged,
+            refused,
+            refusals,
+            unknown,
+            kills: run.kills,
+            sessions: run.sessions,
+            seconds: run.elapsed.as_secs_f64(),
+            released_s: run.released.as_secs_f64(),
+            raw_reads: run.raw_reads,
+            torn_reads: run.torn_reads,
+            anomalies,
+            observations,
+            linearizability: f.lin.clone(),
+            first_loss_s,
+            witnesses,
+            witnesses_omitted: omitted,
+            errors: run.errors.clone(),
+            targets,
+            charges,
+            lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
+            settle: run.settle.as_ref().map(|st| SettleReport {
+                seconds: st.seconds,
+                vanished: st
+                    .vanished
+                    .iter()
+                    .map(|v| VanishedFile {
+                        file: v.file.clone(),
+                        after_s: (v.after * 1000.0).round() / 1000.0,
+                        charged_to: v.charged_to.clone(),
+                        evidence: v.evidence.clone(),
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Anomalies the profile promised against.
+    pub fn total(&self) -> usize {
+        self.anomalies.values().sum()
+    }
+
+    /// Findings the profile does not promise against.
+    pub fn observed(&self) -> usize {
+        self.observations.values().sum()
+    }
+
+    /// Whether the run found no anomaly the profile promises against, and no promised
+    /// linearizability check was left unknown.
+    pub fn found_nothing(&self) -> bool {
+        self.total() == 0 && (!self.lin_promised || self.linearizability.unknown == 0)
+    }
+
+    /// Whether the run passes: nothing found, and no target error.
+    pub fn clean(&self) -> bool {
+        self.found_nothing() && self.errors.is_empty()
+    }
+}
+
+/// The refusals of one error kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Refusals {
+    pub count: usize,
+    pub example: String,
+}
+
+/// Repetitions of one workload (`--runs N`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepeatSummary {
+    pub workload: String,
+    pub runs: usize,
+    pub runs_with_anomalies: usize,
+    #[serde(default)]
+    pub runs_with_observations: usize,
+    /// Runs that lost an acknowledged change, promised or not.
+    pub runs_with_loss: usize,
+    /// The median, over runs that lost something, of the time to the first loss.
+    pub median_first_loss_s: Option<f64>,
+    pub min_first_loss_s: Option<f64>,
+    pub max_first_loss_s: Option<f64>,
+}
+
+/// A whole `taskproof race` invocation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RaceReport {
+    pub format_version: u32,
+    pub target: String,
+    /// The profile the anomalies are judged by (SPEC §3–§5).
+    #[serde(default)]
+    pub profile: String,
+    pub seed: u64,
+    pub writers: usize,
+    pub ops: usize,
+    pub kill: bool,
+    /// How kills are done for this target.
+    pub kill_mode: String,
+    /// Whether in-process stores fsync; `null` for `cmd:` targets, whose command decides.
+    pub fsync: Option<bool>,
+    pub readers: usize,
+    pub runs: usize,
+    pub workloads: Vec<WorkloadReport>,
+    pub repeats: Vec<RepeatSummary>,
+    /// Totals over every run.
+    pub anomalies: BTreeMap<String, usize>,
+    #[serde(default)]
+    pub observations: BTreeMap<String, usize>,
+    pub unknown_linearizability: usize,
+    pub errors: usize,
+    /// A mixed race: the lost changes charged to each target, over every run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetLosses>,
+    /// A mixed race's pause between a writer's requests (`--think`), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_s: Option<f64>,
+    /// Targets reached in a way that is itself not atomic (an `mcp:` mapping that reads a task
+    /// before it writes it), each with why: a lost change is then not the store's alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_atomic: Vec<String>,
+}
+
+/// The race report as the reporters take it: the terminal summary and the JSON report.
+impl Document for RaceReport {
+    fn terminal(&self, _color: bool) -> String {
+        self.render()
+    }
+
+    fn json(&self) -> Option<serde_json::Value> {
+        Some(self.to_json())
+    }
+}
+
+impl RaceReport {
+    pub fn finish(&mut self) {
+        self.anomalies = zero_counts();
+        self.observations = zero_counts();
+        self.unknown_linearizability = 0;
+        self.errors = 0;
+        for w in &self.workloads {
+            for (k, n) in &w.anomalies {
+                *self.anomalies.entry(k.clone()).or_default() += n;
+            }
+            for (k, n) in &w.observations {
+                *self.observations.entry(k.clone()).or_default() += n;
+            }
+            self.unknown_linearizability += w.linearizability.unknown;
+            self.errors += w.errors.len();
+        }
+        let per: Vec<&[TargetLosses]> = self.workloads.iter().map(|w| &w.targets[..]).collect();
+        self.targets = mix::total(&per);
+        let mut names: Vec<&str> = self.workloads.iter().map(|w| w.workload.as_str()).collect();
+        names.dedup();
+        self.repeats.clear();
+        if self.runs > 1 {
+            for name in names {
+                let runs: Vec<&WorkloadReport> = self
+                    .workloads
+                    .iter()
+                    .filter(|w| w.workload == name && w.skipped.is_none())
+                    .collect();
+                let mut firsts: Vec<f64> = runs.iter().filter_map(|w| w.first_loss_s).collect();
+                firsts.sort_by(f64::total_cmp);
+                self.repeats.push(RepeatSummary {
+                    workload: name.into(),
+                    runs: runs.len(),
+                    runs_with_anomalies: runs.iter().filter(|w| w.total() > 0).count(),
+                    runs_with_observations: runs.iter().filter(|w| w.observed() > 0).count(),
+                    runs_with_loss: runs
+                        .iter()
+                        .filter(|w| w.anomalies["lost"] + w.observations["lost"] > 0)
+                        .count(),
+                    median_first_loss_s: median(&firsts),
+                    min_first_loss_s: firsts.first().copied(),
+                    max_first_loss_s: firsts.last().copied(),
+                });
+            }
+        }
+    }
+
+    pub fn clean(&self) -> bool {
+        self.workloads.iter().all(WorkloadReport::clean)
+    }
+
+    /// Whether every run found nothing the profile promises against (target errors aside).
+    pub fn found_nothing(&self) -> bool {
+        self.workloads.iter().all(WorkloadReport::found_nothing)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("reports serialize")
+    }
+
+    /// The terminal summary.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let fsync = match self.fsync {
+            Some(true) => ", fsync on",
+            Some(false) => ", fsync off",
+            None => "",
+        };
+        let kill = if self.kill {
+            format!(", --kill ({})", self.kill_mode)
+        } else {
+            String::new()
+        };
+        let each = if self.target.contains(" + ") {
+            " of each"
+        } else {
+            ""
+        };
+        let think = self
+            .think_s
+            .map(|t| format!(", {:.0} ms between a writer's requests", t * 1000.0))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
+            self.target, self.profile, self.writers, self.ops, self.seed
+        );
+        for why in &self.not_atomic {
+            let _ = writeln!(s, "NOTE not atomic: {why}");
+        }
+        if !self.targets.is_empty() {
+            let ranges: Vec<String> = self
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
+                    if a == b {
+                        format!("writer {a}: {}", t.target)
+                    } else {
+                        format!("writers {a}-{b}: {}", t.target)
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "{}", ranges.join(", "));
+        }
+        for w in &self.workloads {
+            let label = if self.runs > 1 {
+                format!("{} run {} (seed {})", w.workload, w.run + 1, w.seed)
+            } else {
+                w.workload.clone()
+            };
+            if let Some(why) = &w.skipped {
+                let _ = writeln!(s, "\n{label}: skipped: {why}");
+                continue;
+            }
+            let anomalies = nonzero(&w.anomalies);
+            let observed = nonzero(&w.observations);
+            let mut verdict = if anomalies.is_empty() {
+                "no anomalies".to_string()
+            } else {
+                anomalies.join(", ")
+            };
+            if !observed.is_empty() {
+                verdict += &format!(
+                    "; observed, not promised by {}: {}",
+                    self.profile,
+                    observed.join(", ")
+                );
+            }
+            if !w.targets.is_empty() {
+                verdict += &format!("; lost by target: {}", mix::summary(&w.targets));
+            }
+            if self.runs > 1 {
+                let _ = writeln!(
+                    s,
+                    "{label}: {} acknowledged in {:.2} s: {verdict}",
+                    w.acknowledged, w.seconds
+                );
+                continue;
+            }
+            let _ = writeln!(s, "\n{label}: {verdict}");
+            if let Some(st) = &w.settle {
+                let _ = writeln!(
+                    s,
+                    "  settle: the writers' sessions stayed open and idle {:.1} s after the last acknowledgement; {}",
+                    st.seconds,
+                    if st.vanished.is_empty() {
+                        "no task file vanished".to_string()
+                    } else {
+                        format!(
+                            "{} task files vanished without a delete (their tasks are counted as lost):",
+                            st.vanished.len()
+                        )
+                    }
+                );
+                for v in &st.vanished {
+                    let _ = writeln!(
+                        s,
+                        "    {} at +{:.2} s, charged to {}: {}",
+                        v.file, v.after_s, v.charged_to, v.evidence
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "  {} requests in {:.2} s (from {:.3} s on the clock of the times below): {} acknowledged, {} refused, {} unknown; {} kills, {} sessions, {} raw reads ({} torn)",
+                w.requests,
+                w.seconds,
+                w.released_s,
+                w.acknowledged,
+                w.refused,
+                w.unknown,
+                w.kills,
+                w.sessions,
+                w.raw_reads,
+                w.torn_reads
+            );
+            if !w.refusals.is_empty() {
+                let kinds: Vec<String> = w
+                    .refusals
+                    .iter()
+                    .map(|(k, r)| format!("{k} {} (e.g. {})", r.count, r.example))
+                    .collect();
+                let _ = writeln!(s, "  refused: {}", kinds.join("; "));
+            }
+            let l = &w.linearizability;
+            let _ = writeln!(
+                s,
+                "  linearizability: {} tasks: {} linearizable, {} not, {} unknown{}",
+                l.tasks,
+                l.linearizable,
+                l.nonlinearizable,
+                l.unknown,
+                if l.unknown > 0 {
+                    " (search budget exhausted: not a pass)"
+                } else {
+                    ""
+                }
+            );
+            for e in w.errors.iter().take(SHOWN_WITNESSES) {
+                let _ = writeln!(s, "  error: {e}");
+            }
+            for wit in w.witnesses.iter().take(SHOWN_WITNESSES) {
+                let seen = if wit.observation { "observed " } else { "" };
+                let _ = writeln!(s, "  {seen}{}: {}", wit.kind.label(), wit.text);
+            }
+            let more =
+                (w.total() + w.observed()).saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
+            if more > 0 {
+                let _ = writeln!(s, "  ... and {more} more (see the JSON report)");
+            }
+        }
+        for r in &self.repeats {
+            let median = r
+                .median_first_loss_s
+                .map(|m| format!(", median time to the first loss {:.2} ms", m * 1000.0))
+                .unwrap_or_default();
+            let (n, w) = (r.runs, &r.workload);
+            let (anomalies, observed, lost) = (
+                r.runs_with_anomalies,
+                r.runs_with_observations,
+                r.runs_with_loss,
+            );
+            let _ = writeln!(
+                s,
+                "\n{w}: anomalies in {anomalies} of {n} runs, observations in {observed} of {n}, loss in {lost} of {n}{median}"
+            );
+        }
+        if !self.targets.is_empty() {
+            let acked: Vec<String> = self
+                .targets
+                .iter()
+                .map(|t| format!("{} {} of {}", t.target, t.acknowledged, t.requests))
+                .collect();
+            let _ = writeln!(
+                s,
+                "\nlost acknowledged changes by target (acknowledged: {}): {}",
+                acked.join(", "),
+                mix::summary(&self.targets)
+            );
+        }
+        let total: usize = self.anomalies.values().sum();
+        let observed: usize = self.observations.values().sum();
+        let ran = self
+            .workloads
+            .iter()
+            .filter(|w| w.skipped.is_none())
+            .count();
+        let dirty = self.workloads.iter().filter(|w| !w.clean()).count();
+        let _ = writeln!(
+            s,
+            "\n{total} anomalies and {observed} observations in {ran} runs ({dirty} not clean), {} linearizability unknown, {} target errors",
+            self.unknown_linearizability, self.errors
+        );
+        s
+    }
+}
+
+/// The kinds with a count above zero, as "label count", in the order of [`AnomalyKind::ALL`].
+fn nonzero(counts: &BTreeMap<String, usize>) -> Vec<String> {
+    AnomalyKind::ALL
+        .iter()
+        .filter(|k| counts[k.name()] > 0)
+        .map(|k| format!("{} {}", k.label(), counts[k.name()]))
+        .collect()
+}
+
+fn median(sorted: &[f64]) -> Option<f64> {
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[n / 2]),
+        n => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
+        assert_eq!(median(&[1.0, 2.0, 3.0, 9.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,243 @@
+//! The writers: one thread per session that sends its planned requests, and the context
+//! they share (the targets, the root, the run's clock, session numbers). A writer that is to
+//! be killed arms a killer thread (see [`super::driver`] for why the kill lands before,
+//! during or after the store's work) and opens a replacement session afterwards; a request
+//! refused with a storage failure of the moment is sent again, as an agent would.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
+use taskproof_core::protocol::{ErrorKind, Request, Response};
+use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
+
+/// Chance that a writer is killed around any one request, with `--kill`.
+const KILL_CHANCE: f64 = 0.01;
+/// The longest delay between sending a request and killing its `cmd:` session.
+const MAX_KILL_DELAY_US: u64 = 3000;
+/// How often a writer repeats a request refused as `corrupt` or `io` (a storage failure
+/// of the moment, such as reading a file another writer is rewriting), as an agent would.
+/// Every attempt is a request of its own in the history.
+const MAX_RETRIES: usize = 10;
+
+/// What every writer of a run is told besides its requests.
+pub(super) struct Orders {
+    pub seed: u64,
+    /// Kill writers at random moments (`--kill`).
+    pub kill: bool,
+    /// Stop sending after this long, planned requests left or not.
+    pub duration: Option<Duration>,
+    /// The pause between a writer's requests.
+    pub think: Duration,
+}
+
+pub(super) struct Ctx {
+    /// The targets, first the one of the setup and final sessions (one for a plain race).
+    pub(super) targets: Vec<TargetSpec>,
+    /// Writers per target.
+    pub(super) per_target: usize,
+    /// A mixed race: targets of several kinds share the list ([`TargetSpec::open_racing`]).
+    pub(super) mixed: bool,
+    pub(super) root: PathBuf,
+    pub(super) options: SessionOptions,
+    pub(super) start: Instant,
+    pub(super) next_session: AtomicU32,
+    pub(super) keys: Arc<KeyTable>,
+}
+
+/// A session with its number and, for processes, the process group to kill.
+pub(super) struct Open {
+    pub(super) session: Box<dyn Session>,
+    pub(super) id: SessionId,
+    pub(super) pgid: Option<u32>,
+}
+
+impl Ctx {
+    pub(super) fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    pub(super) fn open(&self) -> Result<Open, TargetError> {
+        self.open_target(0)
+    }
+
+    /// The target of writer `w`: writers `0..per_target` run on the first, and so on.
+    pub(super) fn target_of(&self, w: usize) -> usize {
+        (w / self.per_target.max(1)).min(self.targets.len() - 1)
+    }
+
+    pub(super) fn open_target(&self, t: usize) -> Result<Open, TargetError> {
+        let id = self.next_session.fetch_add(1, Ordering::SeqCst);
+        let (session, pgid) =
+            self.targets[t].open_racing(&self.root, self.options.clone(), self.mixed)?;
+        Ok(Open { session, id, pgid })
+    }
+
+    pub(super) fn completion(&self, r: Response) -> Completion {
+        let at = self.now();
+        match r {
+            Response::Task(t) => Completion::Ok {
+                at,
+                task: Some(TaskView::new(&t, &self.keys)),
+            },
+            Response::Error(f) => Completion::Fail {
+                at,
+                kind: f.kind,
+                message: f.message,
+            },
+            _ => Completion::Ok { at, task: None },
+        }
+    }
+}
+
+pub(super) struct WriterOut {
+    pub(super) ops: Vec<Operation>,
+    pub(super) kills: usize,
+    pub(super) errors: Vec<String>,
+    /// The writer's last session, still open: the settle phase keeps it idle, as an agent
+    /// left open, before the driver closes it.
+    pub(super) open: Option<Open>,
+}
+
+pub(super) fn writer(
+    ctx: &Ctx,
+    orders: &Orders,
+    w: usize,
+    plan: Vec<Request>,
+    mut open: Open,
+    start: &Barrier,
+    done: &AtomicUsize,
+) -> WriterOut {
+    let mut rng = StdRng::seed_from_u64(orders.seed ^ 0x6b69_6c6c ^ ((w as u64) << 32));
+    let mut out = WriterOut {
+        ops: Vec::with_capacity(plan.len()),
+        kills: 0,
+        errors: Vec::new(),
+        open: None,
+    };
+    start.wait();
+    let deadline = orders.duration.map(|d| Instant::now() + d);
+    let mut queue = plan.into_iter();
+    let mut retry: Option<(Request, usize)> = None;
+    loop {
+        let (request, attempt) = match retry.take() {
+            Some(r) => r,
+            None => match queue.next() {
+                Some(r) => (r, 0),
+                None => break,
+            },
+        };
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if !orders.think.is_zero() && !out.ops.is_empty() {
+            std::thread::sleep(orders.think);
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        let kill = orders.kill && rng.random_bool(KILL_CHANCE);
+        let delay = Duration::from_micros(rng.random_range(0..MAX_KILL_DELAY_US));
+        let invoke = ctx.now();
+        let (completion, dead) = if kill {
+            out.kills += 1;
+            let answer = match open.pgid {
+                Some(pgid) => {
+                    let (cancel, cancelled) = mpsc::channel::<()>();
+                    let killer = std::thread::spawn(move || {
+                        if cancelled.recv_timeout(delay) == Err(mpsc::RecvTimeoutError::Timeout) {
+                            // The child is not reaped before this thread is joined, so its
+                            // process group id still names it.
+                            if let Some(pid) = rustix::process::Pid::from_raw(pgid as i32) {
+                                let _ = rustix::process::kill_process_group(
+                                    pid,
+                                    rustix::process::Signal::KILL,
+                                );
+                            }
+                        }
+                    });
+                    let answer = open.session.request(&request);
+                    let _ = cancel.send(());
+                    let _ = killer.join();
+                    open.session.kill();
+                    answer.map_err(|e| format!("SIGKILL {delay:?} after sending: {e}"))
+                }
+                None => {
+                    let _ = open.session.request(&request);
+                    open.session.kill();
+                    Err("in-process session dropped; its answer was discarded".to_string())
+                }
+            };
+            let c = match answer {
+                Ok(r) => ctx.completion(r),
+                Err(reason) => Completion::Info {
+                    at: ctx.now(),
+                    reason,
+                },
+            };
+            (c, true)
+        } else {
+            match open.session.request(&request) {
+                Ok(r) => (ctx.completion(r), false),
+                Err(e @ TargetError::BadResponse { .. }) => {
+                    out.errors.push(format!("session {}: {e}", open.id));
+                    (
+                        Completion::Info {
+                            at: ctx.now(),
+                            reason: e.to_string(),
+                        },
+                        false,
+                    )
+                }
+                Err(e) => {
+                    out.errors.push(format!("session {}: {e}", open.id));
+                    (
+                        Completion::Info {
+                            at: ctx.now(),
+                            reason: e.to_string(),
+                        },
+                        true,
+                    )
+                }
+            }
+        };
+        let transient = matches!(
+            completion,
+            Completion::Fail {
+                kind: ErrorKind::Corrupt | ErrorKind::Io,
+                ..
+            }
+        );
+        out.ops.push(Operation {
+            index: 0,
+            session: open.id,
+            writer: Some(w as u32),
+            request: request.clone(),
+            invoke,
+            completion,
+        });
+        if transient && attempt < MAX_RETRIES {
+            retry = Some((request, attempt + 1));
+        } else {
+            done.fetch_add(1, Ordering::Relaxed);
+        }
+        if dead {
+            match ctx.open_target(ctx.target_of(w)) {
+                Ok(o) => open = o,
+                Err(e) => {
+                    out.errors.push(format!(
+                        "writer {w}: failed to open a replacement session: {e}"
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    out.open = Some(open);
+    out
+}

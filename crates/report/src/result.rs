@@ -1,0 +1,373 @@
+//! The results of a run, as the events carry them to the reporters: a scenario's judged
+//! [`Outcome`] or the [`TargetFailure`] that kept it from being judged, each broken
+//! expectation ([`StepFailure`]), the suite's [`SuiteResult`] and its [`Summary`].
+//!
+//! A scenario ends in one of four outcomes, [`Outcome::Pass`], [`Outcome::Fail`] (an answer
+//! broke an expectation: a conformance result), [`Outcome::NotJudged`] (it needs an optional
+//! part of the contract the target does not declare) or [`Outcome::Skip`] (the profile has
+//! no expectations for it, a skip list names it, a precondition was not met), or in a
+//! [`TargetFailure`]: the target crashed, hung, or broke the protocol, so nothing could be
+//! judged. The two are kept apart as proptest keeps a rejected
+//! case apart from a failed one.
+//!
+//! These types are the reporters' vocabulary; the scenario runner produces them, so its
+//! imports point here and never the other way.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use taskproof_core::protocol::{Answer, Feature, Hello};
+use taskproof_core::rule::Rule;
+use taskproof_profile::RunProfile;
+
+/// The judged outcome of a scenario that the target did not break.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Pass,
+    Fail(Vec<StepFailure>),
+    Skip(String),
+    /// The optional parts the scenario needs and the target does not declare, each with
+    /// the first step that needs it (`None`: the scenario's `needs` names it). Never a
+    /// failure; the report says what was not judged.
+    NotJudged(Vec<(Feature, Option<usize>)>),
+}
+
+/// `metadata (steps[3]) and lists (named in needs)`.
+pub fn needs_text(parts: &[(Feature, Option<usize>)]) -> String {
+    parts
+        .iter()
+        .map(|(f, at)| match at {
+            Some(i) => format!("{f} (steps[{i}])"),
+            None => format!("{f} (named in needs)"),
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// One broken expectation, with everything a person needs to act on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepFailure {
+    /// Index in the file's `steps` (`None` for checks after the last step).
+    pub step: Option<usize>,
+    pub session: Option<String>,
+    /// The request as sent (placeholders filled), when the step sent one.
+    pub request: Option<Value>,
+    pub expected: Value,
+    pub actual: Value,
+    /// What differs, in words.
+    pub reason: String,
+    pub rules: Vec<Rule>,
+    pub note: Option<String>,
+    /// The step as written in the file.
+    pub step_json: Option<Value>,
+    /// Set when a session step (a `wait`, `clear`, `compact`, `exit`, `kill`, `resume`)
+    /// came before the failing step: what happened between the requests.
+    pub witness: Option<EventWitness>,
+}
+
+/// What happened between requests before a failing step: the last session step before it,
+/// the files of the root just before that step and when the failing step was judged, and
+/// the seconds in between. It shows a task that vanished without a `delete`: its file is in
+/// `before` and not in `after`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventWitness {
+    /// The session step, in words: `steps[4] wait 7 s`, `steps[3] clear (session main)`.
+    pub event: String,
+    /// Seconds from just before the session step to the failing step's judgement.
+    pub seconds: f64,
+    /// Files under the root (relative paths, with their sizes) just before the session step;
+    /// `None` when the target's layout is opaque (its files say nothing).
+    pub before: Option<Vec<String>>,
+    /// The same, when the failing step was judged.
+    pub after: Option<Vec<String>>,
+    /// Each task file that was seen after an earlier step and is gone now, with the steps
+    /// between which it went: `shared-plan/1.json: last seen after steps[3] (at 4.2 s), gone
+    /// after steps[4] (at 11.3 s)`. Times count from the scenario's first step.
+    pub vanished: Vec<String>,
+    /// For a failing request: what became of the tasks it is about that its list held just
+    /// before the session step (their files deleted, or kept while the answer no longer
+    /// shows them); `None` when neither explains the failure, or the layout is opaque.
+    pub finding: Option<Finding>,
+}
+
+/// What a failing request after a session step shows of the tasks its list held just before
+/// that step. The two kinds are different findings: a store that deletes the files loses the
+/// tasks (S14, nothing vanishes); one that keeps them where the session no longer looks has
+/// the tasks still on disk, out of the agent's reach (for the session's own list after
+/// `/clear`, a new session id names a new, empty list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// The task files concerned, relative to the root, as they were named just before the
+    /// session step: the deleted ones, or the kept ones the answer does not show.
+    pub files: Vec<String>,
+    /// Of the kept files, those whose bytes differ from what they held just before the step.
+    pub changed: Vec<String>,
+    /// The folder of the list the request named, just before the session step.
+    pub list_before: String,
+    /// The same folder when the failing step was judged, when the target says (it differs
+    /// when the session's own list is now another: a new session id).
+    pub list_now: Option<String>,
+}
+
+/// The kind of a [`Finding`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// The task files are gone.
+    Deleted,
+    /// The task files are still on disk, and the answer does not show their tasks.
+    KeptUnseen,
+}
+
+impl FindingKind {
+    /// How the JSON report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Deleted => "deleted",
+            FindingKind::KeptUnseen => "kept_unseen",
+        }
+    }
+}
+
+impl Finding {
+    /// The finding in words, as the terminal and Markdown reports give it.
+    pub fn words(&self) -> String {
+        let files = self.files.join(", ");
+        let lists = match &self.list_now {
+            Some(now) if *now != self.list_before => format!(
+                "; the list it reads is {now} now, was {} before it",
+                self.list_before
+            ),
+            _ => String::new(),
+        };
+        match self.kind {
+            FindingKind::Deleted => format!("files deleted: {files} gone from disk{lists}"),
+            FindingKind::KeptUnseen => {
+                let state = if self.changed.is_empty() {
+                    "unchanged".to_string()
+                } else if self.changed.len() == self.files.len() {
+                    "changed".to_string()
+                } else {
+                    format!("changed: {}", self.changed.join(", "))
+                };
+                format!(
+                    "files kept, the agent no longer sees them: {files} still on disk ({state}), not in the answer{lists}"
+                )
+            }
+        }
+    }
+}
+
+impl EventWitness {
+    /// The files present before and gone after.
+    pub fn gone(&self) -> Vec<&str> {
+        match (&self.before, &self.after) {
+            (Some(b), Some(a)) => {
+                let names = |v: &Vec<String>| -> BTreeSet<String> {
+                    v.iter().map(|f| file_name_of(f).to_string()).collect()
+                };
+                let now = names(a);
+                b.iter()
+                    .map(|f| file_name_of(f))
+                    .filter(|f| !now.contains(*f))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `l/1.json` of `l/1.json (312 B)`.
+fn file_name_of(entry: &str) -> &str {
+    entry.split(" (").next().unwrap_or(entry)
+}
+
+/// A step that did not run, and why (its file steps, against a target whose layout is
+/// opaque, and the steps that depend on them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepSkip {
+    pub step: usize,
+    pub reason: String,
+}
+
+/// The target crashed, hung or broke the protocol: nothing could be judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetFailure {
+    pub step: Option<usize>,
+    pub request: Option<Value>,
+    pub message: String,
+}
+
+/// One judged request of a scenario (a `send` step): what was sent, what came back, what
+/// the scenario expected, and the verdict. Every `send` step whose answer arrived and was
+/// protocol-valid gets one, in step order, whether it passed or not; a step whose request
+/// never got a valid answer is the scenario's [`TargetFailure`] instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// Index in the file's `steps`.
+    pub step: usize,
+    pub session: String,
+    /// The request as sent (placeholders filled).
+    pub request: Value,
+    /// The answer as received, and decoded.
+    pub answer: Answer,
+    /// The expectation as judged (placeholders filled), in the scenario file's form.
+    pub expected: Value,
+    pub verdict: StepVerdict,
+}
+
+/// Whether an answer met its expectation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepVerdict {
+    Pass,
+    /// It did not; what differs, in words.
+    Fail(String),
+}
+
+/// The result of one scenario.
+#[derive(Debug, Clone)]
+pub struct ScenarioResult {
+    pub id: String,
+    pub title: String,
+    pub file: std::path::PathBuf,
+    pub source: Option<String>,
+    pub rules: Vec<Rule>,
+    pub result: Result<Outcome, TargetFailure>,
+    /// What the target's sessions wrote to stderr (the tail, labelled by session).
+    pub stderr: String,
+    /// Observations that do not fail the scenario (a concurrent block the profile does not
+    /// promise, say).
+    pub notes: Vec<String>,
+    /// Steps that did not run while the rest of the scenario did.
+    pub skipped_steps: Vec<StepSkip>,
+    /// [recorded profiles] Steps the profile the run held the target to records as
+    /// time-dependent (`record`'s time probe): accepted either way, shown as such.
+    pub time_dependent: Vec<usize>,
+    /// Every judged request, in order (reported as [`super::events::Event::StepFinished`]).
+    pub steps: Vec<StepRecord>,
+    pub elapsed: Duration,
+}
+
+/// The four ways a scenario can end, flattened for reports and counts: the schema's
+/// [`super::schema::OutcomeKind`].
+pub use super::schema::OutcomeKind;
+
+impl ScenarioResult {
+    pub fn kind(&self) -> OutcomeKind {
+        match &self.result {
+            Ok(Outcome::Pass) => OutcomeKind::Pass,
+            Ok(Outcome::Fail(_)) => OutcomeKind::Fail,
+            Ok(Outcome::Skip(_)) => OutcomeKind::Skip,
+            Ok(Outcome::NotJudged(_)) => OutcomeKind::NotJudged,
+            Err(_) => OutcomeKind::Error,
+        }
+    }
+
+    pub fn failures(&self) -> &[StepFailure] {
+        match &self.result {
+            Ok(Outcome::Fail(f)) => f,
+            _ => &[],
+        }
+    }
+
+    /// Why it was skipped or errored, or a one-line summary of the first failure.
+    pub fn reason(&self) -> Option<String> {
+        match &self.result {
+            Ok(Outcome::Pass) => None,
+            Ok(Outcome::Skip(r)) => Some(r.clone()),
+            Ok(Outcome::NotJudged(parts)) => {
+                Some(match parts.iter().filter_map(|(_, at)| *at).min() {
+                    Some(from) if parts.iter().all(|(_, at)| at.is_some()) => format!(
+                        "not judged from steps[{from}] on: it needs {}, which the target does not declare; every step before passed",
+                        needs_text(parts)
+                    ),
+                    _ => format!(
+                        "not judged: it needs {}, which the target does not declare",
+                        needs_text(parts)
+                    ),
+                })
+            }
+            Ok(Outcome::Fail(f)) => f.first().map(|f| match f.step {
+                Some(i) => format!("steps[{i}]: {}", f.reason),
+                None => f.reason.clone(),
+            }),
+            Err(e) => Some(match e.step {
+                Some(i) => format!("steps[{i}]: {}", e.message),
+                None => e.message.clone(),
+            }),
+        }
+    }
+
+    /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
+    /// scenario failed.
+    pub fn failed_rules(&self) -> BTreeSet<Rule> {
+        self.failures()
+            .iter()
+            .flat_map(|f| f.rules.iter().copied())
+            .collect()
+    }
+}
+
+/// What is known about the target before any scenario runs: its `hello`, asked once on a
+/// scratch root.
+#[derive(Debug, Clone)]
+pub struct TargetInfo {
+    pub spec: String,
+    pub hello: Result<Hello, String>,
+    /// The adapter's stderr when the hello failed.
+    pub stderr: String,
+}
+
+/// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
+/// summary line (the schema's type, as the JSON report writes it).
+pub use super::schema::Summary;
+
+/// The results of a suite, sorted by scenario id.
+#[derive(Debug, Clone)]
+pub struct SuiteResult {
+    pub target: TargetInfo,
+    pub profile: RunProfile,
+    pub scenarios: Vec<ScenarioResult>,
+    pub elapsed: Duration,
+}
+
+impl SuiteResult {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for r in &self.scenarios {
+            s.add(r.kind());
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_counts_errors_apart_from_failures() {
+        let s = Summary {
+            passed: 3,
+            failed: 1,
+            skipped: 2,
+            errors: 1,
+            not_judged: 0,
+        };
+        assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
+        assert!(!s.ok());
+        let scoped = Summary {
+            failed: 0,
+            errors: 0,
+            not_judged: 4,
+            ..s
+        };
+        assert_eq!(
+            scoped.line(),
+            "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged"
+        );
+        assert!(scoped.ok(), "not judged is no failure");
+    }
+}

@@ -1,0 +1,147 @@
+//! The Markdown summary: the counts, then a table of every scenario that did not pass, the
+//! notes (what a profile does not promise, which the terminal and JSON reports carry too),
+//! the steps that were skipped, and the list of scenarios that passed, for a pull-request
+//! comment or a CI job summary.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use taskproof_report::events::{Event, ReportError, Reporter, write_final};
+use taskproof_report::output::{bullets, cell};
+use taskproof_report::result::{OutcomeKind, ScenarioResult, SuiteResult};
+
+/// Writes the Markdown summary when the run (or a fuzz run, `fuzz::render::markdown`,
+/// through its [`taskproof_report::Document`]) finishes.
+pub struct MarkdownReporter {
+    pub path: PathBuf,
+}
+
+impl Reporter for MarkdownReporter {
+    fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
+        let text = match event {
+            Event::RunFinished { suite } => Some(to_markdown(suite)),
+            Event::FuzzFinished { report } => report.markdown(),
+            _ => None,
+        };
+        write_final(&self.path, text)
+    }
+}
+
+/// The summary as Markdown.
+pub fn to_markdown(suite: &SuiteResult) -> String {
+    let s = suite.summary();
+    let mut out = String::new();
+    let target = match &suite.target.hello {
+        Ok(h) => format!("`{}` ({} {})", suite.target.spec, h.name, h.version),
+        Err(e) => format!("`{}` (hello failed: {})", suite.target.spec, cell(e)),
+    };
+    let _ = writeln!(out, "# taskproof run\n");
+    let _ = writeln!(out, "Target {target}, profile `{}`.\n", suite.profile);
+    let _ = writeln!(out, "**{}**\n", s.line());
+    let not_passed: Vec<_> = suite
+        .scenarios
+        .iter()
+        .filter(|r| r.kind() != OutcomeKind::Pass)
+        .collect();
+    if !not_passed.is_empty() {
+        let _ = writeln!(out, "| scenario | outcome | rules | reason |");
+        let _ = writeln!(out, "|---|---|---|---|");
+        for r in not_passed {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} |",
+                r.id,
+                r.kind().as_str(),
+                taskproof_core::rule::join(&r.rules, ", "),
+                cell(&r.reason().unwrap_or_default())
+            );
+        }
+        out.push('\n');
+    }
+    let each = |lines: &dyn Fn(&ScenarioResult) -> Vec<String>| -> Vec<String> {
+        suite.scenarios.iter().flat_map(lines).collect()
+    };
+    let notes = each(&|r| {
+        let id = &r.id;
+        r.notes
+            .iter()
+            .map(|n| format!("- `{id}`: {}", cell(n)))
+            .collect()
+    });
+    bullets(&mut out, "Notes (not failures):", &notes);
+    let steps = each(&|r| {
+        let id = &r.id;
+        r.skipped_steps
+            .iter()
+            .map(|k| format!("- `{id}` steps[{}]: {}", k.step, cell(&k.reason)))
+            .collect()
+    });
+    bullets(&mut out, "Steps skipped:", &steps);
+    let passed: Vec<String> = suite
+        .scenarios
+        .iter()
+        .filter(|r| r.kind() == OutcomeKind::Pass)
+        .map(|r| format!("`{}`", r.id))
+        .collect();
+    if !passed.is_empty() {
+        let _ = writeln!(out, "<details><summary>{} passed</summary>\n", passed.len());
+        let _ = writeln!(out, "{}\n", passed.join(", "));
+        let _ = writeln!(out, "</details>");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskproof_profile::Profile;
+    use taskproof_report::result::{Outcome, ScenarioResult, StepSkip, TargetInfo};
+
+    #[test]
+    fn notes_and_skipped_steps_are_in_the_summary() {
+        let result = ScenarioResult {
+            id: "concurrent-claims".into(),
+            title: "t".into(),
+            file: "scenarios/concurrent-claims.json".into(),
+            source: None,
+            rules: vec![taskproof_core::rule::Rule::S20],
+            result: Ok(Outcome::Pass),
+            stderr: String::new(),
+            notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],
+            skipped_steps: vec![StepSkip {
+                step: 5,
+                reason: "touches files, but the target's layout is opaque".into(),
+            }],
+            time_dependent: Vec::new(),
+            steps: Vec::new(),
+            elapsed: std::time::Duration::ZERO,
+        };
+        let suite = SuiteResult {
+            target: TargetInfo {
+                spec: "naive".into(),
+                hello: Err("x".into()),
+                stderr: String::new(),
+            },
+            profile: Profile::Cc2117.into(),
+            scenarios: vec![result],
+            elapsed: std::time::Duration::ZERO,
+        };
+        let md = to_markdown(&suite);
+        assert!(
+            md.contains(
+                "- `concurrent-claims`: steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 \\| won"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "- `concurrent-claims` steps[5]: touches files, but the target's layout is opaque"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("**1 passed, 0 failed, 0 errors, 0 skipped**"),
+            "{md}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! What runs against this target: why a whole scenario does not run ([`gate`]: skipped for a
+//! profile it has no expectations for, not judged for an optional part the target does not
+//! declare), and, against a target
+//! whose layout is opaque, which steps are skipped while the rest of the scenario runs
+//! ([`opaque_skips`]: the file steps and the steps that depend on them).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::format::*;
+use super::vars;
+use taskproof_core::protocol::{Feature, Hello};
+use taskproof_profile::Profile;
+use taskproof_report::result::Outcome;
+
+/// Against a target whose layout is opaque: the steps that cannot run, each with why. A
+/// file step cannot run; a step that writes files changes its list (the first folder of its
+/// path) behind the store's back, so every later step on that list depends on it, and so
+/// does every step using a variable bound by a skipped step. A skipped step that would have
+/// changed a list taints that list in turn. Steps on other lists, and session steps, run.
+pub fn opaque_skips(s: &Scenario, profile: Profile) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    // List name as written -> the step that first left it in an unknown state.
+    let mut lists: BTreeMap<String, usize> = BTreeMap::new();
+    // Variable -> the skipped step that would have bound it.
+    let mut unbound: BTreeMap<String, usize> = BTreeMap::new();
+    // A file step whose list cannot be told (a path built from a variable) taints all.
+    let mut everything: Option<usize> = None;
+    for step in s.steps_for(profile) {
+        let i = step.index;
+        if step.action.is_file_step() {
+            out.insert(
+                i,
+                "touches files, but the target's layout is opaque".to_string(),
+            );
+            if step.action.writes_files() {
+                match written_list(&step.action) {
+                    Some(l) => {
+                        lists.entry(l).or_insert(i);
+                    }
+                    None => {
+                        everything.get_or_insert(i);
+                    }
+                }
+            }
+            continue;
+        }
+        let touched = step_lists(step);
+        let used: Vec<String> = super::load::templated(step)
+            .iter()
+            .filter_map(|(v, p)| vars::uses(v, p).ok())
+            .flatten()
+            .map(|(name, _)| name)
+            .collect();
+        let why = if let Some(j) = everything {
+            Some(format!(
+                "depends on steps[{j}], which changed the root's files (the target's layout is opaque)"
+            ))
+        } else if let Some((l, j)) = touched
+            .iter()
+            .find_map(|l| lists.get(l).map(|j| (l.clone(), *j)))
+        {
+            Some(format!(
+                "uses list {l}, which steps[{j}] changed through its files (the target's layout is opaque)"
+            ))
+        } else {
+            used.iter().find_map(|v| {
+                unbound
+                    .get(v)
+                    .map(|j| format!("uses ${{{v}}}, which skipped steps[{j}] would have bound"))
+            })
+        };
+        let Some(why) = why else { continue };
+        out.insert(i, why);
+        if let Action::Send { bind, .. } = &step.action {
+            for (name, _) in bind {
+                unbound.entry(name.clone()).or_insert(i);
+            }
+        }
+        for l in touched {
+            lists.entry(l).or_insert(i);
+        }
+    }
+    out
+}
+
+/// The list a file-writing step writes in: the first folder of its path, when it is plain.
+fn written_list(a: &Action) -> Option<String> {
+    let path = match a {
+        Action::WriteTask { list, .. } => return plain(list),
+        Action::WriteFile { path, .. } | Action::Symlink { path, .. } => path,
+        Action::Mkdir(path) | Action::RemoveFile(path) => path,
+        _ => return None,
+    };
+    let first = path.split('/').next()?;
+    // A folder at the top of the root is a list itself.
+    plain(first)
+}
+
+fn plain(s: &str) -> Option<String> {
+    (!s.contains("${") && !s.contains('{')).then(|| s.to_string())
+}
+
+/// The lists a step reads or changes through the store, as written.
+fn step_lists(step: &Step) -> Vec<String> {
+    let of = |r: &Value| r.get("list").and_then(Value::as_str).map(str::to_string);
+    match &step.action {
+        Action::Send { request, .. } => of(request).into_iter().collect(),
+        Action::Check { list, .. } => vec![list.clone()],
+        Action::Concurrent(c) => {
+            let mut out: Vec<String> = c.lanes.iter().filter_map(|l| of(&l.send)).collect();
+            out.push(c.list.clone());
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Why a whole scenario does not run against this target under this profile, if it does
+/// not: skipped (the profile has no expectations for it), or not judged (its file's `needs`
+/// names an optional part the target does not declare). A part that only a step needs is
+/// [`undeclared`]'s: the steps before that one still run.
+pub fn gate(s: &Scenario, profile: Profile, hello: &Hello) -> Option<Outcome> {
+    if !s.profiles.contains(&profile) {
+        let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
+        return Some(Outcome::Skip(format!(
+            "no expectations for profile {profile} (the scenario covers {})",
+            covered.join(", ")
+        )));
+    }
+    let missing = undeclared(s, profile, hello);
+    missing
+        .iter()
+        .any(|(_, at)| at.is_none())
+        .then_some(Outcome::NotJudged(missing))
+}
+
+/// The optional parts the scenario needs and the target does not declare, each with the
+/// first step that needs it (`None`: the file's `needs` names it). The runner judges the
+/// steps before the first of those steps and stops there: the steps after it depend on
+/// what it would have done.
+pub fn undeclared(s: &Scenario, profile: Profile, hello: &Hello) -> Vec<(Feature, Option<usize>)> {
+    s.needs_for(profile)
+        .into_iter()
+        .filter(|(f, _)| !hello.has(*f))
+        .collect()
+}
+
+/// The lists a scenario names through the store, as written, each with the first step
+/// that names it, in order.
+pub fn scenario_lists(s: &Scenario, profile: Profile) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for step in s.steps_for(profile) {
+        for l in step_lists(step) {
+            if !out.iter().any(|(k, _)| *k == l) {
+                out.push((l, step.index));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::load::test_scenario as scenario;
+
+    #[test]
+    fn opaque_skips_follow_lists_and_variables() {
+        let s = scenario(json!([
+            {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "bind": {"a": "task.id"}},
+            {"write_file": {"path": "l/9.json", "text": "{"}},
+            {"send": {"op": "list", "list": "l"}, "bind": {"n": "tasks.0.id"}},
+            {"send": {"op": "create", "list": "m", "task": {"subject": "${n}"}}},
+            {"send": {"op": "get", "list": "k", "id": "${a}"}, "expect": "anything"},
+            {"assert_file": {"path": "k/1.json", "exists": false}},
+            {"send": {"op": "list", "list": "k"}},
+        ]));
+        let skips = opaque_skips(&s, Profile::Strict);
+        let steps: Vec<usize> = skips.keys().copied().collect();
+        // 1 writes list l; 2 lists l; 3 uses ${n} bound by 2 (and so list m is unknown);
+        // 4 and 6 use list k, which only an assert_file (5, a read) touched.
+        assert_eq!(steps, [1, 2, 3, 5]);
+        assert_eq!(
+            skips[&3],
+            "uses ${n}, which skipped steps[2] would have bound"
+        );
+    }
+}
