@@ -404,3 +404,115 @@ fn the_readmes_hook_settings_are_the_tested_file() {
     .unwrap();
     assert_eq!(shown, file);
 }
+
+/// Where a file named in prose is looked for: from the repository's root, and from the
+/// folder of the file that names it and each folder above it (a crate's comments say
+/// `src/x.rs` for its own files).
+fn resolves(named_in: &Path, path: &str) -> bool {
+    let root = repo();
+    if root.join(path).exists() {
+        return true;
+    }
+    let mut dir = named_in.parent();
+    while let Some(d) = dir {
+        if d.join(path).exists() {
+            return true;
+        }
+        if d == root {
+            break;
+        }
+        dir = d.parent();
+    }
+    false
+}
+
+/// The repository files a line names: words that start at one of the project's top folders
+/// and end in a file's extension, leaving out templates (`reports/mcp/NAME/NOTES.md`).
+fn named_files(line: &str) -> Vec<String> {
+    const TOPS: [&str; 8] = [
+        "crates/",
+        "src/",
+        "tests/",
+        "benches/",
+        "fuzz/",
+        "docs/",
+        "scenarios/",
+        "repro/",
+    ];
+    const EXTS: [&str; 7] = [".rs", ".md", ".toml", ".py", ".json", ".sh", ".js"];
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || "_./-".contains(c)))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| TOPS.iter().any(|t| w.starts_with(t)))
+        .filter(|w| EXTS.iter().any(|e| w.ends_with(e)))
+        .filter(|w| {
+            !w.split('/')
+                .any(|part| is_placeholder(part) || part == "x.json")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Prose and comments point at files that exist: a reader who follows `crates/…/x.rs` from
+/// the docs or a module's comment finds it. Moving a file (issue 40 moved most of them) breaks
+/// this test until every pointer follows.
+#[test]
+fn every_file_the_docs_and_comments_name_exists() {
+    let root = repo();
+    let mut files: Vec<std::path::PathBuf> = vec![root.join("README.md"), root.join("Cargo.toml")];
+    for pattern in [
+        "docs/**/*.md",
+        "scenarios/README.md",
+        "crates/*/Cargo.toml",
+        "crates/**/*.rs",
+        "src/**/*.rs",
+        "benches/**/*.rs",
+        "fuzz/**/*.rs",
+    ] {
+        let full = root.join(pattern);
+        files.extend(
+            glob::glob(full.to_str().unwrap())
+                .unwrap()
+                .map(Result::unwrap),
+        );
+    }
+    let mut missing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let prose = file.extension().is_some_and(|e| e == "md");
+        for (n, line) in text.lines().enumerate() {
+            // In code and manifests only the comments are prose; code may build paths on
+            // purpose (a test's made-up `repro/yes.sh`).
+            let said = if prose {
+                line
+            } else if let Some(at) = line.find("//").or_else(|| line.find('#')) {
+                &line[at..]
+            } else {
+                continue;
+            };
+            for path in named_files(said) {
+                if !resolves(file, &path) {
+                    let shown = file.strip_prefix(root).unwrap_or(file);
+                    missing.push(format!("{}:{}: {path}", shown.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named but not there:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn named_files_are_the_paths_a_reader_would_follow() {
+    assert_eq!(
+        named_files("(`crates/store/src/cclock.rs`), see docs/race.md."),
+        ["crates/store/src/cclock.rs", "docs/race.md"]
+    );
+    assert!(named_files("reports/mcp/NAME/NOTES.md and fuzz/fuzz_targets/NAME.rs").is_empty());
+    assert!(named_files("src/ and crates/*/src/ hold the code").is_empty());
+    let here = repo().join("crates/race/src/lib.rs");
+    assert!(resolves(&here, "src/mix.rs"), "a crate's own src/");
+    assert!(!resolves(&here, "src/race/mix.rs"));
+}

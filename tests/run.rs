@@ -8,7 +8,8 @@ use std::process::Output;
 use serde_json::Value;
 use taskproof_core::protocol::Feature;
 use taskproof_report::Event;
-use taskproof_scenario::{OutcomeKind, RunConfig, StepVerdict, load_dir, run_suite};
+use taskproof_report::result::{OutcomeKind, StepVerdict};
+use taskproof_scenario::{RunConfig, load_dir, run_suite};
 use taskproof_targets::TargetSpec;
 
 use crate::util::{bin, repo, taskproof_in, tempdir};

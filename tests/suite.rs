@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use taskproof_core::protocol::Feature;
 use taskproof_profile::Profile;
 use taskproof_report::result::Outcome;
-use taskproof_scenario::{OutcomeKind, RunConfig, Scenario, SkipList, SuiteResult};
+use taskproof_report::result::{OutcomeKind, SuiteResult};
+use taskproof_scenario::{RunConfig, Scenario, SkipList};
 use taskproof_store::Mutant;
 use taskproof_targets::TargetSpec;
 

@@ -1,5 +1,5 @@
 //! No process a target started outlives taskproof: not when a session closes normally, not
-//! when `taskproof run` or `race` gets SIGTERM or SIGINT (src/target/group.rs).
+//! when `taskproof run` or `race` gets SIGTERM or SIGINT (crates/targets/src/group.rs).
 //!
 //! The processes of one taskproof are told apart by a private `TMPDIR` given to it: an
 //! adapter inherits it, and a Claude Code CLI (whose environment is cleared) has its private

@@ -15,8 +15,9 @@ use serde_json::Value;
 use super::search::{Judged, Seen};
 use taskproof_profile::{Mode, Profile};
 use taskproof_race::{AnomalyKind, Workload};
+use taskproof_report::result::{Outcome, ScenarioResult};
 use taskproof_reporters::terminal::failure_text;
-use taskproof_scenario::{Action, Outcome, RunConfig, Scenario, ScenarioResult, run_suite};
+use taskproof_scenario::{Action, RunConfig, Scenario, run_suite};
 use taskproof_targets::TargetSpec;
 
 /// What counts as the change.

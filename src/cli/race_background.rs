@@ -1,5 +1,5 @@
 //! `taskproof race-background`: the kill/complete race against a background-task target
-//! (src/background/race.rs, docs/background.md "The race").
+//! (crates/background/src/race.rs, docs/background.md "The race").
 
 use std::path::PathBuf;
 

@@ -281,7 +281,7 @@ fn reporters_of(args: &Args) -> Reporters {
 }
 
 /// `taskproof run --suite background`: the background scenarios against a background-task
-/// target (src/background/suite.rs), reported like the store suite.
+/// target (crates/background/src/suite.rs), reported like the store suite.
 fn run_background(args: Args) -> anyhow::Result<Verdict> {
     use taskproof_background::scenario::{load_builtin as bg_builtin, load_paths as bg_paths};
     use taskproof_background::suite::{BgConfig, run_suite as bg_run_suite};

@@ -49,7 +49,7 @@ impl Verdict {
 
     /// A scenario run: a failure is a verdict and wins; a failed hello, or errors alone, mean
     /// the target broke before all verdicts were in.
-    pub fn of_suite(suite: &taskproof_scenario::SuiteResult) -> Verdict {
+    pub fn of_suite(suite: &taskproof_report::result::SuiteResult) -> Verdict {
         let s = suite.summary();
         if suite.target.hello.is_err() {
             Verdict::TargetBroke

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::build::{Cache, Point};
 use super::rows::{Row, RowProbe};
 use crate::bisect::{Judged, Seen};
-use taskproof_matrix::input::RaceReport;
+use taskproof_race::report::RaceReport;
 use taskproof_report::schema::{OutcomeKind, RunReport, ScenarioReport, StepFailure};
 
 fn seen(key: &str, summary: String, witness: String) -> Judged {

@@ -9,7 +9,7 @@
 //! is docs/background.md (rules B1…B8); this module holds
 //!
 //! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
-//!   Claude Code target (src/target/claude_code/background.rs); it lives below both, in
+//!   Claude Code target (crates/targets/src/claude_code/background.rs); it lives below both, in
 //!   `taskproof_targets::background`, and is re-exported here under its old name;
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and
@@ -30,13 +30,9 @@ pub mod runner;
 pub mod scenario;
 pub mod suite;
 pub mod targets;
-pub use taskproof_targets::background as target;
 
 pub use mutant::BgMutant;
 pub use runner::{Runner, RunnerOptions};
-pub use target::{
-    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
-};
 pub use targets::{BgOpen, BgTarget};
 #[macro_use]
 extern crate taskproof_core;

@@ -34,7 +34,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
-use super::target::{
+use taskproof_targets::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 use taskproof_targets::group::Group;

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::procs;
-use super::target::{BgEnd, BgKill, BgStatus, BgWork};
-use super::targets::{BgOpen, BgTarget};
+use crate::procs;
+use crate::targets::{BgOpen, BgTarget};
+use taskproof_targets::background::{BgEnd, BgKill, BgStatus, BgWork};
 
 /// What to race.
 #[derive(Debug, Clone)]

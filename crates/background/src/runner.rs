@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_process_group};
 
-use super::guardian::{Guardian, register_self};
-use super::mutant::BgMutant;
-use super::target::{
+use crate::guardian::{Guardian, register_self};
+use crate::mutant::BgMutant;
+use taskproof_targets::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 

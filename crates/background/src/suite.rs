@@ -31,17 +31,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::procs::{self, Member};
-use super::runner::is_seed_id;
-use super::scenario::{BgScenario, EndHow, KillExpect, Step};
-use super::target::{BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork};
-use super::targets::{BgOpen, BgTarget};
+use crate::procs::{self, Member};
+use crate::runner::is_seed_id;
+use crate::scenario::{BgScenario, EndHow, KillExpect, Step};
+use crate::targets::{BgOpen, BgTarget};
 use taskproof_core::protocol::Hello;
 use taskproof_core::rule::Rule;
 use taskproof_profile::{Profile, RunProfile};
 use taskproof_report::Event;
 use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
+};
+use taskproof_targets::background::{
+    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork,
 };
 use taskproof_targets::claude_code::model_log::LogHandle;
 

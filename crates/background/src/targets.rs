@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::mutant::BgMutant;
-use super::protocol::{Limits, ProcessBgSession};
-use super::runner::{Runner, RunnerOptions};
-use super::target::BgSession;
+use crate::mutant::BgMutant;
+use crate::protocol::{Limits, ProcessBgSession};
+use crate::runner::{Runner, RunnerOptions};
+use taskproof_targets::background::BgSession;
 
 /// A background-task target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum BgTarget {
     /// A runner speaking the background protocol: `sh -c COMMAND` with `TASKPROOF_ROOT`.
     Cmd(String),
     /// A published version of Claude Code, unmodified: its background Bash, output and kill
-    /// tools driven by the scripted model (src/target/claude_code/background.rs).
+    /// tools driven by the scripted model (crates/targets/src/claude_code/background.rs).
     ClaudeCode(taskproof_targets::claude_code::ClaudeCode),
 }
 

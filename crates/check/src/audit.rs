@@ -23,8 +23,8 @@ use rustix::fs::{self as rfs, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use serde_json::Value;
 
-use super::finding::{Finding, FindingKind, Repair};
-use super::judge::{judge_task_value, judge_tasks, sort_findings};
+use crate::finding::{Finding, FindingKind, Repair};
+use crate::judge::{judge_task_value, judge_tasks, sort_findings};
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::{Task, TaskId};
 use taskproof_store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError, TMP_NAME};

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
-use super::CheckError;
-use super::finding::{Finding, FindingKind};
+use crate::CheckError;
+use crate::finding::{Finding, FindingKind};
 use taskproof_core::protocol::Layout;
 use taskproof_store::{Dir, HIGHWATERMARK_NAME, JOURNAL_NAME, LOCK_NAME, ReadError};
 

@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::CheckError;
-use super::audit::{self, ListAudit, Locking};
-use super::discover::ListLocation;
-use super::finding::{EdgeField, Repair};
+use crate::CheckError;
+use crate::audit::{self, ListAudit, Locking};
+use crate::discover::ListLocation;
+use crate::finding::{EdgeField, Repair};
 use taskproof_core::layout;
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::TaskId;

@@ -37,10 +37,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::finding::{Finding, FindingKind};
-use super::journal::{self, Observed};
-use super::judge;
-use super::locate::{List, Place, locate, read_list};
+use crate::finding::{Finding, FindingKind};
+use crate::journal::{self, Observed};
+use crate::judge;
+use crate::locate::{List, Place, locate, read_list};
 use taskproof_core::graph::Graph;
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};

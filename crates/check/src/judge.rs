@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::finding::{EdgeField, Finding, FindingKind, Repair};
+use crate::finding::{EdgeField, Finding, FindingKind, Repair};
 use taskproof_core::graph::{Graph, MissingSide};
 use taskproof_core::layout;
 use taskproof_core::protocol::Layout;

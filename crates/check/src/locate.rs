@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::discover::ListLocation;
-use super::finding::{Finding, FindingKind};
-use super::hook::{HookContext, str_field};
-use super::{audit, judge};
+use crate::discover::ListLocation;
+use crate::finding::{Finding, FindingKind};
+use crate::hook::{HookContext, str_field};
+use crate::{audit, judge};
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 use taskproof_store::{HIGHWATERMARK_NAME, ReadError, parse_watermark};

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::finding::{Finding, Repair};
-use super::fix::{Change, RepairOutcome};
-use super::hook::Verdict;
-use super::run::{Mode, Report};
+use crate::finding::{Finding, Repair};
+use crate::fix::{Change, RepairOutcome};
+use crate::hook::Verdict;
+use crate::run::{Mode, Report};
 use taskproof_report::Document;
 use taskproof_report::output::{paint, style};
 use taskproof_report::schema::{self, CheckChange, CheckFinding, CheckList, CheckReport};

@@ -19,13 +19,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CheckError;
-use super::audit::{self, Locking};
-use super::discover::ListLocation;
-use super::finding::Repair;
-use super::fix::{Change, RepairOutcome};
-use super::journal::{self, JournalError};
-use super::vanish::{self, Folder};
+use crate::CheckError;
+use crate::audit::{self, Locking};
+use crate::discover::ListLocation;
+use crate::finding::Repair;
+use crate::fix::{Change, RepairOutcome};
+use crate::journal::{self, JournalError};
+use crate::vanish::{self, Folder};
 use taskproof_core::protocol::Layout;
 use taskproof_store::audit::format_time;
 use taskproof_store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark};

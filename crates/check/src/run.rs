@@ -5,15 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CheckError;
-use super::audit::{self, Locking};
-use super::discover::{self, ListLocation};
-use super::finding::{Finding, FindingKind, Repair};
-use super::fix::{self, Change, RepairOutcome};
-use super::journal;
-use super::judge::sort_findings;
-use super::restore::{self, Into};
-use super::vanish::{self, Folder};
+use crate::CheckError;
+use crate::audit::{self, Locking};
+use crate::discover::{self, ListLocation};
+use crate::finding::{Finding, FindingKind, Repair};
+use crate::fix::{self, Change, RepairOutcome};
+use crate::journal;
+use crate::judge::sort_findings;
+use crate::restore::{self, Into};
+use crate::vanish::{self, Folder};
 use taskproof_core::protocol::Layout;
 
 /// What to do with what the audit finds.

@@ -19,9 +19,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::audit::ListAudit;
-use super::finding::{Finding, FindingKind};
-use super::journal::{self, End, Journal, JournalError, Life};
+use crate::audit::ListAudit;
+use crate::finding::{Finding, FindingKind};
+use crate::journal::{self, End, Journal, JournalError, Life};
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::TaskId;
 use taskproof_store::audit::format_time;

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::oracle::{Damage, FuzzOracle, describe, differences};
-pub use super::resolve::ResolvedStep;
-use super::resolve::{Ids, Resolver, op_of, resolve};
-use super::strategy::{EventGen, Step};
+use crate::oracle::{Damage, FuzzOracle, describe, differences};
+pub use crate::resolve::ResolvedStep;
+use crate::resolve::{Ids, Resolver, op_of, resolve};
+use crate::strategy::{EventGen, Step};
 use taskproof_core::protocol::{Layout, Response};
 use taskproof_core::task::TaskId;
 use taskproof_profile::Profile;

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::driver::{Divergence, History, ResolvedStep};
-use super::oracle::difference_fields;
-use super::strategy::{EventGen, SESSIONS};
+use crate::driver::{Divergence, History, ResolvedStep};
+use crate::oracle::difference_fields;
+use crate::strategy::{EventGen, SESSIONS};
 use taskproof_core::protocol::{ErrorKind, Response};
 use taskproof_core::rule::Rule;
 use taskproof_core::task::{Task, TaskId};

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
+use crate::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
 use taskproof_profile::Profile;
 use taskproof_report::Document;
 use taskproof_report::output::{bullets, cell, paint, style};

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::oracle::FuzzOracle;
-use super::strategy::{
+use crate::oracle::FuzzOracle;
+use crate::strategy::{
     Bad, EventGen, Foreign, LISTS, Meta, MetaValue, PatchGen, Ref, SESSIONS, StatusGen, Step,
     Subject,
 };

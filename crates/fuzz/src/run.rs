@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use super::driver::{CaseError, History, Setup, run_case};
-use super::finding::{Finding, finding, fingerprint_of};
-use super::known::{KnownEntry, KnownFindings};
-use super::strategy::{BetweenRequests, Step, steps};
+use crate::driver::{CaseError, History, Setup, run_case};
+use crate::finding::{Finding, finding, fingerprint_of};
+use crate::known::{KnownEntry, KnownFindings};
+use crate::strategy::{BetweenRequests, Step, steps};
 use taskproof_report::Event;
 use taskproof_report::result::{Outcome, TargetInfo};
 use taskproof_scenario::{RunConfig, probe, run_scenario};

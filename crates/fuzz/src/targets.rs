@@ -14,7 +14,7 @@ use taskproof_core::protocol::{Op, Request, Response};
 use taskproof_core::task::{ListName, NewTask, Patch, Status, Strictness, Task, TaskId};
 use taskproof_store::{Options, StrictStore, TaskStore};
 
-use super::filesim::Schedule;
+use crate::filesim::Schedule;
 
 /// The names of the cargo-fuzz targets, which are also the corpus folder names.
 pub const TARGETS: [&str; 6] = [

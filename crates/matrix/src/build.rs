@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::input::{Column, OutcomeKind, RaceWorkload, ScenarioReport};
+use crate::input::Column;
+use taskproof_race::report::WorkloadReport as RaceWorkload;
+use taskproof_report::schema::{OutcomeKind, ScenarioReport};
 
 /// The short names of SPEC §3's rules, as docs/spec.md gives them.
 pub const RULE_NAMES: [(&str, &str); 20] = [

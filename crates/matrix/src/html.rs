@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::build::{Cell, Matrix, RaceColumn, State, anomaly_label};
-use super::input::Column;
+use crate::build::{Cell, Matrix, RaceColumn, State, anomaly_label};
+use crate::input::Column;
 
 /// Characters of a request, an expectation or an answer shown in a cell before it is cut.
 const MAX_JSON: usize = 1500;

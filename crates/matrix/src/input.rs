@@ -19,19 +19,10 @@ pub const RACE_FORMATS: [u64; 2] = [1, 2];
 /// The format of `target.json`.
 pub const MANIFEST_FORMAT: u64 = 1;
 
-/// One scenario's outcome, as the run report writes it.
-pub use taskproof_report::schema::OutcomeKind;
-/// A file that could not be read as a report: the schema's error, naming the file and the
-/// field.
-pub use taskproof_report::schema::ReadError as InputError;
-/// The run report and its parts: the schema's types, the ones `run` writes.
-pub use taskproof_report::schema::{
-    RunReport, RunTarget, ScenarioReport, SkippedStep, StepError, StepFailure, Witness,
-};
-
-/// A `taskproof race --report json:FILE` report and one workload run of it: the race's own
-/// serde types, the ones `race` writes.
-pub use taskproof_race::report::{RaceReport, WorkloadReport as RaceWorkload};
+// The run report and its parts are the schema's types (the ones `run` writes); a race
+// report is race's own serde type (the one `race --report json:FILE` writes).
+use taskproof_race::report::RaceReport;
+use taskproof_report::schema::{ReadError, RunReport};
 
 /// What `taskproof matrix` writes beside a target's reports: its label and spec, and why a
 /// report is missing when the target could not be run.
@@ -55,13 +46,13 @@ pub struct Manifest {
 use taskproof_report::schema::{self, read as read_json};
 
 /// Reads a run report, checking its format version.
-pub fn read_run(path: &Path) -> Result<RunReport, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
+pub fn read_run(path: &Path) -> Result<RunReport, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::new(path, e))?;
     parse_run(path, &text)
 }
 
 /// Parses a run report read from `path`.
-pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, InputError> {
+pub fn parse_run(path: &Path, text: &str) -> Result<RunReport, ReadError> {
     known_format(
         path,
         schema::format_version(path, text)?,
@@ -132,9 +123,9 @@ fn uncut(text: &str) -> Option<(String, BTreeMap<String, u64>)> {
 
 /// Parses a report without its cut markers. It is read from text like every other report,
 /// so each report type has one reader; an error's line is in that text, which it says.
-fn parse_uncut<T: serde::de::DeserializeOwned>(path: &Path, clean: &str) -> Result<T, InputError> {
+fn parse_uncut<T: serde::de::DeserializeOwned>(path: &Path, clean: &str) -> Result<T, ReadError> {
     schema::parse(path, clean).map_err(|e| {
-        InputError::new(
+        ReadError::new(
             path,
             format!("{} (in the report with its cut markers removed)", e.message),
         )
@@ -142,13 +133,13 @@ fn parse_uncut<T: serde::de::DeserializeOwned>(path: &Path, clean: &str) -> Resu
 }
 
 /// Reads a race report, checking its format version.
-pub fn read_race(path: &Path) -> Result<RaceReport, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, e))?;
+pub fn read_race(path: &Path) -> Result<RaceReport, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::new(path, e))?;
     parse_race(path, &text)
 }
 
 /// Parses a race report read from `path`.
-pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
+pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, ReadError> {
     known_format(
         path,
         schema::format_version(path, text)?,
@@ -168,7 +159,7 @@ pub fn parse_race(path: &Path, text: &str) -> Result<RaceReport, InputError> {
 /// Refuses a file whose `format_version` is not one this reader knows, naming the ones it
 /// does: `format_version: this taskproof reads race reports of format 1 or 2, not 3`. A
 /// version of 0 is a file without one.
-fn known_format(path: &Path, version: u64, known: &[u64], what: &str) -> Result<(), InputError> {
+fn known_format(path: &Path, version: u64, known: &[u64], what: &str) -> Result<(), ReadError> {
     if known.contains(&version) {
         return Ok(());
     }
@@ -181,14 +172,14 @@ fn known_format(path: &Path, version: u64, known: &[u64], what: &str) -> Result<
         0 => "one without format_version".into(),
         v => v.to_string(),
     };
-    Err(InputError::new(
+    Err(ReadError::new(
         path,
         format!("format_version: this taskproof reads {what} of format {known}, not {found}"),
     ))
 }
 
 /// Reads a `target.json`.
-pub fn read_manifest(path: &Path) -> Result<Manifest, InputError> {
+pub fn read_manifest(path: &Path) -> Result<Manifest, ReadError> {
     let m: Manifest = read_json(path)?;
     known_format(path, m.format_version, &[MANIFEST_FORMAT], "target.json")?;
     Ok(m)
@@ -296,7 +287,7 @@ fn race_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Reads one target's folder into a column.
-pub fn load_target_dir(dir: &Path) -> Result<Column, InputError> {
+pub fn load_target_dir(dir: &Path) -> Result<Column, ReadError> {
     let mut col = Column::default();
     let manifest_path = dir.join("target.json");
     let manifest = if manifest_path.is_file() {
@@ -315,7 +306,7 @@ pub fn load_target_dir(dir: &Path) -> Result<Column, InputError> {
         col.sources.push(p);
     }
     if col.run.is_none() && col.races.is_empty() && manifest.is_none() {
-        return Err(InputError::new(
+        return Err(ReadError::new(
             dir,
             "no run.json, race*.json or target.json: not a target's reports",
         ));
@@ -352,9 +343,9 @@ pub fn load_target_dir(dir: &Path) -> Result<Column, InputError> {
 
 /// Reads `--from DIR`: one target's folder, or a folder of them (in the order its
 /// `index.json` gives, else in natural order of their names).
-pub fn load_from(dir: &Path) -> Result<Vec<Column>, InputError> {
+pub fn load_from(dir: &Path) -> Result<Vec<Column>, ReadError> {
     if !dir.is_dir() {
-        return Err(InputError::new(dir, "not a folder"));
+        return Err(ReadError::new(dir, "not a folder"));
     }
     if is_target_dir(dir) {
         return Ok(vec![load_target_dir(dir)?]);
@@ -364,7 +355,7 @@ pub fn load_from(dir: &Path) -> Result<Vec<Column>, InputError> {
         let idx: Index = read_json(&index)?;
         idx.targets
     } else {
-        let entries = std::fs::read_dir(dir).map_err(|e| InputError::new(dir, e))?;
+        let entries = std::fs::read_dir(dir).map_err(|e| ReadError::new(dir, e))?;
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
             .filter(|e| is_target_dir(&e.path()))
@@ -374,7 +365,7 @@ pub fn load_from(dir: &Path) -> Result<Vec<Column>, InputError> {
         names
     };
     if names.is_empty() {
-        return Err(InputError::new(
+        return Err(ReadError::new(
             dir,
             "holds no target's reports (run.json, race*.json or target.json, here or in a subfolder)",
         ));
@@ -395,7 +386,7 @@ pub struct Index {
 /// The index of `base` after the targets in `ran` (folder names) were run into it: the
 /// folders the old index listed that still hold reports, in their order, then the new ones.
 /// An index that cannot be read is an error naming it, never silently replaced.
-pub fn merge_index(base: &Path, ran: &[String]) -> Result<Index, InputError> {
+pub fn merge_index(base: &Path, ran: &[String]) -> Result<Index, ReadError> {
     let path = base.join("index.json");
     let mut targets: Vec<String> = if path.is_file() {
         let old: Index = read_json(&path)?;
@@ -423,7 +414,7 @@ pub fn add_files(
     columns: &mut Vec<Column>,
     runs: &[PathBuf],
     races: &[PathBuf],
-) -> Result<(), InputError> {
+) -> Result<(), ReadError> {
     for p in runs {
         let run = read_run(p)?;
         columns.push(Column {

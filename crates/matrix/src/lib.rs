@@ -21,7 +21,7 @@ pub mod input;
 pub mod markdown;
 
 pub use build::{Matrix, State, build};
-pub use input::{Column, InputError, add_files, load_from, load_target_dir};
+pub use input::{Column, add_files, load_from, load_target_dir};
 
 /// The matrix's heading.
 pub const TITLE: &str = "taskproof conformance matrix";

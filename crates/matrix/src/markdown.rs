@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::build::{Matrix, RaceColumn, State, anomaly_label};
-use super::html::cut;
-use super::input::Column;
+use crate::build::{Matrix, RaceColumn, State, anomaly_label};
+use crate::html::cut;
+use crate::input::Column;
 
 /// Characters of an expected or actual answer shown per failure.
 const MAX_JSON: usize = 400;

@@ -15,6 +15,7 @@
 //! whose text says what happened, or, for a failure, the rule that was broken and what to do
 //! instead (`isError: true`, which a model reads; never a protocol error).
 
+pub mod client;
 pub mod splice;
 pub mod tools;
 
@@ -342,4 +343,3 @@ pub fn serve_stdio(config: Config) -> anyhow::Result<()> {
         Ok(())
     })
 }
-pub mod client;

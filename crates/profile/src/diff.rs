@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::observe;
-use super::recorded::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
+use crate::observe;
+use crate::recorded::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
 use taskproof_core::rule::Rule;
 
 /// One changed scenario.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::observe;
+use crate::observe;
 use taskproof_core::field::{self, FieldError, Fields};
 use taskproof_core::rule::Rule;
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::format::{Recorded, Seen, State, StepKey, StepRecord};
-use super::merge::Observer;
-use super::{Profile, observe};
+use crate::format::{Recorded, Seen, State, StepKey, StepRecord};
+use crate::merge::Observer;
+use crate::{Profile, observe};
 
 /// The recorded profiles built into the binary: name, other names it answers to, and the
 /// file's text (compiled from `profiles/`).

@@ -17,6 +17,7 @@ pub mod format;
 pub mod hold;
 pub mod merge;
 pub mod observe;
+pub mod oracle;
 pub mod recorded;
 
 pub use recorded::{Choice, Mode, Observer, Recorded};
@@ -183,4 +184,3 @@ mod tests {
         }
     }
 }
-pub mod oracle;

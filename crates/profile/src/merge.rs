@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use super::format::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
-use super::observe;
+use crate::format::{Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord};
+use crate::observe;
 use taskproof_core::rule::Rule;
 
 /// One run of one scenario, observed.

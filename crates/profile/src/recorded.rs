@@ -10,9 +10,9 @@
 //! recording ([`super::merge`]: runs merged into records) and holding ([`super::hold`]:
 //! which profile a name means, and the verdict on a step). This module names them all.
 
-pub use super::format::{
+pub use crate::format::{
     FORMAT, ProfileError, Recorded, ScenarioRecord, Seen, State, StepKey, StepRecord, default_path,
     today,
 };
-pub use super::hold::{BUILTIN, Choice, Judged, Mode};
-pub use super::merge::{Observed, Observer, RunRecord, merge_recordings};
+pub use crate::hold::{BUILTIN, Choice, Judged, Mode};
+pub use crate::merge::{Observed, Observer, RunRecord, merge_recordings};

@@ -14,10 +14,10 @@ pub use anomaly::{AnomalyKind, Findings, LinSummary, TornRead, Witness};
 pub use lost::{claims, duplicate_ids, lost_creates, lost_edges, lost_fields, lost_metadata};
 use lost::{edge_changes, field_writes, show};
 
-use super::history::{Completion, History, secs};
-use super::linear::{self, Verdict};
-use super::partition::{final_views, partition, prune_unobserved};
-use super::sequential::TaskModel;
+use crate::history::{Completion, History, secs};
+use crate::linear::{self, Verdict};
+use crate::partition::{final_views, partition, prune_unobserved};
+use crate::sequential::TaskModel;
 use taskproof_core::graph::Graph;
 use taskproof_core::protocol::Request;
 use taskproof_core::task::{Change, Task, TaskId};

@@ -16,12 +16,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use super::check::TornRead;
-use super::history::{Completion, History, KeyTable, Operation};
-use super::mix::Mix;
-use super::readers::{reader, scan_corrupt};
-use super::workload::{self, LIST, Workload};
-use super::writer::{Ctx, Orders, WriterOut, writer};
+use crate::check::TornRead;
+use crate::history::{Completion, History, KeyTable, Operation};
+use crate::mix::Mix;
+use crate::readers::{reader, scan_corrupt};
+use crate::workload::{self, LIST, Workload};
+use crate::writer::{Ctx, Orders, WriterOut, writer};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::{NewTask, Task, TaskId};
 use taskproof_targets::{SessionOptions, TargetError, TargetSpec};

@@ -22,7 +22,7 @@
 //!
 //! Which writes hold the lock ([`under_lock`]): every write of the reference store (its own
 //! lock for the whole change, and Claude Code's lock directories as it writes,
-//! `src/store/cclock.rs`); Claude Code's create (`.lock.lock`, read from 2.1.112's `cli.js`;
+//! `crates/store/src/cclock.rs`); Claude Code's create (`.lock.lock`, read from 2.1.112's `cli.js`;
 //! the claude-code target claims through TaskUpdate, which takes no lock); nothing of any
 //! other target. Only lost changes are charged; the other anomalies' witnesses name sessions
 //! by writer number, and writers `0..--writers` run the first target, the next the second, and
@@ -34,9 +34,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::check::{AnomalyKind, Findings};
-use super::driver::Run;
-use super::history::Completion;
+use crate::check::{AnomalyKind, Findings};
+use crate::driver::Run;
+use crate::history::Completion;
 use taskproof_core::protocol::Request;
 use taskproof_targets::TargetSpec;
 

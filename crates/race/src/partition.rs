@@ -15,9 +15,9 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
-use super::history::{Completion, History, TaskView};
-use super::linear::Entry;
-use super::sequential::{Action, Expect, FastHash, TaskOp};
+use crate::history::{Completion, History, TaskView};
+use crate::linear::Entry;
+use crate::sequential::{Action, Expect, FastHash, TaskOp};
 use taskproof_core::protocol::{ErrorKind, Request};
 use taskproof_core::task::{Change, Task, TaskId};
 

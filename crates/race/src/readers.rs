@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::check::TornRead;
-use super::workload::LIST;
+use crate::check::TornRead;
+use crate::workload::LIST;
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::{Strictness, Task};
 

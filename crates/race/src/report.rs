@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::check::{AnomalyKind, Findings, LinSummary, Witness};
-use super::driver::Run;
-use super::history::Completion;
-use super::mix::{self, Charge, TargetLosses};
+use crate::check::{AnomalyKind, Findings, LinSummary, Witness};
+use crate::driver::Run;
+use crate::history::Completion;
+use crate::mix::{self, Charge, TargetLosses};
 use taskproof_profile::Profile;
 use taskproof_report::Document;
 

@@ -9,8 +9,8 @@ use std::hash::{Hash, Hasher};
 
 use std::collections::HashMap;
 
-use super::history::{KeyTable, TaskView};
-use super::linear::{Entry, Model};
+use crate::history::{KeyTable, TaskView};
+use crate::linear::{Entry, Model};
 use taskproof_core::protocol::ErrorKind;
 use taskproof_core::task::{Change, NewTask, Patch, Status, TaskId};
 

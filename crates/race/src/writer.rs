@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use super::history::{Completion, KeyTable, Operation, SessionId, TaskView};
+use crate::history::{Completion, KeyTable, Operation, SessionId, TaskView};
 use taskproof_core::protocol::{ErrorKind, Request, Response};
 use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 

@@ -43,8 +43,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 #[cfg(doc)]
-use super::result::StepVerdict;
-use super::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
+use crate::result::StepVerdict;
+use crate::result::{ScenarioResult, StepRecord, SuiteResult, TargetInfo};
 use taskproof_profile::RunProfile;
 
 /// Something that happened during a run.

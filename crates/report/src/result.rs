@@ -252,7 +252,7 @@ pub struct ScenarioResult {
 
 /// The four ways a scenario can end, flattened for reports and counts: the schema's
 /// [`super::schema::OutcomeKind`].
-pub use super::schema::OutcomeKind;
+pub use crate::schema::OutcomeKind;
 
 impl ScenarioResult {
     pub fn kind(&self) -> OutcomeKind {
@@ -322,7 +322,7 @@ pub struct TargetInfo {
 
 /// Counts over a suite; `failed` and `errors` are kept apart here, added up on the
 /// summary line (the schema's type, as the JSON report writes it).
-pub use super::schema::Summary;
+pub use crate::schema::Summary;
 
 /// The results of a suite, sorted by scenario id.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::format::Scenario;
-use super::load::{LoadError, finish, load_text};
+use crate::format::Scenario;
+use crate::load::{LoadError, finish, load_text};
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));

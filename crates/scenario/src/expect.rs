@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::vars::{self, VarError, Vars};
+use crate::vars::{self, VarError, Vars};
 use taskproof_core::protocol::ErrorKind;
 use taskproof_profile::observe::{self, Looked};
 

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::expect::match_task;
-use super::format::*;
-use super::runner::{Run, Stop};
-use super::sandbox;
+use crate::expect::match_task;
+use crate::format::*;
+use crate::runner::{Run, Stop};
+use crate::sandbox;
 
 impl Run<'_> {
     /// A path inside the root: placeholders, then `{task:ID}`, then the containment check.

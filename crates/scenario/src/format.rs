@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::expect::Expect;
+use crate::expect::Expect;
 use taskproof_core::protocol::Feature;
+use taskproof_core::protocol::request_features;
 use taskproof_core::rule::Rule;
 use taskproof_profile::Profile;
-pub use taskproof_targets::SessionEvent;
+use taskproof_targets::SessionEvent;
 
 /// One scenario file.
 #[derive(Debug, Clone)]
@@ -119,8 +120,6 @@ impl Step {
         out
     }
 }
-
-pub use taskproof_core::protocol::request_features;
 
 /// A value given per profile, with `"*"` as the default.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::format::*;
-use super::vars;
+use crate::format::*;
+use crate::vars;
 use taskproof_core::protocol::{Feature, Hello};
 use taskproof_profile::Profile;
 use taskproof_report::result::Outcome;

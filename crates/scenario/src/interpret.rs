@@ -7,15 +7,16 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::files::write_creating;
-use super::format::*;
-use super::runner::{Run, Stop};
-use super::vars;
+use crate::files::write_creating;
+use crate::format::*;
+use crate::runner::{Run, Stop};
+use crate::vars;
 use taskproof_core::graph::{Graph, completed_words, cycle_words, task_name};
 use taskproof_core::protocol::{Answer, Response};
 use taskproof_core::task::{Task, TaskId};
 use taskproof_profile::{Mode, observe};
 use taskproof_report::result::{StepRecord, StepVerdict};
+use taskproof_targets::SessionEvent;
 
 impl Run<'_> {
     pub(super) fn step(&mut self, step: &Step) -> Result<(), Stop> {

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::format::*;
-use super::interpret::violations;
-use super::runner::{Run, Stop};
-use super::vars;
+use crate::format::*;
+use crate::interpret::violations;
+use crate::runner::{Run, Stop};
+use crate::vars;
 use taskproof_core::graph::Graph;
 use taskproof_core::protocol::{Answer, Request};
 use taskproof_core::task::Task;

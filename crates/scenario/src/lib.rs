@@ -32,9 +32,5 @@ pub use format::{Action, Scenario, Step};
 pub use gate::{gate, opaque_skips, undeclared};
 pub use load::{LoadError, load_dir, load_file, load_paths, load_text};
 pub use skip::{SkipError, SkipList};
-pub use taskproof_report::result::{
-    Outcome, OutcomeKind, ScenarioResult, StepFailure, StepRecord, StepSkip, StepVerdict,
-    SuiteResult, Summary, TargetFailure, TargetInfo,
-};
 
 pub use suite::{DEFAULT_START_AHEAD, RunConfig, early_sessions, probe, run_scenario, run_suite};

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::format::*;
-use super::runner::{Observed, Run, Stop};
+use crate::format::*;
+use crate::runner::{Observed, Run, Stop};
 use taskproof_core::rule::Rule;
 use taskproof_profile::recorded::{Judged as Held, StepKey};
 use taskproof_profile::{Mode, Profile, observe};

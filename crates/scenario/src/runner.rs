@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::finding;
-use super::format::*;
-use super::gate::{gate, opaque_skips, undeclared};
-use super::sandbox::Sandbox;
-use super::suite::{Prepared, RunConfig};
-use super::vars::{self, Vars};
+use crate::finding;
+use crate::format::*;
+use crate::gate::{gate, opaque_skips, undeclared};
+use crate::sandbox::Sandbox;
+use crate::suite::{Prepared, RunConfig};
+use crate::vars::{self, Vars};
 use taskproof_core::protocol::Answer;
 use taskproof_core::rule::Rule;
 use taskproof_profile::recorded::StepKey;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::load::check_relative;
+use crate::load::check_relative;
 use taskproof_core::protocol::Layout;
 
 /// The most entries an escape report names; more are summarised by count.

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::format::*;
-use super::gate::gate;
-use super::runner::{Observed, judge};
-use super::sandbox::Sandbox;
-use super::skip::SkipList;
+use crate::format::*;
+use crate::gate::gate;
+use crate::runner::{Observed, judge};
+use crate::sandbox::Sandbox;
+use crate::skip::SkipList;
 use taskproof_core::protocol::Hello;
 use taskproof_profile::recorded::StepKey;
 use taskproof_profile::recorded::{RunRecord, State};

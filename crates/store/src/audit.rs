@@ -24,8 +24,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rustix::fs::{Mode, OFlags};
 use serde_json::{Map, Value, json};
 
-use super::fsys::{Dir, ReadError};
-use super::journal::Entry;
+use crate::fsys::{Dir, ReadError};
+use crate::journal::Entry;
 use taskproof_core::protocol::Op;
 
 /// The log's file name in a list folder.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rustix::fs::{AtFlags, Mode};
 use rustix::io::Errno;
 
-use super::fsys::{Dir, LOCK_NAME};
+use crate::fsys::{Dir, LOCK_NAME};
 
 /// A lock directory older than this is stale (proper-lockfile's default).
 pub const STALE: Duration = Duration::from_secs(10);

@@ -12,7 +12,7 @@ use std::io;
 
 use serde_json::{Map, Value, json};
 
-use super::fsys::Dir;
+use crate::fsys::Dir;
 
 /// The journal's file name in a list folder.
 pub const JOURNAL_NAME: &str = ".journal";

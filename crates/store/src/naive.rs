@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Operations, TaskStore};
+use crate::{Operations, TaskStore};
 use taskproof_core::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::fsys::{Dir, ReadError};
+use crate::fsys::{Dir, ReadError};
 use taskproof_core::protocol::{ErrorKind, Failure};
 use taskproof_core::task::{Change, Patch, Status, Task};
 

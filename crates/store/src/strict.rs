@@ -24,10 +24,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::fsys::{Dir, LOCK_NAME, LockGuard, ReadError};
-use super::journal::{self, Entry};
-use super::mutant::Mutant;
-use super::{Options, TaskStore};
+use crate::fsys::{Dir, LOCK_NAME, LockGuard, ReadError};
+use crate::journal::{self, Entry};
+use crate::mutant::Mutant;
+use crate::{Options, TaskStore};
 use taskproof_core::protocol::{
     ErrorKind, Failure, Feature, Hello, Layout, OpResult, PROTOCOL_VERSION, Request, Response,
 };

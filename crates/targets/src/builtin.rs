@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::{InProcessSession, Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
+use crate::{InProcessSession, Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use taskproof_core::protocol::Request;
 use taskproof_profile::Profile;
 use taskproof_store::{Mutant, Options, StoreKind, StrictStore};
@@ -121,7 +121,7 @@ impl Target for Builtin {
     }
 
     /// The reference holds its own lock for the whole change, and Claude Code's lock
-    /// directories as it writes (`src/store/cclock.rs`); the others hold none.
+    /// directories as it writes (`crates/store/src/cclock.rs`); the others hold none.
     fn writes_under_lock(&self, _request: &Request) -> bool {
         self.0 == StoreKind::Reference
     }

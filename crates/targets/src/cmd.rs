@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::{Kind, ProcessSession, Session, SessionOptions, Target, TargetError, TargetSpec};
+use crate::{Kind, ProcessSession, Session, SessionOptions, Target, TargetError, TargetSpec};
 
 pub static KIND: Kind = Kind {
     prefix: "cmd:",

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Session, TargetError};
+use crate::{Session, TargetError};
 use taskproof_core::protocol::Hello;
 use taskproof_store::TaskStore;
 

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::group::Group;
-use super::pipes::{self, Line};
-use super::{Session, SessionOptions, TargetError};
+use crate::group::Group;
+use crate::pipes::{self, Line};
+use crate::{Session, SessionOptions, TargetError};
 use taskproof_core::protocol::Hello;
 
 /// The longest answer line accepted.

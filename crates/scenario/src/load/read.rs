@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::step::{parse_profiles, parse_rules, parse_step};
 use super::variables::check_variables;
-use crate::format::{Action, Scenario, SessionEvent};
+use crate::format::{Action, Scenario};
 use taskproof_core::field::{FieldError, Fields, str_array, type_name};
 use taskproof_core::protocol::{Feature, SESSION_LIST};
 use taskproof_profile::Profile;
+use taskproof_targets::SessionEvent;
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
