@@ -10,21 +10,23 @@
 //!          race, check, fuzz ──────┘   further producers of the same events
 //! ```
 //!
-//! A scenario ([`scenario`]) is a list of steps; a [`target`] is the store under test,
-//! in-process or an adapter process speaking the protocol of [`protocol`]; the runner sends
-//! each step to the target, decodes the answer once ([`protocol::Answer`]) and judges it
-//! against the [`profile`] the run holds the target to; results go out as
-//! [`report::Event`]s to the reporters ([`report`]), with terminal, colour and CI decided
-//! once ([`report::output`]). [`race`], [`check`] and [`fuzz`] emit their results into the
-//! same stream (fuzz its start, progress, findings and end). [`matrix`] reads the JSON
-//! reports of many runs; [`mcp`] serves the reference [`store`] to agents. Shared
-//! vocabulary: the rules ([`rule`]), the layouts ([`layout`]), the dependency graph and its
-//! wording ([`graph`]), and the one JSON field reader ([`field`]) behind the wire types of
-//! [`task`] and the scenario loader.
-
-// The crates below this one (docs/architecture.md, "Crates"), under the module names the
-// code has always used, so that `taskproof_core::task::Task` and `taskproof::task::Task` still name
-// the same thing.
+//! A scenario ([`taskproof_scenario`]) is a list of steps; a target ([`taskproof_targets`])
+//! is the store under test, in-process or an adapter process speaking the protocol of
+//! [`taskproof_core::protocol`]; the runner sends each step to the target, decodes the answer
+//! once ([`taskproof_core::protocol::Answer`]) and judges it against the profile
+//! ([`taskproof_profile`]) the run holds the target to; results go out as
+//! [`taskproof_report::Event`]s to the reporters ([`taskproof_reporters`]), with terminal,
+//! colour and CI decided once ([`taskproof_report::output`]). The race harness
+//! ([`taskproof_race`]), `check` ([`taskproof_check`]) and the fuzzer ([`taskproof_fuzz`])
+//! emit their results into the same stream (fuzz its start, progress, findings and end).
+//! [`taskproof_matrix`] reads the JSON reports of many runs; [`taskproof_mcp`] serves the
+//! reference store ([`taskproof_store`]) to agents. Shared vocabulary, in
+//! [`taskproof_core`]: the rules, the layouts, the dependency graph and its wording, and the
+//! one JSON field reader behind the wire types and the scenario loader.
+//!
+//! This crate holds the commands ([`cli`]) and what needs several producers at once:
+//! [`bisect`], [`timeline`], [`record`] and the register of [`claims`]. Each crate is named
+//! by its own name (docs/architecture.md, "Crates"); none re-exports another.
 
 pub mod bisect;
 pub mod claims;

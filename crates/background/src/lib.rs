@@ -1,16 +1,13 @@
 //! taskproof's background tasks: the reference runner, mutants, protocol, suite and race (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
 //! Background tasks: the second task system of the seeds (markdown.engineering lesson 14,
 //! "The Task System"): work started in the background, tracked through five statuses,
 //! notified exactly once, its output kept in a file, its processes cleaned up. The contract
 //! is docs/background.md (rules B1…B8); this module holds
 //!
-//! - [`target`]: what a background-task target is ([`BgSession`]), shared with the real
-//!   Claude Code target (crates/targets/src/claude_code/background.rs); it lives below both, in
-//!   `taskproof_targets::background`, and is re-exported here under its old name;
+//! - what a background-task target is (`BgSession`) lives below both this crate and the real
+//!   Claude Code target (crates/targets/src/claude_code/background.rs), in
+//!   [`taskproof_targets::background`];
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and
 //!   the factory that opens their sessions;

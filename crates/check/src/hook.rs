@@ -8,7 +8,7 @@
 //! `systemMessage` the user sees); exit 2 blocks it and hands stderr to the model.
 //!
 //! **The change is judged, not the list.** The hook finds the list the way Claude Code does
-//! ([`locate`]), reads it, applies the change to it as Claude Code's tool would (a
+//! ([`crate::locate`]), reads it, applies the change to it as Claude Code's tool would (a
 //! `TaskUpdate` writes a changed subject, description, owner or status, then adds each new
 //! edge to both tasks, and silently drops an edge when either task does not exist; status
 //! `deleted` removes the task and every reference to it), and refuses only what the change

@@ -1,8 +1,5 @@
 //! taskproof's audit of task folders on disk, repairs, and the Claude Code hook (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
 //! `taskproof check`: the audit of task folders on disk that Claude Code or other agents
 //! wrote, the safe repairs of `--fix`, and the hook mode that guards a live session.
 //!

@@ -1,10 +1,7 @@
 //! taskproof's differential fuzzer (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
-//! Fuzzing: the checks behind the cargo-fuzz targets under `fuzz/` ([`targets`], with the
-//! simulated file layer of [`filesim`]), and the generative differential fuzzer behind
+//! Fuzzing: the checks behind the cargo-fuzz targets under `fuzz/` (`targets`, with the
+//! simulated file layer of `filesim`), and the generative differential fuzzer behind
 //! `taskproof fuzz`. The cargo-fuzz bodies are built only with the `fuzz-targets` feature
 //! (fuzz/ and the tests turn it on), so `arbitrary` is not in a plain build of the binary.
 

@@ -10,7 +10,7 @@
 //! actual answer behind it; per target the anomaly counts of a short race per workload.
 //!
 //! The flow: [`input`] reads the JSON reports `taskproof run` and `taskproof race` wrote
-//! (or a folder of them per target) into [`input::Column`]s -> [`build`] lays them out as a
+//! (or a folder of them per target) into [`input::Column`]s -> [`build()`] lays them out as a
 //! [`build::Matrix`] -> [`markdown`] and [`html`] render it. Building and rendering are pure:
 //! the same reports give the same pages, so a matrix can be rebuilt from saved reports
 //! without running anything. Running the targets is the command's job (src/cli/matrix.rs).

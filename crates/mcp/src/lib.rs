@@ -3,9 +3,6 @@
 //! through. Every use of rmcp is here, so its generic code is compiled once for both roles.
 //! It needs the wire types and the store only, so it builds before the targets.
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
 //! `taskproof mcp`: the strict reference store as a Model Context Protocol server on stdio,
 //! with tools that mirror Claude Code's task tools (see `docs/mcp.md`).
 //!

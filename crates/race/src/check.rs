@@ -17,7 +17,7 @@ use lost::{edge_changes, field_writes, show};
 use crate::history::{Completion, History, secs};
 use crate::linear::{self, Verdict};
 use crate::partition::{final_views, partition, prune_unobserved};
-use crate::sequential::TaskModel;
+use crate::sequential::SequentialTask;
 use taskproof_core::graph::Graph;
 use taskproof_core::protocol::Request;
 use taskproof_core::task::{Change, Task, TaskId};
@@ -145,7 +145,7 @@ pub fn linearizability(
         .into_par_iter()
         .map(|(id, mut entries)| {
             prune_unobserved(&mut entries);
-            let model = TaskModel::new(id, &history.keys, &entries);
+            let model = SequentialTask::new(id, &history.keys, &entries);
             let v = linear::check(&model, &entries, budget);
             let stuck = match &v {
                 Verdict::NotLinearizable { stuck, .. } => entries[*stuck].op.history_index,

@@ -1,8 +1,5 @@
 //! taskproof's race harness: concurrent writers, the history checker and its report (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
 //! The race harness (`taskproof race`): many writer sessions on one root, released together,
 //! optionally killed at random moments; every request recorded as a [`history`]; the
 //! [`check`]er counts lost acknowledged changes, duplicate ids, torn reads, corrupt files,

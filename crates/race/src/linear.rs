@@ -1,7 +1,7 @@
 //! Linearizability checking in the style of Wing and Gong, with Lowe's memoization (as in
 //! Knossos and Porcupine): search for a total order of the operations that respects real
 //! time (an operation that completed before another was invoked comes first) and in which
-//! every operation's outcome is what the sequential [`Model`] says.
+//! every operation's outcome is what the sequential specification ([`Sequential`]) says.
 //!
 //! Operations without an answer (`info`: killed or timed out) may take effect at any point
 //! after their invoke, or never; when the harness knows that the operation's session was
@@ -47,7 +47,7 @@ impl Hasher for Given {
 type Fingerprints = HashSet<(u64, u64), BuildHasherDefault<Given>>;
 
 /// A sequential specification.
-pub trait Model {
+pub trait Sequential {
     type State: Clone + Hash + Eq;
     type Op;
 
@@ -298,7 +298,7 @@ struct Frame<S> {
 
 /// Checks `entries` against `model`, spending at most `budget` steps (one step is one
 /// attempt to place one operation).
-pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
+pub fn check<M: Sequential>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
     match search(model, entries, budget, false) {
         // The witness needs the state at the deepest point, which costs a copy of the
         // state every time the search goes deeper; a history that fails is searched again,
@@ -310,7 +310,12 @@ pub fn check<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verd
 
 /// The search. With `explain`, the state at the deepest point is kept and the reason is
 /// given; without, the reason of a failure is empty.
-fn search<M: Model>(model: &M, entries: &[Entry<M::Op>], budget: u64, explain: bool) -> Verdict {
+fn search<M: Sequential>(
+    model: &M,
+    entries: &[Entry<M::Op>],
+    budget: u64,
+    explain: bool,
+) -> Verdict {
     let mut events = Events::new(entries);
     let required_total = entries.iter().filter(|e| !e.optional).count();
     let mut placed_required = 0usize;
@@ -422,7 +427,7 @@ pub(crate) mod tests {
         Read(u32),
     }
 
-    impl Model for Register {
+    impl Sequential for Register {
         type State = u32;
         type Op = RegOp;
         fn init(&self) -> u32 {

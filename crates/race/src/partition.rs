@@ -1,5 +1,5 @@
 //! The partition of a race history into one sub-history per task, for the per-task model
-//! ([`super::model`]) and the linearizability check ([`super::linear`]).
+//! ([`crate::sequential`]) and the linearizability check ([`crate::linear`]).
 //!
 //! Partitioning per task keeps the search small, at a price stated here once: a request that
 //! touches two tasks (an edge addition mirrors into the other task, S8) becomes an observed

@@ -1,4 +1,4 @@
-//! The sequential model of one task, for the linearizability check ([`super::linear`]): the
+//! The sequential specification of one task, for the linearizability check ([`super::linear`]): the
 //! task's state, what one operation does to it and what the history says came of it, and
 //! the step that applies an operation. Histories are split into one sub-history per task by
 //! [`super::partition`], whose docs state what that split can and cannot catch.
@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::collections::HashMap;
 
 use crate::history::{KeyTable, TaskView};
-use crate::linear::{Entry, Model};
+use crate::linear::{Entry, Sequential};
 use taskproof_core::protocol::ErrorKind;
 use taskproof_core::task::{Change, NewTask, Patch, Status, TaskId};
 
@@ -31,7 +31,7 @@ pub struct TaskState<'h> {
 }
 
 /// The metadata pairs a model state holds, with an index from each of the task's keys to
-/// the pair it holds, in one allocation. The pairs are kept as a view's [`PairSet`] keeps
+/// the pair it holds, in one allocation. The pairs are kept as a view's [`PairSet`](crate::history::PairSet) keeps
 /// them (sorted numbers), so comparing the state with an answer compares two slices; the
 /// index makes setting a key cost a lookup and two binary searches, where finding the old
 /// value of the key in the sorted pairs cost a pass over all of them (and a lookup of each
@@ -39,7 +39,7 @@ pub struct TaskState<'h> {
 #[derive(Debug, Clone)]
 pub struct Meta {
     /// `buf[..slots]`: the pair each key of the task holds, [`Meta::NONE`] for none, at the
-    /// key's slot ([`TaskModel::slot`]); `buf[slots..]`: the pairs held, smallest first.
+    /// key's slot ([`SequentialTask::slot`]); `buf[slots..]`: the pairs held, smallest first.
     buf: Vec<u32>,
     slots: usize,
 }
@@ -235,7 +235,7 @@ pub struct TaskOp<'h> {
 pub(super) type FastHash = foldhash::fast::FixedState;
 
 /// The model of one task.
-pub struct TaskModel<'a> {
+pub struct SequentialTask<'a> {
     pub id: TaskId,
     pub keys: &'a KeyTable,
     /// Key number -> its slot in a state's [`Meta`] index: every key the task's operations
@@ -243,9 +243,13 @@ pub struct TaskModel<'a> {
     slots: HashMap<u32, u32, FastHash>,
 }
 
-impl<'a> TaskModel<'a> {
+impl<'a> SequentialTask<'a> {
     /// The model of task `id`, able to hold every metadata key `entries` set.
-    pub fn new(id: TaskId, keys: &'a KeyTable, entries: &[Entry<TaskOp<'_>>]) -> TaskModel<'a> {
+    pub fn new(
+        id: TaskId,
+        keys: &'a KeyTable,
+        entries: &[Entry<TaskOp<'_>>],
+    ) -> SequentialTask<'a> {
         let mut slots: HashMap<u32, u32, FastHash> = HashMap::default();
         for e in entries {
             let pairs = match &e.op.action {
@@ -260,7 +264,7 @@ impl<'a> TaskModel<'a> {
                     .or_insert(next);
             }
         }
-        TaskModel { id, keys, slots }
+        SequentialTask { id, keys, slots }
     }
 
     /// Gives pair `p`'s key the value `p` in `m`.
@@ -386,7 +390,7 @@ fn show_pairs(keys: &KeyTable, pairs: impl Iterator<Item = usize>) -> Vec<String
     pairs.take(3).map(|k| keys.show(k)).collect()
 }
 
-impl<'a> Model for TaskModel<'a> {
+impl<'a> Sequential for SequentialTask<'a> {
     type State = TaskState<'a>;
     type Op = TaskOp<'a>;
 

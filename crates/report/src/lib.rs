@@ -1,8 +1,5 @@
 //! taskproof's report schema, the event stream and the Document trait producers render through (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
 //! The report schema and the event stream: outcomes and the summary line ([`result`]), the
 //! events every command emits and the [`Document`] trait producers render themselves
 //! through ([`events`]), and where output goes and how it looks ([`output`]). The views of

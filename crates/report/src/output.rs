@@ -109,7 +109,7 @@ pub fn progress_bar(output: &Output, len: u64, template: &str) -> Option<Progres
     Some(bar)
 }
 
-/// [Markdown] A titled list of bullets and a blank line after it, or nothing when there are none.
+/// \[Markdown\] A titled list of bullets and a blank line after it, or nothing when there are none.
 pub fn bullets(out: &mut String, title: &str, items: &[String]) {
     if !items.is_empty() {
         let _ = writeln!(out, "{title}\n");
@@ -117,7 +117,7 @@ pub fn bullets(out: &mut String, title: &str, items: &[String]) {
     }
 }
 
-/// [Markdown] Escapes text for a table cell (the Markdown reporter's and fuzz's).
+/// \[Markdown\] Escapes text for a table cell (the Markdown reporter's and fuzz's).
 pub fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }

@@ -6,7 +6,7 @@
 //!
 //! | report | written by | type | `format_version` |
 //! |---|---|---|---|
-//! | `run --report json:` (store and background suites, `hold`'s runs) | [`super::json`] | [`RunReport`] | [`RUN_FORMAT`] |
+//! | `run --report json:` (store and background suites, `hold`'s runs) | `taskproof_reporters::json` | [`RunReport`] | [`RUN_FORMAT`] |
 //! | `fuzz --report json:` | `fuzz::render::json` | [`FuzzReport`] | [`FUZZ_FORMAT`] |
 //! | `check --json` | `check::render::json` | [`CheckReport`] | [`CHECK_FORMAT`] |
 //! | `race --report json:` | `race::report` | `race::RaceReport` (its own serde types: the report is its record) | `race::report::FORMAT_VERSION` |

@@ -1,6 +1,6 @@
 //! The JSON report, format version 1 (docs/reports.md): the target's hello, the profile,
 //! the counts, and every scenario with its outcome and failures, written through the
-//! schema's [`RunReport`].
+//! schema's [`RunReport`](taskproof_report::schema::RunReport).
 
 use std::io::Write;
 use std::path::PathBuf;

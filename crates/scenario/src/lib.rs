@@ -1,9 +1,6 @@
 //! taskproof's conformance runner: scenario files, the suite, the runner and the built-in suite (docs/architecture.md, "Crates").
 //!
-//! The modules of the crates below are re-exported under their own names, so that
-//! `taskproof_core::task::Task` names what it names in every crate.
-//!
-//! Scenarios: the file model ([`format`]) and its loader, placeholders, expectations, the sandbox each
+//! Scenarios: the file model ([`format`](mod@format)) and its loader, placeholders, expectations, the sandbox each
 //! scenario runs in, skip lists, and the runner that replays scenarios against a target.
 //!
 //! The library entry points, for the CLI and for tests such as the mutant self-test:

@@ -4,9 +4,9 @@
 //! malformed expectations, profiles a step's expectation leaves uncovered, and placeholders
 //! used before any step binds them (checked per profile, honouring `only`).
 //!
-//! By job: [`read`] (files, folders, JSON syntax, the scenario's top level, duplicate ids),
-//! [`step`] (one step and its action), [`expect`] (expectations, concurrent blocks, values
-//! per profile), [`variables`] (placeholders bound before use). Fields are read with
+//! By job: `read` (files, folders, JSON syntax, the scenario's top level, duplicate ids),
+//! `step` (one step and its action), `expect` (expectations, concurrent blocks, values
+//! per profile), `variables` (placeholders bound before use). Fields are read with
 //! [`taskproof_core::field`], the reader the wire types use too.
 
 mod expect;

@@ -1,6 +1,6 @@
 //! The real Claude Code as a background-task target (`claude-code@VERSION`, issue 25): one
 //! unmodified CLI in print mode with stream-json input, driven by a scripted model
-//! ([`scripted`]) that starts work with `Bash` and `run_in_background: true`, reads it with the
+//! (`background::scripted`) that starts work with `Bash` and `run_in_background: true`, reads it with the
 //! version's output tool and stops it with the version's kill tool, and counts every
 //! `<task-notification>` the CLI puts into the model's conversation.
 //!

@@ -152,7 +152,7 @@ pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
 /// How `version` must be driven: as `forced` says when the caller says (a session's
 /// [`SessionOptions::drive`](crate::SessionOptions::drive), from `race --drive`), else
-/// as [`DRIVE_ENV`] says (`print` or `terminal`), else by [`choose_drive`]; `interactive`
+/// as [`DRIVE_ENV`] says (`print` or `terminal`), else by `choose_drive`; `interactive`
 /// sessions (a scenario that plays a user) use the terminal UI.
 pub fn drive(version: &str, interactive: bool, forced: Option<Drive>) -> Drive {
     let forced = match forced {
