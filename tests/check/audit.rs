@@ -716,7 +716,7 @@ fn colour_only_when_asked_for_or_on_a_terminal() {
     assert!(!text(&["--color", "never"]).contains('\x1b'));
 }
 
-/// `check --json` prints through the event stream's JSON reporter (`report::json`); this pins
+/// `check --json` prints through the event stream's JSON reporter (`taskproof_reporters::json`); this pins
 /// the bytes it printed when the command wrote them itself: the document pretty-printed with
 /// two-space indents, its fields in report order, and one newline after it.
 #[test]
