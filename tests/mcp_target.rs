@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use taskproof_targets::mcp::McpTarget;
 use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 
-use crate::util::{bin, repo, taskproof_in, tempdir, write};
+use crate::util::{Tool, bin, can_run, repo, taskproof_in, tempdir, write};
 
 fn fake_server() -> PathBuf {
     repo().join("tests/fixtures/mcp/fake-server.sh")
@@ -422,6 +422,9 @@ fn ok(s: &mut dyn Session, request: Value) -> Value {
 /// delete whose answer is plain text is done.
 #[test]
 fn a_server_that_answers_markdown_is_read_through_patterns() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text.toml", &|t| t);
     let root = tempdir();
     let mut s = target.open(root.path(), options()).expect("opens");
@@ -485,6 +488,9 @@ fn a_server_that_answers_markdown_is_read_through_patterns() {
 /// list name that cannot name a folder is refused before any server starts.
 #[test]
 fn one_server_per_list_starts_on_first_use() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text.toml", &|t| t);
     let root = tempdir();
     let mut s = target.open(root.path(), options()).expect("opens");
@@ -520,6 +526,9 @@ fn one_server_per_list_starts_on_first_use() {
 /// `without:`), and hello says the mapping is then not atomic.
 #[test]
 fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text.toml", &|t| t);
     let root = tempdir();
     let mut s = target.open(root.path(), options()).expect("opens");
@@ -554,6 +563,9 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
 /// renamed by `error_kinds`; a create refused after its task was made is undone.
 #[test]
 fn errors_inside_results_and_undo_of_a_refused_create() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text.toml", &|t| t);
     let root = tempdir();
     let mut s = target.open(root.path(), options()).expect("opens");
@@ -592,6 +604,9 @@ fn errors_inside_results_and_undo_of_a_refused_create() {
 /// call.
 #[test]
 fn lists_as_containers_the_server_names() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text-boards.toml", &|t| t);
     let root = tempdir();
     let mut s = target.open(root.path(), options()).expect("opens");
@@ -638,6 +653,9 @@ fn lists_as_containers_the_server_names() {
 /// the mapping does not declare it.
 #[test]
 fn a_server_that_drops_declared_metadata_fails_and_undeclared_is_not_judged() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let run = |server_flag: &str, declare: bool| {
         let dir = tempdir();
         let mut text =
@@ -739,6 +757,9 @@ fn misused_mapping_features_are_usage_errors_naming_the_key() {
 /// a list, and a list read from Markdown inside a JSON string (`text_at`).
 #[test]
 fn statuses_from_fields_conditions_and_json_refusals() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let (_m, target) = text_target("text.toml", &|t| {
         t.replace(
             "[status]\npending = \"open\"\nin_progress = \"doing\"\ncompleted = \"done\"",
@@ -862,6 +883,9 @@ fn statuses_from_fields_conditions_and_json_refusals() {
 /// is the answer (not_found).
 #[test]
 fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let edit = |fallback: bool| {
         move |t: String| {
             let t = t.replace(

