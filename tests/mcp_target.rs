@@ -409,6 +409,23 @@ fn text_target(fixture: &str, edit: &dyn Fn(String) -> String) -> (tempfile::Tem
     (dir, TargetSpec::from(t))
 }
 
+/// [`text_target`] opened on a fresh root: the mapping's folder, the root, the target (for a
+/// second session or its hello) and the first session.
+fn open_text(
+    fixture: &str,
+    edit: &dyn Fn(String) -> String,
+) -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    TargetSpec,
+    Box<dyn Session>,
+) {
+    let (mapping, target) = text_target(fixture, edit);
+    let root = tempdir();
+    let s = target.open(root.path(), options()).expect("opens");
+    (mapping, root, target, s)
+}
+
 fn ok(s: &mut dyn Session, request: Value) -> Value {
     let answer = s.call(&request).unwrap();
     assert_eq!(answer["ok"], true, "{request} -> {answer}");
@@ -425,9 +442,7 @@ fn a_server_that_answers_markdown_is_read_through_patterns() {
     if !can_run(&[Tool::Python]) {
         return;
     }
-    let (_m, target) = text_target("text.toml", &|t| t);
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, root, target, mut s) = open_text("text.toml", &|t| t);
     let body = "first line\nsecond line\n\n## not a heading, a line of the body\n\n**bold** text";
     let a = ok(
         &mut *s,
@@ -491,9 +506,7 @@ fn one_server_per_list_starts_on_first_use() {
     if !can_run(&[Tool::Python]) {
         return;
     }
-    let (_m, target) = text_target("text.toml", &|t| t);
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, root, _target, mut s) = open_text("text.toml", &|t| t);
     assert!(
         std::fs::read_dir(root.path()).unwrap().next().is_none(),
         "no server yet, nothing written"
@@ -529,9 +542,7 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
     if !can_run(&[Tool::Python]) {
         return;
     }
-    let (_m, target) = text_target("text.toml", &|t| t);
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, _root, _target, mut s) = open_text("text.toml", &|t| t);
     for subject in ["a", "b", "c"] {
         ok(
             &mut *s,
@@ -566,9 +577,7 @@ fn errors_inside_results_and_undo_of_a_refused_create() {
     if !can_run(&[Tool::Python]) {
         return;
     }
-    let (_m, target) = text_target("text.toml", &|t| t);
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, _root, _target, mut s) = open_text("text.toml", &|t| t);
     ok(
         &mut *s,
         json!({"op": "create", "list": "l", "task": {"subject": "a"}}),
@@ -607,9 +616,7 @@ fn lists_as_containers_the_server_names() {
     if !can_run(&[Tool::Python]) {
         return;
     }
-    let (_m, target) = text_target("text-boards.toml", &|t| t);
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, root, _target, mut s) = open_text("text-boards.toml", &|t| t);
     let empty = ok(&mut *s, json!({"op": "list", "list": "x"}));
     assert_eq!(empty["tasks"], json!([]));
     let get = s
@@ -902,9 +909,7 @@ fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
             }
         }
     };
-    let (_m, target) = text_target("text.toml", &edit(true));
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, _root, _target, mut s) = open_text("text.toml", &edit(true));
     let t = ok(
         &mut *s,
         json!({"op": "create", "list": "l", "task": {"subject": "gone"}}),
@@ -914,9 +919,7 @@ fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
     let list = ok(&mut *s, json!({"op": "list", "list": "l"}));
     assert_eq!(list["tasks"], json!([]), "{list}");
     s.close().unwrap();
-    let (_m, target) = text_target("text.toml", &edit(false));
-    let root = tempdir();
-    let mut s = target.open(root.path(), options()).expect("opens");
+    let (_m, _root, _target, mut s) = open_text("text.toml", &edit(false));
     let t = s
         .call(&json!({"op": "create", "list": "l", "task": {"subject": "gone"}}))
         .unwrap();

@@ -43,7 +43,7 @@ pub enum Sub {
 
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// The register [default: repro/claims.toml].
+    /// The register.
     #[arg(long, value_name = "FILE", default_value = claims::DEFAULT_REGISTER)]
     pub register: PathBuf,
 }
