@@ -23,13 +23,6 @@ import tui
 SUCCESS = re.compile(r"Task #\d+ created successfully|Updated task #\d+")
 
 
-def task_files(folder):
-    try:
-        return sorted(n for n in os.listdir(folder) if re.fullmatch(r"\d+\.json", n))
-    except FileNotFoundError:
-        return []
-
-
 def one_run(version, k):
     s = tui.TaskUi(version, C.temp_dir(f"repro-cc-idle-{k}-"), task_list="shared-plan")
     folder = s.tasks / "shared-plan"
@@ -47,16 +40,16 @@ def one_run(version, k):
             C.log(f"run {k}", call, "->", r)
             results.append(r)
         all_ok = all(not err and SUCCESS.search(text) for err, text in results)
-        before = task_files(folder)
+        before = tui.task_files(folder)
         done_ns = os.stat(folder / "2.json").st_mtime_ns
         gone = {}
         while time.time_ns() - done_ns < 7e9:
-            have = set(task_files(folder))
+            have = set(tui.task_files(folder))
             for n in before:
                 if n not in have and n not in gone:
                     gone[n] = (time.time_ns() - done_ns) / 1e9
             time.sleep(0.05)
-        left = task_files(folder)
+        left = tui.task_files(folder)
         end = sorted(tui.folder_state(folder))
         look = s.turn([("TaskList", {}), ("TaskGet", {"taskId": "2"})])
     finally:

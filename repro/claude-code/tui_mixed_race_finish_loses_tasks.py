@@ -106,13 +106,6 @@ class Writer:
         self.acks.append((tid, "complete", time.time_ns()))
 
 
-def task_files(folder):
-    try:
-        return sorted(n for n in os.listdir(folder) if re.fullmatch(r"\d+\.json", n))
-    except FileNotFoundError:
-        return []
-
-
 def one_run(version, k, order):
     s = tui.TaskUi(version, C.temp_dir(f"repro-cc-mixed-{order}-{k}-"), task_list="race")
     folder = s.tasks / "race"
@@ -147,14 +140,14 @@ def one_run(version, k, order):
             raise C.CouldNotRun(f"the writer failed: {errors[0]}")
         C.log(f"{order} run {k}: Claude Code:", results, "writer:", [(t, a) for t, a, _ in w.acks])
         all_ok = all(not err and SUCCESS.search(text) for err, text in results)
-        before = {n: json.loads((folder / n).read_text()).get("status") for n in task_files(folder)}
+        before = {n: json.loads((folder / n).read_text()).get("status") for n in tui.task_files(folder)}
         mtimes = {n: os.stat(folder / n).st_mtime_ns for n in before}
         last_ns = max(mtimes.values())
         newest = max(mtimes, key=mtimes.get)
         last_by = f"{'the writer' if newest in ('1.json', '2.json') else 'Claude Code'} ({newest})"
         gone = {}
         while time.time_ns() - last_ns < 7e9:
-            have = set(task_files(folder))
+            have = set(tui.task_files(folder))
             for n in before:
                 if n not in have and n not in gone:
                     gone[n] = (time.time_ns() - last_ns) / 1e9

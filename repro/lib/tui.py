@@ -629,3 +629,11 @@ def folder_state(path):
                 pass
         out[n] = (st.st_size, st.st_mtime_ns, text)
     return out
+
+
+def task_files(folder):
+    """The task files (`N.json`) of a list folder, sorted; [] when the folder does not exist."""
+    try:
+        return sorted(n for n in os.listdir(folder) if re.fullmatch(r"\d+\.json", n))
+    except FileNotFoundError:
+        return []

@@ -14,18 +14,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
-from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION = "@zeeg/dex", "0.16.0"
-
-
-def start(version, tmp):
-    folder = npm_package(PACKAGE, version)
-    s = McpServer([npm_bin(folder, "dex"), "mcp"], cwd=tmp,
-                  env={"HOME": tmp, "DEX_HOME": f"{tmp}/dexhome",
-                       "DEX_STORAGE_PATH": f"{tmp}/store"})
-    s.initialize()
-    return s
+from mcp_stdio import log, run_repro  # noqa: E402
+from dex import DEFAULT_VERSION, start  # noqa: E402
 
 
 def body(version, tmp):

@@ -9,42 +9,13 @@ Strict contract: S5 expects `blocked` for the completion (and for the new blocke
 Storage: DATA_DIR (absolute) in a temporary folder; TEMPLATES_USE=en. Ids and dependencies
 are read from the server's markdown answers.
 """
-import json
 import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
-from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION = "mcp-shrimp-task-manager", "1.0.21"
-UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-def start(version, tmp):
-    folder = npm_package(PACKAGE, version)
-    s = McpServer([npm_bin(folder, "mcp-shrimp-task-manager")], cwd=tmp,
-                  env={"HOME": tmp, "DATA_DIR": f"{tmp}/data", "TEMPLATES_USE": "en"})
-    s.initialize()
-    return s
-
-
-def split(s, tasks):
-    """split_tasks in append mode; returns {name: id} read from the answer's Task List."""
-    raw = [{"name": n, "description": f"{n}: a description of ten or more characters",
-            "implementationGuide": "x", "dependencies": deps} for n, deps in tasks]
-    r = s.call("split_tasks", {"updateMode": "append", "tasksRaw": json.dumps(raw)})
-    found = dict(re.findall(r"### Task \d+: (.+)\n\n\*\*ID:\*\* `(" + UUID + ")`", r.text))
-    if any(n not in found for n, _ in tasks):
-        raise ValueError(f"split_tasks answer not understood: {r.text[:300]!r}")
-    return found
-
-
-def deps(s, tid):
-    """The ids on the **Dependencies:** line of get_task_detail."""
-    text = s.call("get_task_detail", {"taskId": tid}).text
-    m = re.search(r"\*\*Dependencies:\*\* ?(.*)", text)
-    return re.findall(UUID, m.group(1)) if m else []
+from mcp_stdio import log, run_repro  # noqa: E402
+from shrimp import DEFAULT_VERSION, start, split, deps  # noqa: E402
 
 
 def body(version, tmp):

@@ -8,22 +8,12 @@ Task ids are "task-" + (highest id number in tasks.json + 1), recomputed from th
 every call, so deleting the newest task frees its number. Strict contract: S1 (ids never
 reused). Storage: TASK_MANAGER_FILE_PATH in a temporary folder.
 """
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
-from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION = "@kazuph/mcp-taskmanager", "1.1.1"
-
-
-def start(version, tmp):
-    folder = npm_package(PACKAGE, version)
-    s = McpServer([npm_bin(folder, "mcp-taskmanager")], cwd=tmp,
-                  env={"HOME": tmp, "TASK_MANAGER_FILE_PATH": f"{tmp}/tasks.json"})
-    s.initialize()
-    return s
+from mcp_stdio import log, run_repro  # noqa: E402
+from kazuph import DEFAULT_VERSION, start  # noqa: E402
 
 
 def body(version, tmp):

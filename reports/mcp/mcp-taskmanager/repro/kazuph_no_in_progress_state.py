@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
 from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
+from kazuph import PACKAGE, DEFAULT_VERSION  # noqa: E402
 
-PACKAGE, DEFAULT_VERSION = "@kazuph/mcp-taskmanager", "1.1.1"
 WORDS = ("status", "state", "progress", "inprogress", "started")
 
 

@@ -12,17 +12,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
-from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION = "@stevestomp/ohno-mcp", "0.20.0"
-
-
-def start(version, tmp, db="tasks.db"):
-    folder = npm_package(PACKAGE, version)
-    s = McpServer([npm_bin(folder, "ohno-mcp")], cwd=tmp,
-                  env={"HOME": tmp, "OHNO_DB_PATH": f"{tmp}/.ohno/{db}"})
-    s.initialize()
-    return s
+from mcp_stdio import log, run_repro  # noqa: E402
+from ohno import DEFAULT_VERSION, start  # noqa: E402
 
 
 def body(version, tmp):

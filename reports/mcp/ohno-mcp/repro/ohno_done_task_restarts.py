@@ -11,8 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
 from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION = "@stevestomp/ohno-mcp", "0.20.0"
+from ohno import PACKAGE, DEFAULT_VERSION  # noqa: E402
 
 
 def body(version, tmp):

@@ -13,24 +13,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
-from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION, BUN = "@allpepper/task-orchestrator", "3.3.3", "bun@1.4.5"
-
-
-def start(version, tmp):
-    folder = npm_package(PACKAGE, version, bins=(BUN,))
-    server_ts = Path(folder) / "node_modules" / PACKAGE / "src" / "server.ts"
-    s = McpServer([npm_bin(folder, "bun"), str(server_ts), "--stdio"], cwd=tmp,
-                  env={"HOME": tmp, "TASK_ORCHESTRATOR_HOME": f"{tmp}/.task-orchestrator"})
-    s.initialize()
-    return s
-
-
-def create(s, title):
-    r = s.call("manage_container", {"operation": "create", "containerType": "task", "title": title,
-                                    "summary": title, "priority": "MEDIUM", "complexity": 1}).json()
-    return r["data"]["task"]["id"]
+from mcp_stdio import log, run_repro  # noqa: E402
+from orch import DEFAULT_VERSION, start, create  # noqa: E402
 
 
 def close(s, tid):

@@ -12,8 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "repro" / "lib"))
 from mcp_stdio import McpServer, log, npm_bin, npm_package, run_repro  # noqa: E402
-
-PACKAGE, DEFAULT_VERSION, BUN = "@allpepper/task-orchestrator", "3.3.3", "bun@1.4.5"
+from orch import PACKAGE, DEFAULT_VERSION, BUN  # noqa: E402
 
 
 def body(version, tmp):
