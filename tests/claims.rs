@@ -239,3 +239,86 @@ fn the_checked_in_register_reads_and_every_claim_has_its_script_and_a_run_per_ve
         }
     }
 }
+
+/// Whether process `pid` is alive (a zombie, which no one may reap in a container, is not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// A register whose `always` claim runs `script` with a limit of 1 s on 1.0.0 only.
+fn timing_out(dir: &Path, script: &str) {
+    let claims = CLAIMS.replace("repro/yes.sh", "repro/slow.sh").replace(
+        "status = \"confirmed\"\n\n[claim.expect]\n\"1.0.0\" = true\n\"2.0.0\" = true",
+        "status = \"confirmed\"\ntimeout = 1\n\n[claim.expect]\n\"1.0.0\" = true",
+    );
+    register(
+        dir,
+        &claims,
+        &[("slow.sh", script), ("by_version.sh", BY_VERSION)],
+    );
+}
+
+#[test]
+fn a_reproduction_past_its_limit_gets_sigterm_to_end_the_sessions_it_started() {
+    // As repro/lib does: the product in a session of its own (out of the script's group),
+    // ended by the script's SIGTERM handler. SIGKILL at once would leave it running, holding
+    // the script's pipes.
+    let d = tempdir();
+    let pid = d.path().join("child.pid");
+    let script = format!(
+        "setsid sh -c 'echo $$ > \"{pid}\"; exec sleep 30' &\n\
+         trap 'kill $(cat \"{pid}\"); exit 0' TERM\n\
+         sleep 30 & wait\n",
+        pid = pid.display()
+    );
+    timing_out(d.path(), &script);
+    let started = std::time::Instant::now();
+    let (code, out, err) = check(d.path(), &["--claim", "always"]);
+    let took = started.elapsed();
+    let child = std::fs::read_to_string(&pid).unwrap_or_default();
+    let left = !child.is_empty() && alive(&child);
+    if left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", child.trim()])
+            .status();
+    }
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("no answer within 1 s"), "{out}");
+    assert!(!child.is_empty(), "the session's child never started");
+    assert!(!left, "the session the script started outlived its run");
+    assert!(took.as_secs() < 10, "took {took:?}");
+}
+
+#[test]
+fn a_process_that_left_the_group_and_ignores_sigterm_does_not_hold_the_check() {
+    // Its grandchild leaves the group, ignores SIGTERM and keeps the script's stdout and
+    // stderr open: the check ends at its bounds all the same and reports the limit.
+    let d = tempdir();
+    let pid = d.path().join("stray.pid");
+    let script = format!(
+        "setsid sh -c 'trap \"\" TERM; echo $$ > \"{pid}\"; exec sleep 40' &\n\
+         echo 'still here' >&2\n\
+         sleep 30\n",
+        pid = pid.display()
+    );
+    timing_out(d.path(), &script);
+    let started = std::time::Instant::now();
+    let (code, out, err) = check(d.path(), &["--claim", "always"]);
+    let took = started.elapsed();
+    if let Ok(stray) = std::fs::read_to_string(&pid) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", stray.trim()])
+            .status();
+    }
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("no answer within 1 s; its stderr ended: still here"),
+        "{out}"
+    );
+    // 1 s of limit, the script's prompt end on SIGTERM and the pipes' bound.
+    assert!(took.as_secs() < 20, "took {took:?}");
+}

@@ -6,8 +6,10 @@
 //! [`Register::load`] reads the file strictly (an unknown key, a missing field or a claim
 //! whose script is missing is an error naming the file, the claim and the key);
 //! [`run_repro`] runs one script for one version under its time limit, in a process group
-//! of its own that is killed whatever the script does; [`Register::record`] writes the
-//! results back into the file with `toml_edit`, so that its comments and layout stay.
+//! of its own that is killed whatever the script does (past the limit, SIGTERM first, so
+//! that the script ends the sessions it started outside the group, then SIGKILL after
+//! [`TERM_GRACE`]); [`Register::record`] writes the results back into the file with
+//! `toml_edit`, so that its comments and layout stay.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -19,12 +21,25 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use taskproof_targets::group::Group;
+use taskproof_targets::pipes;
 
 /// The register's file, relative to the repository root.
 pub const DEFAULT_REGISTER: &str = "repro/claims.toml";
 
 /// A script that gives no time limit has this one.
 pub const DEFAULT_TIMEOUT: u64 = 180;
+
+/// How long a script past its limit has, after SIGTERM to its group, to end what it started
+/// before the group gets SIGKILL: the helpers of repro/lib kill the product's sessions on
+/// SIGTERM and give them up to 10 s (`kill_marked`).
+pub const TERM_GRACE: Duration = Duration::from_secs(10);
+
+/// How long the pipes of a script whose group is dead may take to reach their end before the
+/// run stops waiting for them (a process that left the group may hold them open).
+pub const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// What is kept of each of a script's stdout and stderr.
+const PIPE_LIMIT: usize = 16 << 20;
 
 /// Whether the claim stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -301,6 +316,17 @@ pub fn now_utc() -> String {
     t.replace(".000Z", "Z")
 }
 
+/// SIGTERM to `group`, then waits up to `grace` for its leader to end.
+fn terminate(group: &mut Group, grace: Duration) {
+    if let Some(pid) = rustix::process::Pid::from_raw(group.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+    }
+    let deadline = Instant::now() + grace;
+    while group.exited().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Runs `claim`'s script for `version` with `python` under its time limit, and reads the
 /// answer from the last line of its standard output.
 pub fn run_repro(register: &Register, claim: &Claim, version: &str, python: &str) -> Outcome {
@@ -339,17 +365,14 @@ pub fn run_repro(register: &Register, claim: &Claim, version: &str, python: &str
             );
         }
     };
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut out);
-            }
-            String::from_utf8_lossy(&out).into_owned()
-        })
+    // Read into bounded buffers by threads that may outlive the run: a process that left
+    // the group (a `setsid` child the script failed to end) can hold a pipe open for ever.
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        let pipe = pipe.unwrap_or_else(|| Box::new(std::io::empty()));
+        pipes::keep_stderr(pipe, PIPE_LIMIT)
     };
-    let stdout = drain(group.child().stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(group.child().stderr.take().map(|p| Box::new(p) as _));
+    let (stdout, stdout_thread) = read(group.child().stdout.take().map(|p| Box::new(p) as _));
+    let (stderr, stderr_thread) = read(group.child().stderr.take().map(|p| Box::new(p) as _));
     let status = loop {
         if let Some(s) = group.exited() {
             break Some(s);
@@ -359,10 +382,20 @@ pub fn run_repro(register: &Register, claim: &Claim, version: &str, python: &str
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    if status.is_none() {
+        // The reproduction helpers (repro/lib) start the product in sessions of their own
+        // and end them on SIGTERM, not on SIGKILL: the script gets SIGTERM and a grace
+        // period to clean up before the group is killed.
+        terminate(&mut group, TERM_GRACE);
+    }
     // The whole group, whatever it left running: a reproduction never outlives its run.
     group.kill();
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
+    pipes::finish_stderr(stdout_thread, PIPE_GRACE);
+    pipes::finish_stderr(stderr_thread, PIPE_GRACE);
+    let text = |kept: &pipes::Kept| {
+        String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    };
+    let (out, err) = (text(&stdout), text(&stderr));
     let tail = |s: &str| {
         let lines: Vec<&str> = s.lines().rev().take(3).collect();
         lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
