@@ -284,7 +284,7 @@ impl Hello {
         if protocol == 1 {
             if let Some(f) = features.iter().find(|f| Feature::ADDED_IN_2.contains(f)) {
                 return Err(format!(
-                    "hello: feature {f:?} is protocol 2's; a target that declares it answers `\"protocol\": 2`"
+                    "hello: feature {f} is protocol 2's; a target that declares it answers `\"protocol\": 2`"
                 ));
             }
             features.extend(Feature::ADDED_IN_2);
@@ -824,14 +824,22 @@ mod tests {
         let mixed = json!({"ok": true, "protocol": 1, "name": "x", "version": "1",
                            "layout": "opaque", "features": ["metadata"]});
         let e = Hello::from_json(&mixed).unwrap_err();
-        assert!(e.contains("feature Metadata is protocol 2's"), "{e}");
+        assert!(e.contains("feature metadata is protocol 2's"), "{e}");
+        let mixed = json!({"ok": true, "protocol": 1, "name": "x", "version": "1",
+                           "layout": "opaque", "features": ["active_form"]});
+        let e = Hello::from_json(&mixed).unwrap_err();
+        assert!(e.contains("feature active_form is protocol 2's"), "{e}");
         let e = Hello::from_json(&json!({"ok": true, "protocol": 3})).unwrap_err();
         assert!(
             e.contains("protocol 3 is not supported (this harness speaks 1 to 2)"),
             "{e}"
         );
         let e = "active-form".parse::<Feature>().unwrap_err();
-        assert!(e.contains("expected one of delete, claim, edges, metadata, owner, active_form, edge_removal, edges_at_create, lists"), "{e}");
+        assert_eq!(
+            e,
+            "unknown feature \"active-form\"; expected one of delete, claim, edges, metadata, \
+             owner, active_form, edge_removal, edges_at_create, lists, session_list"
+        );
     }
 
     #[test]
