@@ -1112,110 +1112,104 @@ impl McpSession {
                 also.insert(field.clone(), v);
             }
         }
-        match op {
-            Op::Delete => Ok(json!({"ok": true})),
-            Op::List => {
-                let (tool, doc) =
-                    doc.ok_or_else(|| bad_answer(op, &key, "(none)", "no call ran".into()))?;
-                let tasks = self.read_tasks(op, &key, &tool, &doc, a, vars, derive)?;
-                let corrupt = match &a.corrupt {
-                    None => json!([]),
-                    Some(p) => mapping::at(&doc, p).unwrap_or(json!([])),
-                };
-                Ok(json!({"ok": true, "tasks": tasks, "corrupt": corrupt}))
-            }
-            Op::Hello => Ok(self.hello.to_json()),
-            Op::Create | Op::Get | Op::Update | Op::Claim => {
-                let mut vars = vars.clone();
-                if let (Some(p), Some((_, d))) = (&a.id, &doc) {
-                    match mapping::at(d, p) {
-                        Some(Value::String(s)) => vars["id"] = json!(s),
-                        Some(Value::Number(n)) => vars["id"] = json!(n.to_string()),
-                        _ => {
-                            return Err(bad_answer(
-                                op,
-                                &format!("{key}.id"),
-                                &doc.as_ref().map_or(String::new(), |d| d.0.clone()),
-                                format!("no id at {p:?}"),
-                            ));
-                        }
-                    }
+        if op == Op::List {
+            let (tool, doc) =
+                doc.ok_or_else(|| bad_answer(op, &key, "(none)", "no call ran".into()))?;
+            let tasks = self.read_tasks(op, &key, &tool, &doc, a, vars, derive)?;
+            let corrupt = match &a.corrupt {
+                None => json!([]),
+                Some(p) => mapping::at(&doc, p).unwrap_or(json!([])),
+            };
+            return Ok(json!({"ok": true, "tasks": tasks, "corrupt": corrupt}));
+        }
+        // One task: create, get, update or claim (hello is never mapped, delete answered
+        // above).
+        let mut vars = vars.clone();
+        if let (Some(p), Some((_, d))) = (&a.id, &doc) {
+            match mapping::at(d, p) {
+                Some(Value::String(s)) => vars["id"] = json!(s),
+                Some(Value::Number(n)) => vars["id"] = json!(n.to_string()),
+                _ => {
+                    return Err(bad_answer(
+                        op,
+                        &format!("{key}.id"),
+                        &doc.as_ref().map_or(String::new(), |d| d.0.clone()),
+                        format!("no id at {p:?}"),
+                    ));
                 }
-                let mut task = match doc {
-                    // `get` through a list: the task whose id is the request's.
-                    Some((tool, d)) if a.tasks.is_some() => {
-                        let p = a.tasks.as_deref().unwrap_or("");
-                        let Some(Value::Array(items)) = mapping::at(&d, p) else {
-                            return Err(bad_answer(
-                                op,
-                                &format!("{key}.tasks"),
-                                &tool,
-                                format!("no array at {p:?} in {d}"),
-                            ));
-                        };
-                        let want = vars.get("id").cloned().unwrap_or(Value::Null);
-                        let found = items
-                            .iter()
-                            .map(|t| self.mapping.task_in(t, &also))
-                            .find(|t| t.get("id") == Some(&want));
-                        match found {
-                            Some(t) => t,
-                            None => {
-                                return Err(Stop::Answer(failure(
-                                    ErrorKind::NotFound,
-                                    format!(
-                                        "{tool}: no task with id {want} in the list the server \
-                                         answered ({key}.tasks)"
-                                    ),
-                                )));
-                            }
-                        }
-                    }
-                    Some((tool, d)) if !a.fetch => {
-                        let p = a.task.as_deref().unwrap_or("");
-                        let t = mapping::at(&d, p).ok_or_else(|| {
-                            bad_answer(
-                                op,
-                                &format!("{key}.task"),
-                                &tool,
-                                format!("no task at {p:?} in {d}"),
-                            )
-                        })?;
-                        self.mapping.task_in(&t, &also)
-                    }
-                    // `get` reads its own answer: with no call run, it has none.
-                    None if op == Op::Get => {
-                        return Err(bad_answer(op, &key, "(none)", "no call ran".into()));
-                    }
-                    // A task read again that the server no longer finds (another writer's
-                    // change lost it): the answer is what the call itself answered, when the
-                    // mapping says where (`task` beside `fetch`), so the checker sees the
-                    // acknowledged change and its loss.
-                    Some((tool, d)) => match self.fetch(&vars, false) {
-                        Err(Stop::Answer(e))
-                            if e["error"]["kind"] == "not_found" && a.task.is_some() =>
-                        {
-                            let p = a.task.as_deref().unwrap_or("");
-                            let t = mapping::at(&d, p).ok_or_else(|| {
-                                bad_answer(
-                                    op,
-                                    &format!("{key}.task"),
-                                    &tool,
-                                    format!("no task at {p:?} in {d}"),
-                                )
-                            })?;
-                            self.mapping.task_in(&t, &also)
-                        }
-                        other => other?,
-                    },
-                    None => self.fetch(&vars, false)?,
-                };
-                if derive && self.mapping.task.derived_blocks {
-                    self.derive_blocks(&mut task, &vars)?;
-                }
-                Ok(json!({"ok": true, "task": task}))
             }
         }
+        let mut task = match doc {
+            // `get` through a list: the task whose id is the request's.
+            Some((tool, d)) if a.tasks.is_some() => {
+                let p = a.tasks.as_deref().unwrap_or("");
+                let Some(Value::Array(items)) = mapping::at(&d, p) else {
+                    return Err(bad_answer(
+                        op,
+                        &format!("{key}.tasks"),
+                        &tool,
+                        format!("no array at {p:?} in {d}"),
+                    ));
+                };
+                let want = vars.get("id").cloned().unwrap_or(Value::Null);
+                let found = items
+                    .iter()
+                    .map(|t| self.mapping.task_in(t, &also))
+                    .find(|t| t.get("id") == Some(&want));
+                match found {
+                    Some(t) => t,
+                    None => {
+                        return Err(Stop::Answer(failure(
+                            ErrorKind::NotFound,
+                            format!(
+                                "{tool}: no task with id {want} in the list the server \
+                                 answered ({key}.tasks)"
+                            ),
+                        )));
+                    }
+                }
+            }
+            Some((tool, d)) if !a.fetch => {
+                let p = a.task.as_deref().unwrap_or("");
+                let t = mapping::at(&d, p).ok_or_else(|| {
+                    bad_answer(
+                        op,
+                        &format!("{key}.task"),
+                        &tool,
+                        format!("no task at {p:?} in {d}"),
+                    )
+                })?;
+                self.mapping.task_in(&t, &also)
+            }
+            // `get` reads its own answer: with no call run, it has none.
+            None if op == Op::Get => {
+                return Err(bad_answer(op, &key, "(none)", "no call ran".into()));
+            }
+            // A task read again that the server no longer finds (another writer's
+            // change lost it): the answer is what the call itself answered, when the
+            // mapping says where (`task` beside `fetch`), so the checker sees the
+            // acknowledged change and its loss.
+            Some((tool, d)) => match self.fetch(&vars, false) {
+                Err(Stop::Answer(e)) if e["error"]["kind"] == "not_found" && a.task.is_some() => {
+                    let p = a.task.as_deref().unwrap_or("");
+                    let t = mapping::at(&d, p).ok_or_else(|| {
+                        bad_answer(
+                            op,
+                            &format!("{key}.task"),
+                            &tool,
+                            format!("no task at {p:?} in {d}"),
+                        )
+                    })?;
+                    self.mapping.task_in(&t, &also)
+                }
+                other => other?,
+            },
+            None => self.fetch(&vars, false)?,
+        };
+        if derive && self.mapping.task.derived_blocks {
+            self.derive_blocks(&mut task, &vars)?;
+        }
+        Ok(json!({"ok": true, "task": task}))
     }
 
     #[allow(clippy::too_many_arguments)]

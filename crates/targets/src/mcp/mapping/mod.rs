@@ -156,9 +156,8 @@ pub enum DetectHow {
 pub struct OpMap {
     pub calls: Vec<Call>,
     pub answer: Read,
-    /// Request paths that make the request `unsupported` when present (not null, not
-    /// empty).
-    /// Each entry: conditions that together make the request `unsupported`.
+    /// Each entry: conditions that together make the request `unsupported` (a path alone:
+    /// present, not null or empty; a table: the paths have the values).
     pub unsupported_when: Vec<Vec<Cond>>,
     /// How many calls run before `unsupported_when` is judged (a read of the task first).
     pub unsupported_after: usize,

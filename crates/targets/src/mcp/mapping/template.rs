@@ -300,9 +300,9 @@ pub fn is_set(v: &Value) -> bool {
 }
 
 impl Mapping {
-    /// The value at `path` through `filters`; `None` when absent (after `or:`, `with:` and
-    /// `without:`, which fill an absent value).
-    /// The value a spread (`"..." = "{path|filter}"`) would spread, when present.
+    /// The value a spread (`"..." = "{path|filter}"`) would spread: the value at `path`
+    /// through `filters`; `None` when absent (after `or:`, `with:` and `without:`, which fill
+    /// an absent value).
     pub fn spread_value(&self, vars: &Value, path: &[String], filters: &[Filter]) -> Option<Value> {
         self.value(vars, path, filters)
     }
