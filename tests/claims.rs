@@ -107,12 +107,22 @@ fn the_release_watch_expects_what_the_newest_version_below_answered() {
         &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
     );
     // 3.0.0 is named by no claim: `always` expects yes (as 2.0.0), `changed` expects no.
-    let (code, out, _) = check(d.path(), &["--version", "3.0.0"]);
+    let (code, out, _) = check(d.path(), &["--product", "thing", "--version", "3.0.0"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("2 agree"), "{out}");
     // 1.5.0: `changed` expects yes (as 1.0.0) and gets yes; a behaviour that changed back
     // would be told apart the same way.
-    let (code, out, _) = check(d.path(), &["--version", "1.5.0", "--claim", "changed"]);
+    let (code, out, _) = check(
+        d.path(),
+        &[
+            "--product",
+            "thing",
+            "--version",
+            "1.5.0",
+            "--claim",
+            "changed",
+        ],
+    );
     assert_eq!(code, 0, "{out}");
 }
 
@@ -321,4 +331,36 @@ fn a_process_that_left_the_group_and_ignores_sigterm_does_not_hold_the_check() {
     );
     // 1 s of limit, the script's prompt end on SIGTERM and the pipes' bound.
     assert!(took.as_secs() < 20, "took {took:?}");
+}
+
+#[test]
+fn a_version_needs_a_product_and_one_older_than_every_named_version_is_unnamed_not_an_error() {
+    let d = tempdir();
+    register(
+        d.path(),
+        CLAIMS,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    // A version number means something for one product only.
+    let (code, out, err) = check(d.path(), &["--version", "3.0.0"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--product"), "{err}");
+    assert!(!out.contains("agree"), "nothing ran: {out}");
+    // 0.5.0 is older than 1.0.0: the register expects nothing of it.
+    let (code, out, err) = check(d.path(), &["--product", "thing", "--version", "0.5.0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("ERROR"), "{out}");
+    assert!(out.contains("unnamed"), "{out}");
+    assert!(
+        out.contains(
+            "0 agree with the register, 0 differ, 0 could not answer, 2 had no expected answer"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "no expected answer: 0.5.0 is older than every version the claim names (1.0.0, 2.0.0)"
+        ),
+        "{out}"
+    );
 }

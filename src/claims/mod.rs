@@ -291,10 +291,35 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
+/// How a run's answer compares with the register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agreement {
+    /// It answered what the claim expects of the version.
+    Holds,
+    /// It answered the other way.
+    Differs,
+    /// It answered, but the claim expects nothing of the version: one older than every
+    /// version the claim names (the release watch run on an old version). Not an error of
+    /// the reproduction.
+    Unnamed,
+    /// It could not answer.
+    Broke,
+}
+
 impl Outcome {
     /// Whether the reproduction agrees with the register.
     pub fn holds(&self) -> Option<bool> {
         Some(self.answer? == self.expected?)
+    }
+
+    /// How the run compares with the register.
+    pub fn agreement(&self) -> Agreement {
+        match (self.answer, self.expected) {
+            (None, _) => Agreement::Broke,
+            (Some(_), None) => Agreement::Unnamed,
+            (Some(a), Some(e)) if a == e => Agreement::Holds,
+            (Some(_), Some(_)) => Agreement::Differs,
+        }
     }
 }
 

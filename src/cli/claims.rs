@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::verdict::Verdict;
-use crate::claims::{self, Outcome, Register, Status};
+use crate::claims::{self, Agreement, Outcome, Register, Status};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
@@ -15,11 +15,13 @@ and answers the claim's yes/no question for one version (repro/README.md).
 
 `check` runs the reproductions, one at a time (they time things), and prints one row per claim \
 and version: what the register expects, what the script answered now, and the last recorded \
-answer. `--version V` runs every claim about that product on V instead: the release watch (a \
+answer. `--product P --version V` runs every claim about P on V instead: the release watch (a \
 version the register does not name is expected to answer as the newest named version below \
-it). Withdrawn claims are listed, not run.
+it; one older than every version a claim names has no expected answer and is shown as \
+`unnamed`, which is neither agreement nor an error). Withdrawn claims are listed, not run.
 
-Exit status: 0 when every reproduction agrees with the register; 1 when one disagrees; 2 on \
+Exit status: 0 when every reproduction agrees with the register (or had no expected answer); \
+1 when one disagrees; 2 on \
 usage errors or a malformed register (named by file, claim and key); 3 when a reproduction \
 could not answer (the product did not install or start, a limit passed) and none disagreed.
 
@@ -58,8 +60,9 @@ pub struct CheckArgs {
     /// Only claims about this product (`claude-code`, `mcp:PACKAGE`).
     #[arg(long, value_name = "PRODUCT")]
     pub product: Option<String>,
-    /// Run on this version instead of the versions each claim names.
-    #[arg(long, value_name = "V")]
+    /// Run on this version instead of the versions each claim names (with --product: a
+    /// version means something for one product only).
+    #[arg(long, value_name = "V", requires = "product")]
     pub version: Option<String>,
     /// Write each run's date, load, answer and observation back into the register.
     #[arg(long)]
@@ -173,10 +176,11 @@ fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
                     )
                 })
                 .unwrap_or_else(|| "none".into());
-            let verdict = match r.holds() {
-                Some(true) => "holds",
-                Some(false) => "DIFFERS",
-                None => "ERROR",
+            let verdict = match r.agreement() {
+                Agreement::Holds => "holds",
+                Agreement::Differs => "DIFFERS",
+                Agreement::Unnamed => "unnamed",
+                Agreement::Broke => "ERROR",
             };
             println!(
                 "{:<44} {:<9} {:<8} {:<5} {:<7} {last}",
@@ -190,13 +194,26 @@ fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
                 Some(e) => println!("    could not answer: {e}"),
                 None => println!("    {} ({:.0} s, load {})", r.observed, r.seconds, r.load),
             }
+            if r.agreement() == Agreement::Unnamed {
+                println!(
+                    "    no expected answer: {v} is older than every version the claim names ({})",
+                    c.versions().join(", ")
+                );
+            }
             results.push(r);
         }
     }
-    let agree = results.iter().filter(|r| r.holds() == Some(true)).count();
-    let differ = results.iter().filter(|r| r.holds() == Some(false)).count();
-    let broke = results.iter().filter(|r| r.holds().is_none()).count();
-    println!("{agree} agree with the register, {differ} differ, {broke} could not answer");
+    let count = |a: Agreement| results.iter().filter(|r| r.agreement() == a).count();
+    let (agree, differ, broke) = (
+        count(Agreement::Holds),
+        count(Agreement::Differs),
+        count(Agreement::Broke),
+    );
+    let unnamed = match count(Agreement::Unnamed) {
+        0 => String::new(),
+        n => format!(", {n} had no expected answer"),
+    };
+    println!("{agree} agree with the register, {differ} differ, {broke} could not answer{unnamed}");
     if args.record {
         if let Err(e) = register.record(&results) {
             eprintln!("taskproof claims: {e}");
