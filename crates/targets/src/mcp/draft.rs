@@ -22,7 +22,7 @@ use regex_lite::Regex;
 use serde_json::{Map, Value, json};
 
 use super::mapping::{Mapping, OPS};
-use super::{McpSession, McpTarget};
+use super::{McpSession, McpTarget, with_stderr};
 use crate::{Session, SessionOptions};
 use taskproof_core::protocol::Op;
 
@@ -42,13 +42,8 @@ pub fn draft(command: &str, options: SessionOptions, probe: bool) -> Result<Stri
     let empty = Mapping::parse(&none, Path::new("(no mapping)")).map_err(|e| e.to_string())?;
     let target = McpTarget::new(command, Some(Arc::new(empty)));
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let mut session = McpSession::open(&target, root.path(), options).map_err(|(e, stderr)| {
-        if stderr.trim().is_empty() {
-            e.to_string()
-        } else {
-            format!("{e}\nthe server's stderr:\n{}", stderr.trim_end())
-        }
-    })?;
+    let mut session = McpSession::open(&target, root.path(), options)
+        .map_err(|(e, stderr)| with_stderr(e, &stderr).to_string())?;
     let hello = session.hello().clone();
     let tools = session.tools().clone();
     let chosen = choose(&tools);

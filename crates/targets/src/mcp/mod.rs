@@ -177,6 +177,8 @@ impl Target for McpTarget {
     }
 }
 
+/// A failure to start a server with the end of what it wrote on stderr, for people: a
+/// failure to start (once, however `e` said it) and the last 2000 characters.
 fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
     if stderr.trim().is_empty() {
         return e;
@@ -185,7 +187,11 @@ fn with_stderr(e: TargetError, stderr: &str) -> TargetError {
         let chars: Vec<char> = stderr.trim_end().chars().collect();
         chars[chars.len().saturating_sub(2000)..].iter().collect()
     };
-    TargetError::Spawn(format!("{e}\nthe server's stderr:\n{tail}"))
+    let what = match e {
+        TargetError::Spawn(m) => m,
+        other => other.to_string(),
+    };
+    TargetError::Spawn(format!("{what}\nthe server's stderr:\n{tail}"))
 }
 
 /// One server process: its connection, its process group and what it wrote on stderr.
@@ -1477,5 +1483,30 @@ impl Session for McpSession {
 impl Drop for McpSession {
     fn drop(&mut self) {
         self.kill_group();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure to start keeps one "failed to start" and the end of the server's stderr.
+    #[test]
+    fn a_start_failure_carries_the_end_of_the_servers_stderr_once() {
+        let e = with_stderr(TargetError::Spawn("no such file".into()), "");
+        assert_eq!(e.to_string(), "failed to start the adapter: no such file");
+        let long = format!("{}\nTraceback: the end\n", "x".repeat(5000));
+        let e = with_stderr(TargetError::Spawn("exited".into()), &long).to_string();
+        assert!(
+            e.starts_with("failed to start the adapter: exited\nthe server's stderr:\n"),
+            "{e:.200}"
+        );
+        assert!(e.ends_with("Traceback: the end"), "{e:.200}");
+        assert!(e.len() < 2200, "only the end of a long stderr: {}", e.len());
+        let e = with_stderr(TargetError::BadHello("no serverInfo".into()), "oops").to_string();
+        assert_eq!(
+            e,
+            "failed to start the adapter: bad hello: no serverInfo\nthe server's stderr:\noops"
+        );
     }
 }
