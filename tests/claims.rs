@@ -364,3 +364,65 @@ fn a_version_needs_a_product_and_one_older_than_every_named_version_is_unnamed_n
         "{out}"
     );
 }
+
+#[test]
+fn record_adds_a_new_version_to_expect_only_when_the_run_agreed() {
+    let d = tempdir();
+    let no = r#"echo '{"version": "'"$2"'", "answer": false, "observed": "not seen"}'"#;
+    register(
+        d.path(),
+        &CLAIMS.replace("repro/yes.sh", "repro/no.sh"),
+        &[("no.sh", no), ("by_version.sh", BY_VERSION)],
+    );
+    // 3.0.0: `always` expects yes (as 2.0.0) and gets no; `changed` expects no and gets no.
+    let (code, out, err) = check(
+        d.path(),
+        &["--product", "thing", "--version", "3.0.0", "--record"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    // 0.5.0: older than both claims' versions, so nothing to agree with.
+    let (code, out, err) = check(
+        d.path(),
+        &["--product", "thing", "--version", "0.5.0", "--record"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(d.path().join("repro/claims.toml")).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let claim = |id: &str| {
+        doc["claim"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"].as_str() == Some(id))
+            .unwrap()
+            .clone()
+    };
+    let last = |c: &toml::Value, v: &str| {
+        c["last"]
+            .as_array()
+            .and_then(|l| l.iter().find(|r| r["version"].as_str() == Some(v)))
+            .map(|r| r["answer"].as_bool().unwrap())
+    };
+    let always = claim("always");
+    let expect = always["expect"].as_table().unwrap();
+    assert_eq!(
+        expect.keys().collect::<Vec<_>>(),
+        ["1.0.0", "2.0.0"],
+        "a run that disagreed widened the claim: {text}"
+    );
+    assert_eq!(last(&always, "3.0.0"), Some(false), "{text}");
+    assert_eq!(last(&always, "0.5.0"), Some(false), "{text}");
+    let changed = claim("changed");
+    let expect = changed["expect"].as_table().unwrap();
+    assert_eq!(
+        expect.get("3.0.0").and_then(toml::Value::as_bool),
+        Some(false),
+        "{text}"
+    );
+    assert!(!expect.contains_key("0.5.0"), "{text}");
+    assert_eq!(last(&changed, "3.0.0"), Some(false), "{text}");
+    assert_eq!(last(&changed, "0.5.0"), Some(false), "{text}");
+    // The file still reads.
+    taskproof::claims::Register::load(&d.path().join("repro/claims.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -210,8 +210,16 @@ impl Register {
 
     /// Writes the runs in `results` into the file as each claim's `[[claim.last]]` for its
     /// version (replacing an earlier run on the same version), keeping everything else of
-    /// the file as it is. A version the claim does not name is added to its `expect` with
-    /// the answer the claim expected of it, so that the file stays valid.
+    /// the file as it is.
+    ///
+    /// A version the claim does not name (the release watch) is added to its `expect` only
+    /// when the run agreed with what the claim expected of it: the claim then covers that
+    /// version with a run to show for it, as every named version has. A run that disagreed,
+    /// or had nothing to agree with (a version older than every named one), is recorded and
+    /// nothing more: it contradicts or goes beyond what the claim says, so what the claim
+    /// should become (a new change point, `unconfirmed`) is for a person to write, not for
+    /// `--record` to infer; writing the inferred answer silently widened the claim over a
+    /// version whose run said otherwise.
     pub fn record(&self, results: &[Outcome]) -> Result<(), String> {
         use toml_edit::{DocumentMut, Item, Table, value};
         let text = std::fs::read_to_string(&self.path)
@@ -231,11 +239,11 @@ impl Register {
             else {
                 continue;
             };
-            if let Some(expected) = r.expected
+            if r.agreement() == Agreement::Holds
                 && let Some(expect) = t.get_mut("expect").and_then(Item::as_table_like_mut)
                 && expect.get(&r.version).is_none()
             {
-                expect.insert(&r.version, value(expected));
+                expect.insert(&r.version, value(answer));
             }
             let mut run = Table::new();
             run.insert("version", value(r.version.clone()));
