@@ -683,6 +683,11 @@ pub fn render(
     )
 }
 
+/// Said where the probe would have read a task again (`fetch`) but no tool reads one.
+const NO_GET: &str = "# CHECK: no tool was chosen for get, so no task can be read again (fetch = \
+                      true needs\n# [ops.get]): the answer itself must hold the task (a list's \
+                      answer, every task).\n";
+
 /// The draft's text.
 pub fn render_with(
     command: &str,
@@ -785,6 +790,7 @@ pub fn render_with(
          {{ pattern = '(?i)invalid|required|must be', kind = \"invalid\" }},\n]\n\
          default = \"io\"\n"
     );
+    let get = chosen.contains_key(&Op::Get);
     for op in OPS {
         let Some(choice) = chosen.get(&op) else {
             continue;
@@ -853,17 +859,25 @@ pub fn render_with(
             toml_string(tool),
             args.join(", ")
         );
-        let answer = match (op, l.and_then(|l| l.answer.clone())) {
+        // A task is read again (`fetch`) through [ops.get]: not without a get tool.
+        let learned_answer = l.and_then(|l| l.answer.clone());
+        let (learned_answer, no_get) = match learned_answer {
+            Some(a) if !get && a.contains("fetch = true") => match op {
+                Op::List => (Some(a.replace(", fetch = true", "")), NO_GET),
+                _ => (None, NO_GET),
+            },
+            other => (other, ""),
+        };
+        let answer = match (op, learned_answer) {
             (Op::Delete, _) => String::new(),
-            (Op::Create, _) if l.is_some_and(|l| l.id.is_some()) => {
+            (Op::Create, _) if get && l.is_some_and(|l| l.id.is_some()) => {
                 "# CHECK: the task read again with get, by the id the probe found.\nanswer = { fetch = true }".into()
             }
-            (_, Some(a)) => format!("# CHECK: where the probe found the probe task.\n{a}"),
-            (Op::Create | Op::Get | Op::Update | Op::Claim, None) => {
-                "# CHECK: where the answer keeps the task (a JSON pointer into structuredContent,\n\
-                 # else into the text parsed as JSON; a text answer needs `pattern`).\nanswer = { task = \"/task\" }"
-                    .into()
-            }
+            (_, Some(a)) => format!("{no_get}# CHECK: where the probe found the probe task.\n{a}"),
+            (Op::Create | Op::Get | Op::Update | Op::Claim, None) => format!(
+                "{no_get}# CHECK: where the answer keeps the task (a JSON pointer into structuredContent,\n\
+                 # else into the text parsed as JSON; a text answer needs `pattern`).\nanswer = {{ task = \"/task\" }}"
+            ),
             (Op::List, None) => {
                 "# CHECK: where the answer keeps the tasks (a text answer needs `each`).\nanswer = { tasks = \"/tasks\" }".into()
             }
@@ -1062,6 +1076,52 @@ mod tests {
             text.contains("pending = \"todo\"\nin_progress = \"doing\"\ncompleted = \"done\""),
             "{text}"
         );
+    }
+
+    /// A server with no tool to read one task: the probe found the new task's id and a list
+    /// of ids, but nothing can read a task again, so the draft fetches nothing (the checker
+    /// refuses a fetch without [ops.get], and the draft is read back through it).
+    #[test]
+    fn without_a_get_tool_the_draft_fetches_nothing() {
+        let schema = json!({"type": "object", "properties": {"title": {"type": "string"}}});
+        let tools: BTreeMap<String, (String, Value)> = [
+            ("add_task", schema.clone()),
+            ("list_tasks", json!({"type": "object"})),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), (String::new(), v)))
+        .collect();
+        let chosen = choose(&tools);
+        assert!(!chosen.contains_key(&Op::Get), "{chosen:?}");
+        let learned: BTreeMap<Op, Learned> = [
+            (
+                Op::Create,
+                Learned {
+                    tool: "add_task".into(),
+                    id: Some(("/id".into(), Some("(?P<id>[a-z]+-\\d+)".into()))),
+                    answer: Some("answer = { fetch = true }".into()),
+                    ..Learned::default()
+                },
+            ),
+            (
+                Op::List,
+                Learned {
+                    tool: "list_tasks".into(),
+                    answer: Some(
+                        "answer = { each = '(?P<id>[a-z]+-\\d+)', tasks = \"\", fetch = true }"
+                            .into(),
+                    ),
+                    ..Learned::default()
+                },
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let text = render_with("srv", "srv", "1", &tools, &chosen, &learned);
+        let m =
+            Mapping::parse(&text, Path::new("d.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(m.ops.values().all(|o| !o.answer.fetch), "{text}");
+        assert!(text.contains("no tool was chosen for get"), "{text}");
     }
 
     #[test]

@@ -330,15 +330,26 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
             "\"derived\" needs [ops.list] to read every task".into(),
         ));
     }
-    let reads = ops
-        .iter()
-        .any(|(_, m)| m.calls.iter().any(|c| c.read.is_some()));
-    if (reads || ops.get(&Op::List).is_some_and(|l| l.answer.fetch)) && !ops.contains_key(&Op::Get)
-    {
-        return Err(err(
-            "ops.get",
-            "missing: a call's `read` and a list's `fetch` read tasks through [ops.get]".into(),
-        ));
+    if !ops.contains_key(&Op::Get) {
+        // Every read of a task inside a request goes through [ops.get]: a call's `read`, and
+        // an answer's `fetch` (a list's of each task, another op's of its own).
+        let reader = ops.values().find_map(|m| {
+            let c = m.calls.iter().find(|c| c.read.is_some())?;
+            Some(format!("{}'s read", c.key))
+        });
+        let fetcher = ops
+            .iter()
+            .find(|(_, m)| m.answer.fetch)
+            .map(|(op, _)| format!("ops.{op}'s fetch"));
+        if let Some(which) = reader.or(fetcher) {
+            return Err(err(
+                "ops.get",
+                format!(
+                    "missing: {which} reads a task through [ops.get] (a call's `read` and an \
+                     answer's `fetch` do)"
+                ),
+            ));
+        }
     }
     Ok(Mapping {
         path: path.to_path_buf(),
@@ -1040,6 +1051,14 @@ mod tests {
                 GOOD.replace("answer = { task = \"/task\" }\n\n[ops.get]", "answer = { task = \"/task\", also = { colour = { at = \"/c\" } } }\n\n[ops.get]"),
                 "ops.create.answer.also.colour",
                 "wire task field",
+            ),
+            (
+                GOOD.replace("[\"claim\"]", "[\"claim\", \"get\"]").replace(
+                    "[ops.get]\ncalls = [{ tool = \"show\", args = { list = \"{list}\", id = \"{id|int}\" } }]\nanswer = { task = \"/task\" }\n",
+                    "",
+                ),
+                "ops.get",
+                "ops.update's fetch",
             ),
         ];
         for (text, key, word) in cases {
