@@ -364,12 +364,20 @@ mod timeline {
             versions: vs.clone(),
             rows: vec![rebuilt],
             samples: 3,
-            vouches: vec![taskproof::timeline::Vouch {
-                anchor: "cycles-2-0-21".into(),
-                claim: "c-cycles".into(),
-                status: "unconfirmed".into(),
-                why: Some("its reproduction saw cycles on 2.0.21".into()),
-            }],
+            vouches: vec![
+                taskproof::timeline::Vouch {
+                    anchor: "cycles-2-0-21".into(),
+                    claim: "c-cycles".into(),
+                    status: "unconfirmed".into(),
+                    why: Some("its reproduction saw cycles on 2.0.21".into()),
+                },
+                taskproof::timeline::Vouch {
+                    anchor: "cycles".into(),
+                    claim: "c-row".into(),
+                    status: "withdrawn".into(),
+                    why: Some("the row was measured on the wrong list".into()),
+                },
+            ],
         };
         let html = page::html(&t);
         assert!(html.contains("href=\"#cycles-2-0-8\""), "{html}");
@@ -386,7 +394,36 @@ mod timeline {
             "{md}"
         );
         assert!(
-            html.contains("The register: unconfirmed by its reproduction"),
+            html.contains("The register: <strong>unconfirmed</strong> by its reproduction (repro/claims.toml, <code>c-cycles</code>)"),
+            "{html}"
+        );
+        // In the HTML's change list and on the bar too, for that change point only.
+        assert!(
+            html.contains("<a href=\"#cycles-2-0-21\">2.0.20 → 2.0.21</a> <span class=\"doubted\">(unconfirmed)</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a href=\"#cycles-2-0-8\">2.0.7 → 2.0.8</a>, "),
+            "{html}"
+        );
+        let mark = |a: &str| {
+            html.split("<a class=\"mark")
+                .skip(1)
+                .map(|m| &m[..m.find("</a>").unwrap()])
+                .find(|m| m.contains(&format!("href=\"#{a}\"")))
+                .unwrap_or_else(|| panic!("no mark for {a}: {html}"))
+                .to_string()
+        };
+        assert!(mark("cycles-2-0-21").contains("doubted"), "{html}");
+        assert!(!mark("cycles-2-0-8").contains("doubted"), "{html}");
+        // A claim on the whole row: in its section of the Markdown and in its label in the
+        // HTML.
+        assert!(
+            md.contains("\nThe register: **withdrawn** by its reproduction (repro/claims.toml, `c-row`): the row was measured on the wrong list.\n"),
+            "{md}"
+        );
+        assert!(
+            html.contains("<small class=\"register doubted\">The register: <strong>withdrawn</strong> by its reproduction (repro/claims.toml, <code>c-row</code>): the row was measured on the wrong list.</small>"),
             "{html}"
         );
     }

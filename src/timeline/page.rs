@@ -189,6 +189,31 @@ fn probe_text(r: &RowTimeline) -> Option<String> {
     }
 }
 
+/// The register's word ([`Timeline::vouch_text`], Markdown) as HTML: `**x**` in bold,
+/// `` `x` `` as code.
+fn register_html(v: &str) -> String {
+    let mut out = String::new();
+    for (k, bold) in v.split("**").enumerate() {
+        let part: String = bold
+            .split('`')
+            .enumerate()
+            .map(|(j, c)| {
+                if j % 2 == 1 {
+                    format!("<code>{}</code>", esc(c))
+                } else {
+                    esc(c)
+                }
+            })
+            .collect();
+        if k % 2 == 1 {
+            out.push_str(&format!("<strong>{part}</strong>"));
+        } else {
+            out.push_str(&part);
+        }
+    }
+    out
+}
+
 /// The HTML page: rows as bars along the version axis, a mark at each change linking to
 /// its witnesses below.
 pub fn html(t: &Timeline) -> String {
@@ -228,12 +253,20 @@ pub fn html(t: &Timeline) -> String {
                     pct(c.after) - pct(c.before + 1)
                 ));
             }
+            let a = anchor(r.row.id, &t.versions[c.after]);
+            let doubted = t.doubted(&a);
             bar.push_str(&format!(
-                "<a class=\"mark{}\" style=\"left:{:.3}%\" href=\"#{}\">{}</a>",
+                "<a class=\"mark{}{}\" style=\"left:{:.3}%\" href=\"#{a}\"{}>{}{}</a>",
                 if raised { " up" } else { "" },
+                if doubted { " doubted" } else { "" },
                 at,
-                anchor(r.row.id, &t.versions[c.after]),
-                esc(&t.versions[c.after])
+                if doubted {
+                    " title=\"unconfirmed by the register (repro/claims.toml)\""
+                } else {
+                    ""
+                },
+                esc(&t.versions[c.after]),
+                if doubted { "?" } else { "" }
             ));
         }
         for i in r.points.keys() {
@@ -247,11 +280,16 @@ pub fn html(t: &Timeline) -> String {
             .changes
             .iter()
             .map(|c| {
+                let a = anchor(r.row.id, &t.versions[c.after]);
                 format!(
-                    "<a href=\"#{}\">{} → {}</a>",
-                    anchor(r.row.id, &t.versions[c.after]),
+                    "<a href=\"#{a}\">{} → {}</a>{}",
                     esc(&t.versions[c.before]),
-                    esc(&t.versions[c.after])
+                    esc(&t.versions[c.after]),
+                    if t.doubted(&a) {
+                        " <span class=\"doubted\">(unconfirmed)</span>"
+                    } else {
+                        ""
+                    }
                 )
             })
             .collect();
@@ -263,8 +301,18 @@ pub fn html(t: &Timeline) -> String {
                 changes.join(", ")
             )
         };
+        let register = t
+            .vouch_text(r.row.id)
+            .map(|v| {
+                format!(
+                    "<small class=\"register{}\">The register: {}.</small>",
+                    if t.doubted(r.row.id) { " doubted" } else { "" },
+                    register_html(&v)
+                )
+            })
+            .unwrap_or_default();
         rows.push_str(&format!(
-            "<div class=\"row\"><div class=\"label\">{}{changes}<small>{}</small></div><div class=\"bar\">{}</div></div>\n",
+            "<div class=\"row\"><div class=\"label\">{}{changes}{register}<small>{}</small></div><div class=\"bar\">{}</div></div>\n",
             esc(r.row.title),
             esc(&probe_text(r).unwrap_or_else(|| r.row.reading.to_string())),
             bar
@@ -296,7 +344,7 @@ pub fn html(t: &Timeline) -> String {
             if let Some(v) = t.vouch_text(&anchor(r.row.id, &t.versions[c.after])) {
                 witnesses.push_str(&format!(
                     "<p class=\"register\">The register: {}.</p>",
-                    esc(&v.replace("**", ""))
+                    register_html(&v)
                 ));
             }
             for i in c.before..=c.after {
@@ -332,6 +380,9 @@ h1 {{ font-size: 20px; }}
 .mark.up {{ top: -30px; }}
 .mark.up::after {{ top: 16px; height: 44px; }}
 .label small.ch {{ color: #000; font-size: 12px; }}
+.doubted {{ color: #b35900; }}
+.mark.doubted {{ color: #b35900; border-bottom: 2px dashed #b35900; }}
+.mark.doubted::after {{ border-left: 2px dashed #b35900; }}
 .mark::after {{ content: ""; position: absolute; left: 50%; top: 16px; height: 30px; border-left: 2px solid #000; }}
 .dot {{ position: absolute; bottom: 2px; width: 4px; height: 4px; margin-left: -2px; background: #fff; border-radius: 2px; }}
 pre {{ background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }}
@@ -339,7 +390,7 @@ section {{ border-top: 1px solid #ddd; margin-top: 12px; }}
 .legend span {{ display: inline-block; padding: 1px 6px; margin-right: 6px; color: #fff; border-radius: 2px; }}
 </style></head><body>
 <h1>Claude Code task-store behaviour, {range}</h1>
-<p>{count} published versions in version-number order along the axis. Each bar is one behaviour; a black mark is a change, linked to the witnesses of the versions around it; white dots are the versions judged (hover for the answer and where it comes from: a run, a checked-in report or a recorded profile). Between two judged versions that agree nothing is assumed to change.</p>
+<p>{count} published versions in version-number order along the axis. Each bar is one behaviour; a black mark is a change, linked to the witnesses of the versions around it (an orange, dashed mark with a question mark: a change the register of claims, repro/claims.toml, holds unconfirmed); white dots are the versions judged (hover for the answer and where it comes from: a run, a checked-in report or a recorded profile). Between two judged versions that agree nothing is assumed to change.</p>
 <p class="legend"><span class="pass">pass / none</span><span class="fail">fail / seen</span><span class="skip">skip</span><span class="gap" style="color:#333">not judged</span></p>
 <div class="axis">{ticks}</div>
 {rows}
