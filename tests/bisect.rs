@@ -428,6 +428,66 @@ mod timeline {
         );
     }
 
+    /// A claim of the register whose `timeline` anchor names no row and no change point of
+    /// the timeline is said nowhere on its pages: `taskproof timeline` warns, naming the
+    /// claim and the anchor. A change point of a row left out by `--row` is not warned of.
+    #[test]
+    fn a_register_claim_anchored_to_nothing_of_the_timeline_is_warned_of() {
+        let dir = tempdir();
+        let repo = dir.path();
+        write(repo, "versions.json", r#"["2.1.17", "2.1.18", "2.1.19"]"#);
+        write(&repo.join("repro"), "x.py", "");
+        let claim = |id: &str, anchor: &str| {
+            format!(
+                "[[claim]]\nid = \"{id}\"\nproduct = \"claude-code\"\nsays = \"s\"\n\
+                 asks = \"a\"\nrepro = \"repro/x.py\"\nstatus = \"confirmed\"\n\
+                 timeline = [\"{anchor}\"]\n\n[claim.expect]\n\"2.1.17\" = true\n\n"
+            )
+        };
+        let register = [
+            claim("on-the-row", "delete"),
+            claim("on-another-row", "torn-writes"),
+            claim("no-such-change", "delete-2-1-18"),
+            claim("no-such-row", "deleted-2-1-18"),
+            claim("row-not-built", "torn-writes-2-1-113"),
+        ]
+        .concat();
+        write(&repo.join("repro"), "claims.toml", &register);
+        let out = taskproof()
+            .args(["timeline", "--no-run", "--row", "delete"])
+            .args(["--target", "claude-code@2.1.17..2.1.19", "--versions"])
+            .arg(repo.join("versions.json"))
+            .arg("--repo")
+            .arg(repo)
+            .arg("--cache")
+            .arg(repo.join("timeline.json"))
+            .arg("--out")
+            .arg(repo.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{err}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for (claim, anchor) in [
+            ("no-such-change", "delete-2-1-18"),
+            ("no-such-row", "deleted-2-1-18"),
+        ] {
+            assert!(
+                err.contains(&format!(
+                    "claim {claim}: its timeline anchor {anchor} matches no row and no change point"
+                )),
+                "{err}"
+            );
+        }
+        for quiet in ["on-the-row", "on-another-row", "row-not-built"] {
+            assert!(!err.contains(&format!("claim {quiet}:")), "{err}");
+        }
+    }
+
     /// A background-task report of a version is a point of a background row, judged by the
     /// row's rule alone (a failure of another rule in the same scenario is not a fail), with
     /// the rule's failures as the witness; a store report with a scenario of the same id is

@@ -291,6 +291,16 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if let Err(e) = cache.save() {
         return usage(e);
     }
+    // A claim anchored to nothing the pages show would have its word said nowhere.
+    for v in t.unmatched(&timeline::rows::claude_code()) {
+        eprintln!(
+            "taskproof timeline: warning: {}: claim {}: its timeline anchor {} matches no row \
+             and no change point of this timeline, so the pages say nothing of it",
+            args.repo.join(crate::claims::DEFAULT_REGISTER).display(),
+            v.claim,
+            v.anchor
+        );
+    }
     std::fs::create_dir_all(&args.out)?;
     let md = args.out.join("timeline.md");
     let html = args.out.join("timeline.html");

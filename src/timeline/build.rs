@@ -239,12 +239,57 @@ impl Timeline {
         (!words.is_empty()).then(|| words.join("; "))
     }
 
+    /// The register's claims whose anchor names nothing this timeline shows, so that its
+    /// word on them appears nowhere: neither a row id of `rows` (every row there is) nor a
+    /// change point of a built row. A change point of a row left out of this build (`--row`)
+    /// is not counted: nothing can be said of it here.
+    pub fn unmatched(&self, rows: &[Row]) -> Vec<&Vouch> {
+        self.vouches
+            .iter()
+            .filter(|v| {
+                if rows.iter().any(|r| r.id == v.anchor) {
+                    return false;
+                }
+                let Some(row) = row_of(&v.anchor, rows) else {
+                    return true;
+                };
+                match self.rows.iter().find(|r| r.row.id == row.id) {
+                    None => false,
+                    Some(built) => !built
+                        .changes
+                        .iter()
+                        .any(|c| anchor(row.id, &self.versions[c.after]) == v.anchor),
+                }
+            })
+            .collect()
+    }
+
     /// Whether the register holds a claim on `anchor` that is not confirmed.
     pub fn doubted(&self, anchor: &str) -> bool {
         self.vouches
             .iter()
             .any(|v| v.anchor == anchor && v.status != "confirmed")
     }
+}
+
+/// The anchor of a row's change point at `version` (the later version of the change):
+/// `torn-writes-2-1-113`. A row's own anchor is its id.
+pub fn anchor(row: &str, version: &str) -> String {
+    format!("{row}-{}", version.replace('.', "-"))
+}
+
+/// The row a change point's anchor belongs to, among `rows`: the one whose id it starts
+/// with, followed by `-` and a version's digits.
+fn row_of<'a>(anchor: &str, rows: &'a [Row]) -> Option<&'a Row> {
+    rows.iter().find(|r| {
+        anchor
+            .strip_prefix(r.id)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|v| {
+                v.starts_with(|c: char| c.is_ascii_digit())
+                    && v.chars().all(|c| c.is_ascii_digit() || c == '-')
+            })
+    })
 }
 
 /// The evenly spread sample indices of a range of `n` versions (without the ends).

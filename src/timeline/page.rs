@@ -2,7 +2,7 @@
 //! versions along the axis, each change linked to the witnesses of the two versions around
 //! it.
 
-use super::build::{Point, RowTimeline, Timeline};
+use super::build::{Point, RowTimeline, Timeline, anchor};
 use crate::bisect::Judged;
 
 fn esc(s: &str) -> String {
@@ -26,10 +26,6 @@ fn class_of(key: &str) -> &'static str {
         k if k.ends_with(": seen") => "fail",
         _ => "other",
     }
-}
-
-fn anchor(row: &str, version: &str) -> String {
-    format!("{row}-{}", version.replace('.', "-"))
 }
 
 fn point_line(t: &Timeline, i: usize, p: &Point) -> String {
