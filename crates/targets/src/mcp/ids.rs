@@ -5,17 +5,22 @@
 //! The book is one JSON file under the session root, outside every server's data
 //! (`ROOT/.taskproof-mcp/ids.json`: no list can be named `.taskproof-mcp`), shared by every
 //! session on the root (a scenario's agents, a race's writers, a restarted session) and
-//! changed under an exclusive `flock` of `ROOT/.taskproof-mcp/lock`, written whole to a
-//! temporary file and renamed.
+//! changed under an exclusive `flock` of `ROOT/.taskproof-mcp/lock`, written whole and
+//! renamed into place, as the store writes its files ([`Dir::lock`], [`Dir::write_atomic`]).
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use taskproof_store::{Dir, ReadError};
 
 /// The folder of the book under a root.
 pub const DIR: &str = ".taskproof-mcp";
+/// The book's file in [`DIR`].
+const FILE: &str = "ids.json";
+/// The lock file in [`DIR`].
+const LOCK: &str = "lock";
 
 /// The tables as stored.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -30,9 +35,34 @@ pub struct Tables {
 
 /// One list's ids: wire id (decimal) → the server's id, and the highest number given.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(from = "StoredListIds")]
 pub struct ListIds {
     pub highest: u64,
-    pub ids: BTreeMap<String, String>,
+    ids: BTreeMap<String, String>,
+    /// The server's id → its wire id: `ids` the other way round, made when the book is read.
+    #[serde(skip)]
+    by_server: BTreeMap<String, String>,
+}
+
+/// [`ListIds`] as the file holds it.
+#[derive(Deserialize)]
+struct StoredListIds {
+    highest: u64,
+    ids: BTreeMap<String, String>,
+}
+
+impl From<StoredListIds> for ListIds {
+    fn from(s: StoredListIds) -> ListIds {
+        let mut by_server = BTreeMap::new();
+        for (w, server) in &s.ids {
+            by_server.entry(server.clone()).or_insert_with(|| w.clone());
+        }
+        ListIds {
+            highest: s.highest,
+            ids: s.ids,
+            by_server,
+        }
+    }
 }
 
 impl Tables {
@@ -47,26 +77,70 @@ impl Tables {
     }
 
     /// The wire id of a server id of `list`, if the table knows it.
-    pub fn known_wire_id(&self, list: &str, server: &str) -> Option<String> {
-        self.lists.get(list).and_then(|l| {
-            l.ids
-                .iter()
-                .find(|(_, s)| s.as_str() == server)
-                .map(|(w, _)| w.clone())
-        })
+    pub fn known_wire_id(&self, list: &str, server: &str) -> Option<&str> {
+        self.lists
+            .get(list)
+            .and_then(|l| l.by_server.get(server))
+            .map(String::as_str)
     }
 
     /// The wire id of a task's server id: the one it was given, else the next number of its
     /// list (recorded). Returns whether the table changed.
     pub fn wire_id(&mut self, list: &str, server: &str) -> (String, bool) {
         if let Some(w) = self.known_wire_id(list, server) {
-            return (w, false);
+            return (w.to_string(), false);
         }
         let l = self.lists.entry(list.to_string()).or_default();
         l.highest += 1;
         let w = l.highest.to_string();
         l.ids.insert(w.clone(), server.to_string());
+        l.by_server.insert(server.to_string(), w.clone());
         (w, true)
+    }
+
+    /// Whether the table knows a wire id for every server id `tasks` name: their own and
+    /// their edges' (`blocks`, `blockedBy`).
+    pub fn knows_all(&self, list: &str, tasks: &[&mut Value]) -> bool {
+        tasks.iter().all(|t| {
+            let edges = ["blocks", "blockedBy"]
+                .into_iter()
+                .filter_map(|k| t.get(k).and_then(Value::as_array))
+                .flatten();
+            t.get("id")
+                .into_iter()
+                .chain(edges)
+                .filter_map(Value::as_str)
+                .all(|s| self.known_wire_id(list, s).is_some())
+        })
+    }
+
+    /// Gives `tasks` (wire tasks with the server's ids) wire ids: each task's its own, a new
+    /// one numbered ([`Tables::wire_id`]); each edge's when the table knows it (after every
+    /// task's own, so that edges between them read as wire ids), else as the server gave it.
+    /// Returns whether the table changed.
+    pub fn give_wire_ids(&mut self, list: &str, tasks: &mut [&mut Value]) -> bool {
+        let mut changed = false;
+        for task in tasks.iter_mut() {
+            if let Some(Value::String(id)) = task.get_mut("id") {
+                let (w, new) = self.wire_id(list, id);
+                changed |= new;
+                *id = w;
+            }
+        }
+        for task in tasks.iter_mut() {
+            for k in ["blocks", "blockedBy"] {
+                if let Some(Value::Array(a)) = task.get_mut(k) {
+                    for x in a.iter_mut() {
+                        if let Value::String(s) = x
+                            && let Some(w) = self.known_wire_id(list, s)
+                        {
+                            *s = w.to_string();
+                        }
+                    }
+                }
+            }
+        }
+        changed
     }
 }
 
@@ -83,17 +157,25 @@ impl Book {
         }
     }
 
-    fn file(&self) -> PathBuf {
-        self.dir.join("ids.json")
+    fn error(&self, name: &str, e: impl std::fmt::Display) -> String {
+        format!("{}: {e}", self.dir.join(name).display())
     }
 
     /// The tables as they are now, without the lock (a read that changes nothing).
     pub fn read(&self) -> Result<Tables, String> {
-        match std::fs::read(self.file()) {
+        match Dir::open_root(&self.dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Tables::default()),
-            Err(e) => Err(format!("{}: {e}", self.file().display())),
+            Err(e) => Err(e.to_string()),
+            Ok(dir) => self.read_in(&dir),
+        }
+    }
+
+    fn read_in(&self, dir: &Dir) -> Result<Tables, String> {
+        match dir.read(FILE) {
+            Err(ReadError::Missing) => Ok(Tables::default()),
+            Err(e) => Err(self.error(FILE, e)),
             Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: not the id book ({e})", self.file().display())),
+                .map_err(|e| self.error(FILE, format!("not the id book ({e})"))),
         }
     }
 
@@ -105,34 +187,19 @@ impl Book {
         f: impl FnOnce(&mut Tables) -> Result<(R, bool), E>,
     ) -> Result<Result<R, E>, String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
-        let lock_path = self.dir.join("lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&lock_path)
-            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| format!("flock {}: {e}", lock_path.display()))?;
-        let mut tables = self.read()?;
+        let dir = Dir::open_root(&self.dir).map_err(|e| e.to_string())?;
+        // The lock ends when the guard is dropped, after the write.
+        let _lock = dir.lock(LOCK).map_err(|e| self.error(LOCK, e))?;
+        let mut tables = self.read_in(&dir)?;
         let (r, changed) = match f(&mut tables) {
             Ok(x) => x,
             Err(e) => return Ok(Err(e)),
         };
         if changed {
-            let tmp = self
-                .dir
-                .join(format!("ids.json.{}.tmp", std::process::id()));
             let text = serde_json::to_vec_pretty(&tables).expect("tables serialize");
-            let mut out =
-                std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-            out.write_all(&text)
-                .and_then(|()| out.sync_all())
-                .map_err(|e| format!("{}: {e}", tmp.display()))?;
-            std::fs::rename(&tmp, self.file())
-                .map_err(|e| format!("{}: {e}", self.file().display()))?;
+            dir.write_atomic(FILE, &text, true)
+                .map_err(|e| self.error(FILE, e))?;
         }
-        // The lock ends when `lock` is closed.
-        drop(lock);
         Ok(Ok(r))
     }
 }
@@ -162,6 +229,50 @@ mod tests {
         // A wire id the table does not know goes as given.
         assert_eq!(t.server_id("l", "999"), "999");
         assert_eq!(t.server_id("nope", "1"), "1");
+    }
+
+    /// An answer's tasks get wire ids: their own (numbered when new), then their edges'
+    /// (one to a task of the same answer too); an edge the table does not know stays as the
+    /// server gave it. A book read again knows the server's ids the other way round.
+    #[test]
+    fn an_answers_tasks_and_edges_get_wire_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = Book::new(dir.path());
+        book.with(|t| Ok::<_, ()>(((), t.wire_id("l", "k-old").1)))
+            .unwrap()
+            .unwrap();
+        let mut answer = serde_json::json!([
+            {"id": "k-new", "blockedBy": ["k-old", "k-other"], "blocks": []},
+            {"id": "k-old", "blocks": ["k-new"]},
+        ]);
+        let mut tasks: Vec<&mut Value> = answer.as_array_mut().unwrap().iter_mut().collect();
+        let read = book.read().unwrap();
+        assert!(!read.knows_all("l", &tasks), "k-new is new");
+        let changed = book
+            .with(|t| Ok::<_, ()>((t.give_wire_ids("l", &mut tasks), true)))
+            .unwrap()
+            .unwrap();
+        assert!(changed);
+        assert_eq!(
+            answer,
+            serde_json::json!([
+                {"id": "2", "blockedBy": ["1", "k-other"], "blocks": []},
+                {"id": "1", "blocks": ["2"]},
+            ])
+        );
+        let again = Book::new(dir.path()).read().unwrap();
+        assert_eq!(again.known_wire_id("l", "k-new"), Some("2"));
+        assert_eq!(again.known_wire_id("l", "k-other"), None);
+        assert_eq!(again.known_wire_id("m", "k-new"), None);
+        let mut known = serde_json::json!({"id": "k-new", "blockedBy": ["k-old"]});
+        assert!(again.knows_all("l", &[&mut known]));
+        // Written whole through the store's temporary name, renamed: nothing else is left.
+        let mut files: Vec<String> = std::fs::read_dir(dir.path().join(DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["ids.json", "lock"]);
     }
 
     #[test]

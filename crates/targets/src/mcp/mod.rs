@@ -739,12 +739,16 @@ impl McpSession {
         }
         let mut vars = request.clone();
         vars["root"] = Value::String(self.root.to_string_lossy().into_owned());
+        // The id book, read once for the request (a change to it is made under its lock).
+        let tables = match self.book {
+            Some(_) => self.tables()?,
+            None => ids::Tables::default(),
+        };
         if mapping.task.id_table {
-            let tables = self.tables()?;
             ids_in(&mut vars, &tables, &list);
         }
         if mapping.container.is_some() {
-            match self.container(&list, op == Op::Create)? {
+            match self.container(&list, op == Op::Create, &tables)? {
                 Some(c) => vars["container"] = Value::String(c),
                 // The list was never written: there is nothing of it on the server.
                 None if op == Op::List => {
@@ -827,7 +831,7 @@ impl McpSession {
         }
         let mut answer = self.read_answer(op, map, &results, &vars, true)?;
         if mapping.task.id_table {
-            self.ids_out(&mut answer, &list)?;
+            self.ids_out(&mut answer, &list, tables)?;
         }
         if mapping.task.sort
             && let Some(Value::Array(tasks)) = answer.get_mut("tasks")
@@ -855,10 +859,16 @@ impl McpSession {
             .map_err(|e| Stop::Target(TargetError::Io(format!("the id book: {e}"))))
     }
 
-    /// The server's container for `list`; made by `[lists.create]` when `make` and there is
-    /// none yet (under the book's lock, so that it is made once).
-    fn container(&mut self, list: &str, make: bool) -> Result<Option<String>, Stop> {
-        let known = self.tables()?.containers.get(list).cloned();
+    /// The server's container for `list`, from the book as the request read it (`tables`);
+    /// made by `[lists.create]` when `make` and there is none yet (under the book's lock, so
+    /// that it is made once).
+    fn container(
+        &mut self,
+        list: &str,
+        make: bool,
+        tables: &ids::Tables,
+    ) -> Result<Option<String>, Stop> {
+        let known = tables.containers.get(list).cloned();
         if known.is_some() || !make {
             return Ok(known);
         }
@@ -898,8 +908,10 @@ impl McpSession {
     }
 
     /// The answer's tasks with wire ids: a task's id from the table (a new one numbered),
-    /// its edges' ids from the table when it knows them, else as the server gave them.
-    fn ids_out(&mut self, answer: &mut Value, list: &str) -> Result<(), Stop> {
+    /// its edges' ids from the table when it knows them, else as the server gave them. When
+    /// the book as the request read it (`tables`) knows every id, that is all; else the ids
+    /// are given under the book's lock, from the book as it is then.
+    fn ids_out(&mut self, answer: &mut Value, list: &str, tables: ids::Tables) -> Result<(), Stop> {
         let mut tasks: Vec<&mut Value> = Vec::new();
         let Some(o) = answer.as_object_mut() else {
             return Ok(());
@@ -912,32 +924,14 @@ impl McpSession {
         if tasks.is_empty() {
             return Ok(());
         }
-        let done = self.book().with(|t| {
-            let mut changed = false;
-            // Every task's id first, so that edges between them read as wire ids.
-            for task in tasks.iter_mut() {
-                if let Some(Value::String(id)) = task.get("id") {
-                    changed |= t.wire_id(list, id).1;
-                }
-            }
-            for task in tasks {
-                if let Some(Value::String(id)) = task.get_mut("id") {
-                    *id = t.wire_id(list, id).0;
-                }
-                for k in ["blocks", "blockedBy"] {
-                    if let Some(Value::Array(a)) = task.get_mut(k) {
-                        for x in a.iter_mut() {
-                            if let Value::String(s) = x
-                                && let Some(w) = t.known_wire_id(list, s)
-                            {
-                                *s = w;
-                            }
-                        }
-                    }
-                }
-            }
-            Ok::<_, ()>(((), changed))
-        });
+        let mut tables = tables;
+        if tables.knows_all(list, &tasks) {
+            tables.give_wire_ids(list, &mut tasks);
+            return Ok(());
+        }
+        let done = self
+            .book()
+            .with(|t| Ok::<_, ()>(((), t.give_wire_ids(list, &mut tasks))));
         match done {
             Err(e) => Err(Stop::Target(TargetError::Io(format!("the id book: {e}")))),
             Ok(_) => Ok(()),
