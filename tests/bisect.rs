@@ -368,13 +368,13 @@ mod timeline {
                 taskproof::timeline::Vouch {
                     anchor: "cycles-2-0-21".into(),
                     claim: "c-cycles".into(),
-                    status: "unconfirmed".into(),
+                    status: taskproof::claims::Status::Unconfirmed,
                     why: Some("its reproduction saw cycles on 2.0.21".into()),
                 },
                 taskproof::timeline::Vouch {
                     anchor: "cycles".into(),
                     claim: "c-row".into(),
-                    status: "withdrawn".into(),
+                    status: taskproof::claims::Status::Withdrawn,
                     why: Some("the row was measured on the wrong list".into()),
                 },
             ],

@@ -86,7 +86,7 @@ fn vouches(repo: &std::path::Path) -> Result<Vec<timeline::Vouch>, String> {
             c.timeline.iter().map(|anchor| timeline::Vouch {
                 anchor: anchor.clone(),
                 claim: c.id.clone(),
-                status: c.status.as_str().to_string(),
+                status: c.status,
                 why: c.why.clone(),
             })
         })

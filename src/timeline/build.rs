@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::rows::Row;
 use crate::bisect::{self, Found, Judged, Seen};
+use crate::claims::Status;
 
 /// One judged (version, probe).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,8 +213,7 @@ pub struct Timeline {
 pub struct Vouch {
     pub anchor: String,
     pub claim: String,
-    /// `confirmed`, `unconfirmed` or `withdrawn`.
-    pub status: String,
+    pub status: Status,
     pub why: Option<String>,
 }
 
@@ -224,13 +224,14 @@ impl Timeline {
             .vouches
             .iter()
             .filter(|v| v.anchor == anchor)
-            .map(|v| match (v.status.as_str(), &v.why) {
-                ("confirmed", _) => format!(
+            .map(|v| match (v.status, &v.why) {
+                (Status::Confirmed, _) => format!(
                     "confirmed by a reproduction that shares no code with taskproof (repro/claims.toml, `{}`)",
                     v.claim
                 ),
                 (status, why) => format!(
-                    "**{status}** by its reproduction (repro/claims.toml, `{}`): {}",
+                    "**{}** by its reproduction (repro/claims.toml, `{}`): {}",
+                    status.as_str(),
                     v.claim,
                     why.as_deref().unwrap_or("").trim_end_matches('.')
                 ),
@@ -268,7 +269,7 @@ impl Timeline {
     pub fn doubted(&self, anchor: &str) -> bool {
         self.vouches
             .iter()
-            .any(|v| v.anchor == anchor && v.status != "confirmed")
+            .any(|v| v.anchor == anchor && v.status != Status::Confirmed)
     }
 }
 
