@@ -338,12 +338,10 @@ pub fn load() -> String {
         .unwrap_or_default()
 }
 
-/// Now in UTC, to the second.
+/// Now in UTC, to the second: the clock and the calendar every crate below uses
+/// (`taskproof_check::journal::now_ms`, `taskproof_store::audit::format_time`), not a copy.
 pub fn now_utc() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let ms = taskproof_check::journal::now_ms();
     let t = taskproof_store::audit::format_time(ms - ms % 1000);
     // `…:11.000Z` → `…:11Z`.
     t.replace(".000Z", "Z")
