@@ -29,8 +29,11 @@
 //! bytes of each task file that changed since the journal last saw it, each delete the agent
 //! asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
 //! the tool wrote, so it is the one run that sees the last write before Claude Code's reset of
-//! a finished list (the other events come before their write). A journal that cannot be kept
-//! never changes the verdict; the `PostToolUse` run says why in its `systemMessage`.
+//! a finished list (the other events come before their write). Each run locks the journal
+//! before it reads the list, so that runs on one list (a team's) journal it in the order they
+//! read it; a delete the run refuses is not journaled, since it does not happen. A journal
+//! that cannot be kept never changes the verdict; the `PostToolUse` run says why in its
+//! `systemMessage`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -227,10 +230,18 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
         _ => return Ok(Verdict::default()),
     };
 
-    let read = locate(event, ctx)
-        .and_then(|place| read_list(&place, ctx.layout).map(|list| (place, list)));
+    let read = locate(event, ctx).and_then(|place| {
+        // The journal's lock before the list is read, so that what this run journals is
+        // never older than what another run on the list journaled before it.
+        let held = if ctx.journal {
+            lock_journal(&place)
+        } else {
+            None
+        };
+        read_list(&place, ctx.layout).map(|list| (list, held))
+    });
     match read {
-        Ok((place, list)) => {
+        Ok((list, held)) => {
             let mut verdict = match change {
                 // After the write there is nothing to judge, and what the list held before
                 // was said by the run before it.
@@ -240,8 +251,8 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
                 },
                 _ => judge_on_list(&change, &list),
             };
-            if ctx.journal
-                && let Err(e) = keep_journal(&change, &place, &list, &verdict)
+            if let Some(held) = held
+                && let Err(e) = keep_journal(&change, held, &list, &verdict)
                 && matches!(change, Change::Written(_))
             {
                 verdict.notes.push(format!(
@@ -266,21 +277,33 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
     }
 }
 
-/// Records what this run saw of the list in its journal: every task file's bytes, the delete
-/// a `TaskUpdate` asks for, and the new task Claude Code takes back when this run refuses
-/// its `TaskCreated`.
+/// The journal of the list at `place`, locked; `None` when there is no list folder there
+/// (nothing to journal, and no journal is made) or no place for a journal.
+fn lock_journal(place: &Place) -> Option<Result<journal::Locked, journal::JournalError>> {
+    let folder = &place.location.path;
+    if !folder.is_dir() {
+        return None;
+    }
+    let path = journal::path_for(folder, &place.location.name)?;
+    Some(journal::lock(&path))
+}
+
+/// Records what this run saw of the list in the journal `held` (locked before the list was
+/// read): every task file's bytes, the delete a `TaskUpdate` asks for when this run lets it
+/// through, and the new task Claude Code takes back when this run refuses its `TaskCreated`.
 fn keep_journal(
     change: &Change,
-    place: &Place,
+    held: Result<journal::Locked, journal::JournalError>,
     list: &List,
     verdict: &Verdict,
 ) -> Result<usize, journal::JournalError> {
-    let Some(path) = journal::path_for(&place.location.path, &list.name) else {
-        return Ok(0);
-    };
+    let held = held?;
     let file = |id: TaskId| list.layout.file_name(id);
     let deleting = match change {
-        Change::Update(u) if u.status.as_deref() == Some("deleted") => {
+        // A delete this run refuses does not happen: the task is still there.
+        Change::Update(u)
+            if u.status.as_deref() == Some("deleted") && verdict.blocking.is_empty() =>
+        {
             u.task.parse::<TaskId>().ok().and_then(file)
         }
         Change::Written(Written {
@@ -295,12 +318,13 @@ fn keep_journal(
         unreadable: &list.unreadable,
         deleting: deleting.into_iter().collect(),
     };
-    journal::record(&path, &list.name, &list.path, &seen, journal::now_ms())
+    journal::record(held, &list.name, &list.path, &seen, journal::now_ms())
 }
 
 /// The `PostToolUse` run of a call that names every file it wrote: those files go into the
-/// journal as they are now, and nothing else of the list is read. A journal that cannot be
-/// kept is said; a list that cannot be found is not (the `PreToolUse` run said it).
+/// journal as they are now (read with the journal locked), and nothing else of the list is
+/// read. A journal that cannot be kept is said; a list that cannot be found is not (the
+/// `PreToolUse` run said it).
 fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict {
     let Ok(place) = locate(event, ctx) else {
         return Verdict::default();
@@ -309,6 +333,20 @@ fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict 
         return Verdict::default();
     };
     let name = place.location.name.clone();
+    let Some(path) = journal::path_for(&place.location.path, &name) else {
+        return Verdict::default();
+    };
+    let not_kept = |e: journal::JournalError| Verdict {
+        notes: vec![format!(
+            "taskproof could not keep its journal of the task list {name}: {e}. Until it can, `taskproof check` cannot name or restore the tasks that vanish from it."
+        )],
+        list: name.clone(),
+        ..Verdict::default()
+    };
+    let held = match journal::lock(&path) {
+        Ok(l) => l,
+        Err(e) => return not_kept(e),
+    };
     let mut files = Vec::new();
     for id in ids {
         let Ok(id) = id.parse::<TaskId>() else {
@@ -329,22 +367,13 @@ fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict 
             }
         }
     }
-    let Some(path) = journal::path_for(&place.location.path, &name) else {
-        return Verdict::default();
-    };
-    let folder = place.location.path.clone();
-    match journal::record_written(&path, &name, &folder, &files, journal::now_ms()) {
+    let folder = &place.location.path;
+    match journal::record_written(held, &name, folder, &files, journal::now_ms()) {
         Ok(_) => Verdict {
-            list: name,
+            list: name.clone(),
             ..Verdict::default()
         },
-        Err(e) => Verdict {
-            notes: vec![format!(
-                "taskproof could not keep its journal of the task list {name}: {e}. Until it can, `taskproof check` cannot name or restore the tasks that vanish from it."
-            )],
-            list: name,
-            ..Verdict::default()
-        },
+        Err(e) => not_kept(e),
     }
 }
 

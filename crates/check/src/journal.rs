@@ -21,8 +21,10 @@
 //! match its hash is never taken for a task. Appends are not fsynced: what the journal guards
 //! against is another process deleting task files, which the page cache survives, and an fsync
 //! per tool call would cost more than the hook's whole budget; a power cut can lose the last
-//! entries, never turn a torn one into a task. A compaction writes a new file whole (fsynced)
-//! and renames it over the old.
+//! entries, never turn a torn one into a task. A hook run takes the flock ([`lock`]) before it
+//! reads the list, so runs on one list journal it in the order they read it. A compaction
+//! writes a new file whole (fsynced) through one temporary name per journal and renames it
+//! over the old.
 //!
 //! **Bounded.** Once the file is over [`COMPACT_FROM`] and more than half of it is history
 //! (versions of a task later superseded, tasks deleted or restored, older `run` lines), the next
@@ -37,13 +39,14 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FlockOperation;
 use serde::{Deserialize, Serialize};
+use taskproof_store::Dir;
 
 /// The hidden folder beside the lists that holds their journals.
 pub const JOURNAL_DIR: &str = ".taskproof-journal";
@@ -293,6 +296,11 @@ impl Life {
     pub fn is_alive(&self) -> bool {
         self.end.is_none() && self.restored_into.is_none()
     }
+
+    /// The bytes of the journal lines a compaction keeps of this life.
+    fn kept_bytes(&self) -> usize {
+        self.keep.iter().map(|(s, e)| e - s).sum()
+    }
 }
 
 /// A journal read: its lives per task file, in journal order, and the lines it skipped.
@@ -317,14 +325,7 @@ impl Journal {
     /// The bytes a compaction keeps: the header, the lines of every life that is alive or
     /// vanished and not restored, and the last `run` line.
     fn kept_bytes(&self) -> usize {
-        let lines: usize = self
-            .files
-            .values()
-            .flatten()
-            .filter(|l| keeps(l))
-            .flat_map(|l| &l.keep)
-            .map(|(s, e)| e - s)
-            .sum();
+        let lines: usize = self.kept().map(Life::kept_bytes).sum();
         (self.header.1 - self.header.0) + lines + self.run_line.map_or(0, |(s, e)| e - s)
     }
 
@@ -332,11 +333,29 @@ impl Journal {
     pub fn current(&self, file: &str) -> Option<&Life> {
         self.files.get(file).and_then(|v| v.last())
     }
+
+    /// The lives a compaction keeps: each alive, or vanished and neither restored nor back.
+    fn kept(&self) -> impl Iterator<Item = &Life> {
+        self.files.values().flat_map(|lives| {
+            lives
+                .iter()
+                .enumerate()
+                .filter(|(i, l)| {
+                    l.restored_into.is_none()
+                        && !matches!(l.end, Some((End::Deleted, _)))
+                        && !came_back(lives, *i)
+                })
+                .map(|(_, l)| l)
+        })
+    }
 }
 
-/// Whether a compaction keeps a life: alive, or vanished and not yet restored.
-fn keeps(l: &Life) -> bool {
-    l.restored_into.is_none() && !matches!(l.end, Some((End::Deleted, _)))
+/// Whether `lives[i]`, a life of one file that a hook run found gone, came back: a later
+/// life of the file holds the same bytes. It is history then: [`crate::vanish`] does not call
+/// it vanished, and a compaction drops it.
+pub fn came_back(lives: &[Life], i: usize) -> bool {
+    let life = &lives[i];
+    matches!(life.end, Some((End::Gone, _))) && lives[i + 1..].iter().any(|l| l.hash == life.hash)
 }
 
 /// Reads `bytes` as the journal of `list`. With `full`, task bytes are decoded and checked
@@ -359,15 +378,7 @@ pub fn parse(path: &Path, bytes: &[u8], list: &str, full: bool) -> Result<Journa
                     "it has no complete line".into()
                 },
             })?;
-    let header = read_header(path, &bytes[..first_end])?;
-    if header.list != list {
-        return Err(JournalError::OtherList {
-            path: path.to_path_buf(),
-            theirs: header.list,
-            folder: header.folder,
-            ours: list.to_string(),
-        });
-    }
+    let header = read_header(path, &bytes[..first_end], list)?;
     j.folder = header.folder;
     j.header = (0, first_end + 1);
     j.complete = first_end + 1;
@@ -419,7 +430,9 @@ pub fn parse(path: &Path, bytes: &[u8], list: &str, full: bool) -> Result<Journa
     Ok(j)
 }
 
-fn read_header(path: &Path, line: &[u8]) -> Result<Header, JournalError> {
+/// The first line of the journal at `path`, which must be a taskproof journal's, of a format
+/// this taskproof reads, and of the list `list`.
+fn read_header(path: &Path, line: &[u8], list: &str) -> Result<Header, JournalError> {
     let foreign = |why: String| JournalError::Foreign {
         path: path.to_path_buf(),
         why,
@@ -438,7 +451,16 @@ fn read_header(path: &Path, line: &[u8]) -> Result<Header, JournalError> {
             found,
         });
     }
-    serde_json::from_value(v).map_err(|e| foreign(e.to_string()))
+    let header: Header = serde_json::from_value(v).map_err(|e| foreign(e.to_string()))?;
+    if header.list != list {
+        return Err(JournalError::OtherList {
+            path: path.to_path_buf(),
+            theirs: header.list,
+            folder: header.folder,
+            ours: list.to_string(),
+        });
+    }
+    Ok(header)
 }
 
 /// Where the task bytes of a whole entry line start (the `,` before `"text":"` or `"hex":"`),
@@ -600,10 +622,22 @@ fn apply<'a, T: Deserialize<'a> + Payload>(
     Ok(())
 }
 
-/// A journal file held open under its flock.
-struct Locked {
+/// A journal file held open under its flock; the flock goes with it when it is dropped.
+#[derive(Debug)]
+pub struct Locked {
     file: File,
     path: PathBuf,
+}
+
+/// Takes the exclusive flock of the journal at `path` (creating the file and its folder when
+/// absent) for a hook run, which reads the list only then and hands the lock to [`record`] or
+/// [`record_written`]: two runs on one list (a team's, shared by several Claude Code
+/// processes) then journal what they read in the order they read it, and no run appends a
+/// version older than one another run appended after reading the list later.
+pub fn lock(path: &Path) -> Result<Locked, JournalError> {
+    open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
+        path: path.to_path_buf(),
+    })
 }
 
 /// Opens the journal at `path` and takes its flock (`exclusive` to write), creating the file
@@ -667,19 +701,43 @@ fn libc_nofollow() -> i32 {
 }
 
 impl Locked {
+    fn io(&self, error: io::Error) -> JournalError {
+        JournalError::Io {
+            path: self.path.clone(),
+            error,
+        }
+    }
+
     fn read_all(&mut self) -> Result<Vec<u8>, JournalError> {
         let mut bytes = Vec::new();
-        self.file
-            .read_to_end(&mut bytes)
-            .map_err(|error| JournalError::Io {
-                path: self.path.clone(),
-                error,
-            })?;
+        self.file.rewind().map_err(|e| self.io(e))?;
+        self.file.read_to_end(&mut bytes).map_err(|e| self.io(e))?;
         Ok(bytes)
     }
 
-    /// Writes `lines` at `at` (the end of the last complete line), cutting what followed.
+    /// Where the next lines go, without reading the journal beyond its first line (which
+    /// must be `list`'s) and the end of its last complete line.
+    fn append_point(&self, list: &str) -> Result<AppendPoint, JournalError> {
+        let size = self.file.metadata().map_err(|e| self.io(e))?.len();
+        if size == 0 {
+            return Ok(AppendPoint { size, complete: 0 });
+        }
+        let Some(first) = first_line(&self.file, size).map_err(|e| self.io(e))? else {
+            return Err(JournalError::Foreign {
+                path: self.path.clone(),
+                why: "it has no complete line".into(),
+            });
+        };
+        read_header(&self.path, &first, list)?;
+        let complete =
+            taskproof_store::audit::complete_len(&self.file, size).map_err(|e| self.io(e))?;
+        Ok(AppendPoint { size, complete })
+    }
+
+    /// Writes `lines` at `at` (the end of the last complete line of a file of `old_len`
+    /// bytes), cutting what followed; refused past [`HARD_LIMIT`].
     fn write_at(&self, at: u64, old_len: u64, lines: &[u8]) -> Result<(), JournalError> {
+        within_limit(&self.path, at, lines.len())?;
         let w = |error| JournalError::Write {
             path: self.path.clone(),
             error,
@@ -691,6 +749,32 @@ impl Locked {
         }
         Ok(())
     }
+}
+
+/// Where lines are appended to a journal: after its last complete line.
+struct AppendPoint {
+    /// The file's length.
+    size: u64,
+    /// Its length up to the end of its last complete line; 0 when the file is new.
+    complete: u64,
+}
+
+impl AppendPoint {
+    /// The lines to write start with the journal's first line when the file is new.
+    fn start(&self, list: &str, folder: &Path, at: u64) -> Vec<u8> {
+        if self.size == 0 {
+            header_line(list, folder, at)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Locks the journal at `path` (creating it when absent) to append lines to it.
+fn open_for_append(path: &Path, list: &str) -> Result<(Locked, AppendPoint), JournalError> {
+    let locked = lock(path)?;
+    let point = locked.append_point(list)?;
+    Ok((locked, point))
 }
 
 /// Reads the journal at `path` as the journal of `list`, with its task bytes, under a shared
@@ -723,27 +807,25 @@ pub struct Observed<'a> {
     pub deleting: Vec<String>,
 }
 
-/// Brings the journal of list `list` (folder `folder`) at `path` up to date with what a hook
-/// run saw: a `seen` entry for each file whose bytes the journal has not seen as its current
-/// version, `gone` for each live file that is missing, `delete` for each delete asked for,
-/// then one `run` line; compacts when due. Returns how many entries it wrote.
+/// Brings the journal of list `list` (folder `folder`), held by `locked` since before the
+/// list was read, up to date with what a hook run saw: a `seen` entry for each file whose
+/// bytes the journal has not seen as its current version, `gone` for each live file that is
+/// missing, `delete` for each delete asked for, then one `run` line; compacts when due.
+/// Returns how many entries it wrote.
 pub fn record(
-    path: &Path,
+    mut locked: Locked,
     list: &str,
     folder: &Path,
     seen: &Observed<'_>,
     at: u64,
 ) -> Result<usize, JournalError> {
-    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
-        path: path.to_path_buf(),
-    })?;
     let bytes = locked.read_all()?;
     let mut out = Vec::new();
     let journal = if bytes.is_empty() {
         out = header_line(list, folder, at);
         Journal::default()
     } else {
-        parse(path, &bytes, list, false)?
+        parse(&locked.path, &bytes, list, false)?
     };
 
     let mut written = 0;
@@ -785,7 +867,6 @@ pub fn record(
     }
     out.extend(Out::new(at, "run", None).line());
 
-    within_limit(path, journal.complete as u64, out.len())?;
     let old_len = bytes.len() as u64;
     locked.write_at(journal.complete as u64, old_len, &out)?;
     let len = (journal.complete + out.len()) as u64;
@@ -820,97 +901,53 @@ fn compact_if_due(locked: &Locked, list: &str, all: Vec<u8>) -> Result<(), Journ
 const POST_CHECK_EVERY: u64 = 256 * 1024;
 
 /// The `PostToolUse` run's journal entries: a `seen` entry of each file the tool call wrote
-/// (`files`, read just now), without reading the journal beyond its first line (which must
-/// be this list's) and its end. An entry of a file whose bytes the journal already had is
-/// history, dropped by the next compaction.
+/// (`files`, read just now, with the journal `locked` since before), without reading the
+/// journal beyond its first line (which must be this list's) and its end. An entry of a file
+/// whose bytes the journal already had is history, dropped by the next compaction.
 pub fn record_written(
-    path: &Path,
+    mut locked: Locked,
     list: &str,
     folder: &Path,
     files: &[(String, Vec<u8>)],
     at: u64,
 ) -> Result<usize, JournalError> {
-    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
-        path: path.to_path_buf(),
-    })?;
-    let io = |error| JournalError::Io {
-        path: path.to_path_buf(),
-        error,
-    };
-    let size = locked.file.metadata().map_err(io)?.len();
-    let mut out = Vec::new();
-    let complete = if size == 0 {
-        out = header_line(list, folder, at);
-        0
-    } else {
-        let first = first_line(&locked.file).map_err(io)?;
-        match first {
-            Some(line) => {
-                let header = read_header(path, &line)?;
-                if header.list != list {
-                    return Err(JournalError::OtherList {
-                        path: path.to_path_buf(),
-                        theirs: header.list,
-                        folder: header.folder,
-                        ours: list.to_string(),
-                    });
-                }
-            }
-            None => {
-                return Err(JournalError::Foreign {
-                    path: path.to_path_buf(),
-                    why: "it has no complete line".into(),
-                });
-            }
-        }
-        complete_len(&locked.file, size).map_err(io)?
-    };
+    let point = locked.append_point(list)?;
+    let mut out = point.start(list, folder, at);
     for (name, content) in files {
         out.extend(seen_line(at, name, content));
     }
-    within_limit(path, complete, out.len())?;
-    locked.write_at(complete, size, &out)?;
-    let len = complete + out.len() as u64;
-    if len > COMPACT_FROM && len / POST_CHECK_EVERY != size / POST_CHECK_EVERY {
+    locked.write_at(point.complete, point.size, &out)?;
+    let len = point.complete + out.len() as u64;
+    if len > COMPACT_FROM && len / POST_CHECK_EVERY != point.size / POST_CHECK_EVERY {
         let all = locked.read_all()?;
         compact_if_due(&locked, list, all)?;
     }
     Ok(files.len())
 }
 
-/// The file's first line, without its newline; `None` when it has none within 64 KiB.
-fn first_line(file: &File) -> io::Result<Option<Vec<u8>>> {
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut n = 0;
-    while n < buf.len() {
-        let got = file.read_at(&mut buf[n..], n as u64)?;
-        if got == 0 {
-            break;
-        }
-        n += got;
-        if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
-            buf.truncate(i);
+/// The longest first line looked for: a journal's is about 150 bytes and its list folder.
+const MAX_FIRST_LINE: usize = 64 * 1024;
+
+/// The first line of a file of `size` bytes, without its newline; `None` when it has none
+/// within [`MAX_FIRST_LINE`]. Reads 512 bytes first, then four times more each time.
+fn first_line(file: &File, size: u64) -> io::Result<Option<Vec<u8>>> {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut buf = Vec::new();
+    let mut want = 512;
+    loop {
+        let have = buf.len();
+        let upto = want.min(size).min(MAX_FIRST_LINE);
+        buf.resize(upto, 0);
+        file.read_exact_at(&mut buf[have..], have as u64)?;
+        if let Some(i) = buf[have..].iter().position(|&b| b == b'\n') {
+            buf.truncate(have + i);
             return Ok(Some(buf));
         }
-    }
-    Ok(None)
-}
-
-/// The length of the file up to the end of its last complete line: a torn last line is not
-/// counted, so the next append writes over it.
-fn complete_len(file: &File, size: u64) -> io::Result<u64> {
-    let mut end = size;
-    let mut buf = vec![0u8; 64 * 1024];
-    while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let n = (end - start) as usize;
-        file.read_exact_at(&mut buf[..n], start)?;
-        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
-            return Ok(start + i as u64 + 1);
+        if upto == size || upto == MAX_FIRST_LINE {
+            return Ok(None);
         }
-        end = start;
+        want *= 4;
     }
-    Ok(0)
 }
 
 /// Appends a `restored` entry for each version `check --restore` wrote back `into` (a list
@@ -963,20 +1000,10 @@ fn append(
     at: u64,
     fill: impl FnOnce(&mut Vec<u8>),
 ) -> Result<(), JournalError> {
-    let mut locked = open_locked(path, true, true)?.ok_or_else(|| JournalError::Missing {
-        path: path.to_path_buf(),
-    })?;
-    let bytes = locked.read_all()?;
-    let mut out = Vec::new();
-    let complete = if bytes.is_empty() {
-        out = header_line(list, folder, at);
-        0
-    } else {
-        parse(path, &bytes, list, false)?.complete
-    };
+    let (locked, point) = open_for_append(path, list)?;
+    let mut out = point.start(list, folder, at);
     fill(&mut out);
-    within_limit(path, complete as u64, out.len())?;
-    locked.write_at(complete as u64, bytes.len() as u64, &out)
+    locked.write_at(point.complete, point.size, &out)
 }
 
 fn header_line(list: &str, folder: &Path, at: u64) -> Vec<u8> {
@@ -992,33 +1019,32 @@ fn header_line(list: &str, folder: &Path, at: u64) -> Vec<u8> {
 }
 
 /// Rewrites the journal whole with only what `check` and `--restore` need (see the module
-/// docs), through a temporary file in its folder that is fsynced and renamed over it. The
-/// caller holds the flock; a writer waiting for it finds the new file when it gets it.
+/// docs), through the store's whole-file write ([`Dir::write_atomic_through`]): a temporary
+/// file in its folder, fsynced and renamed over it, then the folder fsynced. The temporary
+/// file has one fixed name per journal, `.{name}.compact`, which the flock makes this
+/// writer's alone: one that a killed compaction left is written over by the next. The caller
+/// holds the flock; a writer waiting for it finds the new file when it gets it.
 fn compact(locked: &Locked, bytes: &[u8], j: &Journal) -> Result<(), JournalError> {
     let w = |error| JournalError::Write {
         path: locked.path.clone(),
         error,
     };
-    let mut lives: Vec<&Life> = j.files.values().flatten().filter(|l| keeps(l)).collect();
-    let size = |lives: &[&Life]| -> u64 {
-        lives
-            .iter()
-            .flat_map(|l| &l.keep)
-            .map(|(s, e)| (e - s) as u64)
-            .sum()
-    };
-    if size(&lives) > MAX_BYTES {
+    let mut lives: Vec<&Life> = j.kept().collect();
+    let mut size: usize = lives.iter().map(|l| l.kept_bytes()).sum();
+    if size as u64 > MAX_BYTES {
         // Over the bound: the oldest vanished versions go first; live ones are what the list
         // is, and a journal without them is no journal.
         lives.sort_by_key(|l| (l.is_alive(), l.seen_at));
-        while size(&lives) > MAX_BYTES && lives.first().is_some_and(|l| !l.is_alive()) {
-            lives.remove(0);
+        let mut dropped = 0;
+        while size as u64 > MAX_BYTES && lives.get(dropped).is_some_and(|l| !l.is_alive()) {
+            size -= lives[dropped].kept_bytes();
+            dropped += 1;
         }
-        let left = size(&lives);
-        if left > MAX_BYTES {
+        lives.drain(..dropped);
+        if size as u64 > MAX_BYTES {
             return Err(JournalError::TooLarge {
                 path: locked.path.clone(),
-                bytes: left,
+                bytes: size as u64,
             });
         }
     }
@@ -1032,32 +1058,21 @@ fn compact(locked: &Locked, bytes: &[u8], j: &Journal) -> Result<(), JournalErro
     if let Some((s, e)) = j.run_line {
         out.extend_from_slice(&bytes[s..e]);
     }
-    let dir = locked.path.parent().unwrap_or(Path::new("."));
-    let name = locked
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.compact.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc_nofollow())
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(w)?;
-    f.write_all(&out).map_err(w)?;
-    f.sync_data().map_err(w)?;
-    drop(f);
-    std::fs::rename(&tmp, &locked.path).map_err(w)?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(w)?;
-    Ok(())
+    let (Some(dir), Some(name)) = (
+        locked.path.parent(),
+        locked.path.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return Err(w(io::Error::other("not a file in a folder")));
+    };
+    let dir = Dir::open_root(dir).map_err(w)?;
+    dir.write_atomic_through(name, &format!(".{name}.compact"), 0o600, &out, true)
+        .map_err(w)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn setup() -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
@@ -1080,7 +1095,7 @@ mod tests {
             unreadable: &[],
             deleting: deleting.iter().map(|d| d.to_string()).collect(),
         };
-        record(path, "l", Path::new("/t/l"), &seen, at)
+        record(lock(path)?, "l", Path::new("/t/l"), &seen, at)
     }
 
     /// Records one hook run that read `present` and was asked to delete `deleting`.
@@ -1325,13 +1340,87 @@ mod tests {
 
     #[test]
     fn nothing_is_appended_past_the_hard_limit() {
-        let path = Path::new("/t/.taskproof-journal/l.jsonl");
-        assert!(within_limit(path, HARD_LIMIT - 10, 10).is_ok());
-        let e = within_limit(path, HARD_LIMIT - 10, 11)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("/t/.taskproof-journal/l.jsonl"), "{e}");
-        assert!(e.contains("nothing more is journaled"), "{e}");
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 1);
+        // A journal whose complete lines reach the limit exactly: its header, then a line
+        // that is no entry (a hole of zero bytes, so the file takes no room) and a newline.
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(HARD_LIMIT).unwrap();
+        f.write_all_at(b"\n", HARD_LIMIT - 1).unwrap();
+        drop(f);
+        let before = std::fs::read(&path).unwrap();
+        let a = [("2.json".to_string(), b"b".to_vec())];
+        let errors = [
+            try_run(&path, &[("2.json", b"b")], &[], 2).unwrap_err(),
+            record_written(lock(&path).unwrap(), "l", Path::new("/t/l"), &a, 3).unwrap_err(),
+            record_seen(&path, "l", Path::new("/t/l"), &a, 4).unwrap_err(),
+            record_restore(&path, "l", Path::new("/t/l"), &a, "/t/m", false, 5).unwrap_err(),
+        ];
+        for e in errors {
+            assert!(matches!(e, JournalError::TooLarge { .. }), "{e}");
+            let e = e.to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("nothing more is journaled"), "{e}");
+        }
+        assert!(
+            std::fs::read(&path).unwrap() == before,
+            "the file is unchanged"
+        );
+    }
+
+    /// Runs that see `also` and twenty versions of 64 KiB of 2.json: the run that takes the
+    /// journal past 1 MiB compacts it.
+    fn grow_past_compaction(path: &Path, also: &[(&str, &[u8])], from: u64) {
+        let big = "x".repeat(64 * 1024);
+        for at in from..from + 20 {
+            let two = format!("{big}{at}");
+            let mut files = also.to_vec();
+            files.push(("2.json", two.as_bytes()));
+            run(path, &files, &[], at);
+        }
+    }
+
+    #[test]
+    fn compaction_drops_a_vanished_version_that_came_back() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 1);
+        run(&path, &[], &[], 2);
+        // The same bytes again: a new life of 1.json, and the one found gone is history.
+        run(&path, &[("1.json", b"a")], &[], 3);
+        let j = journal(&path);
+        assert_eq!(j.files["1.json"].len(), 2);
+        let gone = crate::vanish::vanished(
+            &j,
+            taskproof_core::protocol::Layout::ClaudeCode,
+            &crate::vanish::Folder::default(),
+        );
+        assert_eq!(
+            gone.len(),
+            1,
+            "only the live one is missing from an empty folder"
+        );
+        grow_past_compaction(&path, &[("1.json", b"a")], 4);
+        let j = journal(&path);
+        assert!(j.problems.is_empty(), "{:?}", j.problems);
+        let lives = &j.files["1.json"];
+        assert_eq!(lives.len(), 1, "{lives:?}");
+        assert!(lives[0].is_alive());
+    }
+
+    #[test]
+    fn a_compaction_leaves_no_temporary_file_even_after_one_was_killed() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", b"a")], &[], 1);
+        let dir = path.parent().unwrap();
+        // What a compaction killed before its rename leaves: its temporary file.
+        std::fs::write(dir.join(".l.jsonl.compact"), "half of a journal").unwrap();
+        grow_past_compaction(&path, &[], 2);
+        assert!(std::fs::metadata(&path).unwrap().len() < COMPACT_FROM);
+        let names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["l.jsonl"]);
     }
 
     #[test]

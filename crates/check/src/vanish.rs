@@ -132,11 +132,10 @@ pub fn vanished(j: &Journal, layout: Layout, folder: &Folder) -> Vec<Vanished> {
                 (None, Some(_)) if last => false,
                 (None, None) if last => true,
                 // Found gone: vanished unless the same bytes came back under its name (a
-                // later version the journal saw, or the file as it is now).
+                // later version the journal saw, by the rule a compaction keeps too, or the
+                // file as it is now).
                 (Some((End::Gone, _)), now) => {
-                    let back = lives[i + 1..].iter().any(|l| l.hash == life.hash)
-                        || (last && now == Some(&Some(life.hash)));
-                    !back
+                    !(journal::came_back(lives, i) || (last && now == Some(&Some(life.hash))))
                 }
                 // An earlier life ended only by a later one's `seen` cannot be: a new life
                 // starts only after an end.
@@ -209,7 +208,7 @@ pub fn findings(
         return out;
     }
     let gone = vanished(&j, layout, folder);
-    let cause = cause(&j, &gone, folder);
+    let cause = cause(&gone, folder);
     for v in &gone {
         out.push(vanished_finding(
             list,
@@ -295,21 +294,16 @@ fn vanished_finding(
 /// finished list takes them: the journal's live tasks were all completed, every one of them
 /// is gone and the folder holds no task, and the next id was kept (2.1.20 and later) or the
 /// folder holds only `.lock` (2.1.17, which keeps no `.highwatermark`).
-fn cause(j: &Journal, gone: &[Vanished], folder: &Folder) -> Option<String> {
+fn cause(gone: &[Vanished], folder: &Folder) -> Option<String> {
+    // The folder holds no task, so every task the journal had live went.
     let current: Vec<&Vanished> = gone.iter().filter(|v| !v.superseded).collect();
     if current.is_empty() || folder.has_tasks() {
         return None;
     }
-    // Every task the journal had live went: none is live with its file still there.
-    let live_left = j
-        .files
-        .iter()
-        .filter_map(|(f, v)| v.last().map(|l| (f, l)))
-        .any(|(f, l)| l.is_alive() && folder.present.contains_key(f));
     let all_completed = current
         .iter()
         .all(|v| v.summary().1.as_deref() == Some("completed"));
-    if live_left || !all_completed {
+    if !all_completed {
         return None;
     }
     let n = current.len();

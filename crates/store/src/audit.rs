@@ -235,14 +235,24 @@ fn log_len(dir: &Dir) -> io::Result<u64> {
     if len == 0 {
         return Ok(0);
     }
-    let file = open_log(dir)?;
+    complete_len(&open_log(dir)?, len)
+}
+
+/// The length of the first `len` bytes of a file of lines up to the end of their last
+/// complete line: a torn last line (a writer killed mid-append) is not counted, so the next
+/// append writes over it. Reads one byte when the last line is whole. The audit log's, and
+/// `taskproof check`'s journal's.
+pub fn complete_len(file: &std::fs::File, len: u64) -> io::Result<u64> {
+    if len == 0 {
+        return Ok(0);
+    }
     let mut last = [0u8; 1];
     file.read_exact_at(&mut last, len - 1)?;
     if last[0] == b'\n' {
         return Ok(len);
     }
     // Walk back to the previous newline.
-    let mut end = len;
+    let mut end = len - 1;
     let mut buf = vec![0u8; 4096];
     while end > 0 {
         let start = end.saturating_sub(buf.len() as u64);

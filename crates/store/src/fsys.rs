@@ -266,12 +266,29 @@ impl Dir {
     /// too; without it the write still survives SIGKILL, since the page cache outlives the
     /// process. The caller holds the folder's lock.
     pub fn write_atomic(&self, name: &str, bytes: &[u8], durable: bool) -> io::Result<()> {
+        self.write_atomic_through(name, TMP_NAME, 0o644, bytes, durable)
+    }
+
+    /// [`Dir::write_atomic`] through the temporary name `tmp`, creating files with the
+    /// permissions `mode`: for a file whose writers exclude each other with a lock of their
+    /// own rather than the folder's (`taskproof check`'s journals, one lock per file in a
+    /// shared folder). That lock makes `tmp` its holder's alone, and a `tmp` that a killed
+    /// writer left is written over and renamed away by the next.
+    pub fn write_atomic_through(
+        &self,
+        name: &str,
+        tmp: &str,
+        mode: u32,
+        bytes: &[u8],
+        durable: bool,
+    ) -> io::Result<()> {
         check_name(name);
+        check_name(tmp);
         let fd = rfs::openat(
             &self.fd,
-            TMP_NAME,
+            tmp,
             OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o644),
+            Mode::from_raw_mode(mode),
         )
         .map_err(errno_io)?;
         let mut file = std::fs::File::from(fd);
@@ -280,7 +297,7 @@ impl Dir {
             file.sync_data()?;
         }
         drop(file);
-        rfs::renameat(&self.fd, TMP_NAME, &self.fd, name).map_err(errno_io)?;
+        rfs::renameat(&self.fd, tmp, &self.fd, name).map_err(errno_io)?;
         if durable {
             self.sync()?;
         }
