@@ -900,3 +900,52 @@ fn a_hook_reads_the_list_only_once_it_holds_the_journal() {
         std::fs::read_to_string(c.journal()).unwrap()
     );
 }
+
+#[test]
+fn into_names_one_new_list_and_is_refused_over_a_folder_of_several() {
+    let c = Config::new();
+    finished_and_reset(&c);
+    let other = c.dir.join("tasks").join("other");
+    write(&other, ".highwatermark", "1");
+    let before = tree(&c.dir);
+    let (code, _, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--into"), "{stderr}");
+    assert!(stderr.contains("2 lists"), "{stderr}");
+    assert_eq!(tree(&c.dir), before, "nothing was changed");
+    // A folder that holds one list is fine.
+    std::fs::remove_dir_all(&other).unwrap();
+    let (code, doc, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    assert!(c.dir.join("tasks/back/1.json").exists());
+}
+
+#[test]
+fn a_restore_whose_journal_cannot_record_it_says_what_it_wrote_and_why() {
+    let c = Config::new();
+    let (one, two) = finished_and_reset(&c);
+    // The new list's journal cannot be written: its place holds a folder.
+    let blocked = c.dir.join("tasks/.taskproof-journal/back.jsonl");
+    std::fs::create_dir(&blocked).unwrap();
+    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into", "back"]);
+    assert_eq!(code, 1, "{doc:#}\n{stderr}");
+    let got = files(&c.dir.join("tasks/back"));
+    assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
+    let changes = doc["changes"].as_array().unwrap();
+    let done: Vec<&str> = changes
+        .iter()
+        .filter(|c| c["done"] == true)
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(done.len(), 3, "the two tasks and .highwatermark: {doc:#}");
+    let failed: Vec<&Value> = changes.iter().filter(|c| c["done"] == false).collect();
+    assert_eq!(failed.len(), 1, "{doc:#}");
+    let change = failed[0]["change"].as_str().unwrap();
+    assert!(change.contains("journal"), "{change}");
+    assert!(change.contains(&blocked.display().to_string()), "{change}");
+    let why = failed[0]["skipped"].as_str().unwrap();
+    assert!(!why.contains("nothing was changed"), "{why}");
+    assert!(stderr.contains("written into a new list"), "{stderr}");
+    // The old list's journal did record it: the tasks are not named as vanished again.
+    assert!(of_kind(&doc, "vanished").is_empty(), "{doc:#}");
+}

@@ -380,10 +380,10 @@ fn a_highwatermark_below_the_highest_id_is_raised() {
     put(tmp.path(), Layout::Cc, 7, "pending", &[], &[]);
     write(tmp.path(), ".highwatermark", "3\n");
     check(tmp.path(), &["--fix"]);
-    // The store's convention: a JSON number and a newline.
+    // As Claude Code writes it (and `--restore` too): the number alone.
     assert_eq!(
         std::fs::read_to_string(tmp.path().join(".highwatermark")).unwrap(),
-        "7\n"
+        "7"
     );
 }
 

@@ -47,6 +47,11 @@ pub enum CheckError {
         "--journal names the journal of one list, and {0} holds {1} lists; name the list folder"
     )]
     JournalForMany(PathBuf, usize),
+    /// `--into` names one new list, and the folder holds several lists (or none).
+    #[error(
+        "--into names one new list, and {0} holds {1} lists, which cannot all be restored into it; name the list folder, or leave --into out to restore each list into a new list of its own"
+    )]
+    IntoForMany(PathBuf, usize),
 }
 
 impl CheckError {

@@ -181,6 +181,10 @@ pub enum Repair {
     Restore { file: String, into: String },
     /// Write `.highwatermark` of the list folder `into` as `to` (after a restore).
     RestoreHighwatermark { into: String, to: u64 },
+    /// Flush what a restore wrote into the list folder `into` to disk (said when it failed).
+    RestoreSync { into: String },
+    /// Record what a restore wrote in the journal at `journal` (said when it failed).
+    RestoreJournal { journal: String },
     /// Restore what vanished from a list (said when the whole restore of a list is skipped).
     RestoreVanished,
 }
@@ -203,6 +207,10 @@ impl std::fmt::Display for Repair {
             Repair::Restore { file, into } => write!(f, "restore {file} into {into}"),
             Repair::RestoreHighwatermark { into, to } => {
                 write!(f, "set .highwatermark of {into} to {to}")
+            }
+            Repair::RestoreSync { into } => write!(f, "flush what was restored into {into}"),
+            Repair::RestoreJournal { journal } => {
+                write!(f, "record the restore in the journal {journal}")
             }
             Repair::RestoreVanished => f.write_str("restore what vanished"),
         }

@@ -123,7 +123,9 @@ pub fn fix_list(
                 by_file.entry(file.clone()).or_default().push(repair)
             }
             Repair::RaiseHighwatermark { to } => {
-                let outcome = raise_highwatermark(&dir, *to);
+                let outcome = raise_highwatermark(&dir, *to).unwrap_or_else(|| {
+                    RepairOutcome::Skipped(format!("it is already {to} or more"))
+                });
                 change(repair, outcome);
             }
             // Done above; whatever is left was skipped there and said so. Restores are
@@ -133,6 +135,8 @@ pub fn fix_list(
             | Repair::RemoveTemp { .. }
             | Repair::Restore { .. }
             | Repair::RestoreHighwatermark { .. }
+            | Repair::RestoreSync { .. }
+            | Repair::RestoreJournal { .. }
             | Repair::RestoreVanished => {}
         }
     }
@@ -159,19 +163,25 @@ pub fn dry_run(audit: &ListAudit) -> Vec<Change> {
         .collect()
 }
 
-fn raise_highwatermark(dir: &Dir, to: u64) -> RepairOutcome {
+/// Raises the `.highwatermark` of the list folder `dir` (locked by the caller) to `to`, never
+/// lowering it, and writes it as Claude Code does: the number alone, no newline (its reset
+/// leaves a 1-byte file for id 3, docs/scenario-format.md "The witness"). `--fix` and
+/// `--restore` both write it here. `None` when it already holds `to` or more.
+pub(crate) fn raise_highwatermark(dir: &Dir, to: u64) -> Option<RepairOutcome> {
     let current = match dir.read(HIGHWATERMARK_NAME) {
         Ok(b) => parse_watermark(&b),
         Err(ReadError::Missing) => None,
-        Err(e) => return RepairOutcome::Skipped(e.to_string()),
+        Err(e) => return Some(RepairOutcome::Skipped(e.to_string())),
     };
     if current.is_some_and(|c| c >= to) {
-        return RepairOutcome::Skipped(format!("it is already {}", current.unwrap_or(0)));
+        return None;
     }
-    match dir.write_atomic(HIGHWATERMARK_NAME, format!("{to}\n").as_bytes(), true) {
-        Ok(()) => RepairOutcome::Done,
-        Err(e) => RepairOutcome::Skipped(e.to_string()),
-    }
+    Some(
+        match dir.write_atomic(HIGHWATERMARK_NAME, to.to_string().as_bytes(), true) {
+            Ok(()) => RepairOutcome::Done,
+            Err(e) => RepairOutcome::Skipped(e.to_string()),
+        },
+    )
 }
 
 /// Applies every repair of one task file, in one whole-file write.

@@ -147,17 +147,19 @@ fn finding_line(p: &Paint, f: &Finding) -> String {
 
 fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
     if mode == Mode::Restore {
-        let what = match &c.repair {
-            Repair::Restore { file, into } => format!("{file} into {into}"),
-            Repair::RestoreHighwatermark { into, to } => {
-                format!(".highwatermark of {into} set to {to}")
+        // A task file is `restored`; every other step says what it did in the words the
+        // JSON report gives it (the repair's own text).
+        let (what, done, not) = match &c.repair {
+            Repair::Restore { file, into } => {
+                (format!("{file} into {into}"), "restored", "not restored")
             }
-            other => other.to_string(),
+            Repair::RestoreVanished => (c.repair.to_string(), "restored", "not restored"),
+            other => (other.to_string(), "done", "not done"),
         };
         return match &c.outcome {
-            RepairOutcome::Done => format!("{} {}: {what}\n", p.green("restored"), c.list),
+            RepairOutcome::Done => format!("{} {}: {what}\n", p.green(done), c.list),
             RepairOutcome::Skipped(why) => {
-                format!("{} {}: {what} ({why})\n", p.red("not restored"), c.list)
+                format!("{} {}: {what} ({why})\n", p.red(not), c.list)
             }
         };
     }
@@ -257,5 +259,39 @@ mod tests {
         assert_eq!(text, "clean: 0 lists, 0 tasks in /t/tasks, no findings\n");
         assert!(terminal(&r, true).contains("\x1b[32mclean\x1b[0m"));
         assert_eq!(json(&r)["format_version"], 1);
+    }
+
+    #[test]
+    fn a_restores_changes_read_the_same_in_the_terminal_and_in_json() {
+        let change = |repair| Change {
+            list: "plan".into(),
+            repair,
+            outcome: RepairOutcome::Done,
+        };
+        let r = Report {
+            mode: Mode::Restore,
+            root: "/t/plan".into(),
+            lists: Vec::new(),
+            findings: Vec::new(),
+            changes: vec![
+                change(Repair::Restore {
+                    file: "1.json".into(),
+                    into: "/t/back".into(),
+                }),
+                change(Repair::RestoreHighwatermark {
+                    into: "/t/back".into(),
+                    to: 3,
+                }),
+            ],
+        };
+        let text = terminal(&r, false);
+        let doc = json(&r);
+        let hwm = doc["changes"][1]["change"].as_str().unwrap();
+        assert_eq!(hwm, "set .highwatermark of /t/back to 3");
+        assert!(text.contains(&format!("plan: {hwm}\n")), "{text}");
+        assert!(
+            text.contains("restored plan: 1.json into /t/back\n"),
+            "{text}"
+        );
     }
 }

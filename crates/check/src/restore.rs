@@ -23,12 +23,12 @@ use crate::CheckError;
 use crate::audit::{self, Locking};
 use crate::discover::ListLocation;
 use crate::finding::Repair;
-use crate::fix::{Change, RepairOutcome};
+use crate::fix::{self, Change, RepairOutcome};
 use crate::journal::{self, JournalError};
 use crate::vanish::{self, Folder};
 use taskproof_core::protocol::Layout;
 use taskproof_store::audit::format_time;
-use taskproof_store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_watermark};
+use taskproof_store::{Dir, LOCK_NAME, LockGuard};
 
 /// Where `--restore` writes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -170,8 +170,8 @@ pub fn restore(
         return Ok(out);
     }
 
-    let target = if same {
-        dir
+    let (target, made) = if same {
+        (dir, None)
     } else {
         if !is_list_name(&target_name) {
             return Err(CheckError::RestoreTarget {
@@ -180,15 +180,23 @@ pub fn restore(
                 why: "a list name is letters, digits, `_` and `-` only (Claude Code changes any other character to `-`)".into(),
             });
         }
-        create_list(&parent, &target_name).map_err(|why| CheckError::RestoreTarget {
-            list: list.clone(),
-            into: target_path.clone(),
-            why,
-        })?
+        let (root, made) =
+            create_list(&parent, &target_name).map_err(|why| CheckError::RestoreTarget {
+                list: list.clone(),
+                into: target_path.clone(),
+                why,
+            })?;
+        (made, Some(root))
     };
     let target_io = |e| CheckError::io(target_path.clone(), e);
-    let _lock = target.lock(LOCK_NAME).map_err(target_io)?;
+    let _lock = lock_target(
+        &target,
+        made.as_ref().map(|root| (root, target_name.as_str())),
+    )
+    .map_err(target_io)?;
 
+    // From here on files are written: whatever fails is a change that says so, beside the
+    // changes that say what was written, never an error that would hide them.
     let mut written: Vec<(String, Vec<u8>)> = Vec::new();
     for v in chosen {
         let file = &v.life.file;
@@ -228,6 +236,11 @@ pub fn restore(
             outcome,
         });
     }
+    let failed = |repair: Repair, why: String| Change {
+        list: list.clone(),
+        repair,
+        outcome: RepairOutcome::Skipped(why),
+    };
 
     // The next id must stay above every id written back, and in a new list above the old
     // list's too, so that a task created there later is never taken for a restored one.
@@ -242,43 +255,51 @@ pub fn restore(
     } else {
         highest.max(audit.bound)
     };
-    if layout == Layout::ClaudeCode && want > 0 {
-        let current = match target.read(HIGHWATERMARK_NAME) {
-            Ok(b) => parse_watermark(&b),
-            Err(ReadError::Missing) => None,
-            Err(e) => {
-                return Err(target_io(std::io::Error::other(format!(
-                    "{HIGHWATERMARK_NAME}: {e}"
-                ))));
-            }
-        };
-        if current.is_none_or(|c| c < want) {
-            // As Claude Code writes it: the number alone.
-            let outcome =
-                match target.write_atomic(HIGHWATERMARK_NAME, want.to_string().as_bytes(), true) {
-                    Ok(()) => RepairOutcome::Done,
-                    Err(e) => RepairOutcome::Skipped(e.to_string()),
-                };
-            out.changes.push(Change {
-                list: list.clone(),
-                repair: Repair::RestoreHighwatermark {
-                    into: shown.clone(),
-                    to: want,
-                },
-                outcome,
-            });
-        }
+    if layout == Layout::ClaudeCode
+        && want > 0
+        && let Some(outcome) = fix::raise_highwatermark(&target, want)
+    {
+        out.changes.push(Change {
+            list: list.clone(),
+            repair: Repair::RestoreHighwatermark {
+                into: shown.clone(),
+                to: want,
+            },
+            outcome,
+        });
     }
-    target.sync().map_err(target_io)?;
+    if let Err(e) = target.sync() {
+        out.changes.push(failed(
+            Repair::RestoreSync {
+                into: shown.clone(),
+            },
+            format!("{e}; the files are written, and a power cut before the system writes them out may lose them"),
+        ));
+    }
 
     // Recorded after the files are written: a restore cut short before this point is made
     // again by the next run (into another new list), never lost.
     if !written.is_empty() {
-        journal::record_restore(&jpath, &list, &location.path, &written, &shown, same, now)
-            .map_err(journal_error)?;
-        if !same && let Some(own) = journal::path_for(&target_path, &target_name) {
-            journal::record_seen(&own, &target_name, &target_path, &written, now)
-                .map_err(journal_error)?;
+        if let Err(e) =
+            journal::record_restore(&jpath, &list, &location.path, &written, &shown, same, now)
+        {
+            out.changes.push(failed(
+                Repair::RestoreJournal {
+                    journal: jpath.display().to_string(),
+                },
+                format!("failed to {e}; until a restore is recorded there, `check` still names these tasks as vanished, and the next --restore writes them again"),
+            ));
+        }
+        if !same
+            && let Some(own) = journal::path_for(&target_path, &target_name)
+            && let Err(e) = journal::record_seen(&own, &target_name, &target_path, &written, now)
+        {
+            out.changes.push(failed(
+                Repair::RestoreJournal {
+                    journal: own.display().to_string(),
+                },
+                format!("failed to {e}; without it, tasks that vanish from the new list cannot be named or restored"),
+            ));
         }
     }
     if !same {
@@ -287,15 +308,29 @@ pub fn restore(
     Ok(out)
 }
 
+/// Takes the lock of the list folder `target` a restore writes into. A new list, `made` as
+/// the folder `name` in `root` by this restore, is removed again when that fails (with the
+/// `.lock` the attempt may have left in it), so a restore that wrote nothing leaves nothing.
+fn lock_target(target: &Dir, made: Option<(&Dir, &str)>) -> std::io::Result<LockGuard> {
+    target.lock(LOCK_NAME).inspect_err(|_| {
+        if let Some((root, name)) = made {
+            let _ = target.remove(LOCK_NAME);
+            // Only an empty folder is removed: anything else in it is not this restore's.
+            let _ = rustix::fs::unlinkat(root.as_fd(), name, rustix::fs::AtFlags::REMOVEDIR);
+        }
+    })
+}
+
 /// Creates the new list folder `name` in `parent`; an existing one is refused, since a
 /// restore never writes into a list it did not make (except with `--into-same-list`).
-fn create_list(parent: &Path, name: &str) -> Result<Dir, String> {
+/// Returns `parent`, held open, and the new folder.
+fn create_list(parent: &Path, name: &str) -> Result<(Dir, Dir), String> {
     let root = Dir::open_root(parent).map_err(|e| e.to_string())?;
     if root.entry_type(name).map_err(|e| e.to_string())?.is_some() {
         return Err("it exists already; a restore writes only into a new list or, with --into-same-list, into the list the tasks vanished from".into());
     }
     match root.create_dir(name) {
-        Ok(d) => Ok(d),
+        Ok(d) => Ok((root, d)),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -312,5 +347,24 @@ mod tests {
         assert_eq!(new_list_name("plan", ms), "plan-restored-20261128-164001");
         assert!(is_list_name(&new_list_name("plan", ms)));
         assert!(!is_list_name("a/b") && !is_list_name("") && !is_list_name("a.b"));
+    }
+
+    #[test]
+    fn a_new_list_whose_lock_cannot_be_taken_is_removed_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, made) = create_list(tmp.path(), "back").unwrap();
+        // A `.lock` that is a link: the lock is refused, and never taken through it.
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::write(&elsewhere, "keep").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tmp.path().join("back/.lock")).unwrap();
+        let e = lock_target(&made, Some((&root, "back"))).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(!tmp.path().join("back").exists(), "the new folder is gone");
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "keep");
+        // A list that was there before is never removed.
+        let (_, same) = create_list(tmp.path(), "same").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tmp.path().join("same/.lock")).unwrap();
+        assert!(lock_target(&same, None).is_err());
+        assert!(tmp.path().join("same/.lock").is_symlink());
     }
 }

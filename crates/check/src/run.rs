@@ -118,6 +118,13 @@ pub fn run_with(
             found.lists.len(),
         ));
     }
+    // Every list would make the same new list, and all but the first find it taken.
+    if mode == Mode::Restore && matches!(options.into, Into::Named(_)) && found.lists.len() != 1 {
+        return Err(CheckError::IntoForMany(
+            path.to_path_buf(),
+            found.lists.len(),
+        ));
+    }
     let mut report = Report {
         mode,
         root: path.to_path_buf(),
