@@ -20,6 +20,8 @@ struct Config {
     dir: PathBuf,
     /// The highest task id the last reset removed.
     highest: std::cell::Cell<u64>,
+    /// When the test began, in milliseconds since the epoch: no time it reports is earlier.
+    start: u64,
 }
 
 impl Config {
@@ -31,6 +33,7 @@ impl Config {
             _tmp: tmp,
             dir,
             highest: Default::default(),
+            start: now_ms(),
         }
     }
 
@@ -166,6 +169,53 @@ fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64
+}
+
+/// The time a message gives right after `marker` (`2026-11-27T17:41:52.274Z`, UTC), in
+/// milliseconds since the epoch.
+fn time_after(m: &str, marker: &str) -> u64 {
+    let at = m
+        .find(marker)
+        .unwrap_or_else(|| panic!("no {marker:?} in {m}"))
+        + marker.len();
+    let t = m
+        .get(at..at + 24)
+        .unwrap_or_else(|| panic!("no time after {marker:?} in {m}"));
+    let b = t.as_bytes();
+    let shape = b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    assert!(
+        shape && b[19] == b'.' && b[23] == b'Z',
+        "not a time: {t:?} in {m}"
+    );
+    let n = |r: std::ops::Range<usize>| -> i64 { t[r].parse().unwrap() };
+    let (y, mo, d) = (n(0..4), n(5..7), n(8..10));
+    // Days since the epoch of a civil date (Howard Hinnant's days_from_civil).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((mo + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    (secs * 1000 + n(20..23)) as u64
+}
+
+/// `times` never goes back.
+fn assert_in_order(times: &[u64], m: &str) {
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "times out of order {times:?} in {m}"
+    );
+}
+
+#[test]
+fn the_tests_read_the_reports_times() {
+    // 2026-11-28T16:40:01.123Z, as crates/check/src/restore.rs pins it.
+    assert_eq!(
+        time_after("at 2026-11-28T16:40:01.123Z.", "at "),
+        1_795_884_001_123
+    );
+    assert_eq!(time_after("1970-01-01T00:00:00.000Z", ""), 0);
+    assert_eq!(time_after("2000-03-01T00:00:00.001Z", ""), 951_868_800_001);
 }
 
 /// The findings of one kind: file -> message.
@@ -324,13 +374,15 @@ fn check_names_the_tasks_a_reset_took_with_the_cause_and_not_the_one_the_agent_d
     let one = &vanished["1.json"];
     for want in [
         "task 1 \"Alpha\" (completed) is gone, and no delete was asked for",
-        "the journal last saw it at 20",
         "when .highwatermark was rewritten",
         "known cause: Claude Code's reset of a finished list (anthropics/claude-code#38075): all 2 tasks were completed and went together, and .highwatermark kept the next id (3)",
         "taskproof check --restore",
     ] {
         assert!(one.contains(want), "missing {want:?} in {one}");
     }
+    let seen = time_after(one, "the journal last saw it at ");
+    let went = time_after(one, "its file went at about ");
+    assert_in_order(&[c.start, seen, went, now_ms()], one);
     let f = doc["findings"]
         .as_array()
         .unwrap()
@@ -352,7 +404,9 @@ fn a_reset_that_leaves_highwatermark_alone_is_dated_by_the_folders_last_change()
     c.reset_files();
     let (_, doc, _) = check(&c.list(), &[]);
     let m = &of_kind(&doc, "vanished")["1.json"];
-    assert!(m.contains("and its file went by 20"), "{m}");
+    let seen = time_after(m, "the journal last saw it at ");
+    let went = time_after(m, "and its file went by ");
+    assert_in_order(&[c.start, seen, went, now_ms()], m);
     assert!(m.contains("(the list folder's last change)"), "{m}");
     assert!(
         m.contains("its 1 task was completed and went, and .highwatermark kept the next id (2)"),
@@ -385,7 +439,10 @@ fn tasks_that_go_while_others_stay_are_named_without_a_cause() {
     let (_, doc, _) = check(&c.list(), &[]);
     let vanished = of_kind(&doc, "vanished");
     assert_eq!(vanished.keys().collect::<Vec<_>>(), ["1.json"]);
-    assert!(vanished["1.json"].contains("a hook run found it gone at 20"));
+    let m = &vanished["1.json"];
+    let seen = time_after(m, "the journal last saw it at ");
+    let gone = time_after(m, "a hook run found it gone at ");
+    assert_in_order(&[c.start, seen, gone, now_ms()], m);
     assert!(!vanished["1.json"].contains("known cause"), "{vanished:?}");
 }
 
@@ -417,7 +474,19 @@ fn without_a_journal_an_emptied_list_is_a_warning_that_says_how_sure_it_is() {
     // A folder with a task, or with nothing at all, is not emptied.
     let fresh = tmp.path().join("fresh");
     std::fs::create_dir(&fresh).unwrap();
-    assert_eq!(check(&fresh, &[]).0, 0);
+    let (code, doc, _) = check(&fresh, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    let busy = tmp.path().join("busy");
+    write(&busy, ".lock", "");
+    write(&busy, ".highwatermark", "3");
+    write(
+        &busy,
+        "3.json",
+        r#"{"id":"3","subject":"c","description":"","status":"pending","blocks":[],"blockedBy":[]}"#,
+    );
+    let (code, doc, _) = check(&busy, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(of_kind(&doc, "emptied").is_empty(), "{doc:#}");
 }
 
 #[test]
@@ -827,6 +896,55 @@ fn a_delete_the_hook_refuses_is_not_journaled_as_a_delete() {
     assert_eq!(ops(&c, "delete"), ["2.json"]);
 }
 
+#[test]
+fn into_names_one_new_list_and_is_refused_over_a_folder_of_several() {
+    let c = Config::new();
+    finished_and_reset(&c);
+    let other = c.dir.join("tasks").join("other");
+    write(&other, ".highwatermark", "1");
+    let before = tree(&c.dir);
+    let (code, _, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--into"), "{stderr}");
+    assert!(stderr.contains("2 lists"), "{stderr}");
+    assert_eq!(tree(&c.dir), before, "nothing was changed");
+    // A folder that holds one list is fine.
+    std::fs::remove_dir_all(&other).unwrap();
+    let (code, doc, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    assert!(c.dir.join("tasks/back/1.json").exists());
+}
+
+#[test]
+fn a_restore_whose_journal_cannot_record_it_says_what_it_wrote_and_why() {
+    let c = Config::new();
+    let (one, two) = finished_and_reset(&c);
+    // The new list's journal cannot be written: its place holds a folder.
+    let blocked = c.dir.join("tasks/.taskproof-journal/back.jsonl");
+    std::fs::create_dir(&blocked).unwrap();
+    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into", "back"]);
+    assert_eq!(code, 1, "{doc:#}\n{stderr}");
+    let got = files(&c.dir.join("tasks/back"));
+    assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
+    let changes = doc["changes"].as_array().unwrap();
+    let done: Vec<&str> = changes
+        .iter()
+        .filter(|c| c["done"] == true)
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(done.len(), 3, "the two tasks and .highwatermark: {doc:#}");
+    let failed: Vec<&Value> = changes.iter().filter(|c| c["done"] == false).collect();
+    assert_eq!(failed.len(), 1, "{doc:#}");
+    let change = failed[0]["change"].as_str().unwrap();
+    assert!(change.contains("journal"), "{change}");
+    assert!(change.contains(&blocked.display().to_string()), "{change}");
+    let why = failed[0]["skipped"].as_str().unwrap();
+    assert!(!why.contains("nothing was changed"), "{why}");
+    assert!(stderr.contains("written into a new list"), "{stderr}");
+    // The old list's journal did record it: the tasks are not named as vanished again.
+    assert!(of_kind(&doc, "vanished").is_empty(), "{doc:#}");
+}
+
 /// Waits until a process is blocked on the `flock` of the file with inode `ino` (Linux:
 /// `/proc/locks` lists each waiter with `->`); elsewhere, waits a moment.
 fn wait_for_a_waiter(ino: u64) {
@@ -899,53 +1017,4 @@ fn a_hook_reads_the_list_only_once_it_holds_the_journal() {
         "{}",
         std::fs::read_to_string(c.journal()).unwrap()
     );
-}
-
-#[test]
-fn into_names_one_new_list_and_is_refused_over_a_folder_of_several() {
-    let c = Config::new();
-    finished_and_reset(&c);
-    let other = c.dir.join("tasks").join("other");
-    write(&other, ".highwatermark", "1");
-    let before = tree(&c.dir);
-    let (code, _, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--into"), "{stderr}");
-    assert!(stderr.contains("2 lists"), "{stderr}");
-    assert_eq!(tree(&c.dir), before, "nothing was changed");
-    // A folder that holds one list is fine.
-    std::fs::remove_dir_all(&other).unwrap();
-    let (code, doc, stderr) = check(&c.dir.join("tasks"), &["--restore", "--into", "back"]);
-    assert_eq!(code, 0, "{doc:#}\n{stderr}");
-    assert!(c.dir.join("tasks/back/1.json").exists());
-}
-
-#[test]
-fn a_restore_whose_journal_cannot_record_it_says_what_it_wrote_and_why() {
-    let c = Config::new();
-    let (one, two) = finished_and_reset(&c);
-    // The new list's journal cannot be written: its place holds a folder.
-    let blocked = c.dir.join("tasks/.taskproof-journal/back.jsonl");
-    std::fs::create_dir(&blocked).unwrap();
-    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into", "back"]);
-    assert_eq!(code, 1, "{doc:#}\n{stderr}");
-    let got = files(&c.dir.join("tasks/back"));
-    assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
-    let changes = doc["changes"].as_array().unwrap();
-    let done: Vec<&str> = changes
-        .iter()
-        .filter(|c| c["done"] == true)
-        .map(|c| c["change"].as_str().unwrap())
-        .collect();
-    assert_eq!(done.len(), 3, "the two tasks and .highwatermark: {doc:#}");
-    let failed: Vec<&Value> = changes.iter().filter(|c| c["done"] == false).collect();
-    assert_eq!(failed.len(), 1, "{doc:#}");
-    let change = failed[0]["change"].as_str().unwrap();
-    assert!(change.contains("journal"), "{change}");
-    assert!(change.contains(&blocked.display().to_string()), "{change}");
-    let why = failed[0]["skipped"].as_str().unwrap();
-    assert!(!why.contains("nothing was changed"), "{why}");
-    assert!(stderr.contains("written into a new list"), "{stderr}");
-    // The old list's journal did record it: the tasks are not named as vanished again.
-    assert!(of_kind(&doc, "vanished").is_empty(), "{doc:#}");
 }
