@@ -303,6 +303,25 @@ fn bad_mappings_and_missing_ones_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mapping is for mcp: targets"));
 }
 
+/// Every mapping the project ships (mappings/) and every fixture mapping loads: the checker's
+/// rules hold for them (a part declared and answered `unsupported` is one).
+#[test]
+fn every_shipped_and_fixture_mapping_loads() {
+    let mut files: Vec<PathBuf> = ["mappings", "tests/fixtures/mcp"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for f in files {
+        if let Err(e) = taskproof_targets::mcp::Mapping::load(&f) {
+            panic!("{e}");
+        }
+    }
+}
+
 /// The acceptance test: the whole strict suite through `taskproof mcp` and the shipped
 /// mapping passes.
 #[test]
@@ -536,7 +555,9 @@ fn one_server_per_list_starts_on_first_use() {
 }
 
 /// Whole-list edge updates: the list is read before it is written (`read`, `with:`,
-/// `without:`), and hello says the mapping is then not atomic.
+/// `without:`), of the task's own list and of the other task's (`addBlocks`, `removeBlocks`,
+/// which the fixture declares with `edges` and `edge_removal`), and hello says the mapping is
+/// then not atomic.
 #[test]
 fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
     if !can_run(&[Tool::Python]) {
@@ -559,6 +580,26 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
         json!({"op": "update", "list": "l", "id": "3", "patch": {"removeBlockedBy": ["1"]}}),
     );
     assert_eq!(t["task"]["blockedBy"], json!(["2"]), "{t}");
+    // The other side (`addBlocks`, `removeBlocks`): the other note's list is rewritten, and
+    // `blocks` is derived from every list.
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"addBlocks": ["2", "3"]}}),
+    );
+    assert_eq!(t["task"]["blocks"], json!(["2", "3"]), "{t}");
+    let two = ok(&mut *s, json!({"op": "get", "list": "l", "id": "2"}));
+    assert_eq!(two["task"]["blockedBy"], json!(["1"]), "{two}");
+    let t = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"removeBlocks": ["3"]}}),
+    );
+    assert_eq!(t["task"]["blocks"], json!(["2"]), "{t}");
+    let three = ok(&mut *s, json!({"op": "get", "list": "l", "id": "3"}));
+    assert_eq!(three["task"]["blockedBy"], json!(["2"]), "{three}");
+    let dangling = s
+        .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"addBlocks": ["9"]}}))
+        .unwrap();
+    assert_eq!(dangling["error"]["kind"], "dangling", "{dangling}");
     let atomic = &s.hello().mapping["atomic"];
     assert!(atomic.starts_with("no:"), "{atomic}");
     assert!(atomic.contains("ops.update.calls[1]"), "{atomic}");

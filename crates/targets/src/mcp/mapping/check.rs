@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use regex_lite::Regex;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::raw::{RawCall, RawDoc, RawMapping, RawOp, RawParse, RawPatterns, RawWhen, raw_doc};
 use super::template::{Template, template, var_path};
@@ -14,7 +14,7 @@ use super::{
     Base, Call, Cond, CondValue, Detect, DetectHow, DocSource, ErrorRules, Launch, Mapping, OPS,
     OpMap, Parse, Read, StatusRule, TaskShape, TextHow, TextRead,
 };
-use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op};
+use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op, request_features};
 // The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
 use taskproof_core::task::TASK_FIELDS;
 
@@ -316,12 +316,45 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
             ));
         }
     }
-    for (f, op) in [(Feature::Delete, Op::Delete), (Feature::Claim, Op::Claim)] {
-        if features.contains(&f) && !ops.contains_key(&op) {
-            return Err(err(
-                "server.features",
-                format!("feature {f} needs [ops.{op}]"),
-            ));
+    // A declared part is judged (docs/spec.md, "Optional parts"): a request that needs only
+    // declared parts cannot be answered `unsupported` by the mapping, or the refusal would be
+    // the server's failure. A request that needs an undeclared part is not judged anyway.
+    let declared_but_unsupported = |key: &str, request: Value, what: &str| {
+        let needs = request_features(&request);
+        if needs.is_empty() || !needs.is_subset(&features) {
+            return Ok(());
+        }
+        let parts = needs.iter().map(|f| f.as_str()).collect::<Vec<_>>();
+        Err(err(
+            key,
+            format!(
+                "declares {} but answers {what} unsupported: a step that sends it is judged, and \
+                 the refusal would be the server's failure; map it, or do not declare {}",
+                parts.join(" and "),
+                if parts.len() == 1 { "it" } else { "them" }
+            ),
+        ))
+    };
+    for (i, s) in raw.unsupported.iter().enumerate() {
+        declared_but_unsupported(&format!("unsupported[{i}]"), json!({ "op": s }), s)?;
+    }
+    for (op, m) in &ops {
+        for (i, conds) in m.unsupported_when.iter().enumerate() {
+            // A plain path: the request that has it.
+            let [Cond::Present(path)] = conds.as_slice() else {
+                continue;
+            };
+            let mut request = json!({ "op": op.as_str() });
+            let mut at = &mut request;
+            for p in path {
+                at = &mut at[p.as_str()];
+            }
+            *at = json!("x");
+            declared_but_unsupported(
+                &format!("ops.{op}.unsupported_when[{i}]"),
+                request,
+                &path.join("."),
+            )?;
         }
     }
     if derived_blocks && !ops.contains_key(&Op::List) {
@@ -876,7 +909,7 @@ fn nulls(v: Value) -> Value {
 mod tests {
     use super::*;
     use crate::mcp::mapping::tests::{GOOD, parse};
-    use serde_json::{Map, json};
+    use serde_json::Map;
 
     /// Each bad input is an error naming the file and the key.
     #[test]
@@ -953,10 +986,18 @@ mod tests {
             (
                 GOOD.replace(
                     "features = [\"delete\", \"edges\"]",
-                    "features = [\"claim\"]",
+                    "features = [\"delete\", \"claim\"]",
                 ),
-                "server.features",
-                "claim",
+                "unsupported[0]",
+                "declares claim but answers claim unsupported",
+            ),
+            (
+                GOOD.replace(
+                    "answer = { fetch = true }\n",
+                    "answer = { fetch = true }\nunsupported_when = [\"patch.owner\", \"patch.addBlocks\"]\n",
+                ),
+                "ops.update.unsupported_when[1]",
+                "declares edges but answers patch.addBlocks unsupported",
             ),
             (
                 GOOD.replace("[status]\ncompleted", "[status]\ndone"),
@@ -1068,6 +1109,28 @@ mod tests {
             let shown = e.to_string();
             assert!(shown.contains(word), "{key}: {shown}");
             assert!(shown.starts_with("m.toml: "), "{shown}");
+        }
+    }
+
+    /// A request the mapping answers `unsupported` may need a part the mapping does not
+    /// declare (its step is then not judged), or none at all; not only declared parts.
+    #[test]
+    fn unsupported_requests_that_need_an_undeclared_part_are_fine() {
+        for when in [
+            // edges and edge_removal: edge_removal is not declared.
+            "[\"patch.removeBlocks\"]",
+            // owner, metadata: not declared.
+            "[\"patch.owner\", \"patch.metadata.k\"]",
+            // A condition on values, not a part: not judged here.
+            "[{ \"patch.status\" = \"pending\" }]",
+            // No part at all: the refusal is judged, as the mapping says.
+            "[\"patch.subject\"]",
+        ] {
+            let text = GOOD.replace(
+                "answer = { fetch = true }\n",
+                &format!("answer = {{ fetch = true }}\nunsupported_when = {when}\n"),
+            );
+            parse(&text).unwrap_or_else(|e| panic!("{when}: {e}"));
         }
     }
 
