@@ -82,10 +82,25 @@ fn every_reproduction_agreeing_with_the_register_exits_0_and_record_keeps_the_fi
         "{text}"
     );
     assert_eq!(text.matches("[[claim.last]]").count(), 4, "{text}");
-    // A second record replaces the run on the same version instead of adding one.
+    assert!(text.contains("observed = \"v1.0.0\""), "{text}");
+    // A second record replaces the run on the same version instead of adding one: the new
+    // observation is there, the old one gone.
+    std::fs::write(
+        d.path().join("repro/by_version.sh"),
+        BY_VERSION.replace("\"v'", "\"again v'"),
+    )
+    .unwrap();
     assert_eq!(check(d.path(), &["--record", "--claim", "changed"]).0, 0);
     let text = std::fs::read_to_string(d.path().join("repro/claims.toml")).unwrap();
     assert_eq!(text.matches("[[claim.last]]").count(), 4, "{text}");
+    for v in ["1.0.0", "2.0.0"] {
+        assert!(
+            text.contains(&format!("observed = \"again v{v}\"")),
+            "{text}"
+        );
+        assert!(!text.contains(&format!("observed = \"v{v}\"")), "{text}");
+    }
+    assert!(text.contains("observed = \"saw it on 2.0.0\""), "{text}");
     let listed = taskproof()
         .current_dir(d.path())
         .args(["claims", "list"])
@@ -226,8 +241,19 @@ fn a_malformed_register_is_a_usage_error_naming_file_claim_and_key() {
         err.contains("(always).why: a claim that is unconfirmed says why"),
         "{err}"
     );
-    let (code, _, err) = check(d.path(), &["--claim", "nope"]);
+    // An unknown claim, in a register that reads.
+    register(
+        d.path(),
+        CLAIMS,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    let (code, out, err) = check(d.path(), &["--claim", "nope"]);
     assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--claim nope: no such claim in repro/claims.toml"),
+        "{err}"
+    );
+    assert!(!out.contains("agree"), "nothing ran: {out}");
 }
 
 #[test]
@@ -246,6 +272,19 @@ fn the_checked_in_register_reads_and_every_claim_has_its_script_and_a_run_per_ve
                 "{}: no recorded run on {v}: every claim's reproduction is run on every version it names",
                 c.id
             );
+        }
+        if c.status == taskproof::claims::Status::Confirmed {
+            for l in &c.last {
+                assert_eq!(
+                    Some(l.answer),
+                    c.expected(&l.version),
+                    "{}: confirmed, but its run on {} answered {} ({}): the claim is unconfirmed or its expect is wrong",
+                    c.id,
+                    l.version,
+                    l.answer,
+                    l.observed
+                );
+            }
         }
     }
 }
