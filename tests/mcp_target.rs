@@ -549,9 +549,17 @@ fn one_server_per_list_starts_on_first_use() {
     assert_eq!(bad["error"]["kind"], "invalid", "{bad}");
     assert!(!root.path().parent().unwrap().join("outside").exists());
     assert!(s.hello().mapping["lists"].contains("one server per list"));
-    let stderr_before_close = s.stderr();
+    // Two servers ran, one per list used, and none for the refused name: the session's
+    // stderr is theirs, each labelled with its list.
+    let stderr = s.stderr();
+    assert!(stderr.contains("[the server of list a]"), "{stderr}");
+    assert!(stderr.contains("[the server of list b]"), "{stderr}");
+    assert_eq!(
+        stderr.matches("[the server of list ").count(),
+        2,
+        "{stderr}"
+    );
     s.close().unwrap();
-    let _ = stderr_before_close;
 }
 
 /// Whole-list edge updates: the list is read before it is written (`read`, `with:`,
@@ -734,7 +742,16 @@ fn a_server_that_drops_declared_metadata_fails_and_undeclared_is_not_judged() {
     assert!(honest.contains("1 passed, 0 failed"), "{honest}");
     let mutant = run(", \"--drop-metadata\"", true);
     assert!(mutant.contains("FAIL rt08-metadata"), "{mutant}");
-    assert!(mutant.contains("metadata"), "{mutant}");
+    // The failure is the metadata the server dropped, not anything else of the step.
+    let why = mutant
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("why:"))
+        .unwrap_or_else(|| panic!("no why: {mutant}"))
+        .trim();
+    assert!(
+        why.starts_with("task.metadata: expected {") && why.ends_with("}, got nothing"),
+        "{why}"
+    );
     let undeclared = run(", \"--drop-metadata\"", false);
     assert!(
         undeclared.contains("NOT JUDGED rt08-metadata"),
