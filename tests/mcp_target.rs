@@ -619,6 +619,74 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
     s.close().unwrap();
 }
 
+/// A concurrent block whose lanes' requests the mapping performs by read-modify-write (the
+/// text fixture's `addBlocks`: the other note's list read, then written whole) is not judged,
+/// and the run says which requests and which calls; the setup block before it, whose creates
+/// read nothing, is judged. Through an atomic mapping (`taskproof mcp`'s) the same scenario is
+/// judged.
+#[test]
+fn a_concurrent_block_the_mapping_reads_then_writes_is_not_judged() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let run = |target: &str, mapping: &Path, report: &Path| {
+        let out = taskproof_in(repo())
+            .args(["run", "--target", target, "--mapping"])
+            .arg(mapping)
+            .args(["--filter", "concurrent-edge-additions-leave-no-cycle"])
+            .arg("--report")
+            .arg(format!("json:{}", report.display()))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let json: Value = serde_json::from_slice(&std::fs::read(report).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        (stdout, json["scenarios"][0].clone())
+    };
+    let dir = tempdir();
+    let (text, report) = run(
+        &format!("mcp:{}", text_server()),
+        &repo().join("tests/fixtures/mcp/text.toml"),
+        &dir.path().join("text.json"),
+    );
+    assert!(
+        text.contains(
+            "NOT JUDGED concurrent-edge-additions-leave-no-cycle: not judged from steps[1] on: it \
+             needs atomic (steps[1])"
+        ),
+        "{text}"
+    );
+    assert_eq!(report["outcome"], "not_judged", "{report}");
+    assert_eq!(
+        report["needs"],
+        json!([{"part": "atomic", "step": 1}]),
+        "{report}"
+    );
+    let note = report["notes"]
+        .as_array()
+        .and_then(|n| n.iter().find_map(|n| n.as_str()))
+        .unwrap_or_else(|| panic!("no note: {report}"));
+    assert!(
+        note.starts_with("steps[1] (a concurrent block) is not judged"),
+        "{note}"
+    );
+    assert!(note.contains("update with patch.addBlocks"), "{note}");
+    assert!(
+        note.contains("ops.update.calls[5] (edit_note read = item)"),
+        "{note}"
+    );
+    assert!(text.contains(&format!(
+        "NOTE concurrent-edge-additions-leave-no-cycle: {note}"
+    )));
+    let (atomic, report) = run(
+        &format!("mcp:'{}' mcp", bin()),
+        &repo().join("mappings/taskproof.toml"),
+        &dir.path().join("atomic.json"),
+    );
+    assert_eq!(report["outcome"], "pass", "{atomic}");
+    assert!(atomic.contains("1 passed, 0 failed"), "{atomic}");
+}
+
 /// A refusal in a result without isError is an error (`errors.detect`); a call's kind is
 /// renamed by `error_kinds`; a create refused after its task was made is undone.
 #[test]

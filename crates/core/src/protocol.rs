@@ -117,6 +117,13 @@ word_enum! {
         /// An agent target's part, not a store's: a store's sessions are connections, which
         /// keep no list of their own.
         SessionList => "session_list",
+        /// Requests that each take effect at once, also beside concurrent ones. Never named in
+        /// `features`: every target has it unless its `hello` names requests it performs by
+        /// reading a task and then writing it in separate steps ([`ReadModifyWrite`], an
+        /// `mcp:` mapping's `read`), and a `concurrent` block with a lane that sends such a
+        /// request needs it: a change one lane makes between another lane's read and write
+        /// can be lost by the way the store is reached, not by the store.
+        Atomic => "atomic",
     }
 }
 
@@ -136,7 +143,8 @@ impl Feature {
     ];
 
     /// The parts a task store can have: every one but [`Feature::SessionList`], which only an
-    /// agent session has. The built-in stores declare these.
+    /// agent session has, and [`Feature::Atomic`], which no target declares (a target has it
+    /// unless its hello says otherwise). The built-in stores declare these.
     pub const OF_A_STORE: [Feature; 9] = [
         Feature::Delete,
         Feature::Claim,
@@ -148,6 +156,78 @@ impl Feature {
         Feature::EdgesAtCreate,
         Feature::Lists,
     ];
+}
+
+/// The `mapping` entry of `hello` that names the requests a target performs by reading a
+/// task and then writing it in separate steps ([`ReadModifyWrite`], written by
+/// [`ReadModifyWrite::write_all`]); the harness reads it ([`Hello::read_modify_write`]).
+pub const READ_MODIFY_WRITE: &str = "read_modify_write";
+
+/// The `mapping` entry of `hello` by which a target says, for people, why it is not atomic
+/// (`"no: WHY"`).
+pub const ATOMIC: &str = "atomic";
+
+/// Requests a target performs by reading a task and then writing it in separate steps (an
+/// `mcp:` mapping's `read`): those of `op` that have every path of `paths` (dotted request
+/// paths, `patch.addBlocks`; none: every request of `op`). Written `update with
+/// patch.addBlocks` (`and` between paths), several joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReadModifyWrite {
+    pub op: Op,
+    pub paths: Vec<String>,
+}
+
+impl ReadModifyWrite {
+    /// Whether `request` (as sent, or a scenario's template of it) is one of these: its op,
+    /// with a value (not null) at every path.
+    pub fn matches(&self, request: &Value) -> bool {
+        request.get("op").and_then(Value::as_str) == Some(self.op.as_str())
+            && self.paths.iter().all(|p| {
+                p.split('.')
+                    .try_fold(request, |v, k| v.get(k))
+                    .is_some_and(|v| !v.is_null())
+            })
+    }
+
+    /// Reads a `read_modify_write` entry.
+    pub fn parse_all(s: &str) -> Result<Vec<ReadModifyWrite>, String> {
+        s.split(';')
+            .map(str::trim)
+            .filter(|one| !one.is_empty())
+            .map(|one| {
+                let (op, paths) = match one.split_once(" with ") {
+                    Some((op, paths)) => (op, paths.split(" and ").map(str::trim).collect()),
+                    None => (one, Vec::new()),
+                };
+                let op: Op = op.trim().parse()?;
+                if paths.iter().any(|p: &&str| p.is_empty() || p.contains(' ')) {
+                    return Err(format!("{one:?}: expected OP or OP with PATH[ and PATH]"));
+                }
+                Ok(ReadModifyWrite {
+                    op,
+                    paths: paths.into_iter().map(str::to_string).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Writes a `read_modify_write` entry.
+    pub fn write_all(all: &[ReadModifyWrite]) -> String {
+        all.iter()
+            .map(ReadModifyWrite::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+impl std::fmt::Display for ReadModifyWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.op.as_str())?;
+        if !self.paths.is_empty() {
+            write!(f, " with {}", self.paths.join(" and "))?;
+        }
+        Ok(())
+    }
 }
 
 /// The optional parts a request body uses, read from the JSON as sent (a malformed request
@@ -212,13 +292,29 @@ pub struct Hello {
     pub features: BTreeSet<Feature>,
     /// How the adapter maps requests onto the store's own operations, where it is not
     /// one to one (a request's op or field → what the store is asked instead, or
-    /// `unsupported`): optional, for people reading reports; the harness judges nothing by it.
+    /// `unsupported`): optional, for people reading reports. The harness reads one entry,
+    /// [`READ_MODIFY_WRITE`] ([`Hello::read_modify_write`]), and judges nothing by the rest.
     pub mapping: BTreeMap<String, String>,
 }
 
 impl Hello {
+    /// Whether the target has the part: declares it in `features`, or for
+    /// [`Feature::Atomic`], names no request it performs by read-modify-write.
     pub fn has(&self, f: Feature) -> bool {
-        self.features.contains(&f)
+        match f {
+            Feature::Atomic => self.read_modify_write().is_empty(),
+            f => self.features.contains(&f),
+        }
+    }
+
+    /// The requests the target performs by reading a task and then writing it in separate
+    /// steps, as its `mapping` names them ([`READ_MODIFY_WRITE`]); none for most targets.
+    /// (A malformed entry is refused when the hello is read: here it names none.)
+    pub fn read_modify_write(&self) -> Vec<ReadModifyWrite> {
+        self.mapping
+            .get(READ_MODIFY_WRITE)
+            .and_then(|s| ReadModifyWrite::parse_all(s).ok())
+            .unwrap_or_default()
     }
 
     pub fn to_json(&self) -> Value {
@@ -281,6 +377,12 @@ impl Hello {
                 .collect::<Result<_, _>>()?,
             _ => return Err("hello: `features` must be an array".into()),
         };
+        if features.contains(&Feature::Atomic) {
+            return Err(format!(
+                "hello: feature atomic is not declared: a target has it unless its mapping's \
+                 `{READ_MODIFY_WRITE}` names requests it performs by read-modify-write"
+            ));
+        }
         if protocol == 1 {
             if let Some(f) = features.iter().find(|f| Feature::ADDED_IN_2.contains(f)) {
                 return Err(format!(
@@ -300,6 +402,10 @@ impl Hello {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("hello: `mapping` must be an object of strings".into()),
         };
+        if let Some(rmw) = mapping.get(READ_MODIFY_WRITE) {
+            ReadModifyWrite::parse_all(rmw)
+                .map_err(|e| format!("hello: `mapping.{READ_MODIFY_WRITE}`: {e}"))?;
+        }
         Ok(Hello {
             protocol,
             name: string("name")?,
@@ -785,14 +891,14 @@ mod tests {
     }
 
     /// A store declares every part a store can have, and never the session's own list, which
-    /// only an agent session has.
+    /// only an agent session has, nor atomic, which is not declared.
     #[test]
     fn the_parts_of_a_store_are_every_part_but_the_sessions_own_list() {
         let missing: Vec<Feature> = Feature::ALL
             .into_iter()
             .filter(|f| !Feature::OF_A_STORE.contains(f))
             .collect();
-        assert_eq!(missing, [Feature::SessionList]);
+        assert_eq!(missing, [Feature::SessionList, Feature::Atomic]);
         assert!(
             Feature::ADDED_IN_2
                 .iter()
@@ -838,8 +944,47 @@ mod tests {
         assert_eq!(
             e,
             "unknown feature \"active-form\"; expected one of delete, claim, edges, metadata, \
-             owner, active_form, edge_removal, edges_at_create, lists, session_list"
+             owner, active_form, edge_removal, edges_at_create, lists, session_list, atomic"
         );
+    }
+
+    /// A target is atomic unless its hello's mapping names requests it performs by
+    /// read-modify-write; those are matched against requests (and scenario templates) by op
+    /// and paths present; `atomic` is never declared.
+    #[test]
+    fn atomic_unless_the_hello_names_read_modify_write_requests() {
+        let hello = |mapping: Value| {
+            Hello::from_json(
+                &json!({"ok": true, "protocol": 2, "name": "x", "version": "1",
+                "layout": "opaque", "features": ["edges"], "mapping": mapping}),
+            )
+        };
+        let plain = hello(json!({"atomic": "no: answers are read back"})).unwrap();
+        assert!(plain.has(Feature::Atomic) && plain.read_modify_write().is_empty());
+        let entry = "update with patch.addBlocks; create with task.blocks and task.owner; claim";
+        let h = hello(json!({ READ_MODIFY_WRITE: entry })).unwrap();
+        assert!(!h.has(Feature::Atomic));
+        let rmw = h.read_modify_write();
+        assert_eq!(ReadModifyWrite::write_all(&rmw), entry);
+        let update = |patch: Value| json!({"op": "update", "id": "${a}", "patch": patch});
+        let hits = |r: &Value| rmw.iter().any(|x| x.matches(r));
+        assert!(hits(&update(json!({"addBlocks": ["2${i}"]}))));
+        assert!(!hits(&update(json!({"addBlockedBy": ["2"]}))));
+        assert!(!hits(&update(json!({"addBlocks": null}))));
+        assert!(!hits(&json!({"op": "create", "task": {"blocks": ["1"]}})));
+        assert!(hits(
+            &json!({"op": "create", "task": {"blocks": ["1"], "owner": "o"}})
+        ));
+        assert!(hits(&json!({"op": "claim", "id": "1", "owner": "w"})));
+        assert!(!hits(&json!({"op": "get", "id": "1"})));
+        let e = hello(json!({ READ_MODIFY_WRITE: "update with" })).unwrap_err();
+        assert!(e.contains("mapping.read_modify_write"), "{e}");
+        let e = hello(json!({ READ_MODIFY_WRITE: "fly with patch.x" })).unwrap_err();
+        assert!(e.contains("unknown op \"fly\""), "{e}");
+        let declared = json!({"ok": true, "protocol": 2, "name": "x", "version": "1",
+                              "layout": "opaque", "features": ["atomic"]});
+        let e = Hello::from_json(&declared).unwrap_err();
+        assert!(e.contains("feature atomic is not declared"), "{e}");
     }
 
     #[test]

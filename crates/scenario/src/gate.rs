@@ -122,29 +122,65 @@ fn step_lists(step: &Step) -> Vec<String> {
 /// names an optional part the target does not declare). A part that only a step needs is
 /// [`undeclared`]'s: the steps before that one still run.
 pub fn gate(s: &Scenario, profile: Profile, hello: &Hello) -> Option<Outcome> {
+    admit(s, profile, hello).err()
+}
+
+/// [`gate`] and [`undeclared`] at once: why the scenario does not run, or the parts it needs
+/// that the target does not declare, each with the first step that needs it (the run stops
+/// before the first of those steps).
+pub fn admit(
+    s: &Scenario,
+    profile: Profile,
+    hello: &Hello,
+) -> Result<Vec<(Feature, Option<usize>)>, Outcome> {
     if !s.profiles.contains(&profile) {
         let covered: Vec<&str> = s.profiles.iter().map(|p| p.as_str()).collect();
-        return Some(Outcome::Skip(format!(
+        return Err(Outcome::Skip(format!(
             "no expectations for profile {profile} (the scenario covers {})",
             covered.join(", ")
         )));
     }
     let missing = undeclared(s, profile, hello);
-    missing
-        .iter()
-        .any(|(_, at)| at.is_none())
-        .then_some(Outcome::NotJudged(missing))
+    if missing.iter().any(|(_, at)| at.is_none()) {
+        return Err(Outcome::NotJudged(missing));
+    }
+    Ok(missing)
 }
 
 /// The optional parts the scenario needs and the target does not declare, each with the
 /// first step that needs it (`None`: the file's `needs` names it). The runner judges the
 /// steps before the first of those steps and stops there: the steps after it depend on
 /// what it would have done.
+///
+/// Besides the parts its requests name, a concurrent block needs [`Feature::Atomic`] on a
+/// target that performs one of its lanes' requests by read-modify-write
+/// ([`Hello::read_modify_write`]): what the block verifies, and every later step, would
+/// judge a state in which a change can have been lost by the way the store is reached.
 pub fn undeclared(s: &Scenario, profile: Profile, hello: &Hello) -> Vec<(Feature, Option<usize>)> {
-    s.needs_for(profile)
-        .into_iter()
-        .filter(|(f, _)| !hello.has(*f))
-        .collect()
+    let mut needs = s.needs_for(profile);
+    if let Some(i) = s
+        .steps_for(profile)
+        .find(|step| !read_modify_write(step, hello).is_empty())
+        .map(|step| step.index)
+    {
+        needs.entry(Feature::Atomic).or_insert(Some(i));
+    }
+    needs.into_iter().filter(|(f, _)| !hello.has(*f)).collect()
+}
+
+/// The requests of a concurrent step's lanes that the target performs by read-modify-write
+/// (none for any other step), each named once as the target names them.
+pub fn read_modify_write(step: &Step, hello: &Hello) -> Vec<String> {
+    let Action::Concurrent(c) = &step.action else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for r in hello.read_modify_write() {
+        if c.lanes.iter().any(|l| r.matches(&l.send)) && !out.contains(&r.to_string()) {
+            out.push(r.to_string());
+        }
+    }
+    out
 }
 
 /// The lists a scenario names through the store, as written, each with the first step
@@ -167,6 +203,47 @@ mod tests {
     use serde_json::json;
 
     use crate::load::test_scenario as scenario;
+
+    /// A concurrent block needs `atomic` when the target performs one of its lanes' requests
+    /// by read-modify-write; other blocks, other steps and atomic targets need nothing.
+    #[test]
+    fn a_concurrent_block_the_target_reads_then_writes_needs_atomic() {
+        let s = scenario(json!([
+            {"concurrent": {"lanes": [
+                {"session": "a", "repeat": 3, "send": {"op": "create", "list": "l", "task": {"subject": "t ${i}"}}}],
+             "verify": "unique_ids", "list": "l"}},
+            {"send": {"op": "update", "list": "l", "id": "1", "patch": {"addBlocks": ["2"]}}},
+            {"concurrent": {"lanes": [
+                {"session": "a", "repeat": 2, "send": {"op": "update", "list": "l", "id": "1${i}", "patch": {"addBlocks": ["2${i}"]}}},
+                {"session": "b", "repeat": 2, "send": {"op": "update", "list": "l", "id": "2${i}", "patch": {"addBlockedBy": ["1${i}"]}}}],
+             "verify": "acyclic", "list": "l"}},
+        ]));
+        let hello = |mapping: serde_json::Value| {
+            Hello::from_json(
+                &json!({"ok": true, "protocol": 2, "name": "x", "version": "1",
+                "layout": "opaque", "features": ["edges"], "mapping": mapping}),
+            )
+            .unwrap()
+        };
+        let atomic = hello(json!({}));
+        assert_eq!(undeclared(&s, Profile::Strict, &atomic), []);
+        let rmw = hello(
+            json!({"read_modify_write": "create with task.blocks; update with patch.addBlocks"}),
+        );
+        assert_eq!(
+            undeclared(&s, Profile::Strict, &rmw),
+            [(Feature::Atomic, Some(2))]
+        );
+        let step = s.steps_for(Profile::Strict).nth(2).unwrap();
+        assert_eq!(
+            read_modify_write(step, &rmw),
+            ["update with patch.addBlocks"]
+        );
+        assert_eq!(
+            admit(&s, Profile::Strict, &rmw),
+            Ok(vec![(Feature::Atomic, Some(2))])
+        );
+    }
 
     #[test]
     fn opaque_skips_follow_lists_and_variables() {

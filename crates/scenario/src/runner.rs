@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use crate::finding;
 use crate::format::*;
-use crate::gate::{gate, opaque_skips, undeclared};
+use crate::gate::{admit, opaque_skips, read_modify_write};
 use crate::sandbox::Sandbox;
 use crate::suite::{Prepared, RunConfig};
 use crate::vars::{self, Vars};
-use taskproof_core::protocol::Answer;
+use taskproof_core::protocol::{ATOMIC, Answer};
 use taskproof_core::rule::Rule;
 use taskproof_profile::recorded::StepKey;
 use taskproof_profile::{Mode, observe};
@@ -64,11 +64,11 @@ pub(super) fn judge(
             );
         }
     };
-    if let Some(outcome) = gate(s, config.profile, hello) {
-        return nothing(Ok(outcome));
-    }
     // Steps that need a part the target does not declare: the run stops before the first.
-    let undeclared = undeclared(s, config.profile, hello);
+    let undeclared = match admit(s, config.profile, hello) {
+        Ok(undeclared) => undeclared,
+        Err(outcome) => return nothing(Ok(outcome)),
+    };
     let not_judged_from = undeclared.iter().filter_map(|(_, at)| *at).min();
     // [recorded profiles] A scenario the profile recorded as skipped (or broken) is skipped.
     if let Mode::Hold(p) = &config.mode
@@ -151,6 +151,26 @@ pub(super) fn judge(
     for step in s.steps_for(config.profile) {
         if not_judged_from.is_some_and(|from| step.index >= from) {
             stopped_before_undeclared = true;
+            // Which of its requests the target reads and then writes, and how (its `atomic`).
+            let rmw = read_modify_write(step, hello);
+            if !rmw.is_empty() {
+                run.notes.push(format!(
+                    "steps[{}] (a concurrent block) is not judged: the target performs {} by \
+                     reading a task and then writing it in separate steps, so a change one lane \
+                     makes between another lane's read and write can be lost by the way the \
+                     store is reached, not by the store{}",
+                    step.index,
+                    rmw.join(", "),
+                    hello
+                        .mapping
+                        .get(ATOMIC)
+                        .map(|why| format!(
+                            "; its hello says why: {}",
+                            why.strip_prefix("no: ").unwrap_or(why)
+                        ))
+                        .unwrap_or_default()
+                ));
+            }
             break;
         }
         if let Some(reason) = step_skips.get(&step.index) {

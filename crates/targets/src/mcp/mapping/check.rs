@@ -66,8 +66,16 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            f.parse::<Feature>()
-                .map_err(|e| err(&format!("server.features[{i}]"), e))
+            let key = format!("server.features[{i}]");
+            match f.parse::<Feature>() {
+                Ok(Feature::Atomic) => Err(err(
+                    &key,
+                    "atomic is not declared: a mapping is atomic unless a call reads a task and \
+                     writes with what it read (`read`), and hello then says which requests do"
+                        .into(),
+                )),
+                other => other.map_err(|e| err(&key, e)),
+            }
         })
         .collect::<Result<BTreeSet<_>, _>>()?;
     if !raw.server.per_list {
@@ -998,6 +1006,11 @@ mod tests {
                 ),
                 "ops.update.unsupported_when[1]",
                 "declares edges but answers patch.addBlocks unsupported",
+            ),
+            (
+                GOOD.replace("[\"delete\", \"edges\"]", "[\"delete\", \"atomic\"]"),
+                "server.features[1]",
+                "atomic is not declared",
             ),
             (
                 GOOD.replace("[status]\ncompleted", "[status]\ndone"),

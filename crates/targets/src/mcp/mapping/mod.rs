@@ -24,7 +24,9 @@ use regex_lite::Regex;
 use serde_json::Value;
 
 pub use check::MappingError;
-use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op};
+use taskproof_core::protocol::{
+    ATOMIC, ErrorKind, Feature, Layout, Op, READ_MODIFY_WRITE, ReadModifyWrite,
+};
 use template::present;
 pub use template::{Filter, Part, Template, at, is_set, lookup};
 
@@ -351,6 +353,47 @@ impl Mapping {
             .collect()
     }
 
+    /// The requests the mapping performs by read-modify-write, as `hello` names them for the
+    /// harness ([`ReadModifyWrite`]): per operation, each call that reads a task and writes
+    /// with what it read, and the request paths that must be there for it to run (its
+    /// `for_each` and the paths of its `when` conditions on the request; a condition that a
+    /// missing value can meet, or one on what the call read, requires nothing).
+    pub fn read_modify_write_requests(&self) -> Vec<ReadModifyWrite> {
+        let mut out = BTreeSet::new();
+        for (op, m) in &self.ops {
+            for c in m
+                .calls
+                .iter()
+                .filter(|c| c.read.is_some() && c.uses_current())
+            {
+                let mut paths: BTreeSet<String> = BTreeSet::new();
+                let of_request =
+                    |p: &[String]| matches!(p.first().map(String::as_str), Some("task" | "patch"));
+                for p in c.for_each.iter().chain(&c.read) {
+                    if of_request(p) {
+                        paths.insert(p.join("."));
+                    }
+                }
+                for cond in c.when.iter().filter(|w| !w.reads_current()) {
+                    let needs_value = match cond {
+                        Cond::Present(_) => true,
+                        Cond::Is(_, values) => values
+                            .iter()
+                            .all(|v| matches!(v, CondValue::Lit(x) if !x.is_null())),
+                    };
+                    if needs_value && of_request(cond.path()) {
+                        paths.insert(cond.path().join("."));
+                    }
+                }
+                out.insert(ReadModifyWrite {
+                    op: *op,
+                    paths: paths.into_iter().collect(),
+                });
+            }
+        }
+        out.into_iter().collect()
+    }
+
     /// The operations whose answer is read by a later call (`fetch`): it can show another
     /// writer's change made after this one.
     pub fn read_back(&self) -> Vec<String> {
@@ -467,7 +510,11 @@ impl Mapping {
             );
         }
         if let Some(why) = self.not_atomic() {
-            m.insert("atomic".into(), format!("no: {why}"));
+            m.insert(ATOMIC.into(), format!("no: {why}"));
+        }
+        let rmw = self.read_modify_write_requests();
+        if !rmw.is_empty() {
+            m.insert(READ_MODIFY_WRITE.into(), ReadModifyWrite::write_all(&rmw));
         }
         for op in OPS {
             let text = match self.ops.get(&op) {
@@ -613,6 +660,42 @@ answer = { tasks = "/tasks" }
 
     pub(super) fn parse(text: &str) -> Result<Mapping, MappingError> {
         Mapping::parse(text, Path::new("m.toml"))
+    }
+
+    /// The requests `hello` names read-modify-write: per call that writes with what it read,
+    /// the request paths it runs for; a read whose task is not used is not one.
+    #[test]
+    fn read_modify_write_requests_are_named_by_the_paths_they_run_for() {
+        let text = GOOD.replace(
+            "answer = { fetch = true }",
+            "answer = { fetch = true }\n\n[ops.claim]\ncalls = [{ tool = \"own\", read = \"id\", \
+             when = { \"current.owner\" = \"\" }, args = { id = \"{id}\", owner = \"{owner}\" } }]\n\
+             answer = { task = \"/task\" }",
+        );
+        let text = text.replace("unsupported = [\"claim\"]", "").replace(
+            "{ tool = \"show\", args = { id = \"{id}\" } },",
+            "{ tool = \"show\", read = \"id\", args = { id = \"{id}\" } },\n  \
+             { tool = \"move\", read = \"id\", when = { \"patch.status\" = \"completed\", \
+             \"current.status\" = \"pending\" }, args = { id = \"{id}\" } },\n  \
+             { tool = \"dep2\", for_each = \"patch.addBlocks\", read = \"item\", \
+             args = { id = \"{item}\", on = \"{current.blockedBy|with:id}\" } },",
+        );
+        let m = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let rmw = m.read_modify_write_requests();
+        assert_eq!(
+            ReadModifyWrite::write_all(&rmw),
+            "update with patch.addBlocks; update with patch.status; claim"
+        );
+        assert_eq!(
+            m.stated()[READ_MODIFY_WRITE],
+            ReadModifyWrite::write_all(&rmw)
+        );
+        assert!(
+            !parse(GOOD)
+                .unwrap()
+                .stated()
+                .contains_key(READ_MODIFY_WRITE)
+        );
     }
 
     #[test]
