@@ -338,58 +338,77 @@ impl Mapping {
         check::mapping(text, path)
     }
 
+    /// The calls that write with a task read before them in a separate call, each with the
+    /// call that read it: its own `read`, else the last earlier call of its operation that
+    /// read (`{current}` stays for the calls after a read).
+    fn written_after_read(&self) -> Vec<(Op, &Call, &Call)> {
+        let mut out = Vec::new();
+        for (op, m) in &self.ops {
+            let mut reader: Option<&Call> = None;
+            for c in &m.calls {
+                if c.read.is_some() {
+                    reader = Some(c);
+                }
+                if let Some(r) = reader
+                    && !c.tool.is_empty()
+                    && c.uses_current()
+                {
+                    out.push((*op, c, r));
+                }
+            }
+        }
+        out
+    }
+
     /// The calls that read a task before they write (`read`): the mapping is then not
     /// atomic, whatever the server is.
     pub fn read_modify_write(&self) -> Vec<String> {
-        self.ops
-            .values()
-            .flat_map(|m| m.calls.iter())
-            .filter(|c| c.uses_current())
-            .filter_map(|c| {
-                c.read
-                    .as_ref()
-                    .map(|r| format!("{} ({} read = {})", c.key, c.tool, r.join(".")))
+        self.written_after_read()
+            .into_iter()
+            .map(|(_, c, r)| {
+                let path = r.read.as_deref().unwrap_or_default().join(".");
+                if std::ptr::eq(c, r) {
+                    format!("{} ({} read = {path})", c.key, c.tool)
+                } else {
+                    format!("{} ({}, with what {} read = {path})", c.key, c.tool, r.key)
+                }
             })
             .collect()
     }
 
     /// The requests the mapping performs by read-modify-write, as `hello` names them for the
-    /// harness ([`ReadModifyWrite`]): per operation, each call that reads a task and writes
-    /// with what it read, and the request paths that must be there for it to run (its
-    /// `for_each` and the paths of its `when` conditions on the request; a condition that a
-    /// missing value can meet, or one on what the call read, requires nothing).
+    /// harness ([`ReadModifyWrite`]): per call that writes with what a call read, the request
+    /// paths that must be there for it to run (its `for_each`, its `read` of a request path,
+    /// and the paths of its `when` conditions on the request; a condition that a missing
+    /// value can meet, or one on what was read, requires nothing). What an earlier call read
+    /// may have been read by another (one whose own conditions did not hold), so its
+    /// conditions are not the writer's.
     pub fn read_modify_write_requests(&self) -> Vec<ReadModifyWrite> {
+        let of_request =
+            |p: &[String]| matches!(p.first().map(String::as_str), Some("task" | "patch"));
         let mut out = BTreeSet::new();
-        for (op, m) in &self.ops {
-            for c in m
-                .calls
-                .iter()
-                .filter(|c| c.read.is_some() && c.uses_current())
-            {
-                let mut paths: BTreeSet<String> = BTreeSet::new();
-                let of_request =
-                    |p: &[String]| matches!(p.first().map(String::as_str), Some("task" | "patch"));
-                for p in c.for_each.iter().chain(&c.read) {
-                    if of_request(p) {
-                        paths.insert(p.join("."));
-                    }
+        for (op, c, _) in self.written_after_read() {
+            let mut paths: BTreeSet<String> = BTreeSet::new();
+            for p in c.for_each.iter().chain(&c.read) {
+                if of_request(p) {
+                    paths.insert(p.join("."));
                 }
-                for cond in c.when.iter().filter(|w| !w.reads_current()) {
-                    let needs_value = match cond {
-                        Cond::Present(_) => true,
-                        Cond::Is(_, values) => values
-                            .iter()
-                            .all(|v| matches!(v, CondValue::Lit(x) if !x.is_null())),
-                    };
-                    if needs_value && of_request(cond.path()) {
-                        paths.insert(cond.path().join("."));
-                    }
-                }
-                out.insert(ReadModifyWrite {
-                    op: *op,
-                    paths: paths.into_iter().collect(),
-                });
             }
+            for cond in c.when.iter().filter(|w| !w.reads_current()) {
+                let needs_value = match cond {
+                    Cond::Present(_) => true,
+                    Cond::Is(_, values) => values
+                        .iter()
+                        .all(|v| matches!(v, CondValue::Lit(x) if !x.is_null())),
+                };
+                if needs_value && of_request(cond.path()) {
+                    paths.insert(cond.path().join("."));
+                }
+            }
+            out.insert(ReadModifyWrite {
+                op,
+                paths: paths.into_iter().collect(),
+            });
         }
         out.into_iter().collect()
     }
@@ -675,6 +694,8 @@ answer = { tasks = "/tasks" }
         let text = text.replace("unsupported = [\"claim\"]", "").replace(
             "{ tool = \"show\", args = { id = \"{id}\" } },",
             "{ tool = \"show\", read = \"id\", args = { id = \"{id}\" } },\n  \
+             { tool = \"note\", when = \"patch.description\", args = { id = \"{id}\", \
+             was = \"{current.subject}\" } },\n  \
              { tool = \"move\", read = \"id\", when = { \"patch.status\" = \"completed\", \
              \"current.status\" = \"pending\" }, args = { id = \"{id}\" } },\n  \
              { tool = \"dep2\", for_each = \"patch.addBlocks\", read = \"item\", \
@@ -684,7 +705,13 @@ answer = { tasks = "/tasks" }
         let rmw = m.read_modify_write_requests();
         assert_eq!(
             ReadModifyWrite::write_all(&rmw),
-            "update with patch.addBlocks; update with patch.status; claim"
+            "update with patch.addBlocks; update with patch.description; update with \
+             patch.status; claim"
+        );
+        // A call that writes with what an earlier call read (`{current}` stays) is one too.
+        assert_eq!(
+            m.read_modify_write()[0],
+            "ops.update.calls[1] (note, with what ops.update.calls[0] read = id)"
         );
         assert_eq!(
             m.stated()[READ_MODIFY_WRITE],
