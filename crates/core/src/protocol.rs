@@ -124,6 +124,12 @@ word_enum! {
         /// request needs it: a change one lane makes between another lane's read and write
         /// can be lost by the way the store is reached, not by the store.
         Atomic => "atomic",
+        /// The started status `in_progress` between `pending` and `completed`. Never named in
+        /// `features`: every target has it unless its `hello`'s [`STATUSES`] entry leaves it
+        /// out (a server whose tasks are only done or not done, read through an `mcp:`
+        /// mapping's `status_from`). A create or update that gives `status: in_progress`
+        /// needs it.
+        InProgress => "in_progress",
     }
 }
 
@@ -162,6 +168,11 @@ impl Feature {
 /// task and then writing it in separate steps ([`ReadModifyWrite`], written by
 /// [`ReadModifyWrite::write_all`]); the harness reads it ([`Hello::read_modify_write`]).
 pub const READ_MODIFY_WRITE: &str = "read_modify_write";
+
+/// The `mapping` entry of `hello` that names the statuses a target's tasks can have, comma
+/// separated, when it has fewer than the three (`"pending, completed"`); the harness reads
+/// it for [`Feature::InProgress`] ([`Hello::has`]).
+pub const STATUSES: &str = "statuses";
 
 /// The `mapping` entry of `hello` by which a target says, for people, why it is not atomic
 /// (`"no: WHY"`).
@@ -276,6 +287,10 @@ pub fn request_features(request: &Value) -> BTreeSet<Feature> {
             out.extend(parts.iter().copied());
         }
     }
+    // The one part a value decides: the status every target has but one that lacks it.
+    if body.get("status").and_then(Value::as_str) == Some("in_progress") {
+        out.insert(Feature::InProgress);
+    }
     out
 }
 
@@ -293,16 +308,22 @@ pub struct Hello {
     /// How the adapter maps requests onto the store's own operations, where it is not
     /// one to one (a request's op or field → what the store is asked instead, or
     /// `unsupported`): optional, for people reading reports. The harness reads one entry,
-    /// [`READ_MODIFY_WRITE`] ([`Hello::read_modify_write`]), and judges nothing by the rest.
+    /// [`READ_MODIFY_WRITE`] ([`Hello::read_modify_write`]) and [`STATUSES`], and judges
+    /// nothing by the rest.
     pub mapping: BTreeMap<String, String>,
 }
 
 impl Hello {
-    /// Whether the target has the part: declares it in `features`, or for
-    /// [`Feature::Atomic`], names no request it performs by read-modify-write.
+    /// Whether the target has the part: declares it in `features`; for [`Feature::Atomic`],
+    /// names no request it performs by read-modify-write; for [`Feature::InProgress`], names
+    /// no [`STATUSES`] or names `in_progress` among them.
     pub fn has(&self, f: Feature) -> bool {
         match f {
             Feature::Atomic => self.read_modify_write().is_empty(),
+            Feature::InProgress => self
+                .mapping
+                .get(STATUSES)
+                .is_none_or(|s| s.split(',').any(|w| w.trim() == "in_progress")),
             f => self.features.contains(&f),
         }
     }
@@ -381,6 +402,12 @@ impl Hello {
             return Err(format!(
                 "hello: feature atomic is not declared: a target has it unless its mapping's \
                  `{READ_MODIFY_WRITE}` names requests it performs by read-modify-write"
+            ));
+        }
+        if features.contains(&Feature::InProgress) {
+            return Err(format!(
+                "hello: feature in_progress is not declared: a target has it unless its \
+                 mapping's `{STATUSES}` leaves it out"
             ));
         }
         if protocol == 1 {
@@ -898,7 +925,10 @@ mod tests {
             .into_iter()
             .filter(|f| !Feature::OF_A_STORE.contains(f))
             .collect();
-        assert_eq!(missing, [Feature::SessionList, Feature::Atomic]);
+        assert_eq!(
+            missing,
+            [Feature::SessionList, Feature::Atomic, Feature::InProgress]
+        );
         assert!(
             Feature::ADDED_IN_2
                 .iter()
@@ -944,7 +974,49 @@ mod tests {
         assert_eq!(
             e,
             "unknown feature \"active-form\"; expected one of delete, claim, edges, metadata, \
-             owner, active_form, edge_removal, edges_at_create, lists, session_list, atomic"
+             owner, active_form, edge_removal, edges_at_create, lists, session_list, atomic, \
+             in_progress"
+        );
+    }
+
+    /// A target has the started status unless its hello's `statuses` leaves it out; a create
+    /// or update that gives it needs it, whatever else it gives; `in_progress` is never
+    /// declared.
+    #[test]
+    fn in_progress_unless_the_hello_names_statuses_without_it() {
+        let hello = |extra: Value| {
+            let mut v = json!({"ok": true, "protocol": 2, "name": "x", "version": "1",
+                "layout": "opaque", "features": ["delete"]});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            Hello::from_json(&v)
+        };
+        assert!(hello(json!({})).unwrap().has(Feature::InProgress));
+        let all = hello(json!({"mapping": {STATUSES: "pending, in_progress, completed"}}));
+        assert!(all.unwrap().has(Feature::InProgress));
+        let two = hello(json!({"mapping": {STATUSES: "pending, completed"}})).unwrap();
+        assert!(!two.has(Feature::InProgress) && two.has(Feature::Delete));
+        let e = hello(json!({"features": ["in_progress"]})).unwrap_err();
+        assert!(e.contains("feature in_progress is not declared"), "{e}");
+        let parts = |r: Value| {
+            request_features(&r)
+                .into_iter()
+                .map(Feature::as_str)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            parts(json!({"op": "update", "id": "1", "patch": {"status": "in_progress"}})),
+            ["in_progress"]
+        );
+        assert_eq!(
+            parts(
+                json!({"op": "create", "task": {"subject": "a", "status": "in_progress", "owner": "x"}})
+            ),
+            ["owner", "in_progress"]
+        );
+        assert!(
+            parts(json!({"op": "update", "id": "1", "patch": {"status": "completed"}})).is_empty()
         );
     }
 

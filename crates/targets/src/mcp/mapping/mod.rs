@@ -25,7 +25,7 @@ use serde_json::Value;
 
 pub use check::MappingError;
 use taskproof_core::protocol::{
-    ATOMIC, ErrorKind, Feature, Layout, Op, READ_MODIFY_WRITE, ReadModifyWrite,
+    ATOMIC, ErrorKind, Feature, Layout, Op, READ_MODIFY_WRITE, ReadModifyWrite, STATUSES,
 };
 use template::present;
 pub use template::{Filter, Part, Template, at, is_set, lookup};
@@ -447,6 +447,23 @@ impl Mapping {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
+    /// The statuses the server's tasks can have, when `status_from` reads them from its
+    /// fields and no rule gives `in_progress` (a task done or not done): hello's
+    /// [`STATUSES`], so the steps that start a task are not judged.
+    pub fn statuses(&self) -> Option<String> {
+        let rules = &self.task.status_from;
+        if rules.is_empty() || rules.iter().any(|r| r.status == "in_progress") {
+            return None;
+        }
+        let mut have: Vec<&str> = Vec::new();
+        for r in rules {
+            if !have.contains(&r.status.as_str()) {
+                have.push(&r.status);
+            }
+        }
+        Some(have.join(", "))
+    }
+
     /// What `hello` states: the file, and per operation the tools called.
     pub fn stated(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
@@ -465,6 +482,9 @@ impl Mapping {
                  (server.check_form), without a tool call"
                     .into(),
             );
+        }
+        if let Some(statuses) = self.statuses() {
+            m.insert(STATUSES.into(), statuses);
         }
         if !self.task.status_from.is_empty() {
             m.insert(
@@ -723,6 +743,27 @@ answer = { tasks = "/tasks" }
                 .stated()
                 .contains_key(READ_MODIFY_WRITE)
         );
+    }
+
+    /// A server whose tasks are done or not done (`status_from` never gives `in_progress`)
+    /// says in hello which statuses it has, so it lacks the started status; one that reads
+    /// `in_progress` too, or has status words, says nothing.
+    #[test]
+    fn statuses_read_from_fields_without_in_progress_are_stated() {
+        let done_or_not = GOOD.replace(
+            "[status]",
+            "[task]\nstatus_from = [{ field = \"done\", equals = true, status = \"completed\" }, \
+             { status = \"pending\" }]\n\n[status]",
+        );
+        let m = parse(&done_or_not).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.statuses().as_deref(), Some("completed, pending"));
+        assert_eq!(m.stated()[STATUSES], "completed, pending");
+        let three = done_or_not.replace(
+            "{ status = \"pending\" }",
+            "{ field = \"started\", status = \"in_progress\" }, { status = \"pending\" }",
+        );
+        assert_eq!(parse(&three).unwrap().statuses(), None);
+        assert!(!parse(GOOD).unwrap().stated().contains_key(STATUSES));
     }
 
     #[test]
