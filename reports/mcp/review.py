@@ -60,18 +60,6 @@ REVIEW = {
             "container) itself is lost (`Request not found`) and with it the tasks, and two adds "
             "are given one id. The server's: it rewrites tasks.json with no lock.",
             ["kazuph_concurrent_adds_lost.py", "kazuph_concurrent_adds_same_id.py"]),
-        "completed-is-final": (
-            "`update {status: in_progress}` of a pending task: the server has no in-progress "
-            "state (no tool takes a status, a task has only done/approved), so the mapping "
-            "answers unsupported. The server's lack of a status S4 requires; not an optional "
-            "part of the contract, so it fails.",
-            ["kazuph_no_in_progress_state.py"]),
-        "rt02-status-updates": ("As completed-is-final: in_progress does not exist.", ["kazuph_no_in_progress_state.py"]),
-        "rt09-session-persistence": ("As completed-is-final: the step sets in_progress.", ["kazuph_no_in_progress_state.py"]),
-        "lists-are-isolated": ("As completed-is-final: the step sets in_progress.", ["kazuph_no_in_progress_state.py"]),
-        "nothing-vanishes-after-clear": ("As completed-is-final: the step sets in_progress.", ["kazuph_no_in_progress_state.py"]),
-        "nothing-vanishes-after-compact": ("As completed-is-final: the step sets in_progress.", ["kazuph_no_in_progress_state.py"]),
-        "nothing-vanishes-finished-list-left-idle": ("As completed-is-final: the step sets in_progress.", ["kazuph_no_in_progress_state.py"]),
     },
     "ohno-mcp": {
         "completed-is-final": (
@@ -163,7 +151,6 @@ REVIEW = {
         "rt07-deletion": ("As delete-removes-the-id-from-both-sides.", ["shrimp_delete_refused_with_dependents.py"]),
         "rt04-circular-dependency": ("A two-task cycle is accepted by update_task. The server's.", ["shrimp_cycle_accepted.py"]),
         "longer-cycles-refused-from-either-side": ("A three-task cycle is accepted. The server's.", ["shrimp_longer_cycle_accepted.py"]),
-        "concurrent-edge-additions-leave-no-cycle": ("Cycles are accepted even one after the other. The server's.", ["shrimp_cycle_accepted.py"]),
         "self-edge-is-a-cycle": ("A task depending on itself is accepted. The server's.", ["shrimp_self_dependency_accepted.py"]),
         "update-is-all-or-nothing": (
             "The scenario's create with the description \"first\" (5 characters) is refused "
@@ -206,6 +193,18 @@ RACE_REVIEW = {
            "under concurrency can be the mapping's as well as the server's, whose tasks.json has "
            "no lock either (`shrimp_concurrent_creates_lost.py`); reads meanwhile answer `## System "
            "Error … Unexpected end of JSON input` (`io` refusals). " + ATOMIC,
+}
+
+
+# What a server lacks that leaves more scenarios not judged than its `features` alone say.
+NOT_JUDGED_NOTE = {
+    "mcp-taskmanager": (
+        "The server has no started status (a task is done or not; no tool takes a status), so "
+        "its mapping's `status_from` never gives `in_progress` and hello says `statuses: "
+        "completed, pending`: every scenario that starts a task is not judged from that step "
+        "on (until 2026-11-27 they failed, S3, S4, S13 and S14 among them, for the status "
+        "alone). What the server does have is shown by "
+        "[`kazuph_no_in_progress_state.py`](repro/kazuph_no_in_progress_state.py)."),
 }
 
 
@@ -283,6 +282,17 @@ def main(names):
             lines.append(
                 f"| {sc['id']} | {sc['outcome'].upper()} | {', '.join(sc.get('rules') or [])} | "
                 f"{how} | {'<br>'.join(cells)} |")
+        sometimes = [(sid, r) for sid, r in sorted(review.items())
+                     if sid not in ids and len(r) > 2 and r[2]]
+        if sometimes:
+            lines += [
+                "",
+                "Reviewed, and failing in some runs but not in this one (the answer depends on how "
+                "the server's processes interleave):",
+                "",
+            ] + [f"- {sid}: {r[0]}" for sid, r in sometimes]
+        if NOT_JUDGED_NOTE.get(name):
+            lines += ["", NOT_JUDGED_NOTE[name]]
         lines += [
             "",
             "## The race",
