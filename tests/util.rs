@@ -102,6 +102,9 @@ pub enum Tool {
     Python,
     /// util-linux's flock(1): a writer's lock held by a process of its own.
     Flock,
+    /// util-linux's setsid(1): a child that leaves its parent's process group, as the
+    /// reproductions start the products they drive.
+    Setsid,
 }
 
 impl Tool {
@@ -111,6 +114,7 @@ impl Tool {
             Tool::Npm => &["node", "npm"],
             Tool::Python => &["python3"],
             Tool::Flock => &["flock"],
+            Tool::Setsid => &["setsid"],
         }
     }
 }
