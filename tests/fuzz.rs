@@ -561,7 +561,7 @@ fn the_terminal_json_and_markdown_reports_are_views_of_one_fuzz_run() {
     assert!(files.len() >= 2, "{files:?}\n{text}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    assert_eq!(report["format_version"], 1, "{report}");
+    assert_eq!(report["format_version"], 2, "{report}");
     assert_eq!(report["command"], "fuzz", "{report}");
     assert_eq!(report["seed"], 2, "{report}");
     assert_eq!(report["cases"], 25, "{report}");
@@ -580,6 +580,35 @@ fn the_terminal_json_and_markdown_reports_are_views_of_one_fuzz_run() {
     let last = text.lines().last().unwrap();
     assert!(last.starts_with("25 cases: "), "{text}");
     assert!(md.contains(&format!("**{last}**")), "{md}\n{text}");
+    // What was sent: the same counts in the terminal, the JSON and the Markdown.
+    let c = &report["coverage"];
+    let ops: u64 = c["ops"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(c["sent"].as_u64(), Some(ops), "{c}");
+    let answered: u64 = c["answers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|k| k.as_object().unwrap().values())
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(answered, ops, "{c}");
+    let line = format!("sent {ops} requests for {} generated steps", c["generated"]);
+    assert!(text.contains(&line), "{text}");
+    assert!(md.contains(&line), "{md}");
+    // The reference-like mutant offers every part.
+    assert!(
+        report["offered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "claim"),
+        "{report}"
+    );
 }
 
 /// A JUnit report has nothing to say about a fuzz run: asking for one is a usage error,
@@ -682,11 +711,11 @@ fn generated_waits_find_a_task_removed_between_requests_and_shrink_with_it() {
         "--steps",
         "10",
         "--seed",
-        "1",
+        "2",
         "--max-findings",
         "1",
         "--shrink-runs",
-        "30",
+        "60",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -800,4 +829,65 @@ fn session_steps_against_the_reference_agree_with_the_model() {
         ),
         "{text}"
     );
+}
+
+/// Issue 47: a target that lacks parts is fuzzed with what it has, not left with nothing.
+/// Behind tests/fixtures/mcp/few-parts.toml the strict reference store (`taskproof mcp`)
+/// offers no claim, owner, metadata, activeForm or edges at creation, and its mapping carries
+/// an update out in several tool calls. The run sends status changes of every kind, never a
+/// part the target lacks, cuts the patches the mapping carries out apart into one request a
+/// call, and so agrees with the strict model: without the cut, a refused later call leaves
+/// the earlier one done, and the run reported that as the store's (S11) though the store is
+/// the reference.
+#[test]
+fn a_target_that_lacks_parts_is_sent_what_it_has_and_what_its_mapping_does_apart_apart() {
+    let dir = util::tempdir();
+    let out = dir.path().join("found");
+    let json_path = dir.path().join("fuzz.json");
+    let target = format!("mcp:{} mcp", util::bin());
+    let mapping = util::repo().join("tests/fixtures/mcp/few-parts.toml");
+    let (code, text) = fuzz(&[
+        "--target",
+        &target,
+        "--mapping",
+        mapping.to_str().unwrap(),
+        "--cases",
+        "30",
+        "--seed",
+        "5",
+        "--color",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        &format!("json:{}", json_path.display()),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(
+            "the target does not declare claim, metadata, owner, active_form, edges_at_create"
+        ),
+        "{text}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let c = &report["coverage"];
+    for status in ["pending", "in_progress", "completed", "other"] {
+        assert!(c["statuses"][status].as_u64() > Some(0), "{status}: {c}");
+    }
+    // Nothing the target lacks was sent, and nothing was generated only to be left out.
+    assert!(c["ops"].get("claim").is_none(), "{c}");
+    assert_eq!(c["dropped"], serde_json::json!({}), "{c}");
+    let parts_left_out: Vec<&String> = c["left_out"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.starts_with("part "))
+        .collect();
+    assert!(parts_left_out.is_empty(), "{c}");
+    assert!(
+        c["other"]["update cut into calls apart"].as_u64() > Some(0),
+        "{c}"
+    );
+    assert!(text.contains("status changes completed"), "{text}");
 }

@@ -35,9 +35,16 @@ reported as not confirmed and not written.
 A --known file lists findings to leave out, one per line: the fingerprint (or the
 fuzz-FINGERPRINT.json name), whitespace, and why it is known; `#` starts a comment.
 
---report json:PATH writes the run as JSON (format version 1: the target, profile, seed,
-cases, and every finding with its fingerprint, rules, file and replay command); md:PATH a
-Markdown summary for a pull request or CI job.
+Sequences are generated from what the target's hello declares: a part it lacks (claim,
+delete, owner, metadata, edges at creation, a second list, the in_progress status) is never
+generated, and a field of such a part is taken out of a request rather than the request left
+out. The last lines say what was sent: requests per op, status changes, answers per op, and
+the steps left out and fields taken out, by the part that was missing.
+
+--report json:PATH writes the run as JSON (format version 2: the target, profile, seed,
+cases, the parts offered, what was sent and left out, and every finding with its
+fingerprint, rules, file, replay command and the time it took to meet); md:PATH a Markdown
+summary for a pull request or CI job.
 
 Exit status: 0 when no case diverged but for known or unconfirmed findings, 1 when a
 finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the target could
@@ -79,6 +86,11 @@ pub struct Args {
     /// Stop after this many confirmed findings (default: run every case).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_findings: Option<u32>,
+    /// Start no case after SECS seconds of the run (shrinking and replays count): a budget
+    /// of time instead of cases, the same for a fast store and a slow one. The run ends at
+    /// whichever of --cases and --time-limit comes first.
+    #[arg(long, value_name = "SECS")]
+    pub time_limit: Option<Seconds>,
     /// Seconds a target may take to answer one request.
     #[arg(long, value_name = "SECS", default_value = "10")]
     pub timeout: Seconds,
@@ -182,6 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         },
         known,
         max_findings: args.max_findings,
+        time_limit: args.time_limit.map(|s| s.0),
         out: args.out.clone(),
     };
     let mut reporters = Reporters::new(

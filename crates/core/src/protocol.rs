@@ -169,6 +169,15 @@ impl Feature {
 /// [`ReadModifyWrite::write_all`]); the harness reads it ([`Hello::read_modify_write`]).
 pub const READ_MODIFY_WRITE: &str = "read_modify_write";
 
+/// The `mapping` entry of `hello` that names the request paths a target carries out in tool
+/// calls of their own (one call for each item of a list): a request that has more than one of
+/// them, or a list of more than one item there, is several calls, and a refusal of a later
+/// call leaves the earlier ones done. So all-or-nothing (S11) is the adapter's to break
+/// there, not the store's, and the fuzzer sends such parts one request each. Written as
+/// [`READ_MODIFY_WRITE`] is (`update with patch.addBlocks; update with patch.status`), read
+/// with [`Hello::calls_apart`].
+pub const CALLS_APART: &str = "calls_apart";
+
 /// The `mapping` entry of `hello` that names the statuses a target's tasks can have, comma
 /// separated, when it has fewer than the three (`"pending, completed"`); the harness reads
 /// it for [`Feature::InProgress`] ([`Hello::has`]).
@@ -307,9 +316,9 @@ pub struct Hello {
     pub features: BTreeSet<Feature>,
     /// How the adapter maps requests onto the store's own operations, where it is not
     /// one to one (a request's op or field → what the store is asked instead, or
-    /// `unsupported`): optional, for people reading reports. The harness reads one entry,
-    /// [`READ_MODIFY_WRITE`] ([`Hello::read_modify_write`]) and [`STATUSES`], and judges
-    /// nothing by the rest.
+    /// `unsupported`): optional, for people reading reports. The harness reads three
+    /// entries, [`READ_MODIFY_WRITE`] ([`Hello::read_modify_write`]), [`CALLS_APART`]
+    /// ([`Hello::calls_apart`]) and [`STATUSES`], and judges nothing by the rest.
     pub mapping: BTreeMap<String, String>,
 }
 
@@ -334,6 +343,15 @@ impl Hello {
     pub fn read_modify_write(&self) -> Vec<ReadModifyWrite> {
         self.mapping
             .get(READ_MODIFY_WRITE)
+            .and_then(|s| ReadModifyWrite::parse_all(s).ok())
+            .unwrap_or_default()
+    }
+
+    /// The request paths the target carries out in calls of their own, as its `mapping` names
+    /// them ([`CALLS_APART`]), each an op with one path; none for most targets.
+    pub fn calls_apart(&self) -> Vec<ReadModifyWrite> {
+        self.mapping
+            .get(CALLS_APART)
             .and_then(|s| ReadModifyWrite::parse_all(s).ok())
             .unwrap_or_default()
     }
@@ -429,9 +447,11 @@ impl Hello {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("hello: `mapping` must be an object of strings".into()),
         };
-        if let Some(rmw) = mapping.get(READ_MODIFY_WRITE) {
-            ReadModifyWrite::parse_all(rmw)
-                .map_err(|e| format!("hello: `mapping.{READ_MODIFY_WRITE}`: {e}"))?;
+        for key in [READ_MODIFY_WRITE, CALLS_APART] {
+            if let Some(entry) = mapping.get(key) {
+                ReadModifyWrite::parse_all(entry)
+                    .map_err(|e| format!("hello: `mapping.{key}`: {e}"))?;
+            }
         }
         Ok(Hello {
             protocol,

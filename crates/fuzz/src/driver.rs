@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::coverage::{Coverage, Fit, fit};
 use crate::oracle::{Damage, FuzzOracle, describe, differences};
 pub use crate::resolve::ResolvedStep;
 use crate::resolve::{Ids, Resolver, op_of, resolve};
-use crate::strategy::{EventGen, Step};
+use crate::strategy::{EventGen, Offer, Step};
 use taskproof_core::protocol::{Layout, Response};
 use taskproof_core::task::TaskId;
 use taskproof_profile::Profile;
@@ -48,8 +49,9 @@ impl Divergence {
 
 /// The history so far, ending in the target's error on the last record's session step
 /// (`what`: `restart`, `clear`, …), which expected nothing but `done`.
-fn broke_at_last(records: &[Record], e: &str, what: &str) -> History {
+fn broke_at_last(records: &[Record], e: &str, what: &str, coverage: Coverage) -> History {
     History {
+        coverage,
         records: records.to_vec(),
         divergence: Some(Divergence {
             at: records.len() - 1,
@@ -65,6 +67,8 @@ fn broke_at_last(records: &[Record], e: &str, what: &str) -> History {
 pub struct History {
     pub records: Vec<Record>,
     pub divergence: Option<Divergence>,
+    /// What the case sent and left out.
+    pub coverage: Coverage,
 }
 
 /// What the fuzzer runs against.
@@ -146,6 +150,8 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
     };
     // The first session opens now: its hello says which features and files there are.
     let hello = sessions.get(0).map_err(CaseError::Start)?.hello().clone();
+    let offer = Offer::from_hello(&hello, true);
+    let mut coverage = Coverage::default();
     let mut records: Vec<Record> = Vec::new();
     let mut touched: BTreeSet<&'static str> = BTreeSet::new();
 
@@ -156,6 +162,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
         let (action, final_check) = if let Some((a, f)) = actions.pop() {
             (a, f)
         } else if let Some(step) = step_iter.next() {
+            coverage.generated += 1;
             let r = Resolver {
                 oracle: &oracle,
                 ids: &ids,
@@ -173,7 +180,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     }
                     (a, false)
                 }
-                None => continue,
+                None => {
+                    coverage.leave_out("no deleted task's file to overwrite");
+                    continue;
+                }
             }
         } else if !finals_added {
             finals_added = true;
@@ -210,28 +220,60 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
             ResolvedStep::Send {
                 session,
                 request,
+                shown,
                 bind,
-                ..
             } => {
-                // A step that needs a feature the target lacks is skipped, not failed (§2).
-                if taskproof_core::protocol::request_features(request)
-                    .into_iter()
-                    .any(|f| !hello.has(f))
-                {
-                    continue;
+                // A field of a part the target lacks is taken out of the request; a step that
+                // cannot do without such a part is left out, not failed (§2).
+                let (dropped, rest) = match fit(request, shown, &offer) {
+                    Fit::Send(dropped) => (dropped, Vec::new()),
+                    Fit::Split(dropped, rest) => (dropped, rest),
+                    Fit::LeaveOut(f) => {
+                        coverage.leave_out(format!("part {}", f.as_str()));
+                        continue;
+                    }
+                };
+                for f in dropped {
+                    *coverage.dropped.entry(f.as_str().to_string()).or_default() += 1;
+                }
+                if !rest.is_empty() {
+                    coverage.did("update cut into calls apart");
+                }
+                // The later parts go next, before any other step (popped last first).
+                for (request, shown) in rest.into_iter().rev() {
+                    actions.push((
+                        ResolvedStep::Send {
+                            session: *session,
+                            request,
+                            shown,
+                            bind: None,
+                        },
+                        final_check,
+                    ));
                 }
                 let expected = oracle.handle_value(request);
+                let l = request["list"].as_str().unwrap_or_default().to_string();
                 if let (Response::Task(t), Some("create")) =
                     (&expected, request.get("op").and_then(Value::as_str))
                 {
-                    let l = request["list"].as_str().unwrap_or_default().to_string();
-                    ids.entry(l.clone()).or_default().created.push(t.id);
+                    let list_ids = ids.entry(l.clone()).or_default();
+                    list_ids.created.push(t.id);
+                    list_ids.last = Some(t.id);
                     *bind = Some(format!("{l}{}", t.id));
+                } else if let Some(id) = request
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .and_then(|i| i.parse::<u64>().ok())
+                    && let Some(list_ids) = ids.get_mut(&l)
+                    && list_ids.created.contains(&TaskId(id))
+                {
+                    list_ids.last = Some(TaskId(id));
                 }
                 let actual = sessions
                     .get(*session)
                     .and_then(|s| s.call(request).map_err(|e| e.to_string()))
                     .and_then(|v| Response::from_json(&v, op_of(request)));
+                coverage.sent(request, &actual, final_check);
                 let divergence = match &actual {
                     Err(e) => Some(Divergence {
                         at: records.len(),
@@ -258,6 +300,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     return Ok(History {
                         records,
                         divergence,
+                        coverage,
                     });
                 }
             }
@@ -265,8 +308,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                 let session = *session;
                 // Only a session that is open can be restarted; otherwise nothing happens.
                 let Some(mut s) = sessions.open.remove(&session) else {
+                    coverage.leave_out("restart of a session not open");
                     continue;
                 };
+                coverage.did("restart");
                 s.kill();
                 drop(s);
                 records.push(Record {
@@ -275,10 +320,11 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                     final_check,
                 });
                 if let Err(e) = sessions.get(session) {
-                    return Ok(broke_at_last(&records, &e, "restart"));
+                    return Ok(broke_at_last(&records, &e, "restart", coverage));
                 }
             }
-            ResolvedStep::Wait { tenths, .. } => {
+            ResolvedStep::Wait { tenths, settle } => {
+                coverage.did(if *settle { "settle" } else { "wait" });
                 std::thread::sleep(std::time::Duration::from_millis(u64::from(*tenths) * 100));
                 records.push(Record {
                     action,
@@ -290,21 +336,25 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                 let (session, event) = (*session, *event);
                 // Only a session that is open has a conversation to act on.
                 if !sessions.open.contains_key(&session) {
+                    coverage.leave_out(format!("{} of a session not open", event.name()));
                     continue;
                 }
+                coverage.did(event.name());
                 records.push(Record {
                     action: action.clone(),
                     expected: None,
                     final_check,
                 });
                 if let Err(e) = session_event(&mut sessions, session, event) {
-                    return Ok(broke_at_last(&records, &e, event.name()));
+                    return Ok(broke_at_last(&records, &e, event.name(), coverage));
                 }
             }
             ResolvedStep::Garbage { list, id } => {
                 if hello.layout != Layout::ClaudeCode {
+                    coverage.leave_out("files in an opaque layout");
                     continue;
                 }
+                coverage.did("garbage file");
                 let path = task_path(&root, list, *id);
                 write(&path, b"{\"id\": \"")?;
                 oracle
@@ -323,8 +373,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
                 content,
             } => {
                 if hello.layout != Layout::ClaudeCode {
+                    coverage.leave_out("files in an opaque layout");
                     continue;
                 }
+                coverage.did("symbolic link");
                 let target = outside.join(&*name);
                 write(&target, content.to_string().as_bytes())?;
                 let path = task_path(&root, list, *id);
@@ -350,8 +402,10 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
             }
             ResolvedStep::WriteTask { list, id, task } => {
                 if hello.layout != Layout::ClaudeCode {
+                    coverage.leave_out("files in an opaque layout");
                     continue;
                 }
+                coverage.did("task rewritten by another program");
                 let mut bytes = serde_json::to_vec_pretty(task).expect("values serialize");
                 bytes.push(b'\n');
                 write(&task_path(&root, list, *id), &bytes)?;
@@ -379,6 +433,7 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
     Ok(History {
         records,
         divergence: None,
+        coverage,
     })
 }
 

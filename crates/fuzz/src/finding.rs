@@ -123,8 +123,54 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
         || matches!(&history.records[d.at].action, ResolvedStep::Send { session, .. } if *session != 0);
     let symlink = actions().any(|a| matches!(a, ResolvedStep::Symlink { .. }));
     let foreign_task = actions().any(|a| matches!(a, ResolvedStep::WriteTask { .. }));
-    let deleted = actions()
-        .any(|a| matches!(a, ResolvedStep::Send { request, .. } if request["op"] == "delete"));
+    // A delete the model refused (a missing task) deleted nothing.
+    let deleted = history.records[..d.at].iter().any(|r| {
+        matches!(&r.action, ResolvedStep::Send { request, .. } if request["op"] == "delete")
+            && r.expected
+                .as_ref()
+                .is_some_and(|e| e.error_kind().is_none())
+    });
+    // The (task, field) pairs an update the model refused would have changed, for the fields
+    // a patch sets outright: one of them changed anyway is a patch applied in part (S11).
+    // (Edges are left out: a changed edge has more causes than a half-applied patch.)
+    let mut refused: BTreeSet<(String, &str)> = BTreeSet::new();
+    for r in &history.records[..d.at] {
+        if let ResolvedStep::Send { request, .. } = &r.action
+            && request["op"] == "update"
+            && r.expected
+                .as_ref()
+                .is_some_and(|e| e.error_kind().is_some())
+            && let Some(p) = request.get("patch").and_then(Value::as_object)
+            && let Some(id) = request.get("id").and_then(Value::as_str)
+        {
+            for k in [
+                "subject",
+                "description",
+                "status",
+                "owner",
+                "activeForm",
+                "metadata",
+            ] {
+                if p.contains_key(k) {
+                    refused.insert((id.to_string(), k));
+                }
+            }
+        }
+    }
+    // The (task, field) pairs that differ ("task 3 field status: …").
+    let differing: BTreeSet<(String, String)> = d
+        .differences
+        .iter()
+        .filter_map(|x| {
+            let rest = x.strip_prefix("task ")?;
+            let (id, rest) = rest.split_once(" field ")?;
+            let field = rest.split(':').next()?;
+            Some((id.to_string(), field.to_string()))
+        })
+        .collect();
+    let half_applied = differing
+        .iter()
+        .any(|(id, f)| refused.contains(&(id.clone(), f.as_str())));
     let lists: BTreeSet<String> = history.records[..=d.at]
         .iter()
         .map(|r| &r.action)
@@ -165,7 +211,10 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
     out.extend(by_kind);
     if out.is_empty() {
         let fields = difference_fields(&d.differences);
-        for f in &fields {
+        if half_applied {
+            out.insert(Rule::S11);
+        }
+        for f in fields.iter().filter(|_| !half_applied) {
             let by_field = match f.as_str() {
                 // An id that another list's creates pushed up is isolation, not S1.
                 "id" if op == "create" && lists.len() > 1 => Some(Rule::S13),

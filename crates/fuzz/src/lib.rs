@@ -5,6 +5,7 @@
 //! `taskproof fuzz`. The cargo-fuzz bodies are built only with the `fuzz-targets` feature
 //! (fuzz/ and the tests turn it on), so `arbitrary` is not in a plain build of the binary.
 
+pub mod coverage;
 pub mod driver;
 #[cfg(feature = "fuzz-targets")]
 pub mod filesim;

@@ -6,12 +6,15 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::coverage::Coverage;
 use crate::run::{Found, FuzzEvent, FuzzFinding, Plan, Report, ShrinkStop, Written};
+use crate::strategy::Offer;
+use taskproof_core::protocol::Feature;
 use taskproof_profile::Profile;
 use taskproof_report::Document;
 use taskproof_report::output::{bullets, cell, paint, style};
 use taskproof_report::schema::{
-    self, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed,
+    self, FuzzCoverage, FuzzFound, FuzzKnown, FuzzReport, FuzzShrink, FuzzUnconfirmed,
 };
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
@@ -23,7 +26,7 @@ pub const FORMAT_VERSION: u64 = schema::FUZZ_FORMAT;
 impl Document for FuzzEvent<'_> {
     fn terminal(&self, color: bool) -> String {
         match *self {
-            FuzzEvent::Started { plan } => started(plan),
+            FuzzEvent::Started { plan, offer } => started(plan, offer),
             FuzzEvent::Progress { .. } => String::new(),
             FuzzEvent::Finding { plan, finding: f } => finding(plan, &f, color),
             FuzzEvent::Finished { plan, report } => {
@@ -32,7 +35,11 @@ impl Document for FuzzEvent<'_> {
                 } else {
                     style::FAIL
                 };
-                format!("{}\n", paint(color, style, &summary(plan, report)))
+                format!(
+                    "{}{}\n",
+                    coverage(&report.coverage),
+                    paint(color, style, &summary(plan, report))
+                )
             }
         }
     }
@@ -53,11 +60,34 @@ impl Document for FuzzEvent<'_> {
 }
 
 /// What the run is about to do (the first lines of the terminal output).
-pub fn started(plan: &Plan) -> String {
+pub fn started(plan: &Plan, offer: &Offer) -> String {
+    let limit = plan
+        .time_limit
+        .map(|t| format!(" (or {} s, whichever ends first)", t.as_secs_f64()))
+        .unwrap_or_default();
     let mut out = format!(
-        "fuzzing {} against the {} model: {} cases of up to {} steps, seed {}\n",
+        "fuzzing {} against the {} model: {} cases of up to {} steps{limit}, seed {}\n",
         plan.setup.target, plan.setup.profile, plan.cases, plan.steps, plan.seed
     );
+    let lacks: Vec<&str> = Feature::OF_A_STORE
+        .into_iter()
+        .chain([Feature::InProgress])
+        .filter(|f| !offer.has(*f))
+        .map(Feature::as_str)
+        .collect();
+    if !lacks.is_empty() {
+        let _ = writeln!(
+            out,
+            "the target does not declare {}: steps are generated without them",
+            lacks.join(", ")
+        );
+    }
+    if plan.files && !offer.files {
+        let _ = writeln!(
+            out,
+            "no files are written as another program would: the target's layout is not claude-code"
+        );
+    }
     let between = plan.between;
     if between.wait_max_tenths > 0 || between.events {
         let mut what = Vec::new();
@@ -121,9 +151,10 @@ fn found(plan: &Plan, f: &Found, color: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} after {} cases (seed {}): {}",
+        "{} after {} cases ({:.1} s, seed {}): {}",
         paint(color, style::FAIL, "divergence"),
         f.case,
+        f.after.as_secs_f64(),
         plan.seed,
         f.finding.summary
     );
@@ -192,9 +223,15 @@ pub fn summary(plan: &Plan, r: &Report) -> String {
     let rate = f64::from(r.cases) / r.elapsed.as_secs_f64().max(1e-9);
     let (profile, seed) = (plan.setup.profile, plan.seed);
     if r.found.is_empty() && r.unconfirmed.is_empty() && r.known.is_empty() {
+        let stopped = if r.out_of_time {
+            " (stopped at --time-limit)"
+        } else {
+            ""
+        };
         return format!(
-            "{} cases agreed with the {profile} model ({rate:.0} cases/s), seed {seed}",
-            r.cases
+            "{} cases{stopped} agreed with the {profile} model ({}), seed {seed}",
+            r.cases,
+            rate_words(rate)
         );
     }
     let new = new_findings(r);
@@ -221,14 +258,87 @@ pub fn summary(plan: &Plan, r: &Report) -> String {
     }
     let stopped = if r.stopped_early {
         " (stopped at --max-findings)"
+    } else if r.out_of_time {
+        " (stopped at --time-limit)"
     } else {
         ""
     };
     format!(
-        "{} cases{stopped}: {} ({rate:.0} cases/s), seed {seed}",
+        "{} cases{stopped}: {} ({}), seed {seed}",
         r.cases,
-        parts.join(", ")
+        parts.join(", "),
+        rate_words(rate)
     )
+}
+
+/// Cases a second, with a digit after the point below 10, and seconds a case below one a
+/// second (a real store's 0.04 cases/s is not 0).
+fn rate_words(rate: f64) -> String {
+    if rate < 1.0 {
+        format!("{:.1} s a case", 1.0 / rate.max(1e-9))
+    } else if rate < 10.0 {
+        format!("{rate:.1} cases/s")
+    } else {
+        format!("{rate:.0} cases/s")
+    }
+}
+
+/// `a 3, b 1` from counts.
+fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
+    m.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the cases sent and left out, a few lines ending in a newline (docs/fuzzing.md,
+/// "What a run sent").
+pub fn coverage(c: &Coverage) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "sent {} requests for {} generated steps: {}",
+        c.sent,
+        c.generated,
+        if c.ops.is_empty() {
+            "none".to_string()
+        } else {
+            counts(&c.ops)
+        }
+    );
+    if !c.statuses.is_empty() {
+        let _ = write!(out, "; status changes {}", counts(&c.statuses));
+    } else {
+        out.push_str("; no status change");
+    }
+    out.push('\n');
+    if !c.answers.is_empty() {
+        let per_op: Vec<String> = c
+            .answers
+            .iter()
+            .map(|(op, kinds)| format!("{op} {}", counts(kinds)))
+            .collect();
+        let _ = writeln!(out, "answers: {}", per_op.join("; "));
+    }
+    if c.left_out_steps() > 0 {
+        let _ = writeln!(
+            out,
+            "left out {} generated steps: {}",
+            c.left_out_steps(),
+            counts(&c.left_out)
+        );
+    }
+    if !c.dropped.is_empty() {
+        let _ = writeln!(
+            out,
+            "fields taken out of requests still sent, by part: {}",
+            counts(&c.dropped)
+        );
+    }
+    if !c.other.is_empty() {
+        let _ = writeln!(out, "also done: {}", counts(&c.other));
+    }
+    out
 }
 
 fn new_findings(r: &Report) -> usize {
@@ -258,7 +368,26 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
         session_steps: plan.between.events,
         settle_seconds: plan.setup.settle.as_secs_f64(),
         stopped_early: r.stopped_early,
+        time_limit_seconds: plan.time_limit.map(|t| t.as_secs_f64()),
+        out_of_time: r.out_of_time,
         duration_ms: r.elapsed.as_millis() as u64,
+        offered: r
+            .offer
+            .as_ref()
+            .map(|o| o.parts().map(|f| f.as_str().to_string()).collect())
+            .unwrap_or_default(),
+        files: r.offer.as_ref().is_some_and(|o| o.files),
+        coverage: FuzzCoverage {
+            generated: r.coverage.generated,
+            sent: r.coverage.sent,
+            ops: r.coverage.ops.clone(),
+            statuses: r.coverage.statuses.clone(),
+            answers: r.coverage.answers.clone(),
+            left_out: r.coverage.left_out.clone(),
+            dropped: r.coverage.dropped.clone(),
+            other: r.coverage.other.clone(),
+            final_listings: r.coverage.final_listings,
+        },
         found: r
             .found
             .iter()
@@ -272,6 +401,7 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
                 new: matches!(f.written, Written::New(_)),
                 replay: replay(plan, f),
                 repeated_cases: r.repeats.get(&f.finding.fingerprint).copied().unwrap_or(0),
+                after_ms: f.after.as_millis() as u64,
                 shrink: FuzzShrink {
                     runs: f.shrink.runs,
                     from_steps: f.shrink.from_steps,
@@ -323,6 +453,11 @@ pub fn markdown(plan: &Plan, r: &Report) -> String {
         plan.setup.target, plan.setup.profile, plan.seed
     );
     let _ = writeln!(out, "**{}**\n", summary(plan, r));
+    let _ = writeln!(out, "What the cases sent:\n");
+    for line in coverage(&r.coverage).lines() {
+        let _ = writeln!(out, "- {}", cell(line));
+    }
+    out.push('\n');
     if !r.found.is_empty() {
         let _ = writeln!(out, "| finding | rules | op | summary | scenario |");
         let _ = writeln!(out, "|---|---|---|---|---|");

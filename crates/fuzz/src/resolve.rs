@@ -65,6 +65,9 @@ pub enum ResolvedStep {
 #[derive(Debug, Default, Clone)]
 pub(super) struct Ids {
     pub(super) created: Vec<TaskId>,
+    /// The task the sequence last named (the `id` of a request sent) or created in the list:
+    /// what [`Ref::Last`] names.
+    pub(super) last: Option<TaskId>,
 }
 
 pub(super) struct Resolver<'a> {
@@ -78,13 +81,14 @@ impl Resolver<'_> {
     }
 
     pub(super) fn id(&self, list: &str, r: Ref) -> TaskId {
-        let created = self
-            .ids
-            .get(list)
-            .map(|i| i.created.as_slice())
-            .unwrap_or(&[]);
+        let ids = self.ids.get(list);
+        let created = ids.map(|i| i.created.as_slice()).unwrap_or(&[]);
         let top = created.iter().map(|i| i.get()).max().unwrap_or(0);
         match r {
+            Ref::Last => match ids.and_then(|i| i.last).or(created.last().copied()) {
+                Some(id) => id,
+                None => TaskId(1),
+            },
             Ref::Created(n) if !created.is_empty() => created[usize::from(n) % created.len()],
             Ref::Created(n) => TaskId(1 + u64::from(n % 2)),
             Ref::Missing(n) => TaskId(top + 1 + u64::from(n)),
@@ -106,13 +110,22 @@ impl Resolver<'_> {
     }
 }
 
+/// Subjects that cannot be file names as they are: a path, a parent folder, characters
+/// some file systems reserve, a name Windows reserves.
+const NOT_FILE_NAMES: [&str; 4] = ["a/b/../c", "..", "why? <now> | \\ \"quoted\" : *", "CON"];
+
 fn subject(s: &Subject) -> Value {
-    match s {
-        Subject::Plain(n) => Value::String(format!("task {n}")),
-        Subject::Unicode => Value::String("tâche 😀 ✓".into()),
-        Subject::Empty => Value::String(String::new()),
-        Subject::TooLong => Value::String("x".repeat(201)),
-    }
+    Value::String(match s {
+        Subject::Plain(n) => format!("task {n}"),
+        Subject::Unicode => "tâche 😀 ✓".into(),
+        Subject::Nul => "before\u{0}after".into(),
+        Subject::LongAstral => "😀".repeat(200),
+        Subject::LongAccented => "é".repeat(200),
+        Subject::NotAFileName(n) => NOT_FILE_NAMES[usize::from(*n) % NOT_FILE_NAMES.len()].into(),
+        Subject::Empty => String::new(),
+        Subject::TooLong => "x".repeat(201),
+        Subject::TooLongAstral => "😀".repeat(201),
+    })
 }
 
 fn meta(m: &Meta) -> Value {
@@ -255,7 +268,10 @@ pub(super) fn resolve(step: &Step, r: &Resolver) -> Option<ResolvedStep> {
                     json!({"op": "create", "list": name, "task": {"subject": "escape"}})
                 }
                 Bad::Id(n) => {
-                    let id = ["01", "-1", "x"][usize::from(*n) % 3];
+                    // Ids that look like another id: a store that reads them as numbers (or
+                    // trims them) finds task 1.
+                    let look_alikes = ["01", "-1", "x", "1.0", "+1", " 1", "\u{ff11}", "0x1"];
+                    let id = look_alikes[usize::from(*n) % look_alikes.len()];
                     json!({"op": "get", "list": "l", "id": id})
                 }
                 Bad::UnknownField => json!({"op": "list", "list": "l", "filter": "all"}),
@@ -286,6 +302,7 @@ pub(super) fn resolve(step: &Step, r: &Resolver) -> Option<ResolvedStep> {
             let live = r.oracle.live(&name);
             let n = match task {
                 Ref::Created(n) | Ref::Missing(n) => usize::from(*n),
+                Ref::Last => 0,
             };
             match what {
                 Foreign::Garbage | Foreign::Symlink => {

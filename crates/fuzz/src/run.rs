@@ -25,10 +25,11 @@ use std::time::{Duration, Instant};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+use crate::coverage::Coverage;
 use crate::driver::{CaseError, History, Setup, run_case};
 use crate::finding::{Finding, finding, fingerprint_of};
 use crate::known::{KnownEntry, KnownFindings};
-use crate::strategy::{BetweenRequests, Step, steps};
+use crate::strategy::{BetweenRequests, Offer, Step, steps};
 use taskproof_report::Event;
 use taskproof_report::result::{Outcome, TargetInfo};
 use taskproof_scenario::{RunConfig, probe, run_scenario};
@@ -67,6 +68,9 @@ pub struct Plan {
     pub known: KnownFindings,
     /// Stop after this many confirmed findings (`None`: run every case).
     pub max_findings: Option<u32>,
+    /// Start no case after this much wall time since the run began (shrinking and replays
+    /// count; `None`: run every case).
+    pub time_limit: Option<Duration>,
     /// Where findings are written, `fuzz-FINGERPRINT.json` each.
     pub out: PathBuf,
 }
@@ -113,6 +117,8 @@ pub struct Found {
     pub finding: Finding,
     /// The case (from 1) that first met it.
     pub case: u32,
+    /// Wall time from the start of the run to the end of that case (before shrinking).
+    pub after: Duration,
     pub shrink: ShrinkReport,
     pub written: Written,
 }
@@ -149,8 +155,9 @@ pub enum FuzzFinding<'a> {
 /// hands it on as the reporters' [`Event`].
 #[derive(Debug, Clone, Copy)]
 pub enum FuzzEvent<'a> {
-    /// The run starts: the target, the model, the seed, how many cases.
-    Started { plan: &'a Plan },
+    /// The run starts: the target, the model, the seed, how many cases, and what the target
+    /// offers the generator.
+    Started { plan: &'a Plan, offer: &'a Offer },
     /// `cases` cases are done; `shrinking` names the fingerprint of a new divergence when
     /// its shrinking and replay start.
     Progress {
@@ -170,7 +177,7 @@ impl FuzzEvent<'_> {
     /// Hands this event to `to` as the reporters' event.
     pub fn report(&self, to: &mut dyn FnMut(&Event<'_>)) {
         match *self {
-            FuzzEvent::Started { plan } => to(&Event::FuzzStarted {
+            FuzzEvent::Started { plan, .. } => to(&Event::FuzzStarted {
                 plan: self,
                 cases: plan.cases,
             }),
@@ -200,6 +207,12 @@ pub struct Report {
     pub known: BTreeMap<String, u32>,
     /// True when `max_findings` ended the run early.
     pub stopped_early: bool,
+    /// True when `time_limit` ended the run before its last case.
+    pub out_of_time: bool,
+    /// What the cases sent and left out (shrinking and replay runs not counted).
+    pub coverage: Coverage,
+    /// What the target offered the generator (from its hello).
+    pub offer: Option<Offer>,
     /// Wall time of the whole run, shrinking and replays included.
     pub elapsed: Duration,
 }
@@ -262,8 +275,30 @@ fn generator(seed: u64) -> TestRunner {
 /// report last (not sent when the run stops on an error).
 pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Report, RunError> {
     let started = Instant::now();
-    on_event(&FuzzEvent::Started { plan });
-    let mut report = run_cases(plan, on_event)?;
+    let mut replayer = Replayer::new(plan);
+    // The target's hello says what to generate: its parts, its statuses, its layout.
+    let target = replayer.target();
+    let hello = match &target.hello {
+        Ok(h) => h.clone(),
+        Err(e) => {
+            let stderr = &target.stderr;
+            return Err(RunError::Target(if stderr.trim().is_empty() {
+                format!("failed to start the target: {e}")
+            } else {
+                format!(
+                    "failed to start the target: {e}\nits stderr:\n{}",
+                    stderr.trim_end()
+                )
+            }));
+        }
+    };
+    let offer = Offer::from_hello(&hello, plan.files);
+    on_event(&FuzzEvent::Started {
+        plan,
+        offer: &offer,
+    });
+    let mut report = run_cases(plan, &offer, &mut replayer, started, on_event)?;
+    report.offer = Some(offer);
     report.elapsed = started.elapsed();
     on_event(&FuzzEvent::Finished {
         plan,
@@ -272,18 +307,29 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Rep
     Ok(report)
 }
 
-fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Report, RunError> {
+fn run_cases(
+    plan: &Plan,
+    offer: &Offer,
+    replayer: &mut Replayer<'_>,
+    started: Instant,
+    on_event: &mut dyn FnMut(&FuzzEvent<'_>),
+) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
-    let strategy = steps(plan.steps, plan.files, true, plan.between);
+    let strategy = steps(plan.steps, offer, true, plan.between);
     let mut report = Report::default();
     // Fingerprints met so far: found, or not confirmed.
     let mut met: BTreeSet<String> = BTreeSet::new();
-    let mut replayer = Replayer::new(plan);
     for case in 1..=plan.cases {
+        if plan.time_limit.is_some_and(|t| started.elapsed() >= t) {
+            report.out_of_time = true;
+            break;
+        }
         let mut tree = strategy
             .new_tree(&mut generator)
             .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
         let history = run_case(&plan.setup, &tree.current())?;
+        let after = started.elapsed();
+        report.coverage.add(&history.coverage);
         report.cases = case;
         on_event(&FuzzEvent::Progress {
             cases: case,
@@ -340,6 +386,7 @@ fn run_cases(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Re
                 let found = Found {
                     finding,
                     case,
+                    after,
                     shrink,
                     written: if new {
                         Written::New(path)
@@ -419,7 +466,7 @@ fn shrink(
 struct Replayer<'a> {
     plan: &'a Plan,
     config: RunConfig,
-    /// The target's hello, asked on the first replay.
+    /// The target's hello, asked once.
     target: Option<TargetInfo>,
 }
 
@@ -438,6 +485,11 @@ impl<'a> Replayer<'a> {
             config,
             target: None,
         }
+    }
+
+    /// The target's hello (asked the first time).
+    fn target(&mut self) -> &TargetInfo {
+        self.target.get_or_insert_with(|| probe(&self.config))
     }
 
     /// `Ok(Ok(()))` when the scenario fails against the target as the case did (or the
@@ -506,10 +558,15 @@ mod tests {
     use taskproof_targets::{SessionOptions, TargetSpec};
 
     fn first_case(seed: u64) -> Vec<Step> {
-        steps(24, true, true, BetweenRequests::default())
-            .new_tree(&mut generator(seed))
-            .expect("the strategy generates")
-            .current()
+        steps(
+            24,
+            &Offer::everything(true),
+            true,
+            BetweenRequests::default(),
+        )
+        .new_tree(&mut generator(seed))
+        .expect("the strategy generates")
+        .current()
     }
 
     #[test]
@@ -538,6 +595,7 @@ mod tests {
             shrink,
             known: KnownFindings::default(),
             max_findings: Some(1),
+            time_limit: None,
             out: out.to_path_buf(),
         }
     }
@@ -561,7 +619,7 @@ mod tests {
         let mut seen: Vec<String> = Vec::new();
         let report = fuzz(&p, &mut |e| {
             seen.push(match e {
-                FuzzEvent::Started { plan } => format!("started {}", plan.seed),
+                FuzzEvent::Started { plan, .. } => format!("started {}", plan.seed),
                 FuzzEvent::Progress {
                     cases,
                     shrinking: None,

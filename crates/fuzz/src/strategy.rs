@@ -4,13 +4,23 @@
 //! asked ([`BetweenRequests`]), time passing and what a user does to a session between
 //! requests (`/clear`, `/compact`, `/exit` then `--resume`).
 //!
-//! A generated [`Step`] names tasks by [`Ref`] (the n-th task created so far, or a missing
-//! id), not by id, so that any subsequence of a sequence is still meaningful: that is what
-//! lets proptest shrink a failing sequence to the few steps that matter.
+//! A generated [`Step`] names tasks by [`Ref`] (the n-th task created so far, the task the
+//! sequence named last, or a missing id), not by id, so that any subsequence of a sequence is
+//! still meaningful: that is what lets proptest shrink a failing sequence to the few steps
+//! that matter.
+//!
+//! Sequences are drawn from what the target offers ([`Offer`], read from its `hello`): a part
+//! it does not declare (claim, delete, owner, metadata, edges at creation, a second list, the
+//! `in_progress` status, files it can be given) is never generated, so the steps a target
+//! can take get the whole budget instead of being generated and then dropped.
+
+use std::collections::BTreeSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::strategy::Union;
+
+use taskproof_core::protocol::{Feature, Hello, Layout};
 
 /// The lists a sequence uses: mostly one, sometimes a second (isolation, S13).
 pub const LISTS: [&str; 2] = ["l", "m"];
@@ -18,20 +28,35 @@ pub const LISTS: [&str; 2] = ["l", "m"];
 pub const SESSIONS: [&str; 3] = ["main", "b", "c"];
 
 /// A task named by position: `Created(n)` is the n-th live-or-deleted task created in the
-/// list (modulo how many there are), `Missing(n)` an id past every id handed out.
+/// list (modulo how many there are), `Last` the task the sequence last named or created in
+/// the list (so that a task is moved through several states one step after another: created,
+/// completed, reopened), `Missing(n)` an id past every id handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ref {
     Created(u8),
+    Last,
     Missing(u8),
 }
 
-/// A subject: normal, or one that breaks S2.
+/// A subject: normal, one that real stores choke on though S2 allows it, or one that breaks
+/// S2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
     Plain(u8),
     Unicode,
+    /// Text with a NUL character in it (valid: a subject is any string).
+    Nul,
+    /// 200 characters that are each two UTF-16 units (valid: S2 counts characters, Unicode
+    /// scalar values; a store counting UTF-16 units sees 400).
+    LongAstral,
+    /// 200 two-byte characters (valid: 400 bytes of UTF-8, more than a file name may have).
+    LongAccented,
+    /// A subject that cannot be a file name as it is (`/`, `..`, reserved characters).
+    NotAFileName(u8),
     Empty,
     TooLong,
+    /// 201 astral characters (invalid, however its length is counted).
+    TooLongAstral,
 }
 
 /// A small metadata object: keys from a few names so merges overlap; `None` values remove.
@@ -76,7 +101,8 @@ pub struct PatchGen {
 pub enum Bad {
     /// A list name that would leave the root or hide a file if used as a path.
     ListName(u8),
-    /// An id that is not canonical decimal.
+    /// An id that is not canonical decimal, some of them looking like one (`01`, `1.0`,
+    /// `+1`, ` 1`, a full-width digit).
     Id(u8),
     /// A field no request has.
     UnknownField,
@@ -199,35 +225,115 @@ impl BetweenRequests {
     }
 }
 
+/// What a target offers the generator: the optional parts its `hello` declares (with
+/// [`Hello::has`]'s reading of the two parts a hello names by leaving out: `atomic` and
+/// `in_progress`), and whether the harness may write task files into its layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    parts: BTreeSet<Feature>,
+    /// The `update` patch fields the target carries out in calls of their own
+    /// ([`Hello::calls_apart`]): sent one request each.
+    pub apart: BTreeSet<String>,
+    /// Files written by another program (S15–S17): a `claude-code` layout, and a profile
+    /// whose model predicts them.
+    pub files: bool,
+}
+
+impl Offer {
+    /// Every part a store can have, and files when `files`: what the reference offers.
+    pub fn everything(files: bool) -> Offer {
+        Offer {
+            parts: Feature::ALL.into_iter().collect(),
+            apart: BTreeSet::new(),
+            files,
+        }
+    }
+
+    /// What `hello` declares; files only when `files` (the profile predicts them) and the
+    /// layout is Claude Code's, which the harness knows how to write into.
+    pub fn from_hello(hello: &Hello, files: bool) -> Offer {
+        Offer {
+            parts: Feature::ALL.into_iter().filter(|f| hello.has(*f)).collect(),
+            apart: hello
+                .calls_apart()
+                .into_iter()
+                .filter(|a| a.op == taskproof_core::protocol::Op::Update)
+                .filter_map(|a| a.paths.first()?.strip_prefix("patch.").map(str::to_string))
+                .collect(),
+            files: files && hello.layout == Layout::ClaudeCode,
+        }
+    }
+
+    pub fn has(&self, f: Feature) -> bool {
+        self.parts.contains(&f)
+    }
+
+    /// The declared parts, in order.
+    pub fn parts(&self) -> impl Iterator<Item = Feature> + '_ {
+        self.parts.iter().copied()
+    }
+}
+
+/// `Some` with probability `p` when `offered`; never otherwise.
+fn maybe<T: std::fmt::Debug + Clone + 'static>(
+    offered: bool,
+    p: f64,
+    s: impl Strategy<Value = T> + 'static,
+) -> BoxedStrategy<Option<T>> {
+    if offered {
+        prop::option::weighted(p, s).boxed()
+    } else {
+        Just(None).boxed()
+    }
+}
+
 fn session() -> impl Strategy<Value = u8> {
     prop_oneof![6 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)]
 }
 
-fn list() -> impl Strategy<Value = u8> {
-    prop_oneof![6 => Just(0u8), 1 => Just(1u8)]
+fn list(offer: &Offer) -> BoxedStrategy<u8> {
+    if offer.has(Feature::Lists) {
+        prop_oneof![6 => Just(0u8), 1 => Just(1u8)].boxed()
+    } else {
+        Just(0u8).boxed()
+    }
 }
 
 fn task_ref() -> impl Strategy<Value = Ref> {
-    prop_oneof![9 => any::<u8>().prop_map(Ref::Created), 1 => (0u8..3).prop_map(Ref::Missing)]
+    prop_oneof![
+        6 => any::<u8>().prop_map(Ref::Created),
+        3 => Just(Ref::Last),
+        1 => (0u8..3).prop_map(Ref::Missing)
+    ]
 }
 
-fn refs() -> impl Strategy<Value = Vec<Ref>> {
-    prop_oneof![3 => Just(Vec::new()), 2 => vec(task_ref(), 1..=2)]
+/// Edges: none, or one or two tasks, the latter `weight` times in 5.
+fn refs(offered: bool, weight: u32) -> BoxedStrategy<Vec<Ref>> {
+    if offered {
+        prop_oneof![5 - weight => Just(Vec::new()), weight => vec(task_ref(), 1..=2)].boxed()
+    } else {
+        Just(Vec::new()).boxed()
+    }
 }
 
 fn subject() -> impl Strategy<Value = Subject> {
     prop_oneof![
-        12 => any::<u8>().prop_map(Subject::Plain),
-        1 => Just(Subject::Unicode),
-        1 => Just(Subject::Empty),
+        24 => any::<u8>().prop_map(Subject::Plain),
+        2 => Just(Subject::Unicode),
+        1 => Just(Subject::Nul),
+        1 => Just(Subject::LongAstral),
+        1 => Just(Subject::LongAccented),
+        1 => (0u8..4).prop_map(Subject::NotAFileName),
+        2 => Just(Subject::Empty),
         1 => Just(Subject::TooLong),
+        1 => Just(Subject::TooLongAstral),
     ]
 }
 
 fn meta_value() -> impl Strategy<Value = MetaValue> {
     prop_oneof![
         any::<i64>().prop_map(MetaValue::Int),
-        "[a-zé😀]{0,6}".prop_map(MetaValue::Text),
+        "[a-zé😀\u{0}]{0,6}".prop_map(MetaValue::Text),
         (0u8..4).prop_map(MetaValue::Nested),
         (-1e6f64..1e6).prop_map(MetaValue::Float),
     ]
@@ -237,27 +343,47 @@ fn meta() -> impl Strategy<Value = Meta> {
     vec((0u8..4, prop::option::weighted(0.8, meta_value())), 1..=3)
 }
 
-fn status() -> impl Strategy<Value = StatusGen> {
-    prop_oneof![
-        3 => Just(StatusGen::InProgress),
-        3 => Just(StatusGen::Completed),
-        3 => Just(StatusGen::Pending),
-        1 => Just(StatusGen::Bogus),
-    ]
+fn status(offer: &Offer) -> BoxedStrategy<StatusGen> {
+    if offer.has(Feature::InProgress) {
+        prop_oneof![
+            3 => Just(StatusGen::InProgress),
+            3 => Just(StatusGen::Completed),
+            3 => Just(StatusGen::Pending),
+            1 => Just(StatusGen::Bogus),
+        ]
+        .boxed()
+    } else {
+        prop_oneof![
+            3 => Just(StatusGen::Completed),
+            3 => Just(StatusGen::Pending),
+            1 => Just(StatusGen::Bogus),
+        ]
+        .boxed()
+    }
 }
 
-fn patch() -> impl Strategy<Value = PatchGen> {
+fn patch(offer: &Offer) -> impl Strategy<Value = PatchGen> + use<> {
+    let edges = offer.has(Feature::Edges);
+    let removal = edges && offer.has(Feature::EdgeRemoval);
     (
         prop::option::weighted(0.1, subject()),
         prop::option::weighted(0.1, any::<u8>()),
-        prop::option::weighted(0.4, status()),
-        prop::option::weighted(0.15, prop::option::of(0u8..3)),
-        prop::option::weighted(0.05, prop::option::of(any::<u8>())),
-        prop::option::weighted(0.2, prop::option::weighted(0.85, meta())),
-        refs(),
-        refs(),
-        prop::option::weighted(0.2, vec(task_ref(), 1..=2)),
-        prop::option::weighted(0.2, vec(task_ref(), 1..=2)),
+        prop::option::weighted(0.4, status(offer)),
+        maybe(offer.has(Feature::Owner), 0.15, prop::option::of(0u8..3)),
+        maybe(
+            offer.has(Feature::ActiveForm),
+            0.05,
+            prop::option::of(any::<u8>()),
+        ),
+        maybe(
+            offer.has(Feature::Metadata),
+            0.2,
+            prop::option::weighted(0.85, meta()),
+        ),
+        refs(edges, 2),
+        refs(edges, 2),
+        maybe(removal, 0.2, vec(task_ref(), 1..=2)),
+        maybe(removal, 0.2, vec(task_ref(), 1..=2)),
     )
         .prop_map(
             |(subject, description, status, owner, active_form, metadata, ab, ak, rb, rk)| {
@@ -277,21 +403,23 @@ fn patch() -> impl Strategy<Value = PatchGen> {
         )
 }
 
-fn bad() -> impl Strategy<Value = Bad> {
-    prop_oneof![
-        3 => (0u8..4).prop_map(Bad::ListName),
-        1 => (0u8..3).prop_map(Bad::Id),
-        1 => Just(Bad::UnknownField),
-        1 => Just(Bad::SubjectType),
-        1 => Just(Bad::NullStatus),
-        1 => Just(Bad::EdgeType),
-    ]
+fn bad(offer: &Offer) -> BoxedStrategy<Bad> {
+    let mut arms: Vec<(u32, BoxedStrategy<Bad>)> = vec![
+        (3, (0u8..4).prop_map(Bad::ListName).boxed()),
+        (2, (0u8..8).prop_map(Bad::Id).boxed()),
+        (1, Just(Bad::UnknownField).boxed()),
+        (1, Just(Bad::SubjectType).boxed()),
+        (1, Just(Bad::NullStatus).boxed()),
+    ];
+    if offer.has(Feature::EdgesAtCreate) {
+        arms.push((1, Just(Bad::EdgeType).boxed()));
+    }
+    Union::new_weighted(arms).boxed()
 }
 
-/// Steps for a target with the given abilities: `files` when the harness may write into
-/// the target's layout (not `opaque`), `sessions` when several sessions and restarts are
+/// Steps for a target that offers `offer`: `sessions` when several sessions and restarts are
 /// wanted, and what may happen `between` requests.
-pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrategy<Step> {
+pub fn step(offer: &Offer, sessions: bool, between: BetweenRequests) -> BoxedStrategy<Step> {
     let sess = move || -> BoxedStrategy<u8> {
         if sessions {
             session().boxed()
@@ -299,14 +427,15 @@ pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrat
             Just(0u8).boxed()
         }
     };
+    let at_create = offer.has(Feature::Edges) && offer.has(Feature::EdgesAtCreate);
     let create = (
         sess(),
-        list(),
+        list(offer),
         subject(),
-        refs(),
-        refs(),
-        prop::option::weighted(0.15, 0u8..3),
-        prop::option::weighted(0.2, meta()),
+        refs(at_create, 1),
+        refs(at_create, 1),
+        maybe(offer.has(Feature::Owner), 0.15, 0u8..3),
+        maybe(offer.has(Feature::Metadata), 0.2, meta()),
     )
         .prop_map(
             |(s, list, subject, blocked_by, blocks, owner, metadata)| Step::Create {
@@ -319,28 +448,34 @@ pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrat
                 metadata,
             },
         );
-    let get = (sess(), list(), task_ref()).prop_map(|(s, list, task)| Step::Get { s, list, task });
+    let get =
+        (sess(), list(offer), task_ref()).prop_map(|(s, list, task)| Step::Get { s, list, task });
     let update =
-        (sess(), list(), task_ref(), patch()).prop_map(|(s, list, task, patch)| Step::Update {
-            s,
-            list,
-            task,
-            patch,
+        (sess(), list(offer), task_ref(), patch(offer)).prop_map(|(s, list, task, patch)| {
+            Step::Update {
+                s,
+                list,
+                task,
+                patch,
+            }
         });
-    let delete =
-        (sess(), list(), task_ref()).prop_map(|(s, list, task)| Step::Delete { s, list, task });
-    let listing = (sess(), list()).prop_map(|(s, list)| Step::List { s, list });
+    let delete = (sess(), list(offer), task_ref()).prop_map(|(s, list, task)| Step::Delete {
+        s,
+        list,
+        task,
+    });
+    let listing = (sess(), list(offer)).prop_map(|(s, list)| Step::List { s, list });
     let claim =
-        (sess(), list(), task_ref(), 0u8..3).prop_map(|(s, list, task, owner)| Step::Claim {
+        (sess(), list(offer), task_ref(), 0u8..3).prop_map(|(s, list, task, owner)| Step::Claim {
             s,
             list,
             task,
             owner,
         });
-    let bad = (sess(), bad()).prop_map(|(s, bad)| Step::Bad { s, bad });
+    let bad = (sess(), bad(offer)).prop_map(|(s, bad)| Step::Bad { s, bad });
     let restart = sess().prop_map(|s| Step::Restart { s });
     let foreign = (
-        list(),
+        list(offer),
         task_ref(),
         prop_oneof![
             Just(Foreign::Garbage),
@@ -360,22 +495,20 @@ pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrat
         ],
     )
         .prop_map(|(s, event)| Step::Event { s, event });
+    let weight = |offered: bool, w: u32| if offered { w } else { 0 };
     // proptest refuses an arm of weight 0, so the arms a target cannot have are left out.
     let arms: Vec<(u32, BoxedStrategy<Step>)> = vec![
         (10, create.boxed()),
         (4, get.boxed()),
         (12, update.boxed()),
-        (3, delete.boxed()),
+        (weight(offer.has(Feature::Delete), 3), delete.boxed()),
         (3, listing.boxed()),
-        (3, claim.boxed()),
+        (weight(offer.has(Feature::Claim), 3), claim.boxed()),
         (2, bad.boxed()),
         (u32::from(sessions), restart.boxed()),
-        (if files { 2 } else { 0 }, foreign.boxed()),
-        (
-            if between.wait_max_tenths > 0 { 2 } else { 0 },
-            wait.boxed(),
-        ),
-        (if between.events { 2 } else { 0 }, event.boxed()),
+        (weight(offer.files, 2), foreign.boxed()),
+        (weight(between.wait_max_tenths > 0, 2), wait.boxed()),
+        (weight(between.events, 2), event.boxed()),
     ];
     Union::new_weighted(arms.into_iter().filter(|(w, _)| *w > 0).collect()).boxed()
 }
@@ -383,9 +516,9 @@ pub fn step(files: bool, sessions: bool, between: BetweenRequests) -> BoxedStrat
 /// A sequence of 1 to `max` steps.
 pub fn steps(
     max: usize,
-    files: bool,
+    offer: &Offer,
     sessions: bool,
     between: BetweenRequests,
 ) -> BoxedStrategy<Vec<Step>> {
-    vec(step(files, sessions, between), 1..=max.max(1)).boxed()
+    vec(step(offer, sessions, between), 1..=max.max(1)).boxed()
 }

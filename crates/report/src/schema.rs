@@ -38,7 +38,7 @@ pub const RUN_FORMAT: u64 = 2;
 /// a version (version 1 is version 2 without what 2 added).
 pub const RUN_FORMATS_READ: [u64; 2] = [1, RUN_FORMAT];
 /// The fuzz report's format version.
-pub const FUZZ_FORMAT: u64 = 1;
+pub const FUZZ_FORMAT: u64 = 2;
 /// The check report's format version.
 pub const CHECK_FORMAT: u64 = 1;
 
@@ -294,7 +294,17 @@ pub struct FuzzReport {
     pub session_steps: bool,
     pub settle_seconds: f64,
     pub stopped_early: bool,
+    /// `--time-limit` in seconds, when given.
+    pub time_limit_seconds: Option<f64>,
+    /// True when the time limit ended the run before its last case.
+    pub out_of_time: bool,
     pub duration_ms: u64,
+    /// The optional parts the target's hello offered the generator (format 2).
+    pub offered: Vec<String>,
+    /// Whether steps wrote task files as another program would (format 2).
+    pub files: bool,
+    /// What the cases sent and left out (format 2).
+    pub coverage: FuzzCoverage,
     pub found: Vec<FuzzFound>,
     pub unconfirmed: Vec<FuzzUnconfirmed>,
     pub known: Vec<FuzzKnown>,
@@ -313,7 +323,34 @@ pub struct FuzzFound {
     pub new: bool,
     pub replay: String,
     pub repeated_cases: u32,
+    /// Milliseconds from the start of the run to the end of the case that met it, before
+    /// shrinking (format 2).
+    pub after_ms: u64,
     pub shrink: FuzzShrink,
+}
+
+/// What a fuzz run's cases sent and left out (docs/fuzzing.md, "What a run sent").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FuzzCoverage {
+    /// Steps generated.
+    pub generated: u64,
+    /// Requests sent for them.
+    pub sent: u64,
+    /// Op → requests sent.
+    pub ops: BTreeMap<String, u64>,
+    /// Status word given in a sent create or update → how many (`other` for any word
+    /// outside the three).
+    pub statuses: BTreeMap<String, u64>,
+    /// Op → kind of answer (`ok`, an error kind, `broken`) → how many.
+    pub answers: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Why a generated step was not taken (`part NAME` for an undeclared part) → how many.
+    pub left_out: BTreeMap<String, u64>,
+    /// Part → fields taken out of requests that were still sent.
+    pub dropped: BTreeMap<String, u64>,
+    /// Restarts, waits, session events, foreign files done → how many.
+    pub other: BTreeMap<String, u64>,
+    /// Listings after each case's last step.
+    pub final_listings: u64,
 }
 
 /// How a finding was shrunk.

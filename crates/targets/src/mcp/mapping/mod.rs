@@ -25,7 +25,8 @@ use serde_json::Value;
 
 pub use check::MappingError;
 use taskproof_core::protocol::{
-    ATOMIC, ErrorKind, Feature, Layout, Op, READ_MODIFY_WRITE, ReadModifyWrite, STATUSES,
+    ATOMIC, CALLS_APART, ErrorKind, Feature, Layout, Op, READ_MODIFY_WRITE, ReadModifyWrite,
+    STATUSES,
 };
 use template::present;
 pub use template::{Filter, Part, Template, at, is_set, lookup};
@@ -413,6 +414,37 @@ impl Mapping {
         out.into_iter().collect()
     }
 
+    /// The request paths carried out in tool calls of their own ([`CALLS_APART`]): per writing
+    /// operation, each request path a call with a tool runs for (its `for_each`: a call per
+    /// item) or on (a `when` condition on the request). A request with two of them, or with
+    /// two items at a `for_each` path, is several calls with nothing to undo the first when a
+    /// later one is refused.
+    pub fn calls_apart(&self) -> Vec<ReadModifyWrite> {
+        let of_request =
+            |p: &[String]| matches!(p.first().map(String::as_str), Some("task" | "patch"));
+        let mut out = BTreeSet::new();
+        for (op, m) in &self.ops {
+            if matches!(op, Op::Get | Op::List) {
+                continue;
+            }
+            for c in m.calls.iter().filter(|c| !c.tool.is_empty()) {
+                let paths = c
+                    .for_each
+                    .iter()
+                    .map(Vec::as_slice)
+                    .chain(c.when.iter().map(Cond::path))
+                    .filter(|p| of_request(p));
+                for p in paths {
+                    out.insert(ReadModifyWrite {
+                        op: *op,
+                        paths: vec![p.join(".")],
+                    });
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
     /// The operations whose answer is read by a later call (`fetch`): it can show another
     /// writer's change made after this one.
     pub fn read_back(&self) -> Vec<String> {
@@ -554,6 +586,10 @@ impl Mapping {
         let rmw = self.read_modify_write_requests();
         if !rmw.is_empty() {
             m.insert(READ_MODIFY_WRITE.into(), ReadModifyWrite::write_all(&rmw));
+        }
+        let apart = self.calls_apart();
+        if !apart.is_empty() {
+            m.insert(CALLS_APART.into(), ReadModifyWrite::write_all(&apart));
         }
         for op in OPS {
             let text = match self.ops.get(&op) {
