@@ -891,3 +891,42 @@ fn a_target_that_lacks_parts_is_sent_what_it_has_and_what_its_mapping_does_apart
     );
     assert!(text.contains("status changes completed"), "{text}");
 }
+
+/// Each case's fresh root and first session are made while the case before it runs; a run
+/// that stops early (here at its first finding) ends the one made for a case that never ran:
+/// every process the target started is gone when `taskproof fuzz` exits.
+#[test]
+fn a_run_that_stops_early_leaves_no_prestarted_target_behind() {
+    let dir = util::tempdir();
+    let pids = dir.path().join("pids");
+    // Each start leaves a child that outlives its store's stdin (a helper of the target,
+    // in its process group): only ending the target's group ends it.
+    let target = format!(
+        "cmd:sleep 300 & echo $! >> '{}'; exec '{}' serve --no-fsync --mutant no-mirror",
+        pids.display(),
+        util::bin()
+    );
+    let out = dir.path().join("found");
+    let (code, text) = first_finding(
+        out.to_str().unwrap(),
+        &["--target", &target, "--cases", "200", "--steps", "12"],
+    );
+    assert_eq!(code, 1, "{text}");
+    let started: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    // More starts than cases run: the next one was made ahead.
+    assert!(started.len() >= 2, "{started:?}\n{text}");
+    for pid in started {
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(
+            !alive,
+            "process {pid} of the target is still running\n{text}"
+        );
+    }
+}

@@ -91,6 +91,12 @@ pub struct Args {
     /// whichever of --cases and --time-limit comes first.
     #[arg(long, value_name = "SECS")]
     pub time_limit: Option<Seconds>,
+    /// Start each case's target only when the case starts. By default the next case's fresh
+    /// root and first session are made while a case runs (still one fresh root and process
+    /// per case); this turns that off, for measuring what it saves or for a target that
+    /// cannot have two of its processes at once.
+    #[arg(long)]
+    pub no_prestart: bool,
     /// Seconds a target may take to answer one request.
     #[arg(long, value_name = "SECS", default_value = "10")]
     pub timeout: Seconds,
@@ -195,6 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         known,
         max_findings: args.max_findings,
         time_limit: args.time_limit.map(|s| s.0),
+        prestart: !args.no_prestart,
         out: args.out.clone(),
     };
     let mut reporters = Reporters::new(

@@ -124,18 +124,91 @@ impl From<String> for CaseError {
     }
 }
 
+/// A case's fresh sandbox with its first session opened in it, before the case's steps are
+/// known: what a case starts from, so it can be made while the case before it runs
+/// ([`Prestart`]).
+pub struct Ready {
+    sandbox: tempfile::TempDir,
+    first: Result<Box<dyn Session>, String>,
+}
+
+impl Ready {
+    /// Makes a fresh sandbox under `setup.scratch` (`root/` for the target, `outside/` for
+    /// what a symbolic link points at) and opens the first session on its root.
+    pub fn make(setup: &Setup) -> Result<Ready, CaseError> {
+        let sandbox = tempfile::Builder::new()
+            .prefix("case-")
+            .tempdir_in(&setup.scratch)
+            .map_err(|e| CaseError::Harness(format!("failed to make a sandbox: {e}")))?;
+        for d in ["root", "outside"].map(|d| sandbox.path().join(d)) {
+            std::fs::create_dir_all(&d)
+                .map_err(|e| CaseError::Harness(format!("failed to make {}: {e}", d.display())))?;
+        }
+        let first = setup
+            .target
+            .open(&sandbox.path().join("root"), setup.session_options.clone())
+            .map_err(|e| e.to_string());
+        Ok(Ready { sandbox, first })
+    }
+}
+
+/// Keeps the next case's [`Ready`] being made on another thread while a case runs: a real
+/// store's server takes about as long to start as a case takes to run, and each case still
+/// gets a fresh root and a fresh process. Off, each case makes its own when it starts.
+pub struct Prestart {
+    setup: Setup,
+    on: bool,
+    next: Option<std::thread::JoinHandle<Result<Ready, CaseError>>>,
+}
+
+impl Prestart {
+    pub fn new(setup: &Setup, on: bool) -> Prestart {
+        Prestart {
+            setup: setup.clone(),
+            on,
+            next: None,
+        }
+    }
+
+    /// The next case's start, and (when on) the one after it set going.
+    pub fn take(&mut self) -> Result<Ready, CaseError> {
+        let ready = match self.next.take() {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(CaseError::Harness("a case's start panicked".into()))),
+            None => Ready::make(&self.setup),
+        };
+        if self.on {
+            let setup = self.setup.clone();
+            self.next = Some(std::thread::spawn(move || Ready::make(&setup)));
+        }
+        ready
+    }
+}
+
+impl Drop for Prestart {
+    /// The start made for a case that never ran is ended: its session's processes killed,
+    /// its sandbox removed.
+    fn drop(&mut self) {
+        if let Some(h) = self.next.take()
+            && let Ok(Ok(mut ready)) = h.join()
+            && let Ok(s) = &mut ready.first
+        {
+            s.kill();
+        }
+    }
+}
+
 /// Runs one case in a fresh sandbox under `setup.scratch`.
 pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
-    let sandbox = tempfile::Builder::new()
-        .prefix("case-")
-        .tempdir_in(&setup.scratch)
-        .map_err(|e| CaseError::Harness(format!("failed to make a sandbox: {e}")))?;
+    run_ready(setup, Ready::make(setup)?, steps)
+}
+
+/// Runs one case from its start (made by [`Ready::make`], perhaps ahead of time).
+pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History, CaseError> {
+    let Ready { sandbox, first } = ready;
     let root = sandbox.path().join("root");
     let outside = sandbox.path().join("outside");
-    for d in [&root, &outside] {
-        std::fs::create_dir_all(d)
-            .map_err(|e| CaseError::Harness(format!("failed to make {}: {e}", d.display())))?;
-    }
     let mut oracle = FuzzOracle::new(setup.profile).ok_or_else(|| {
         CaseError::Harness(format!(
             "profile {} has no model to fuzz against",
@@ -148,7 +221,8 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
         root: &root,
         open: BTreeMap::new(),
     };
-    // The first session opens now: its hello says which features and files there are.
+    // The first session is open: its hello says which features and files there are.
+    sessions.open.insert(0, first.map_err(CaseError::Start)?);
     let hello = sessions.get(0).map_err(CaseError::Start)?.hello().clone();
     let offer = Offer::from_hello(&hello, true);
     let mut coverage = Coverage::default();

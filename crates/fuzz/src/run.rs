@@ -26,7 +26,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::coverage::Coverage;
-use crate::driver::{CaseError, History, Setup, run_case};
+use crate::driver::{CaseError, History, Prestart, Setup, run_ready};
 use crate::finding::{Finding, finding, fingerprint_of};
 use crate::known::{KnownEntry, KnownFindings};
 use crate::strategy::{BetweenRequests, Offer, Step, steps};
@@ -71,6 +71,9 @@ pub struct Plan {
     /// Start no case after this much wall time since the run began (shrinking and replays
     /// count; `None`: run every case).
     pub time_limit: Option<Duration>,
+    /// Make each case's sandbox and first session while the case before it runs
+    /// ([`Prestart`]).
+    pub prestart: bool,
     /// Where findings are written, `fuzz-FINGERPRINT.json` each.
     pub out: PathBuf,
 }
@@ -317,6 +320,7 @@ fn run_cases(
     let mut generator = generator(plan.seed);
     let strategy = steps(plan.steps, offer, true, plan.between);
     let mut report = Report::default();
+    let mut starts = Prestart::new(&plan.setup, plan.prestart);
     // Fingerprints met so far: found, or not confirmed.
     let mut met: BTreeSet<String> = BTreeSet::new();
     for case in 1..=plan.cases {
@@ -327,7 +331,7 @@ fn run_cases(
         let mut tree = strategy
             .new_tree(&mut generator)
             .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
-        let history = run_case(&plan.setup, &tree.current())?;
+        let history = run_ready(&plan.setup, starts.take()?, &tree.current())?;
         let after = started.elapsed();
         report.coverage.add(&history.coverage);
         report.cases = case;
@@ -361,7 +365,7 @@ fn run_cases(
             cases: case,
             shrinking: Some(&fp),
         });
-        let (history, shrink) = shrink(plan, &mut tree, history, &fp)?;
+        let (history, shrink) = shrink(plan, &mut starts, &mut tree, history, &fp)?;
         let finding = finding(&history, plan.seed, plan.setup.profile)
             .expect("a shrunk history keeps its divergence");
         match replayer.replay(&finding, &history)? {
@@ -416,6 +420,7 @@ fn run_cases(
 /// diverge the same way, within the plan's bounds. Returns the simplest history met.
 fn shrink(
     plan: &Plan,
+    starts: &mut Prestart,
     tree: &mut impl ValueTree<Value = Vec<Step>>,
     found: History,
     fp: &str,
@@ -437,7 +442,7 @@ fn shrink(
             }
             runs += 1;
             let candidate = tree.current();
-            let history = run_case(&plan.setup, &candidate)?;
+            let history = run_ready(&plan.setup, starts.take()?, &candidate)?;
             let more = if fingerprint_of(&history).as_deref() == Some(fp) {
                 best = (candidate.len(), history);
                 tree.simplify()
@@ -596,6 +601,7 @@ mod tests {
             known: KnownFindings::default(),
             max_findings: Some(1),
             time_limit: None,
+            prestart: true,
             out: out.to_path_buf(),
         }
     }

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Writes reports/fuzz-recall.md (to stdout) from scripts/fuzz-recall.sh's runs.
+
+For each target: the rules the scenario suite fails on it (from the checked-in suite report
+named in SUITE below), the rules the fuzzer's confirmed findings name within the budget, the
+time to the first finding of each rule, each finding's shrunk scenario, what the run sent, and
+cases per second. Rules the suite fails that the fuzzer did not find are listed with why, from
+REACH below (what random sequences of one session cannot do, and what reaches it instead).
+
+Standard library only; reads reports/fuzz-recall/NAME/{fuzz.json,load.txt,not-run.txt}.
+"""
+
+import json
+import os
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+OUT = os.path.join(ROOT, "reports", "fuzz-recall")
+
+# Target name -> (the product as people know it, the suite report its "suite fails" column
+# reads).
+TARGETS = [
+    ("dex", "@zeeg/dex 0.16.0 (mcp)", "reports/mcp/dex/run.json"),
+    ("mcp-taskmanager", "@kazuph/mcp-taskmanager 1.1.1 (mcp)", "reports/mcp/mcp-taskmanager/run.json"),
+    ("ohno-mcp", "@stevestomp/ohno-mcp 0.20.0 (mcp)", "reports/mcp/ohno-mcp/run.json"),
+    ("task-orchestrator", "@allpepper/task-orchestrator 3.3.3 (mcp)", "reports/mcp/task-orchestrator/run.json"),
+    ("mcp-shrimp-task-manager", "mcp-shrimp-task-manager 1.0.21 (mcp)", "reports/mcp/mcp-shrimp-task-manager/run.json"),
+    ("learn-claude-code", "learn-claude-code s07 (cmd)", "reports/matrix/learn-claude-code-s07/run.json"),
+    ("task-master", "task-master-ai 0.43.1 (cmd)", "reports/matrix/task-master-0.43.1/run.json"),
+    ("claude-code-2.1.112", "Claude Code 2.1.112, print mode", "reports/claude-code/2.1.112/run.json"),
+    ("claude-code-2.1.332", "Claude Code 2.1.332, print mode", "reports/claude-code/2.1.332/terminal-suite.json"),
+]
+
+# Rules that one session's random sequence cannot reach, and what does.
+REACH = {
+    "S18": "whole files under concurrent readers and SIGKILL mid-write: a sequence runs one request at a time, so no reader is ever concurrent with a write; `taskproof race` (its readers and kills) reaches it",
+    "S19": "concurrent writers: a sequence sends one request at a time; `taskproof race` reaches it (the race reports named in the row)",
+    "S14": "what vanishes between requests or over a restart: needs `--settle` (and for Claude Code its terminal UI), `--wait-max`, or restarts the target honours",
+}
+
+
+def rule_key(r):
+    return (r[0], int(r[1:])) if r[1:].isdigit() else (r[0], 0)
+
+
+def suite_rules(path):
+    full = os.path.join(ROOT, path)
+    if not os.path.exists(full):
+        return None
+    d = json.load(open(full))
+    rules = set()
+    for s in d["scenarios"]:
+        if s["outcome"] != "fail":
+            continue
+        failures = s.get("failures") or []
+        for f in failures:
+            rules.update(f.get("rules") or [])
+        if not failures:
+            rules.update(s.get("rules") or [])
+    return rules
+
+
+def read(path):
+    try:
+        return open(path).read()
+    except OSError:
+        return ""
+
+
+def main():
+    w = sys.stdout.write
+    w("# Fuzzer recall on real targets\n\n")
+    w(
+        "Made by `scripts/fuzz-recall.sh` (issue 47): `taskproof fuzz` against every real target "
+        "taskproof has, each with the same budget, then this page by "
+        "`scripts/fuzz_recall_table.py`. *Suite fails* are the rules of the failed scenarios in "
+        "the checked-in suite report named per row; *fuzzer found* are the rules of the "
+        "confirmed findings (shrunk, replayed as a scenario that fails, written under "
+        "`reports/fuzz-recall/NAME/findings/`). docs/fuzzing.md says how to read a run's "
+        "summary.\n\n"
+    )
+    rows = []
+    details = []
+    for name, product, suite in TARGETS:
+        d = os.path.join(OUT, name)
+        not_run = read(os.path.join(d, "not-run.txt")).strip()
+        fails = suite_rules(suite)
+        fj = os.path.join(d, "fuzz.json")
+        if not_run or not os.path.exists(fj):
+            why = not_run or "no run"
+            rows.append(f"| {product} | {', '.join(sorted(fails or [], key=rule_key))} | {why} | | | |")
+            continue
+        r = json.load(open(fj))
+        load = read(os.path.join(d, "load.txt")).strip().replace("\n", "; ")
+        first = {}
+        for f in r["found"]:
+            for rule in f["rules"]:
+                t = f["after_ms"] / 1000
+                if rule not in first or t < first[rule][0]:
+                    first[rule] = (t, f)
+        found = set(first)
+        fails = fails or set()
+        missed = sorted(fails - found, key=rule_key)
+        extra = sorted(found - fails, key=rule_key)
+        secs = r["duration_ms"] / 1000
+        rate = r["cases"] / secs if secs else 0
+        found_words = ", ".join(f"{x} ({first[x][0]:.0f} s)" for x in sorted(found, key=rule_key))
+        rows.append(
+            f"| {product} | {', '.join(sorted(fails, key=rule_key)) or 'none'} "
+            f"| {found_words or 'none'} | {', '.join(missed) or 'none'} "
+            f"| {', '.join(extra) or 'none'} | {r['cases']} cases in {secs:.0f} s ({rate:.2f} cases/s) |"
+        )
+        c = r["coverage"]
+        det = [f"## {product}\n"]
+        det.append(f"- target: `{r['target']}`, profile `{r['profile']}`, seed {r['seed']}; {load}")
+        det.append(f"- suite report: `{suite}`")
+        det.append(
+            "- offered: {}; sent {} requests for {} generated steps: {}; status changes: {}".format(
+                ", ".join(r["offered"]),
+                c["sent"],
+                c["generated"],
+                ", ".join(f"{k} {v}" for k, v in c["ops"].items()),
+                ", ".join(f"{k} {v}" for k, v in c["statuses"].items()) or "none",
+            )
+        )
+        if c["left_out"]:
+            det.append("- left out: " + ", ".join(f"{k} {v}" for k, v in c["left_out"].items()))
+        for f in r["found"]:
+            det.append(
+                "- `{}` {} ({} s, case {}): {}; scenario `{}`, shrunk {}→{} steps".format(
+                    f["fingerprint"],
+                    ", ".join(f["rules"]),
+                    round(f["after_ms"] / 1000),
+                    f["case"],
+                    f["summary"].replace("|", "\\|"),
+                    os.path.relpath(f["file"], ROOT) if os.path.isabs(f["file"]) else f["file"],
+                    f["shrink"]["from_steps"],
+                    f["shrink"]["to_steps"],
+                )
+            )
+        for u in r["unconfirmed"]:
+            det.append(f"- not confirmed `{u['fingerprint']}`: {u['summary']}; {u['why']}")
+        for m in missed:
+            det.append(f"- **{m} not found**: " + REACH.get(m, "see the notes below"))
+        details.append("\n".join(det) + "\n")
+    w("| target | suite fails | fuzzer found (time to first) | not found | found beyond the suite | cases |\n")
+    w("|---|---|---|---|---|---|\n")
+    for row in rows:
+        w(row + "\n")
+    w("\n")
+    for d in details:
+        w(d + "\n")
+    notes = os.path.join(OUT, "NOTES.md")
+    if os.path.exists(notes):
+        w(read(notes))
+
+
+if __name__ == "__main__":
+    main()
