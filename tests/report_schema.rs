@@ -22,6 +22,8 @@ enum Kind {
     Race,
     /// `race-background --report json:`.
     BgRace,
+    /// `fuzz --report json:`.
+    Fuzz,
     /// `matrix`'s `target.json`.
     MatrixTarget,
     /// `matrix`'s `index.json`.
@@ -59,6 +61,8 @@ const RULES: &[(&str, Kind)] = &[
     ("reports/profiles/holds/*.json", Kind::Run),
     ("reports/task-master-mcp/*.json", Kind::Run),
     ("reports/fuzz-findings/*.json", Kind::Scenario),
+    ("reports/fuzz-recall/*/fuzz.json", Kind::Fuzz),
+    ("reports/fuzz-recall/*/findings/*.json", Kind::Scenario),
     ("reports/claude-code/*/fuzz/*.json", Kind::Scenario),
     ("reports/claude-code/probes/*.json", Kind::Scenario),
     ("reports/claude-code/*/hold-*.json", Kind::Profile),
@@ -187,6 +191,9 @@ fn read_as(kind: Kind, path: &Path) -> Result<(), String> {
             }
             v
         }
+        Kind::Fuzz => {
+            schema::to_value(&schema::read::<schema::FuzzReport>(path).map_err(|e| e.to_string())?)
+        }
         Kind::MatrixTarget => schema::to_value(&read_manifest(path).map_err(|e| e.to_string())?),
         Kind::MatrixIndex => {
             schema::to_value(&schema::read::<Index>(path).map_err(|e| e.to_string())?)
@@ -241,6 +248,7 @@ fn every_checked_in_report_reads_through_the_schema() {
         "Run",
         "Race",
         "BgRace",
+        "Fuzz",
         "MatrixTarget",
         "MatrixIndex",
         "Scenario",

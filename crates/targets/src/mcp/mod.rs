@@ -1004,7 +1004,19 @@ impl McpSession {
                     )));
                 }
                 let args = mapping.fill(&call.args, vars).unwrap_or(json!({}));
-                let result = self.call_checked(&call.tool, args, &call.error_kinds)?;
+                let result = match self.call_checked(&call.tool, args, &call.error_kinds) {
+                    // An error the mapping says is none for the request: this call had
+                    // nothing to do, and the next one runs.
+                    Err(Stop::Answer(a))
+                        if a["error"]["kind"]
+                            .as_str()
+                            .and_then(|k| k.parse::<ErrorKind>().ok())
+                            .is_some_and(|k| call.no_error.contains(&k)) =>
+                    {
+                        continue;
+                    }
+                    other => other?,
+                };
                 if let Some(ptr) = &call.id {
                     let doc = document(&call.doc, &result)
                         .map_err(|e| bad_answer(op, &format!("{}.id", call.key), &call.tool, e))?;

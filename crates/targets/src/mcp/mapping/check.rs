@@ -643,10 +643,15 @@ fn call(
             .map(|p| pointer(p).map_err(|e| err(&format!("{key}.id"), e)))
             .transpose()?;
     let mut error_kinds = BTreeMap::new();
+    let mut no_error = BTreeSet::new();
     for (from, to) in &c.error_kinds {
         let k = format!("{key}.error_kinds.{from}");
         let parse = |s: &str| s.parse::<ErrorKind>().map_err(|e| err(&k, e));
-        error_kinds.insert(parse(from)?, parse(to)?);
+        if to == "none" {
+            no_error.insert(parse(from)?);
+        } else {
+            error_kinds.insert(parse(from)?, parse(to)?);
+        }
     }
     let tool = match (&c.tool, &read) {
         (Some(t), _) => t.clone(),
@@ -676,6 +681,7 @@ fn call(
         read,
         id,
         error_kinds,
+        no_error,
         doc,
         key: key.to_string(),
     })

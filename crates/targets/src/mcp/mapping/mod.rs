@@ -187,6 +187,10 @@ pub struct Call {
     /// An error of this call of one kind means another (`error_kinds`): a task the call
     /// names that is not found is, for the request, a dangling reference.
     pub error_kinds: BTreeMap<ErrorKind, ErrorKind>,
+    /// An error of this call of one of these kinds is none for the request (`error_kinds`
+    /// value `"none"`): the call had nothing to do (an edge removed from a task that does
+    /// not exist was never there), and the request goes on.
+    pub no_error: BTreeSet<ErrorKind>,
     pub doc: DocSource,
     /// `ops.create.calls[0]`, for messages.
     pub key: String,
@@ -800,6 +804,39 @@ answer = { tasks = "/tasks" }
         );
         assert_eq!(parse(&three).unwrap().statuses(), None);
         assert!(!parse(GOOD).unwrap().stated().contains_key(STATUSES));
+    }
+
+    /// `calls_apart` names the request paths a call runs for (`for_each`) or on (`when`), so
+    /// the fuzzer sends them one request a call; `"none"` in `error_kinds` makes an error of
+    /// that kind no error for the request, and any other word is still refused.
+    #[test]
+    fn calls_apart_and_errors_that_are_none_are_read() {
+        let m = parse(GOOD).unwrap();
+        assert_eq!(
+            ReadModifyWrite::write_all(&m.calls_apart()),
+            "update with patch.addBlockedBy; update with patch.status"
+        );
+        assert_eq!(
+            m.stated()[CALLS_APART],
+            "update with patch.addBlockedBy; update with patch.status"
+        );
+        let none = GOOD.replace(
+            "on = \"{item}\" } },",
+            "on = \"{item}\" }, error_kinds = { not_found = \"none\", io = \"dangling\" } },",
+        );
+        let m = parse(&none).unwrap();
+        let dep = &m.ops[&Op::Update].calls[2];
+        assert_eq!(dep.no_error, [ErrorKind::NotFound].into_iter().collect());
+        assert_eq!(dep.error_kinds[&ErrorKind::Io], ErrorKind::Dangling);
+        let bad = GOOD.replace(
+            "on = \"{item}\" } },",
+            "on = \"{item}\" }, error_kinds = { not_found = \"nothing\" } },",
+        );
+        let e = parse(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains("ops.update.calls[2].error_kinds.not_found"),
+            "{e}"
+        );
     }
 
     #[test]
