@@ -146,7 +146,7 @@ pub enum Fit {
     /// Send it; these parts' fields were taken out of it (and of the shown request).
     Send(Vec<Feature>),
     /// Send it, and then these requests (as sent, as shown): a patch whose fields the target
-    /// carries out in calls of their own, cut into one request per call ([`split_apart`]).
+    /// carries out in calls of their own, cut into one request per call (`split_apart`).
     /// The parts' fields were taken out as for [`Fit::Send`].
     Split(Vec<Feature>, Vec<(Value, Value)>),
     /// Leave it out: the target lacks this part, which the request cannot do without.
