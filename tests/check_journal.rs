@@ -86,6 +86,14 @@ impl Config {
         text.into_bytes()
     }
 
+    /// A hook run that reads task `id` while another process rewrites it in place (truncate,
+    /// then write, as Claude Code up to 2.1.112 does): the file holds `bytes` (nothing, or
+    /// the start of the write) when the `PostToolUse` run of a call on it reads it.
+    fn torn_read(&self, id: u64, bytes: &[u8]) {
+        std::fs::write(self.list().join(format!("{id}.json")), bytes).unwrap();
+        self.hook(&post("TaskUpdate", json!({"taskId": id.to_string()})), &[]);
+    }
+
     /// The agent deletes task `id`: `PreToolUse` of `TaskUpdate` status `deleted`, the tool
     /// removes the file, then `PostToolUse`.
     fn agent_deletes(&self, id: u64) {
@@ -618,9 +626,13 @@ fn restore_without_a_journal_names_where_it_looked_and_changes_nothing() {
 }
 
 #[test]
-fn a_torn_or_damaged_journal_line_is_named_and_skipped_never_restored() {
+fn a_torn_or_damaged_journal_line_is_named_and_never_restored() {
     let c = Config::new();
-    let (_, two) = finished_and_reset(&c);
+    let pending = c.write_task(1, "Alpha", "pending");
+    c.write_task(2, "Beta", "pending");
+    c.write_task(1, "Alpha", "completed");
+    let two = c.write_task(2, "Beta", "completed");
+    c.reset();
     let text = std::fs::read_to_string(c.journal()).unwrap();
     // Damage the last version of task 1: one changed character in its bytes.
     let i = text.rfind("\"subject\\\": \\\"Alpha\\\"").unwrap();
@@ -657,23 +669,40 @@ fn a_torn_or_damaged_journal_line_is_named_and_skipped_never_restored() {
         "{all}"
     );
     let vanished = of_kind(&doc, "vanished");
-    assert!(vanished["1.json"].contains("is damaged, so it cannot be restored"));
+    assert!(
+        vanished["1.json"].contains(&format!(
+            "its last version in the journal is not whole (line {line}, journaled at "
+        )) && vanished["1.json"].contains("is damaged in the journal"),
+        "{}",
+        vanished["1.json"]
+    );
     assert!(
         !vanished.contains_key("4.json"),
         "a torn entry is never a task"
     );
 
+    // The damaged version is never written; the whole one before it is, and the change
+    // says which and why.
     let (code, doc, _) = check(&c.list(), &["--restore"]);
-    assert_eq!(code, 1, "the damaged task is still vanished: {doc:#}");
+    assert_eq!(code, 1, "the damaged line is still named: {doc:#}");
+    assert!(of_kind(&doc, "vanished").is_empty(), "{doc:#}");
     let new = doc["lists"][1]["name"].as_str().unwrap().to_string();
     let got = files(&c.dir.join("tasks").join(&new));
-    assert!(!got.contains_key("1.json"));
+    assert_eq!(got["1.json"], pending);
     assert!(!got.contains_key("4.json"));
     assert_eq!(got["2.json"], two);
-    let skipped = doc["changes"][0]["skipped"].as_str().unwrap();
+    let change = doc["changes"][0]["change"].as_str().unwrap();
     assert!(
-        skipped.contains(&format!("its journal entry (line {line} of ")),
-        "{skipped}"
+        change.starts_with("restore 1.json into ")
+            && change.contains("its last whole one; the newer ones are not (")
+            && change.contains(&format!("line {line}, journaled at "))
+            && change.contains("is damaged in the journal"),
+        "{change}"
+    );
+    let change = doc["changes"][1]["change"].as_str().unwrap();
+    assert!(
+        change.contains(": its last version, journaled at "),
+        "{change}"
     );
 }
 
@@ -1016,5 +1045,160 @@ fn a_hook_reads_the_list_only_once_it_holds_the_journal() {
         Some(newer.as_bytes()),
         "{}",
         std::fs::read_to_string(c.journal()).unwrap()
+    );
+}
+
+/// The journal's line numbers (1-based) of the `seen` entries of `file`, with their `torn`
+/// mark.
+fn seen_lines(c: &Config, file: &str) -> Vec<(usize, Option<String>)> {
+    std::fs::read_to_string(c.journal())
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            (v["op"] == "seen" && v["file"] == file)
+                .then(|| (i + 1, v["torn"].as_str().map(str::to_string)))
+        })
+        .collect()
+}
+
+#[test]
+fn restore_passes_over_a_version_read_while_the_file_was_being_rewritten() {
+    let c = Config::new();
+    c.write_task(1, "Alpha", "pending");
+    let one = c.write_task(1, "Alpha", "completed");
+    let two = c.write_task(2, "Beta", "completed");
+    // The last runs read both files mid-rewrite: 1.json truncated, 2.json half written.
+    c.torn_read(1, b"");
+    c.torn_read(2, &two[..two.len() / 2]);
+    let ones = seen_lines(&c, "1.json");
+    let twos = seen_lines(&c, "2.json");
+    assert_eq!(ones.last().unwrap().1.as_deref(), Some("empty"), "{ones:?}");
+    assert_eq!(
+        twos.last().unwrap().1.as_deref(),
+        Some("malformed"),
+        "{twos:?}"
+    );
+    assert!(ones[..ones.len() - 1].iter().all(|(_, t)| t.is_none()));
+    let (torn_one, whole_one) = (ones[ones.len() - 1].0, ones[ones.len() - 2].0);
+    let (torn_two, whole_two) = (twos[twos.len() - 1].0, twos[twos.len() - 2].0);
+    c.reset();
+
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 1);
+    let vanished = of_kind(&doc, "vanished");
+    let m = &vanished["1.json"];
+    assert!(
+        m.contains(&format!(
+            "its last version in the journal is not whole (line {torn_one}, journaled at "
+        )) && m.contains("is empty: ")
+            && m.contains(&format!("(line {whole_one}): restore it with")),
+        "{m}"
+    );
+    // The cause is judged from the whole versions: both were completed.
+    assert!(m.contains("known cause: Claude Code's reset"), "{m}");
+
+    // A journal an earlier build wrote has no marks: restore judges the bytes themselves.
+    let legacy = c.dir.join("legacy.jsonl");
+    let text = std::fs::read_to_string(c.journal()).unwrap();
+    let unmarked = text
+        .replace(r#""torn":"empty","#, "")
+        .replace(r#""torn":"malformed","#, "");
+    assert!(!unmarked.contains("\"torn\""), "{unmarked}");
+    std::fs::write(&legacy, unmarked).unwrap();
+    let journal = legacy.to_str().unwrap();
+    let (code, doc, stderr) = check(
+        &c.list(),
+        &["--restore", "--journal", journal, "--into", "old"],
+    );
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    let got = files(&c.dir.join("tasks/old"));
+    assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
+
+    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into-same-list"]);
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    let got = files(&c.list());
+    assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
+    let changes: Vec<&str> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["change"].as_str().unwrap())
+        .collect();
+    let said = |file: &str, whole: usize, torn: usize, why: &str| {
+        changes.iter().any(|c| {
+            c.starts_with(&format!("restore {file} into "))
+                && c.contains(&format!(
+                    "(line {whole}), its last whole one; the newer ones are not (line {torn}, journaled at "
+                ))
+                && c.contains(why)
+        })
+    };
+    assert!(
+        said("1.json", whole_one, torn_one, "is empty: "),
+        "{changes:?}"
+    );
+    assert!(
+        said("2.json", whole_two, torn_two, "is not a task: "),
+        "{changes:?}"
+    );
+    let text = taskproof()
+        .args(["check", "--restore"])
+        .arg(c.list())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("nothing to restore"));
+}
+
+#[test]
+fn a_task_the_journal_holds_no_whole_version_of_is_named_and_not_written() {
+    let c = Config::new();
+    let one = c.write_task(1, "Alpha", "completed");
+    // Task 2 was only ever read mid-write.
+    c.torn_read(2, b"");
+    c.torn_read(2, br#"{"id": "2", "subj"#);
+    let twos = seen_lines(&c, "2.json");
+    assert_eq!(twos.len(), 2, "{twos:?}");
+    c.reset();
+
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 1);
+    let m = &of_kind(&doc, "vanished")["2.json"];
+    assert!(
+        m.contains(&format!(
+            "the journal holds no whole version of it (line {}, journaled at ",
+            twos[1].0
+        )) && m.contains(&format!("line {}, journaled at ", twos[0].0))
+            && m.ends_with("so it cannot be restored"),
+        "{m}"
+    );
+
+    let (code, doc, stderr) = check(&c.list(), &["--restore", "--into", "back"]);
+    assert_eq!(code, 1, "task 2 is still vanished: {doc:#}\n{stderr}");
+    let got = files(&c.dir.join("tasks/back"));
+    assert_eq!(got["1.json"], one, "the other tasks are restored");
+    assert!(!got.contains_key("2.json"), "nothing is written for task 2");
+    let skipped: Vec<(&str, &str)> = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["done"] == false)
+        .map(|c| {
+            (
+                c["change"].as_str().unwrap(),
+                c["skipped"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(skipped.len(), 1, "{doc:#}");
+    let (change, why) = skipped[0];
+    assert!(change.starts_with("restore 2.json into "), "{change}");
+    assert!(
+        why.contains("holds no whole version of it (")
+            && why.contains("is not a task: ")
+            && why.contains("is empty: ")
+            && why.ends_with("nothing was written for it"),
+        "{why}"
     );
 }
