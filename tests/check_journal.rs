@@ -1074,30 +1074,9 @@ fn restore_passes_over_a_version_read_while_the_file_was_being_rewritten() {
     c.torn_read(2, &two[..two.len() / 2]);
     let ones = seen_lines(&c, "1.json");
     let twos = seen_lines(&c, "2.json");
-    assert_eq!(ones.last().unwrap().1.as_deref(), Some("empty"), "{ones:?}");
-    assert_eq!(
-        twos.last().unwrap().1.as_deref(),
-        Some("malformed"),
-        "{twos:?}"
-    );
-    assert!(ones[..ones.len() - 1].iter().all(|(_, t)| t.is_none()));
     let (torn_one, whole_one) = (ones[ones.len() - 1].0, ones[ones.len() - 2].0);
     let (torn_two, whole_two) = (twos[twos.len() - 1].0, twos[twos.len() - 2].0);
     c.reset();
-
-    let (code, doc, _) = check(&c.list(), &[]);
-    assert_eq!(code, 1);
-    let vanished = of_kind(&doc, "vanished");
-    let m = &vanished["1.json"];
-    assert!(
-        m.contains(&format!(
-            "its last version in the journal is not whole (line {torn_one}, journaled at "
-        )) && m.contains("is empty: ")
-            && m.contains(&format!("(line {whole_one}): restore it with")),
-        "{m}"
-    );
-    // The cause is judged from the whole versions: both were completed.
-    assert!(m.contains("known cause: Claude Code's reset"), "{m}");
 
     // A journal an earlier build wrote has no marks: restore judges the bytes themselves.
     let legacy = c.dir.join("legacy.jsonl");
@@ -1112,9 +1091,33 @@ fn restore_passes_over_a_version_read_while_the_file_was_being_rewritten() {
         &c.list(),
         &["--restore", "--journal", journal, "--into", "old"],
     );
-    assert_eq!(code, 0, "{doc:#}\n{stderr}");
     let got = files(&c.dir.join("tasks/old"));
     assert_eq!((&got["1.json"], &got["2.json"]), (&one, &two));
+    // The new list is judged by its own journal, not the one --journal named.
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+
+    // The journal marked both reads.
+    assert_eq!(ones.last().unwrap().1.as_deref(), Some("empty"), "{ones:?}");
+    assert_eq!(
+        twos.last().unwrap().1.as_deref(),
+        Some("malformed"),
+        "{twos:?}"
+    );
+    assert!(ones[..ones.len() - 1].iter().all(|(_, t)| t.is_none()));
+
+    let (code, doc, _) = check(&c.list(), &[]);
+    assert_eq!(code, 1);
+    let vanished = of_kind(&doc, "vanished");
+    let m = &vanished["1.json"];
+    assert!(
+        m.contains(&format!(
+            "its last version in the journal is not whole (line {torn_one}, journaled at "
+        )) && m.contains("is empty: ")
+            && m.contains(&format!("(line {whole_one}): restore it with")),
+        "{m}"
+    );
+    // The cause is judged from the whole versions: both were completed.
+    assert!(m.contains("known cause: Claude Code's reset"), "{m}");
 
     let (code, doc, stderr) = check(&c.list(), &["--restore", "--into-same-list"]);
     assert_eq!(code, 0, "{doc:#}\n{stderr}");
