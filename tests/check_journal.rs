@@ -1255,6 +1255,9 @@ fn stress_hook(dir: &Path, event: &Value) -> Output {
     run_with_stdin(cmd, event.to_string().as_bytes())
 }
 
+/// A version of a task file as the journal holds it: its bytes, and its `torn` mark.
+type Version = (Vec<u8>, Option<String>);
+
 /// Whether `bytes` are a whole task of the file `name` (claude-code layout): a JSON object
 /// with the id its name says, a subject and a status.
 fn is_task(name: &str, bytes: &[u8]) -> bool {
@@ -1359,7 +1362,7 @@ fn restore_after_writers_rewrote_tasks_in_place_under_concurrent_hooks_writes_on
 
     // What the journal saw: every version of each task file, in order, and its mark.
     let text = std::fs::read_to_string(c.journal()).unwrap();
-    let mut versions: BTreeMap<String, Vec<(Vec<u8>, Option<String>)>> = BTreeMap::new();
+    let mut versions: BTreeMap<String, Vec<Version>> = BTreeMap::new();
     for line in text.lines().skip(1) {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_ne!(v["op"], "gone", "no file went during the stress: {line}");
