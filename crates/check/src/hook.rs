@@ -26,8 +26,9 @@
 //! a whole list instead: every unsafe finding refuses it.
 //!
 //! **The journal.** Every run that reads the list also brings its [`journal`] up to date: the
-//! bytes of each task file that changed since the journal last saw it, each delete the agent
-//! asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
+//! bytes of each task file that changed since the journal last saw it (marked `torn` when the
+//! run read it empty, mid-rewrite or not decoding as a task: [`journal::Torn`]), each delete
+//! the agent asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
 //! the tool wrote, so it is the one run that sees the last write before Claude Code's reset of
 //! a finished list (the other events come before their write). Each run locks the journal
 //! before it reads the list, so that runs on one list (a team's) journal it in the order they
