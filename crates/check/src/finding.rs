@@ -177,8 +177,13 @@ pub enum Repair {
     /// store would before its next operation.
     FinishAuditRecord,
     /// Write a vanished task's file back from the journal (`--restore`, never `--fix`), into
-    /// the list folder `into`.
-    Restore { file: String, into: String },
+    /// the list folder `into`; `version` says which version of it the journal gave, and why
+    /// newer ones were passed over.
+    Restore {
+        file: String,
+        into: String,
+        version: Option<String>,
+    },
     /// Write `.highwatermark` of the list folder `into` as `to` (after a restore).
     RestoreHighwatermark { into: String, to: u64 },
     /// Flush what a restore wrote into the list folder `into` to disk (said when it failed).
@@ -204,7 +209,16 @@ impl std::fmt::Display for Repair {
             Repair::FinishAuditRecord => {
                 f.write_str("finish the interrupted change and its audit record in .audit.pending")
             }
-            Repair::Restore { file, into } => write!(f, "restore {file} into {into}"),
+            Repair::Restore {
+                file,
+                into,
+                version: None,
+            } => write!(f, "restore {file} into {into}"),
+            Repair::Restore {
+                file,
+                into,
+                version: Some(v),
+            } => write!(f, "restore {file} into {into}: {v}"),
             Repair::RestoreHighwatermark { into, to } => {
                 write!(f, "set .highwatermark of {into} to {to}")
             }

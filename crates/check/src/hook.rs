@@ -26,8 +26,9 @@
 //! a whole list instead: every unsafe finding refuses it.
 //!
 //! **The journal.** Every run that reads the list also brings its [`journal`] up to date: the
-//! bytes of each task file that changed since the journal last saw it, each delete the agent
-//! asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
+//! bytes of each task file that changed since the journal last saw it (marked `torn` when the
+//! run read it empty, mid-rewrite or not decoding as a task: [`journal::Torn`]), each delete
+//! the agent asks for, each file that went without one. `PostToolUse` runs only for that: it comes after
 //! the tool wrote, so it is the one run that sees the last write before Claude Code's reset of
 //! a finished list (the other events come before their write). Each run locks the journal
 //! before it reads the list, so that runs on one list (a team's) journal it in the order they
@@ -317,6 +318,7 @@ fn keep_journal(
         files: &list.files,
         unreadable: &list.unreadable,
         deleting: deleting.into_iter().collect(),
+        torn: &list.torn,
     };
     journal::record(held, &list.name, &list.path, &seen, journal::now_ms())
 }
@@ -348,6 +350,7 @@ fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict 
         Err(e) => return not_kept(e),
     };
     let mut files = Vec::new();
+    let mut torn = Vec::new();
     for id in ids {
         let Ok(id) = id.parse::<TaskId>() else {
             continue;
@@ -361,14 +364,21 @@ fn journal_written(event: &Value, ctx: &HookContext, ids: &[String]) -> Verdict 
             let Some(file) = layout.file_name(id) else {
                 continue;
             };
-            if let Ok(bytes) = dir.read(&file) {
+            let mut bytes = Vec::new();
+            if let Ok(st) = dir.read_into(&file, &mut bytes) {
+                // Another writer may be rewriting it in place: the journal marks what is not
+                // a whole task, so that `--restore` never takes it for one.
+                let decodes = crate::locate::decodes_as_task(&bytes);
+                if let Some(t) = journal::Torn::of_read(&bytes, st.st_size, decodes) {
+                    torn.push((file.clone(), t));
+                }
                 files.push((file, bytes));
                 break;
             }
         }
     }
     let folder = &place.location.path;
-    match journal::record_written(held, &name, folder, &files, journal::now_ms()) {
+    match journal::record_written(held, &name, folder, &files, &torn, journal::now_ms()) {
         Ok(_) => Verdict {
             list: name.clone(),
             ..Verdict::default()

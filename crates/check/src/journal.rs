@@ -9,7 +9,8 @@
 //! **What.** JSON Lines. The first line names the format and the list; every other line is one
 //! entry with its time (`at`, milliseconds since the epoch) and the task file it is about:
 //! `seen` (the file's exact bytes, as `text` or, when not UTF-8, `hex`, with an FNV-1a hash of
-//! the name and the bytes), `delete` (the agent asked for the delete, or the hook refused a new
+//! the name and the bytes, and a `torn` mark when they were not a whole task: see [`Torn`]),
+//! `delete` (the agent asked for the delete, or the hook refused a new
 //! task and Claude Code took it back), `gone` (a hook run found the file missing with no delete
 //! asked for), `restored` (`check --restore` wrote that version back, `into` naming where), and
 //! `run` (a hook run saw every live file as journaled). The hook writes an entry only when a
@@ -26,10 +27,20 @@
 //! writes a new file whole (fsynced) through one temporary name per journal and renames it
 //! over the old.
 //!
+//! **Versions that are not whole.** A writer that rewrites a task file in place (Claude Code
+//! up to 2.1.112 truncates it, then writes) can be caught half-way by a hook run, which then
+//! reads it empty or in part. The run marks such a version `torn` ([`Torn`]: its size changed
+//! during the read, it is empty, or it does not decode as a task); a version without the mark
+//! is whole, and an entry written before the mark existed is judged by its bytes when `check`
+//! reads them. Each [`Life`] keeps, beside a last version that is not whole, the latest whole
+//! one before it ([`Life::restorable`]): `check --restore` writes that one back, never a torn
+//! one.
+//!
 //! **Bounded.** Once the file is over [`COMPACT_FROM`] and more than half of it is history
 //! (versions of a task later superseded, tasks deleted or restored, older `run` lines), the next
-//! append compacts it to what `check` and `--restore` need: the last version of each live task,
-//! each vanished task with its `gone` line, and the last `run` line. So the file stays under
+//! append compacts it to what `check` and `--restore` need: the last version of each live task
+//! (and the last whole one before it, when that one is not whole), each vanished task with its
+//! `gone` line, and the last `run` line. So the file stays under
 //! twice what it must hold, and never over [`MAX_BYTES`]: past that, the oldest vanished tasks
 //! are dropped first, and a list whose live tasks alone exceed it is not journaled (said).
 //!
@@ -204,6 +215,8 @@ struct Out<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     into: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    torn: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hex: Option<String>,
@@ -218,6 +231,7 @@ impl<'a> Out<'a> {
             hash: None,
             last_seen: None,
             into: None,
+            torn: None,
             text: None,
             hex: None,
         }
@@ -230,10 +244,11 @@ impl<'a> Out<'a> {
     }
 }
 
-/// A `seen` entry for `file` holding `bytes`.
-fn seen_line(at: u64, file: &str, bytes: &[u8]) -> Vec<u8> {
+/// A `seen` entry for `file` holding `bytes`, marked `torn` when they were not a whole task.
+fn seen_line(at: u64, file: &str, bytes: &[u8], torn: Option<Torn>) -> Vec<u8> {
     let mut out = Out::new(at, "seen", Some(file));
     out.hash = Some(hash_text(hash(file, bytes)));
+    out.torn = torn.map(Torn::as_str);
     match std::str::from_utf8(bytes) {
         Ok(text) => out.text = Some(text),
         Err(_) => out.hex = Some(bytes.iter().map(|b| format!("{b:02x}")).collect()),
@@ -257,6 +272,8 @@ struct In<'a, T> {
     last_seen: Option<u64>,
     #[serde(default, borrow)]
     into: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    torn: Option<Cow<'a, str>>,
     #[serde(default)]
     text: Option<T>,
     #[serde(default)]
@@ -270,6 +287,116 @@ pub enum End {
     Deleted,
     /// A hook run found the file missing, with no delete asked for.
     Gone,
+}
+
+/// Why the bytes a hook run read of a task file are not a whole task: the mark a `seen`
+/// entry carries as `torn`. A run that read them knows; for an entry written before the mark
+/// existed, `check` judges the bytes themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Torn {
+    /// The file's size changed while it was read: another process was rewriting it, so the
+    /// bytes may be part of one write or a mix of two, even when they decode.
+    Changing,
+    /// The file held no bytes: what a writer that truncates and then writes (Claude Code up
+    /// to 2.1.112) leaves between the two.
+    Empty,
+    /// The bytes are not a task: not JSON, or not a task object (a write cut short).
+    Malformed,
+    /// A mark this taskproof does not know, written by a later one: not whole either.
+    Other,
+}
+
+impl Torn {
+    /// The mark as the journal writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Torn::Changing => "changing",
+            Torn::Empty => "empty",
+            Torn::Malformed => "malformed",
+            Torn::Other => "other",
+        }
+    }
+
+    fn parse(s: &str) -> Torn {
+        match s {
+            "changing" => Torn::Changing,
+            "empty" => Torn::Empty,
+            "malformed" => Torn::Malformed,
+            _ => Torn::Other,
+        }
+    }
+
+    /// What a hook run read of a task file: `bytes`, from a file whose size was `size` when
+    /// it was opened. `decodes` says whether the bytes decode as a task; the hook has decoded
+    /// them anyway, so the mark costs it nothing more.
+    pub fn of_read(bytes: &[u8], size: i64, decodes: bool) -> Option<Torn> {
+        if usize::try_from(size).ok() != Some(bytes.len()) {
+            Some(Torn::Changing)
+        } else if bytes.is_empty() {
+            Some(Torn::Empty)
+        } else if !decodes {
+            Some(Torn::Malformed)
+        } else {
+            None
+        }
+    }
+
+    /// The judgement of bytes alone, for an entry that carries no mark.
+    pub fn of_bytes(bytes: &[u8]) -> Option<Torn> {
+        if bytes.is_empty() {
+            Some(Torn::Empty)
+        } else if !crate::locate::decodes_as_task(bytes) {
+            Some(Torn::Malformed)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for Torn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Torn::Changing => {
+                "torn: read while the file was being rewritten (its size changed during the read)"
+            }
+            Torn::Empty => {
+                "empty: what a writer that truncates the file and then writes it leaves between the two"
+            }
+            Torn::Malformed => "not a task: not JSON, or not a task object (a write cut short)",
+            Torn::Other => "marked by a later taskproof as not a whole task",
+        })
+    }
+}
+
+/// Why a version of a task is not one `check --restore` writes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// The bytes were not a whole task when read (marked, or judged from the bytes).
+    Torn(Torn),
+    /// The journal's entry is damaged: its bytes do not match their hash.
+    Damaged,
+}
+
+impl std::fmt::Display for Flaw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Flaw::Torn(t) => t.fmt(f),
+            Flaw::Damaged => {
+                f.write_str("damaged in the journal (its bytes do not match their hash)")
+            }
+        }
+    }
+}
+
+/// A version of a task that is not whole, as a life keeps it to explain why it was passed
+/// over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// When the journal recorded it.
+    pub seen_at: u64,
+    /// Its journal line, 1-based.
+    pub line: usize,
+    pub flaw: Flaw,
 }
 
 /// One version of one task, from a `seen` entry to the entry that ended it (if any).
@@ -288,13 +415,59 @@ pub struct Life {
     pub end: Option<(End, u64)>,
     /// Where `check --restore` wrote this version back.
     pub restored_into: Option<String>,
-    /// Byte ranges in the journal of the lines this life keeps: its `seen`, and its `gone`.
+    /// Why this version is not whole, when it is not: its `torn` mark, or, read with the task
+    /// bytes, what they are (empty, not a task) or that the entry is damaged. Read without
+    /// them (the hook), an entry without a mark is taken as whole unless its bytes are empty.
+    pub flaw: Option<Flaw>,
+    /// When this version is not whole: the latest earlier version of this life that is, the
+    /// one `check --restore` writes back instead.
+    pub whole_before: Option<Box<Life>>,
+    /// The versions between `whole_before` (or the start of the life) and this one, none of
+    /// them whole, oldest first.
+    pub torn_between: Vec<Skipped>,
+    /// Byte ranges in the journal of the lines this life keeps: its `whole_before`'s `seen`,
+    /// its own `seen`, and its `gone`.
     keep: Vec<(usize, usize)>,
 }
 
 impl Life {
     pub fn is_alive(&self) -> bool {
         self.end.is_none() && self.restored_into.is_none()
+    }
+
+    /// Whether this version is a whole task (as far as the journal was read).
+    pub fn is_whole(&self) -> bool {
+        self.flaw.is_none()
+    }
+
+    /// The version `check --restore` writes back of this life: this one when it is whole,
+    /// else the latest earlier one that is; `None` when the journal holds no whole version.
+    pub fn restorable(&self) -> Option<&Life> {
+        if self.is_whole() {
+            Some(self)
+        } else {
+            self.whole_before.as_deref()
+        }
+    }
+
+    /// The versions newer than [`Life::restorable`] (all, when there is none), none of them
+    /// whole, newest first: what a restore passes over, and why.
+    pub fn passed_over(&self) -> Vec<Skipped> {
+        let Some(flaw) = self.flaw else {
+            return Vec::new();
+        };
+        let mut out = vec![Skipped {
+            seen_at: self.seen_at,
+            line: self.line,
+            flaw,
+        }];
+        out.extend(self.torn_between.iter().rev().cloned());
+        out
+    }
+
+    /// Whether `h` is the hash of this version or of the whole one before it.
+    fn holds(&self, h: u64) -> bool {
+        self.hash == h || self.whole_before.as_ref().is_some_and(|w| w.hash == h)
     }
 
     /// The bytes of the journal lines a compaction keeps of this life.
@@ -351,11 +524,14 @@ impl Journal {
 }
 
 /// Whether `lives[i]`, a life of one file that a hook run found gone, came back: a later
-/// life of the file holds the same bytes. It is history then: [`crate::vanish`] does not call
+/// life of the file holds the same bytes (those of its last version, or of the whole version
+/// a restore would write back). It is history then: [`crate::vanish`] does not call
 /// it vanished, and a compaction drops it.
 pub fn came_back(lives: &[Life], i: usize) -> bool {
     let life = &lives[i];
-    matches!(life.end, Some((End::Gone, _))) && lives[i + 1..].iter().any(|l| l.hash == life.hash)
+    let back = |h: u64| lives[i + 1..].iter().any(|l| l.holds(h));
+    matches!(life.end, Some((End::Gone, _)))
+        && (back(life.hash) || life.restorable().is_some_and(|r| back(r.hash)))
 }
 
 /// Reads `bytes` as the journal of `list`. With `full`, task bytes are decoded and checked
@@ -402,18 +578,20 @@ pub fn parse(path: &Path, bytes: &[u8], list: &str, full: bool) -> Result<Journa
             continue;
         }
         let result = if full {
-            apply::<Cow<str>>(&mut j, line, range, n)
+            apply::<Cow<str>>(&mut j, line, range, n, false)
         } else {
             match light_prefix(line) {
                 // The bytes are most of the journal and the hook needs none of them: only
-                // the fields before them are parsed.
+                // the fields before them are parsed, and whether they are empty is seen
+                // from the line's end.
                 Some(end) => {
                     prefix.clear();
                     prefix.extend_from_slice(&line[..end]);
                     prefix.push(b'}');
-                    apply::<Unread>(&mut j, &prefix, range, n)
+                    let empty = &line[end..] == br#","text":""}"#;
+                    apply::<Unread>(&mut j, &prefix, range, n, empty)
                 }
-                None => apply::<serde::de::IgnoredAny>(&mut j, line, range, n),
+                None => apply::<serde::de::IgnoredAny>(&mut j, line, range, n, false),
             }
         };
         if let Err(what) = result {
@@ -529,12 +707,14 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Folds one entry line into the journal's lives.
+/// Folds one entry line into the journal's lives. `light_empty`: the line, read without its
+/// task bytes, holds none (`"text":""`).
 fn apply<'a, T: Deserialize<'a> + Payload>(
     j: &mut Journal,
     line: &'a [u8],
     range: (usize, usize),
     n: usize,
+    light_empty: bool,
 ) -> Result<(), String> {
     let e: In<'a, T> =
         serde_json::from_slice(line).map_err(|e| format!("not a journal entry ({e}), skipped"))?;
@@ -560,15 +740,27 @@ fn apply<'a, T: Deserialize<'a> + Payload>(
                     format!("the seen entry of {file} has no valid hash, skipped")
                 })?;
             let mut damaged = None;
-            let bytes = match T::bytes(e.text, e.hex) {
-                Ok(Some(b)) if hash(&file, &b) == h => Some(b),
+            let marked = e.torn.as_deref().map(Torn::parse);
+            let (bytes, flaw) = match T::bytes(e.text, e.hex) {
+                Ok(Some(b)) if hash(&file, &b) == h => {
+                    // Read with the task bytes: an entry without a mark (written before the
+                    // mark existed) is judged by its bytes.
+                    let flaw = marked.or_else(|| Torn::of_bytes(&b)).map(Flaw::Torn);
+                    (Some(b), flaw)
+                }
                 Ok(Some(_)) => {
                     damaged = Some(format!(
                         "the bytes of {file} do not match their hash (the entry is damaged); they are never restored"
                     ));
-                    None
+                    (None, Some(Flaw::Damaged))
                 }
-                Ok(None) => None,
+                // Not read (the hook): the mark, else what the line shows without decoding.
+                Ok(None) => (
+                    None,
+                    marked
+                        .or(light_empty.then_some(Torn::Empty))
+                        .map(Flaw::Torn),
+                ),
                 Err(why) => return Err(format!("{file}: {why}, skipped")),
             };
             let life = Life {
@@ -580,11 +772,38 @@ fn apply<'a, T: Deserialize<'a> + Payload>(
                 line: n,
                 end: None,
                 restored_into: None,
+                flaw,
+                whole_before: None,
+                torn_between: Vec::new(),
                 keep: vec![range],
             };
             match lives.last_mut() {
-                // A new version of a live task replaces the one before it.
-                Some(cur) if cur.is_alive() => *cur = life,
+                // A new version of a live task replaces the one before it; when the new one
+                // is not whole, the latest whole one before it is kept beside it, for
+                // `--restore`, and so are the lines a compaction needs to find it again.
+                Some(cur) if cur.is_alive() => {
+                    let cur = std::mem::replace(cur, life);
+                    let new = lives.last_mut().expect("just replaced");
+                    if !new.is_whole() {
+                        let (before, mut between) = match cur.flaw {
+                            None => (Some(Box::new(cur)), Vec::new()),
+                            Some(flaw) => {
+                                let mut between = cur.torn_between;
+                                between.push(Skipped {
+                                    seen_at: cur.seen_at,
+                                    line: cur.line,
+                                    flaw,
+                                });
+                                (cur.whole_before, between)
+                            }
+                        };
+                        std::mem::swap(&mut new.torn_between, &mut between);
+                        if let Some(b) = before {
+                            new.keep.insert(0, b.keep[0]);
+                            new.whole_before = Some(b);
+                        }
+                    }
+                }
                 _ => lives.push(life),
             }
             if let Some(what) = damaged {
@@ -606,11 +825,9 @@ fn apply<'a, T: Deserialize<'a> + Payload>(
             let h = e.hash.as_deref().and_then(parse_hash);
             let into = e.into.as_deref().unwrap_or("").to_string();
             // The latest version with that hash that was not deleted.
-            if let Some(l) = lives
-                .iter_mut()
-                .rev()
-                .find(|l| Some(l.hash) == h && !matches!(l.end, Some((End::Deleted, _))))
-            {
+            if let Some(l) = lives.iter_mut().rev().find(|l| {
+                h.is_some_and(|h| l.holds(h)) && !matches!(l.end, Some((End::Deleted, _)))
+            }) {
                 if l.end.is_none() {
                     l.end = Some((End::Gone, e.at));
                 }
@@ -805,11 +1022,19 @@ pub struct Observed<'a> {
     /// Files the agent asked to delete in this call (`TaskUpdate` status `deleted`), or that
     /// Claude Code takes back because the hook refused them (`TaskCreated`).
     pub deleting: Vec<String>,
+    /// The files of `files` whose bytes were not a whole task when read, and why.
+    pub torn: &'a [(String, Torn)],
+}
+
+/// The mark of `name` in a run's `torn` list.
+fn torn_of(torn: &[(String, Torn)], name: &str) -> Option<Torn> {
+    torn.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
 }
 
 /// Brings the journal of list `list` (folder `folder`), held by `locked` since before the
 /// list was read, up to date with what a hook run saw: a `seen` entry for each file whose
-/// bytes the journal has not seen as its current version, `gone` for each live file that is
+/// bytes the journal has not seen as its current version (or had as a version that was not
+/// whole, and are whole now), marked when they are not whole, `gone` for each live file that is
 /// missing, `delete` for each delete asked for, then one `run` line; compacts when due.
 /// Returns how many entries it wrote.
 pub fn record(
@@ -837,11 +1062,14 @@ pub fn record(
         .collect();
     for (name, content) in seen.files {
         let h = hash(name, content);
+        let torn = torn_of(seen.torn, name);
+        // The same bytes read whole again, after a read that caught them mid-rewrite, are
+        // journaled again: that version is whole after all.
         let known = journal
             .current(name)
-            .is_some_and(|l| l.is_alive() && l.hash == h);
+            .is_some_and(|l| l.is_alive() && l.hash == h && (l.is_whole() || torn.is_some()));
         if !known {
-            out.extend(seen_line(at, name, content));
+            out.extend(seen_line(at, name, content, torn));
             written += 1;
         }
     }
@@ -901,20 +1129,22 @@ fn compact_if_due(locked: &Locked, list: &str, all: Vec<u8>) -> Result<(), Journ
 const POST_CHECK_EVERY: u64 = 256 * 1024;
 
 /// The `PostToolUse` run's journal entries: a `seen` entry of each file the tool call wrote
-/// (`files`, read just now, with the journal `locked` since before), without reading the
-/// journal beyond its first line (which must be this list's) and its end. An entry of a file
-/// whose bytes the journal already had is history, dropped by the next compaction.
+/// (`files`, read just now, with the journal `locked` since before; those in `torn` marked),
+/// without reading the journal beyond its first line (which must be this list's) and its
+/// end. An entry of a file whose bytes the journal already had is history, dropped by the
+/// next compaction.
 pub fn record_written(
     mut locked: Locked,
     list: &str,
     folder: &Path,
     files: &[(String, Vec<u8>)],
+    torn: &[(String, Torn)],
     at: u64,
 ) -> Result<usize, JournalError> {
     let point = locked.append_point(list)?;
     let mut out = point.start(list, folder, at);
     for (name, content) in files {
-        out.extend(seen_line(at, name, content));
+        out.extend(seen_line(at, name, content, torn_of(torn, name)));
     }
     locked.write_at(point.complete, point.size, &out)?;
     let len = point.complete + out.len() as u64;
@@ -969,7 +1199,7 @@ pub fn record_restore(
             r.into = Some(into);
             out.extend(r.line());
             if same_list {
-                out.extend(seen_line(at, name, content));
+                out.extend(seen_line(at, name, content, None));
             }
         }
     })
@@ -986,7 +1216,7 @@ pub fn record_seen(
 ) -> Result<(), JournalError> {
     append(path, list, folder, at, |out| {
         for (name, content) in files {
-            out.extend(seen_line(at, name, content));
+            out.extend(seen_line(at, name, content, None));
         }
     })
 }
@@ -1094,6 +1324,7 @@ mod tests {
             files: &files,
             unreadable: &[],
             deleting: deleting.iter().map(|d| d.to_string()).collect(),
+            torn: &[],
         };
         record(lock(path)?, "l", Path::new("/t/l"), &seen, at)
     }
@@ -1101,6 +1332,170 @@ mod tests {
     /// Records one hook run that read `present` and was asked to delete `deleting`.
     fn run(path: &Path, present: &[(&str, &[u8])], deleting: &[&str], at: u64) -> usize {
         try_run(path, present, deleting, at).unwrap()
+    }
+
+    /// Records one hook run that read `present`, those in `torn` not whole.
+    fn run_marked(path: &Path, present: &[(&str, &[u8])], torn: &[(&str, Torn)], at: u64) -> usize {
+        let files: Vec<(String, Vec<u8>)> = present
+            .iter()
+            .map(|(n, b)| (n.to_string(), b.to_vec()))
+            .collect();
+        let torn: Vec<(String, Torn)> = torn.iter().map(|(n, t)| (n.to_string(), *t)).collect();
+        let seen = Observed {
+            files: &files,
+            torn: &torn,
+            ..Observed::default()
+        };
+        record(lock(path).unwrap(), "l", Path::new("/t/l"), &seen, at).unwrap()
+    }
+
+    const WHOLE: &[u8] =
+        br#"{"id":"1","subject":"a","status":"pending","blocks":[],"blockedBy":[]}"#;
+
+    #[test]
+    fn what_a_read_marks() {
+        // The size when opened differs from what was read: a writer was at work.
+        assert_eq!(Torn::of_read(WHOLE, 3, true), Some(Torn::Changing));
+        assert_eq!(Torn::of_read(b"", 70, false), Some(Torn::Changing));
+        assert_eq!(Torn::of_read(b"", 0, false), Some(Torn::Empty));
+        assert_eq!(Torn::of_read(&WHOLE[..9], 9, false), Some(Torn::Malformed));
+        assert_eq!(Torn::of_read(WHOLE, WHOLE.len() as i64, true), None);
+        // Without a mark, the bytes alone.
+        assert_eq!(Torn::of_bytes(b""), Some(Torn::Empty));
+        assert_eq!(Torn::of_bytes(&WHOLE[..9]), Some(Torn::Malformed));
+        assert_eq!(Torn::of_bytes(b"[1]"), Some(Torn::Malformed));
+        assert_eq!(Torn::of_bytes(WHOLE), None);
+        for t in [Torn::Changing, Torn::Empty, Torn::Malformed] {
+            assert_eq!(Torn::parse(t.as_str()), t);
+        }
+        assert_eq!(Torn::parse("sideways"), Torn::Other);
+    }
+
+    #[test]
+    fn a_version_that_is_not_whole_is_marked_and_the_whole_one_before_it_kept() {
+        let (_tmp, path) = setup();
+        run(&path, &[("1.json", WHOLE)], &[], 10);
+        // Read while being rewritten in place: empty, then half written.
+        run_marked(&path, &[("1.json", b"")], &[("1.json", Torn::Empty)], 20);
+        let half = &WHOLE[..20];
+        run_marked(
+            &path,
+            &[("1.json", half)],
+            &[("1.json", Torn::Changing)],
+            30,
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#""torn":"empty","text":"""#), "{text}");
+        assert!(text.contains(r#""torn":"changing","text":"#), "{text}");
+        let j = journal(&path);
+        assert!(j.problems.is_empty(), "{:?}", j.problems);
+        let cur = j.current("1.json").unwrap();
+        assert_eq!(cur.bytes.as_deref(), Some(half));
+        assert_eq!(cur.flaw, Some(Flaw::Torn(Torn::Changing)));
+        let r = cur.restorable().unwrap();
+        assert_eq!((r.seen_at, r.bytes.as_deref()), (10, Some(WHOLE)));
+        let passed: Vec<(u64, Flaw)> = cur
+            .passed_over()
+            .iter()
+            .map(|s| (s.seen_at, s.flaw))
+            .collect();
+        assert_eq!(
+            passed,
+            [
+                (30, Flaw::Torn(Torn::Changing)),
+                (20, Flaw::Torn(Torn::Empty))
+            ]
+        );
+        // The hook, reading without the bytes, knows the same from the marks.
+        let light = parse(&path, &std::fs::read(&path).unwrap(), "l", false).unwrap();
+        let cur = light.current("1.json").unwrap();
+        assert_eq!(cur.flaw, Some(Flaw::Torn(Torn::Changing)));
+        assert_eq!(cur.restorable().unwrap().seen_at, 10);
+        // Torn the same way again: nothing new. The same bytes read whole after all: they
+        // are journaled again, as a whole version.
+        let marked = [("1.json", Torn::Changing)];
+        assert_eq!(run_marked(&path, &[("1.json", half)], &marked, 35), 0);
+        let rest = br#"{"id":"1","subject":"a"#;
+        assert_eq!(run(&path, &[("1.json", rest)], &[], 40), 1);
+        let cur = journal(&path).current("1.json").unwrap().clone();
+        assert_eq!(
+            cur.flaw,
+            Some(Flaw::Torn(Torn::Malformed)),
+            "judged by its bytes"
+        );
+        assert_eq!(run(&path, &[("1.json", WHOLE)], &[], 50), 1);
+        assert_eq!(run(&path, &[("1.json", WHOLE)], &[], 60), 0);
+        let cur = journal(&path).current("1.json").unwrap().clone();
+        assert!(cur.is_whole() && cur.whole_before.is_none());
+        assert_eq!(cur.restorable().unwrap().seen_at, 50);
+        assert!(cur.passed_over().is_empty());
+    }
+
+    #[test]
+    fn entries_written_before_the_mark_are_judged_by_their_bytes() {
+        let (_tmp, path) = setup();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // What an earlier build wrote when a run read 1.json empty, then half written: no
+        // mark on either.
+        let mut text = header_line("l", Path::new("/t/l"), 1);
+        text.extend(seen_line(10, "1.json", WHOLE, None));
+        text.extend(seen_line(20, "1.json", b"", None));
+        text.extend(Out::new(20, "run", None).line());
+        std::fs::write(&path, &text).unwrap();
+        let light = parse(&path, &text, "l", false).unwrap();
+        let cur = light.current("1.json").unwrap();
+        assert_eq!(
+            cur.flaw,
+            Some(Flaw::Torn(Torn::Empty)),
+            "seen from the line"
+        );
+        assert_eq!(cur.restorable().unwrap().seen_at, 10);
+        text.extend(seen_line(30, "1.json", &WHOLE[..20], None));
+        std::fs::write(&path, &text).unwrap();
+        let j = journal(&path);
+        let cur = j.current("1.json").unwrap();
+        assert_eq!(cur.flaw, Some(Flaw::Torn(Torn::Malformed)));
+        let r = cur.restorable().unwrap();
+        assert_eq!((r.seen_at, r.bytes.as_deref()), (10, Some(WHOLE)));
+        assert_eq!(cur.passed_over().len(), 2);
+        // A damaged entry is not whole either.
+        let mut damaged = header_line("l", Path::new("/t/l"), 1);
+        damaged.extend(seen_line(10, "1.json", WHOLE, None));
+        let bad = String::from_utf8(seen_line(20, "1.json", WHOLE, None))
+            .unwrap()
+            .replace(r#"\"a\""#, r#"\"b\""#);
+        damaged.extend(bad.as_bytes());
+        std::fs::write(&path, &damaged).unwrap();
+        let j = journal(&path);
+        let cur = j.current("1.json").unwrap();
+        assert_eq!(cur.flaw, Some(Flaw::Damaged));
+        assert_eq!(cur.restorable().unwrap().seen_at, 10);
+    }
+
+    #[test]
+    fn a_compaction_keeps_the_whole_version_behind_one_that_is_not() {
+        for marked in [true, false] {
+            let (_tmp, path) = setup();
+            run(&path, &[("1.json", WHOLE)], &[], 1);
+            if marked {
+                run_marked(&path, &[("1.json", b"")], &[("1.json", Torn::Empty)], 2);
+            } else {
+                // As an earlier build journaled it.
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                f.write_all(&seen_line(2, "1.json", b"", None)).unwrap();
+            }
+            grow_past_compaction(&path, &[("1.json", b"")], 3);
+            assert!(std::fs::metadata(&path).unwrap().len() < COMPACT_FROM);
+            let j = journal(&path);
+            assert!(j.problems.is_empty(), "{:?}", j.problems);
+            let cur = j.current("1.json").unwrap();
+            assert_eq!(cur.flaw, Some(Flaw::Torn(Torn::Empty)), "marked: {marked}");
+            let r = cur.restorable().expect("the whole version survives");
+            assert_eq!((r.seen_at, r.bytes.as_deref()), (1, Some(WHOLE)));
+        }
     }
 
     fn journal(path: &Path) -> Journal {
@@ -1122,7 +1517,7 @@ mod tests {
 
     #[test]
     fn the_hook_reads_only_the_fields_before_the_bytes() {
-        let line = seen_line(7, "1.json", b"{\"text\":\"x\"}");
+        let line = seen_line(7, "1.json", b"{\"text\":\"x\"}", Some(Torn::Malformed));
         let line = &line[..line.len() - 1];
         let end = light_prefix(line).unwrap();
         assert!(
@@ -1352,7 +1747,7 @@ mod tests {
         let a = [("2.json".to_string(), b"b".to_vec())];
         let errors = [
             try_run(&path, &[("2.json", b"b")], &[], 2).unwrap_err(),
-            record_written(lock(&path).unwrap(), "l", Path::new("/t/l"), &a, 3).unwrap_err(),
+            record_written(lock(&path).unwrap(), "l", Path::new("/t/l"), &a, &[], 3).unwrap_err(),
             record_seen(&path, "l", Path::new("/t/l"), &a, 4).unwrap_err(),
             record_restore(&path, "l", Path::new("/t/l"), &a, "/t/m", false, 5).unwrap_err(),
         ];

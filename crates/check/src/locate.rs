@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::discover::ListLocation;
 use crate::finding::{Finding, FindingKind};
 use crate::hook::{HookContext, str_field};
-use crate::{audit, judge};
+use crate::{audit, journal, judge};
 use taskproof_core::protocol::Layout;
 use taskproof_core::task::{MAX_SUBJECT_CHARS, Status, Task, TaskId};
 use taskproof_store::{HIGHWATERMARK_NAME, ReadError, parse_watermark};
@@ -152,6 +152,8 @@ pub(super) struct List {
     pub(super) files: Vec<(String, Vec<u8>)>,
     /// Task files present that could not be read (a link, a special file).
     pub(super) unreadable: Vec<String>,
+    /// The files of `files` whose bytes were not a whole task when read, and why.
+    pub(super) torn: Vec<(String, journal::Torn)>,
 }
 
 /// Reads the list at `place`; `Err` says, for the user, why it could not be.
@@ -186,13 +188,17 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
         old: Vec::new(),
         files: Vec::new(),
         unreadable: Vec::new(),
+        torn: Vec::new(),
     };
     for file in &names {
         let Some(id) = layout.task_id_of(file) else {
             continue;
         };
-        let bytes = match dir.read(file) {
-            Ok(b) => b,
+        let mut bytes = Vec::new();
+        // The size when the file was opened, beside what was read: a writer that truncates
+        // and rewrites the file in place changes it during the read.
+        let size = match dir.read_into(file, &mut bytes) {
+            Ok(st) => st.st_size,
             // Gone since the listing, or a folder: not a task file. A link or a special file
             // is present but unreadable; `taskproof check` says why.
             Err(ReadError::Missing | ReadError::Folder) => continue,
@@ -206,7 +212,11 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
         let old = |kind, message: String| {
             Finding::new(&name, file.clone(), kind, message).involving([id])
         };
-        match serde_json::from_slice::<LightTask>(&bytes) {
+        let decoded = serde_json::from_slice::<LightTask>(&bytes);
+        if let Some(torn) = journal::Torn::of_read(&bytes, size, decoded.is_ok()) {
+            list.torn.push((file.clone(), torn));
+        }
+        match decoded {
             Ok(t) if t.id == Some(id) => {
                 let mut task = Task::new(id, t.subject);
                 task.status = Status::parse(&t.status);
@@ -260,6 +270,12 @@ pub(super) fn read_list(place: &Place, layout: Option<Layout>) -> Result<List, S
     );
     judge::sort_findings(&mut list.old, layout);
     Ok(list)
+}
+
+/// Whether `bytes` decode as a task object, as the hook reads one (an id of either layout, a
+/// subject, a status, edges): what the journal calls a whole version of a task file.
+pub(crate) fn decodes_as_task(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<LightTask>(bytes).is_ok()
 }
 
 /// What the hook reads of a task file: the fields that decide a change's verdict. Every

@@ -150,8 +150,17 @@ fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
         // A task file is `restored`; every other step says what it did in the words the
         // JSON report gives it (the repair's own text).
         let (what, done, not) = match &c.repair {
-            Repair::Restore { file, into } => {
-                (format!("{file} into {into}"), "restored", "not restored")
+            Repair::Restore {
+                file,
+                into,
+                version,
+            } => {
+                let from = version.as_ref().map_or(String::new(), |v| format!(": {v}"));
+                (
+                    format!("{file} into {into}{from}"),
+                    "restored",
+                    "not restored",
+                )
             }
             Repair::RestoreVanished => (c.repair.to_string(), "restored", "not restored"),
             other => (other.to_string(), "done", "not done"),
@@ -277,6 +286,7 @@ mod tests {
                 change(Repair::Restore {
                     file: "1.json".into(),
                     into: "/t/back".into(),
+                    version: None,
                 }),
                 change(Repair::RestoreHighwatermark {
                     into: "/t/back".into(),

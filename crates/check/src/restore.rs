@@ -8,8 +8,10 @@
 //! they vanished from are lost again at the next turn. `--into-same-list` does it anyway, when
 //! the user asks.
 //!
-//! What it writes: the journal's last version of each vanished task, byte for byte; never a
-//! task the agent deleted, never over a file that exists (in the same list, a name that holds
+//! What it writes: the journal's last whole version of each vanished task, byte for byte
+//! (a version a hook run read while the file was being rewritten, empty, or not a task, is
+//! passed over, and the change says which version it wrote and why; a task with no whole
+//! version is named and not written); never a task the agent deleted, never over a file that exists (in the same list, a name that holds
 //! a file now holds a newer task), each file whole and durably (the store's `.tmp`, fsync,
 //! rename, fsync of the folder), under the list's `.lock` flock as `--fix` takes it. The
 //! list's `.highwatermark` is raised, never lowered, to at least the highest id written back
@@ -134,15 +136,17 @@ pub fn restore(
         repair: Repair::Restore {
             file: file.to_string(),
             into: shown.clone(),
+            version: None,
         },
         outcome: RepairOutcome::Skipped(why),
     };
 
-    // Which version of each file goes back: the newest that vanished. An older one of the
-    // same name (its id was reused, then that task vanished too) is named and left.
-    let mut chosen: Vec<&vanish::Vanished> = Vec::new();
+    // Which version of each file goes back: of the newest life that vanished, its latest
+    // whole version. An older life of the same name (its id was reused, then that task
+    // vanished too) is named and left, and so is a task the journal holds no whole version of.
+    let mut chosen: Vec<(&vanish::Vanished, Vec<u8>, String)> = Vec::new();
     for v in gone.iter().rev() {
-        if chosen.iter().any(|c| c.life.file == v.life.file) {
+        if chosen.iter().any(|(c, _, _)| c.life.file == v.life.file) {
             out.changes.push(skip(
                 &v.life.file,
                 format!(
@@ -152,18 +156,36 @@ pub fn restore(
             ));
             continue;
         }
-        if v.life.bytes.is_none() {
+        let Some((r, bytes)) = v
+            .life
+            .restorable()
+            .and_then(|r| Some((r, r.bytes.clone()?)))
+        else {
             out.changes.push(skip(
                 &v.life.file,
                 format!(
-                    "its journal entry (line {} of {}) is damaged",
-                    v.life.line,
-                    jpath.display()
+                    "the journal {} holds no whole version of it ({}); nothing was written for it",
+                    jpath.display(),
+                    vanish::passed_over(&v.life)
                 ),
             ));
             continue;
-        }
-        chosen.push(v);
+        };
+        let version = if r.line == v.life.line {
+            format!(
+                "its last version, journaled at {} (line {})",
+                format_time(r.seen_at),
+                r.line
+            )
+        } else {
+            format!(
+                "the version journaled at {} (line {}), its last whole one; the newer ones are not ({})",
+                format_time(r.seen_at),
+                r.line,
+                vanish::passed_over(&v.life)
+            )
+        };
+        chosen.push((v, bytes, version));
     }
     chosen.reverse();
     if chosen.is_empty() {
@@ -198,9 +220,8 @@ pub fn restore(
     // From here on files are written: whatever fails is a change that says so, beside the
     // changes that say what was written, never an error that would hide them.
     let mut written: Vec<(String, Vec<u8>)> = Vec::new();
-    for v in chosen {
+    for (v, bytes, version) in chosen {
         let file = &v.life.file;
-        let bytes = v.life.bytes.clone().expect("chosen only with bytes");
         if same {
             match target.stat(file) {
                 Ok(None) => {}
@@ -232,6 +253,7 @@ pub fn restore(
             repair: Repair::Restore {
                 file: file.clone(),
                 into: shown.clone(),
+                version: Some(version),
             },
             outcome,
         });

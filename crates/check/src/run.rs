@@ -162,7 +162,13 @@ pub fn run_with(
             }
         }
     }
-    for location in found.lists.iter().chain(&made) {
+    // A list the restore made has a journal of its own: `--journal` names the old list's.
+    let own = Options {
+        journal: None,
+        ..options.clone()
+    };
+    let lists = found.lists.iter().map(|l| (l, options));
+    for (location, options) in lists.chain(made.iter().map(|l| (l, &own))) {
         match audit_one(location, layout, mode, options) {
             Ok((summary, findings, changes)) => {
                 report.lists.push(summary);

@@ -97,12 +97,13 @@ pub struct Vanished {
 }
 
 impl Vanished {
-    /// The task's subject and status, read from the bytes the journal kept.
+    /// The task's subject and status, read from the bytes of the version a restore would
+    /// write back.
     fn summary(&self) -> (Option<String>, Option<String>) {
         let Some(v) = self
             .life
-            .bytes
-            .as_deref()
+            .restorable()
+            .and_then(|r| r.bytes.as_deref())
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
         else {
             return (None, None);
@@ -135,7 +136,9 @@ pub fn vanished(j: &Journal, layout: Layout, folder: &Folder) -> Vec<Vanished> {
                 // later version the journal saw, by the rule a compaction keeps too, or the
                 // file as it is now).
                 (Some((End::Gone, _)), now) => {
-                    !(journal::came_back(lives, i) || (last && now == Some(&Some(life.hash))))
+                    let here = |h: u64| now == Some(&Some(h));
+                    let back = here(life.hash) || life.restorable().is_some_and(|r| here(r.hash));
+                    !(journal::came_back(lives, i) || (last && back))
                 }
                 // An earlier life ended only by a later one's `seen` cannot be: a new life
                 // starts only after an end.
@@ -279,15 +282,46 @@ fn vanished_finding(
         m += "; ";
         m += c;
     }
-    if v.life.bytes.is_none() {
-        m += &format!(
-            "; its journal entry (line {}) is damaged, so it cannot be restored",
-            v.life.line
-        );
-    } else {
-        m += &format!("; restore it with `{restore_hint}`");
+    match v.life.restorable() {
+        None => {
+            m += &format!(
+                "; the journal holds no whole version of it ({}), so it cannot be restored",
+                passed_over(&v.life)
+            );
+        }
+        Some(r) if r.line != v.life.line => {
+            m += &format!(
+                "; its last version in the journal is not whole ({}), so a restore writes back the one journaled at {} (line {}): restore it with `{restore_hint}`",
+                passed_over(&v.life),
+                format_time(r.seen_at),
+                r.line
+            );
+        }
+        Some(_) => m += &format!("; restore it with `{restore_hint}`"),
     }
     Finding::new(list, v.life.file.clone(), FindingKind::Vanished, m).involving(v.id)
+}
+
+/// The versions of a life a restore passes over, newest first, each with its time, journal
+/// line and why it is not whole; at most three are named.
+pub fn passed_over(life: &Life) -> String {
+    let skipped = life.passed_over();
+    let mut parts: Vec<String> = skipped
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!(
+                "line {}, journaled at {}, is {}",
+                s.line,
+                format_time(s.seen_at),
+                s.flaw
+            )
+        })
+        .collect();
+    if skipped.len() > 3 {
+        parts.push(format!("and {} more before them", skipped.len() - 3));
+    }
+    parts.join("; ")
 }
 
 /// The known cause, when the tasks that vanished went the way Claude Code's reset of a
