@@ -12,7 +12,7 @@ use super::raw::{RawCall, RawDoc, RawMapping, RawOp, RawParse, RawPatterns, RawW
 use super::template::{Template, template, var_path};
 use super::{
     Base, Call, Cond, CondValue, Detect, DetectHow, DocSource, ErrorRules, Launch, Mapping, OPS,
-    OpMap, Parse, Read, StatusRule, TaskShape, TextHow, TextRead,
+    OpMap, Parse, Read, StatusRule, StatusWords, TaskShape, TextHow, TextRead,
 };
 use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op, request_features};
 // The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
@@ -106,11 +106,30 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
     }
 
     let mut status = BTreeMap::new();
+    let mut status_words = StatusWords::default();
     for (k, v) in &raw.status {
+        match k.as_str() {
+            "ignore_case" => {
+                status_words.ignore_case = v.as_bool().ok_or_else(|| {
+                    err(
+                        "status.ignore_case",
+                        format!("expected true or false, got {v}"),
+                    )
+                })?;
+                continue;
+            }
+            "refuse" => {
+                status_words.refuse = refused_words(v, &err)?;
+                continue;
+            }
+            _ => {}
+        }
         if !STATUSES.contains(&k.as_str()) {
             return Err(err(
                 &format!("status.{k}"),
-                "not a wire status; the keys are pending, in_progress and completed".into(),
+                "not a wire status; the keys are pending, in_progress and completed (the \
+                 server's word for each), ignore_case and refuse"
+                    .into(),
             ));
         }
         let v = nulls(toml_to_json(v));
@@ -121,6 +140,17 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
             ));
         }
         status.insert(k.clone(), v);
+    }
+    for (i, w) in status_words.refuse.iter().enumerate() {
+        if STATUSES.iter().any(|s| status_words.same(s, w)) {
+            return Err(err(
+                &format!("status.refuse[{i}]"),
+                format!(
+                    "{w:?} is a wire status: the client answers the three wire words as the \
+                     mapping says, so it cannot refuse one"
+                ),
+            ));
+        }
     }
     for (table, k) in raw
         .task
@@ -405,6 +435,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         check_form: raw.server.check_form,
         skip_stdout_noise: raw.server.skip_stdout_noise,
         status,
+        status_words,
         task: TaskShape {
             fields: raw.task.fields,
             derived_blocks,
@@ -469,6 +500,30 @@ impl Mapping {
         }
         Ok(())
     }
+}
+
+/// `status.refuse`: a list of the server's words, each a non-empty string.
+fn refused_words(
+    v: &toml::Value,
+    err: &dyn Fn(&str, String) -> MappingError,
+) -> Result<Vec<String>, MappingError> {
+    let Some(items) = v.as_array() else {
+        return Err(err(
+            "status.refuse",
+            format!("expected a list of the server's status words, got {v}"),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match w.as_str() {
+            Some(s) if !s.is_empty() => Ok(s.to_string()),
+            _ => Err(err(
+                &format!("status.refuse[{i}]"),
+                format!("expected one of the server's words (a non-empty string), got {w}"),
+            )),
+        })
+        .collect()
 }
 
 fn op_of(s: &str) -> Result<Op, String> {
@@ -710,6 +765,9 @@ fn conds(
                 let values = values
                     .into_iter()
                     .map(|v| {
+                        if v.as_str() == Some("{null}") {
+                            return Ok(CondValue::Null);
+                        }
                         match v
                             .as_str()
                             .and_then(|s| s.strip_prefix('{')?.strip_suffix('}'))
@@ -1074,6 +1132,42 @@ mod tests {
                 GOOD.replace("completed = \"done\"", "completed = 3"),
                 "status.completed",
                 "table of arguments",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nignore_case = \"yes\""),
+                "status.ignore_case",
+                "expected true or false",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nrefuse = \"Draft\""),
+                "status.refuse",
+                "a list of the server's status words",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nrefuse = [\"Draft\", 3]"),
+                "status.refuse[1]",
+                "non-empty string",
+            ),
+            (
+                GOOD.replace(
+                    "completed = \"done\"",
+                    "completed = \"done\"\nignore_case = true\nrefuse = [\"Draft\", \"Pending\"]",
+                ),
+                "status.refuse[1]",
+                "is a wire status",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nignore_cases = true"),
+                "status.ignore_cases",
+                "ignore_case and refuse",
+            ),
+            (
+                GOOD.replace(
+                    "{ tool = \"set_status\", when = \"patch.status\",",
+                    "{ tool = \"set_status\", when = { \"patch.status\" = \"{nul}\" },",
+                ),
+                "ops.update.calls[1].when.\"patch.status\"",
+                "no \"nul\" here",
             ),
             (
                 GOOD.replace(
