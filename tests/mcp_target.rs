@@ -518,6 +518,59 @@ fn a_server_that_answers_markdown_is_read_through_patterns() {
     s.close().unwrap();
 }
 
+/// Without `server.cwd` a server works in the session's folder (the list's under
+/// `server.per_list`), never in taskproof's: a server that keeps its data in its working
+/// folder (the text fixture without `--data`) keeps it with the session's, and a run leaves
+/// nothing where taskproof was started.
+#[test]
+fn a_server_without_cwd_works_in_the_session_folder_not_taskproofs() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let no_data = |t: String| t.replace("args = [\"--data\", \"{root}/{list}\"]\n", "");
+    let (_m, root, _target, mut s) = open_text("text.toml", &|t| no_data(t));
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "in a"}}),
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "in b"}}),
+    );
+    assert!(root.path().join("a/notes.json").is_file());
+    assert!(root.path().join("b/notes.json").is_file());
+    s.close().unwrap();
+    // One server for every list: the root.
+    let one = |t: String| no_data(t).replace("per_list = true\n", "");
+    let (_m, root, _target, mut s) = open_text("text.toml", &|t| one(t));
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "in a"}}),
+    );
+    assert!(root.path().join("notes.json").is_file());
+    s.close().unwrap();
+    // Through the command, started in a folder of its own: the suite's scenarios pass and
+    // that folder stays empty.
+    let start = tempdir();
+    let dir = tempdir();
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/mcp/text.toml")).unwrap();
+    write(dir.path(), "m.toml", &no_data(text));
+    let out = taskproof_in(start.path())
+        .args(["run", "--target", &format!("mcp:{}", text_server())])
+        .arg("--mapping")
+        .arg(dir.path().join("m.toml"))
+        .args(["--filter", "lists-are-isolated"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(start.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written where taskproof ran: {left:?}");
+}
+
 /// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
 /// list name that cannot name a folder is refused before any server starts.
 #[test]

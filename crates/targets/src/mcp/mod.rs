@@ -309,16 +309,23 @@ fn start(
     for (k, v) in &mapping.launch.env {
         cmd.env(k, fill(v));
     }
-    if let Some(cwd) = &mapping.launch.cwd {
-        let cwd = PathBuf::from(fill(cwd));
-        std::fs::create_dir_all(&cwd).map_err(|e| {
-            no_stderr(TargetError::Spawn(format!(
-                "server.cwd {}: {e}",
-                cwd.display()
-            )))
-        })?;
-        cmd.current_dir(cwd);
-    }
+    // The working folder: `server.cwd`, else the session's own folder (the list's under
+    // `per_list`), never taskproof's, so that a server that keeps its data in its working
+    // folder keeps it with the session's.
+    let cwd = match &mapping.launch.cwd {
+        Some(cwd) => PathBuf::from(fill(cwd)),
+        None => match list {
+            Some(l) if mapping.launch.per_list => root.join(l),
+            _ => root.to_path_buf(),
+        },
+    };
+    std::fs::create_dir_all(&cwd).map_err(|e| {
+        no_stderr(TargetError::Spawn(format!(
+            "server.cwd {}: {e}",
+            cwd.display()
+        )))
+    })?;
+    cmd.current_dir(cwd);
     let mut group = Group::spawn(&mut cmd)
         .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
     let stdout = group.child().stdout.take().expect("piped stdout");
