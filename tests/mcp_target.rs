@@ -571,6 +571,116 @@ fn a_server_without_cwd_works_in_the_session_folder_not_taskproofs() {
     assert!(left.is_empty(), "written where taskproof ran: {left:?}");
 }
 
+/// A server whose every answer is text for a model (tests/fixtures/mcp/text-tasks-server.py,
+/// the shape issue 49 mapped: `task-N` ids, a file path named after the task beside each
+/// answer, status words "To Do", "In Progress", "Done" read without case, data in its working
+/// folder).
+fn text_tasks_server(mutant: &str) -> String {
+    format!(
+        "python3 '{}'{mutant}",
+        repo()
+            .join("tests/fixtures/mcp/text-tasks-server.py")
+            .display()
+    )
+}
+
+/// Runs `scenarios` against `server` through `mapping` and answers each one's outcome.
+fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, String)> {
+    let dir = tempdir();
+    let report = dir.path().join("r.json");
+    let mut cmd = taskproof_in(dir.path());
+    cmd.args(["run", "--target", &format!("mcp:{server}")])
+        .arg("--mapping")
+        .arg(mapping);
+    for s in scenarios {
+        cmd.args(["--filter", s]);
+    }
+    let out = cmd
+        .arg("--report")
+        .arg(format!("json:{}", report.display()))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 49's done-when: a text-answering server mapped from `mcp-draft`'s output needs no
+/// change to the id, list or status parts of the draft. The draft, used exactly as written,
+/// passes the scenarios that judge ids (given per list, never again after a delete), lists
+/// (kept apart, in id order) and status words (the wire's "done" refused although the
+/// server reads it as its "Done"); and those parts judge the server: a mutant that hands out
+/// a deleted task's id again fails, and without the draft's `ignore_case` the wire's "done"
+/// reaches the server as its own word.
+#[test]
+fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    let draft = dir.path().join("draft.toml");
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &text_tasks_server(""), "--out"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&draft).unwrap();
+    // What the probe read: the id from the answer's header, not from the file path; text
+    // patterns for get and list; every status word; the assignees an array.
+    assert!(text.contains("(?P<id>task\\-\\d+)"), "{text}");
+    assert!(!text.contains("answer = { task = \"/task\" }"), "{text}");
+    assert!(!text.contains("answer = { tasks = \"/tasks\" }"), "{text}");
+    assert!(
+        text.contains("pending = \"To Do\"\nin_progress = \"In Progress\"\ncompleted = \"Done\""),
+        "{text}"
+    );
+    assert!(text.contains("ignore_case = true"), "{text}");
+    assert!(text.contains("assignee = \"{task.owner|array}\""), "{text}");
+    let scenarios = [
+        "rt01-basic-creation",
+        "lists-are-isolated",
+        "ids-never-reused-after-delete-and-restart",
+        "status-outside-the-three-is-invalid",
+        "nothing-vanishes-after-compact",
+    ];
+    let got = outcomes(&text_tasks_server(""), &draft, &scenarios);
+    assert_eq!(got.len(), scenarios.len(), "{got:?}");
+    for (id, outcome) in &got {
+        assert_eq!(outcome, "pass", "{id}: {got:?}\n{text}");
+    }
+    // The id part judges the server: ids handed out again fail.
+    let reused = outcomes(
+        &text_tasks_server(" --reuse-ids"),
+        &draft,
+        &["ids-never-reused-after-delete-and-restart"],
+    );
+    assert_eq!(reused[0].1, "fail", "{reused:?}");
+    // The status part: without ignore_case the wire's "done" is the server's "Done".
+    let exact = dir.path().join("exact.toml");
+    std::fs::write(&exact, text.replace("ignore_case = true\n", "")).unwrap();
+    let status = outcomes(
+        &text_tasks_server(""),
+        &exact,
+        &["status-outside-the-three-is-invalid"],
+    );
+    assert_eq!(status[0].1, "fail", "{status:?}");
+}
+
 /// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
 /// list name that cannot name a folder is refused before any server starts.
 #[test]
