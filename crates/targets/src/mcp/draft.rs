@@ -1199,7 +1199,11 @@ fn status_enum(
     for t in order {
         for (k, p) in props(&tools[t].1) {
             if matches!(k.to_lowercase().as_str(), "status" | "state") {
-                let words = enum_of(&p);
+                // A filter's words for every status are not statuses (`all`).
+                let words: Vec<String> = enum_of(&p)
+                    .into_iter()
+                    .filter(|w| !matches!(w.to_lowercase().as_str(), "all" | "any" | "*"))
+                    .collect();
                 if !words.is_empty() {
                     return words;
                 }
@@ -1960,6 +1964,10 @@ mod tests {
         assert_eq!(by_place[0], ("pending".into(), "Queued".into(), false));
         assert_eq!(by_place[1], ("in_progress".into(), "Cooking".into(), true));
         assert_eq!(by_place[2], ("completed".into(), "Served".into(), true));
+        // A list's filter: `all` is no status.
+        let (filter, rest) = of(json!(["all", "pending", "in_progress", "completed"]));
+        assert_eq!(filter.len(), 3);
+        assert!(rest.is_empty(), "{rest:?}");
         let (four, rest) = of(json!(["open", "wip", "blocked", "closed"]));
         assert_eq!(four.len(), 3);
         assert_eq!(rest, ["blocked"]);
