@@ -571,6 +571,39 @@ fn a_server_without_cwd_works_in_the_session_folder_not_taskproofs() {
     assert!(left.is_empty(), "written where taskproof ran: {left:?}");
 }
 
+/// `TASKPROOF_ROOT` is the session's root, also under `server.per_list` (not the list's
+/// folder), and `server.env` may set it otherwise (`{root}/{list}`): the fake server writes
+/// its pid into `$TASKPROOF_ROOT`.
+#[test]
+fn taskproof_root_is_the_root_under_per_list_unless_server_env_sets_it() {
+    let dir = tempdir();
+    let base = std::fs::read_to_string(fake_mapping()).unwrap();
+    for (server, pid_in) in [
+        ("per_list = true\n", ""),
+        (
+            "per_list = true\nenv = { TASKPROOF_ROOT = \"{root}/{list}\" }\n",
+            "a",
+        ),
+    ] {
+        let text = base.replace("[status]", &format!("[server]\n{server}\n[status]"));
+        write(dir.path(), "m.toml", &text);
+        let root = tempdir();
+        let mut s = fake("ok", &dir.path().join("m.toml"))
+            .open(root.path(), options())
+            .expect("opens");
+        let list = s.call(&json!({"op": "list", "list": "a"})).unwrap();
+        assert_eq!(list["ok"], true, "{list}");
+        let pid = root.path().join(pid_in).join("server.pid");
+        assert!(pid.is_file(), "{server}: no {}", pid.display());
+        let other = if pid_in.is_empty() { "a" } else { "" };
+        assert!(
+            !root.path().join(other).join("server.pid").exists(),
+            "{server}"
+        );
+        s.close().unwrap();
+    }
+}
+
 /// A server whose every answer is text for a model (tests/fixtures/mcp/text-tasks-server.py,
 /// the shape issue 49 mapped: `task-N` ids, a file path named after the task beside each
 /// answer, status words "To Do", "In Progress", "Done" read without case, data in its working

@@ -216,7 +216,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         }
         status_from.push(StatusRule {
             field: r.field.clone(),
-            equals: r.equals.as_ref().map(toml_to_json),
+            equals: r.equals.as_ref().map(|v| nulls(toml_to_json(v))),
             status: r.status.clone(),
         });
     }
@@ -271,7 +271,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         let how = match (&d.at, &d.pattern) {
             (Some(p), None) => DetectHow::At(
                 pointer(p).map_err(|e| err(&format!("{key}.at"), e))?,
-                d.is.as_ref().map(|v| match toml_to_json(v) {
+                d.is.as_ref().map(|v| match nulls(toml_to_json(v)) {
                     Value::Array(a) => a,
                     one => vec![one],
                 }),
@@ -1047,6 +1047,18 @@ mod tests {
                 "ops.list.answer.tasks",
                 "missing",
             ),
+            // `each` makes the document an array; a list still names it (`tasks = ""`).
+            (
+                GOOD.replace("answer = { tasks = \"/tasks\" }", "answer = { each = '- (?P<id>\\d+)' }"),
+                "ops.list.answer.tasks",
+                "missing",
+            ),
+            // `[task.parse]` keys are wire fields (read after `[task.fields]` renames).
+            (
+                GOOD.replace("[status]", "[task]\nfields = { blockedBy = \"deps\" }\nparse = { deps = \"json\" }\n\n[status]"),
+                "task.parse.deps",
+                "not a wire task field",
+            ),
             (
                 GOOD.replace(
                     "answer = { tasks = \"/tasks\" }",
@@ -1222,6 +1234,24 @@ mod tests {
             let shown = e.to_string();
             assert!(shown.contains(word), "{key}: {shown}");
             assert!(shown.starts_with("m.toml: "), "{shown}");
+        }
+    }
+
+    /// `"{null}"` is JSON null where the file gives a value to compare with: `errors.detect`'s
+    /// `is` (as `status_from`'s `equals`, template.rs), not the text "{null}".
+    #[test]
+    fn null_in_detect_is_json_null() {
+        let m = parse(&GOOD.replace(
+            "default = \"io\"",
+            "default = \"io\"\ndetect = [{ at = \"/error\", is = [\"{null}\", false] }]",
+        ))
+        .unwrap();
+        match &m.errors.detect[0].how {
+            DetectHow::At(p, Some(values)) => {
+                assert_eq!(p, "/error");
+                assert_eq!(values, &[Value::Null, Value::Bool(false)]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -599,6 +599,16 @@ mod tests {
         assert_eq!(t["blockedBy"], json!([]));
         let t = m.task_in(&json!({"id": "z", "started": null}), &Map::new());
         assert_eq!(t["status"], "pending");
+        // `equals = "{null}"` compares with JSON null (a field the server gives as null).
+        let closed = parse(&text.replace(
+            "{ field = \"started\", status = \"in_progress\" }",
+            "{ field = \"closedAt\", equals = \"{null}\", status = \"in_progress\" }",
+        ))
+        .unwrap();
+        let t = closed.task_in(&json!({"id": "z", "closedAt": null}), &Map::new());
+        assert_eq!(t["status"], "in_progress");
+        let t = closed.task_in(&json!({"id": "z", "closedAt": "{null}"}), &Map::new());
+        assert_eq!(t["status"], "pending");
         let doc = json!({"deps": [{"on": "a"}, {"on": "b"}, {"off": 1}], "n": {"x/y": 2}});
         assert_eq!(at(&doc, "/deps/*/on"), Some(json!(["a", "b"])));
         assert_eq!(at(&doc, "/n/x~1y"), Some(json!(2)));
