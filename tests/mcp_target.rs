@@ -714,6 +714,76 @@ fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() 
     assert_eq!(status[0].1, "fail", "{status:?}");
 }
 
+/// The mapping language of issue 49 through a server (tests/fixtures/mcp/text-tasks.toml):
+/// an owner removed (`null`) by a call only a `when` on `"{null}"` runs, an owner given as the
+/// one-element list the server keeps (`|array`) and left alone when the patch does not name
+/// it, and the server's words refused in any case (`ignore_case`), the `Draft` the mapping
+/// names in `refuse` included, without reaching the server.
+#[test]
+fn an_owner_removed_by_null_and_server_words_refused_in_any_case() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::copy(
+        repo().join("tests/fixtures/mcp/text-tasks.toml"),
+        dir.path().join("m.toml"),
+    )
+    .unwrap();
+    let target = TargetSpec::from(
+        McpTarget::parse(&text_tasks_server(""))
+            .unwrap()
+            .with_mapping(&dir.path().join("m.toml"))
+            .unwrap(),
+    );
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let a = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a", "owner": "ann"}}),
+    );
+    assert_eq!(a["task"]["owner"], "ann", "{a}");
+    assert_eq!(a["task"]["description"], "", "{a}");
+    let renamed = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"subject": "b"}}),
+    );
+    assert_eq!(renamed["task"]["owner"], "ann", "kept: {renamed}");
+    let freed = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"owner": null}}),
+    );
+    assert!(freed["task"].get("owner").is_none(), "removed: {freed}");
+    assert_eq!(freed["task"]["subject"], "b", "{freed}");
+    assert!(
+        s.hello().mapping["update"].contains("when patch.owner is given as null"),
+        "{:?}",
+        s.hello().mapping
+    );
+    for word in ["done", "DONE", "to do", "Draft", "draft"] {
+        let refused = s
+            .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": word}}))
+            .unwrap();
+        assert_eq!(refused["error"]["kind"], "invalid", "{word}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("one of the server's own status words"),
+            "{refused}"
+        );
+    }
+    // Nothing reached the server: the task is where it was, pending.
+    let got = ok(&mut *s, json!({"op": "get", "list": "l", "id": "1"}));
+    assert_eq!(got["task"]["status"], "pending", "{got}");
+    let status = &s.hello().mapping["status"];
+    assert!(
+        status.contains("\"Draft\"") && status.contains("without case"),
+        "{status}"
+    );
+    s.close().unwrap();
+}
+
 /// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
 /// list name that cannot name a folder is refused before any server starts.
 #[test]
