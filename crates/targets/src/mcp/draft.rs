@@ -8,10 +8,13 @@
 //! the operation as an argument's enum value, `manage {operation: create}`), with its
 //! arguments matched to the request by name. Then, unless told not to, each chosen tool is
 //! called once on a probe task (create, get, list, update, delete in that order): its answer
-//! says whether the server answers JSON or text, where the task, its id and the list are, and
-//! the schema's status `enum` gives the status words. Every guess is marked `# CHECK:` for a
-//! person; the draft is read back through the mapping checker (and against the tools) before
-//! it is returned, so it parses.
+//! says whether the server answers JSON or text, where the task, its id and the list are (for
+//! text: the id from its label or header line, never from a file path, and patterns that
+//! keep each field's label), whether the server reads its status words without case, and
+//! where it keeps its data; the schema's status `enum` gives every status word and each
+//! argument's type its template's filter. Every guess is marked `# CHECK:` for a person; the
+//! draft is read back through the mapping checker (and against the tools) before it is
+//! returned, so it parses.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -1,7 +1,8 @@
 //! `mcp:COMMAND`: any MCP task server as a target, through a mapping file (docs/mcp-targets.md).
 //!
 //! Each session starts its own server process, as each agent starts its own: `sh -c COMMAND`
-//! with the mapping's arguments appended, in its working directory, with `TASKPROOF_ROOT` and
+//! with the mapping's arguments appended, in its working directory (`server.cwd`, else the
+//! session's root, or the list's folder with `server.per_list`), with `TASKPROOF_ROOT` and
 //! the mapping's environment set, leading a process group of its own ([`Group`]), which is
 //! killed when the session ends. The session is an MCP client over the server's stdio
 //! (taskproof-mcp's [`Connection`], rmcp's client): `initialize` is the session's `hello` (the
