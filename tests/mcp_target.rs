@@ -712,6 +712,19 @@ fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() 
         &["status-outside-the-three-is-invalid"],
     );
     assert_eq!(status[0].1, "fail", "{status:?}");
+    // A server that reads its words with their case refuses the probe's "in progress": no
+    // ignore_case then.
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &text_tasks_server(" --exact-case")])
+        .output()
+        .unwrap();
+    let exact = String::from_utf8_lossy(&out.stdout);
+    assert!(!exact.contains("ignore_case = true"), "{exact}");
+    assert!(
+        exact.contains("# PROBE: the update refused \"in progress\""),
+        "{exact}"
+    );
+    assert!(exact.contains("(?P<id>task\\-\\d+)"), "{exact}");
 }
 
 /// The mapping language of issue 49 through a server (tests/fixtures/mcp/text-tasks.toml):

@@ -1475,7 +1475,8 @@ pub fn render_with(
         Some((word, false)) => {
             let _ = writeln!(
                 status_text,
-                "# PROBE: the update refused {word:?}: the server reads its words with their case."
+                "# PROBE: the update refused {word:?}: the server reads its words with their case (or\n\
+                 # refused it for another reason: try it)."
             );
         }
         None => {}
