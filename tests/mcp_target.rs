@@ -518,6 +518,285 @@ fn a_server_that_answers_markdown_is_read_through_patterns() {
     s.close().unwrap();
 }
 
+/// Without `server.cwd` a server works in the session's folder (the list's under
+/// `server.per_list`), never in taskproof's: a server that keeps its data in its working
+/// folder (the text fixture without `--data`) keeps it with the session's, and a run leaves
+/// nothing where taskproof was started.
+#[test]
+fn a_server_without_cwd_works_in_the_session_folder_not_taskproofs() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let no_data = |t: String| t.replace("args = [\"--data\", \"{root}/{list}\"]\n", "");
+    let (_m, root, _target, mut s) = open_text("text.toml", &|t| no_data(t));
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "in a"}}),
+    );
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "in b"}}),
+    );
+    assert!(root.path().join("a/notes.json").is_file());
+    assert!(root.path().join("b/notes.json").is_file());
+    s.close().unwrap();
+    // One server for every list: the root.
+    let one = |t: String| no_data(t).replace("per_list = true\n", "");
+    let (_m, root, _target, mut s) = open_text("text.toml", &|t| one(t));
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "in a"}}),
+    );
+    assert!(root.path().join("notes.json").is_file());
+    s.close().unwrap();
+    // Through the command, started in a folder of its own: the suite's scenarios pass and
+    // that folder stays empty.
+    let start = tempdir();
+    let dir = tempdir();
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/mcp/text.toml")).unwrap();
+    write(dir.path(), "m.toml", &no_data(text));
+    let out = taskproof_in(start.path())
+        .args(["run", "--target", &format!("mcp:{}", text_server())])
+        .arg("--mapping")
+        .arg(dir.path().join("m.toml"))
+        .args(["--filter", "lists-are-isolated"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(start.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written where taskproof ran: {left:?}");
+}
+
+/// `TASKPROOF_ROOT` is the session's root, also under `server.per_list` (not the list's
+/// folder), and `server.env` may set it otherwise (`{root}/{list}`): the fake server writes
+/// its pid into `$TASKPROOF_ROOT`.
+#[test]
+fn taskproof_root_is_the_root_under_per_list_unless_server_env_sets_it() {
+    let dir = tempdir();
+    let base = std::fs::read_to_string(fake_mapping()).unwrap();
+    for (server, pid_in) in [
+        ("per_list = true\n", ""),
+        (
+            "per_list = true\nenv = { TASKPROOF_ROOT = \"{root}/{list}\" }\n",
+            "a",
+        ),
+    ] {
+        let text = base.replace("[status]", &format!("[server]\n{server}\n[status]"));
+        write(dir.path(), "m.toml", &text);
+        let root = tempdir();
+        let mut s = fake("ok", &dir.path().join("m.toml"))
+            .open(root.path(), options())
+            .expect("opens");
+        let list = s.call(&json!({"op": "list", "list": "a"})).unwrap();
+        assert_eq!(list["ok"], true, "{list}");
+        let pid = root.path().join(pid_in).join("server.pid");
+        assert!(pid.is_file(), "{server}: no {}", pid.display());
+        let other = if pid_in.is_empty() { "a" } else { "" };
+        assert!(
+            !root.path().join(other).join("server.pid").exists(),
+            "{server}"
+        );
+        s.close().unwrap();
+    }
+}
+
+/// A server whose every answer is text for a model (tests/fixtures/mcp/text-tasks-server.py,
+/// the shape issue 49 mapped: `task-N` ids, a file path named after the task beside each
+/// answer, status words "To Do", "In Progress", "Done" read without case, data in its working
+/// folder).
+fn text_tasks_server(mutant: &str) -> String {
+    format!(
+        "python3 '{}'{mutant}",
+        repo()
+            .join("tests/fixtures/mcp/text-tasks-server.py")
+            .display()
+    )
+}
+
+/// Runs `scenarios` against `server` through `mapping` and answers each one's outcome.
+fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, String)> {
+    let dir = tempdir();
+    let report = dir.path().join("r.json");
+    let mut cmd = taskproof_in(dir.path());
+    cmd.args(["run", "--target", &format!("mcp:{server}")])
+        .arg("--mapping")
+        .arg(mapping);
+    for s in scenarios {
+        cmd.args(["--filter", s]);
+    }
+    let out = cmd
+        .arg("--report")
+        .arg(format!("json:{}", report.display()))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 49's done-when: a text-answering server mapped from `mcp-draft`'s output needs no
+/// change to the id, list or status parts of the draft. The draft, used exactly as written,
+/// passes the scenarios that judge ids (given per list, never again after a delete), lists
+/// (kept apart, in id order) and status words (the wire's "done" refused although the
+/// server reads it as its "Done"); and those parts judge the server: a mutant that hands out
+/// a deleted task's id again fails, and without the draft's `ignore_case` the wire's "done"
+/// reaches the server as its own word.
+#[test]
+fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    let draft = dir.path().join("draft.toml");
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &text_tasks_server(""), "--out"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&draft).unwrap();
+    // What the probe read: the id from the answer's header, not from the file path; text
+    // patterns for get and list; every status word; the assignees an array.
+    assert!(text.contains("(?P<id>task\\-\\d+)"), "{text}");
+    assert!(!text.contains("answer = { task = \"/task\" }"), "{text}");
+    assert!(!text.contains("answer = { tasks = \"/tasks\" }"), "{text}");
+    assert!(
+        text.contains("pending = \"To Do\"\nin_progress = \"In Progress\"\ncompleted = \"Done\""),
+        "{text}"
+    );
+    assert!(text.contains("ignore_case = true"), "{text}");
+    assert!(text.contains("assignee = \"{task.owner|array}\""), "{text}");
+    let scenarios = [
+        "rt01-basic-creation",
+        "lists-are-isolated",
+        "ids-never-reused-after-delete-and-restart",
+        "status-outside-the-three-is-invalid",
+        "nothing-vanishes-after-compact",
+    ];
+    let got = outcomes(&text_tasks_server(""), &draft, &scenarios);
+    assert_eq!(got.len(), scenarios.len(), "{got:?}");
+    for (id, outcome) in &got {
+        assert_eq!(outcome, "pass", "{id}: {got:?}\n{text}");
+    }
+    // The id part judges the server: ids handed out again fail.
+    let reused = outcomes(
+        &text_tasks_server(" --reuse-ids"),
+        &draft,
+        &["ids-never-reused-after-delete-and-restart"],
+    );
+    assert_eq!(reused[0].1, "fail", "{reused:?}");
+    // The status part: without ignore_case the wire's "done" is the server's "Done".
+    let exact = dir.path().join("exact.toml");
+    std::fs::write(&exact, text.replace("ignore_case = true\n", "")).unwrap();
+    let status = outcomes(
+        &text_tasks_server(""),
+        &exact,
+        &["status-outside-the-three-is-invalid"],
+    );
+    assert_eq!(status[0].1, "fail", "{status:?}");
+    // A server that reads its words with their case refuses the probe's "in progress": no
+    // ignore_case then.
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &text_tasks_server(" --exact-case")])
+        .output()
+        .unwrap();
+    let exact = String::from_utf8_lossy(&out.stdout);
+    assert!(!exact.contains("ignore_case = true"), "{exact}");
+    assert!(
+        exact.contains("# PROBE: the update refused \"in progress\""),
+        "{exact}"
+    );
+    assert!(exact.contains("(?P<id>task\\-\\d+)"), "{exact}");
+}
+
+/// The mapping language of issue 49 through a server (tests/fixtures/mcp/text-tasks.toml):
+/// an owner removed (`null`) by a call only a `when` on `"{null}"` runs, an owner given as the
+/// one-element list the server keeps (`|array`) and left alone when the patch does not name
+/// it, and the server's words refused in any case (`ignore_case`), the `Draft` the mapping
+/// names in `refuse` included, without reaching the server.
+#[test]
+fn an_owner_removed_by_null_and_server_words_refused_in_any_case() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::copy(
+        repo().join("tests/fixtures/mcp/text-tasks.toml"),
+        dir.path().join("m.toml"),
+    )
+    .unwrap();
+    let target = TargetSpec::from(
+        McpTarget::parse(&text_tasks_server(""))
+            .unwrap()
+            .with_mapping(&dir.path().join("m.toml"))
+            .unwrap(),
+    );
+    let root = tempdir();
+    let mut s = target.open(root.path(), options()).expect("opens");
+    let a = ok(
+        &mut *s,
+        json!({"op": "create", "list": "l", "task": {"subject": "a", "owner": "ann"}}),
+    );
+    assert_eq!(a["task"]["owner"], "ann", "{a}");
+    assert_eq!(a["task"]["description"], "", "{a}");
+    let renamed = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"subject": "b"}}),
+    );
+    assert_eq!(renamed["task"]["owner"], "ann", "kept: {renamed}");
+    let freed = ok(
+        &mut *s,
+        json!({"op": "update", "list": "l", "id": "1", "patch": {"owner": null}}),
+    );
+    assert!(freed["task"].get("owner").is_none(), "removed: {freed}");
+    assert_eq!(freed["task"]["subject"], "b", "{freed}");
+    assert!(
+        s.hello().mapping["update"].contains("when patch.owner is given as null"),
+        "{:?}",
+        s.hello().mapping
+    );
+    for word in ["done", "DONE", "to do", "Draft", "draft"] {
+        let refused = s
+            .call(&json!({"op": "update", "list": "l", "id": "1", "patch": {"status": word}}))
+            .unwrap();
+        assert_eq!(refused["error"]["kind"], "invalid", "{word}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("one of the server's own status words"),
+            "{refused}"
+        );
+    }
+    // Nothing reached the server: the task is where it was, pending.
+    let got = ok(&mut *s, json!({"op": "get", "list": "l", "id": "1"}));
+    assert_eq!(got["task"]["status"], "pending", "{got}");
+    let status = &s.hello().mapping["status"];
+    assert!(
+        status.contains("\"Draft\"") && status.contains("without case"),
+        "{status}"
+    );
+    s.close().unwrap();
+}
+
 /// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
 /// list name that cannot name a folder is refused before any server starts.
 #[test]

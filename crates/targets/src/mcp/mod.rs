@@ -1,7 +1,8 @@
 //! `mcp:COMMAND`: any MCP task server as a target, through a mapping file (docs/mcp-targets.md).
 //!
 //! Each session starts its own server process, as each agent starts its own: `sh -c COMMAND`
-//! with the mapping's arguments appended, in its working directory, with `TASKPROOF_ROOT` and
+//! with the mapping's arguments appended, in its working directory (`server.cwd`, else the
+//! session's root, or the list's folder with `server.per_list`), with `TASKPROOF_ROOT` and
 //! the mapping's environment set, leading a process group of its own ([`Group`]), which is
 //! killed when the session ends. The session is an MCP client over the server's stdio
 //! (taskproof-mcp's [`Connection`], rmcp's client): `initialize` is the session's `hello` (the
@@ -309,16 +310,23 @@ fn start(
     for (k, v) in &mapping.launch.env {
         cmd.env(k, fill(v));
     }
-    if let Some(cwd) = &mapping.launch.cwd {
-        let cwd = PathBuf::from(fill(cwd));
-        std::fs::create_dir_all(&cwd).map_err(|e| {
-            no_stderr(TargetError::Spawn(format!(
-                "server.cwd {}: {e}",
-                cwd.display()
-            )))
-        })?;
-        cmd.current_dir(cwd);
-    }
+    // The working folder: `server.cwd`, else the session's own folder (the list's under
+    // `per_list`), never taskproof's, so that a server that keeps its data in its working
+    // folder keeps it with the session's.
+    let cwd = match &mapping.launch.cwd {
+        Some(cwd) => PathBuf::from(fill(cwd)),
+        None => match list {
+            Some(l) if mapping.launch.per_list => root.join(l),
+            _ => root.to_path_buf(),
+        },
+    };
+    std::fs::create_dir_all(&cwd).map_err(|e| {
+        no_stderr(TargetError::Spawn(format!(
+            "server.cwd {}: {e}",
+            cwd.display()
+        )))
+    })?;
+    cmd.current_dir(cwd);
     let mut group = Group::spawn(&mut cmd)
         .map_err(|e| no_stderr(TargetError::Spawn(format!("sh -c {command:?}: {e}"))))?;
     let stdout = group.child().stdout.take().expect("piped stdout");

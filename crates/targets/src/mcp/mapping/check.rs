@@ -12,7 +12,7 @@ use super::raw::{RawCall, RawDoc, RawMapping, RawOp, RawParse, RawPatterns, RawW
 use super::template::{Template, template, var_path};
 use super::{
     Base, Call, Cond, CondValue, Detect, DetectHow, DocSource, ErrorRules, Launch, Mapping, OPS,
-    OpMap, Parse, Read, StatusRule, TaskShape, TextHow, TextRead,
+    OpMap, Parse, Read, StatusRule, StatusWords, TaskShape, TextHow, TextRead,
 };
 use taskproof_core::protocol::{ErrorKind, Feature, Layout, Op, request_features};
 // The wire fields of a task (SPEC §1): the names `[task.fields]` may rename.
@@ -106,11 +106,30 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
     }
 
     let mut status = BTreeMap::new();
+    let mut status_words = StatusWords::default();
     for (k, v) in &raw.status {
+        match k.as_str() {
+            "ignore_case" => {
+                status_words.ignore_case = v.as_bool().ok_or_else(|| {
+                    err(
+                        "status.ignore_case",
+                        format!("expected true or false, got {v}"),
+                    )
+                })?;
+                continue;
+            }
+            "refuse" => {
+                status_words.refuse = refused_words(v, &err)?;
+                continue;
+            }
+            _ => {}
+        }
         if !STATUSES.contains(&k.as_str()) {
             return Err(err(
                 &format!("status.{k}"),
-                "not a wire status; the keys are pending, in_progress and completed".into(),
+                "not a wire status; the keys are pending, in_progress and completed (the \
+                 server's word for each), ignore_case and refuse"
+                    .into(),
             ));
         }
         let v = nulls(toml_to_json(v));
@@ -121,6 +140,17 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
             ));
         }
         status.insert(k.clone(), v);
+    }
+    for (i, w) in status_words.refuse.iter().enumerate() {
+        if STATUSES.iter().any(|s| status_words.same(s, w)) {
+            return Err(err(
+                &format!("status.refuse[{i}]"),
+                format!(
+                    "{w:?} is a wire status: the client answers the three wire words as the \
+                     mapping says, so it cannot refuse one"
+                ),
+            ));
+        }
     }
     for (table, k) in raw
         .task
@@ -186,7 +216,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         }
         status_from.push(StatusRule {
             field: r.field.clone(),
-            equals: r.equals.as_ref().map(toml_to_json),
+            equals: r.equals.as_ref().map(|v| nulls(toml_to_json(v))),
             status: r.status.clone(),
         });
     }
@@ -241,7 +271,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         let how = match (&d.at, &d.pattern) {
             (Some(p), None) => DetectHow::At(
                 pointer(p).map_err(|e| err(&format!("{key}.at"), e))?,
-                d.is.as_ref().map(|v| match toml_to_json(v) {
+                d.is.as_ref().map(|v| match nulls(toml_to_json(v)) {
                     Value::Array(a) => a,
                     one => vec![one],
                 }),
@@ -405,6 +435,7 @@ pub(super) fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> 
         check_form: raw.server.check_form,
         skip_stdout_noise: raw.server.skip_stdout_noise,
         status,
+        status_words,
         task: TaskShape {
             fields: raw.task.fields,
             derived_blocks,
@@ -469,6 +500,30 @@ impl Mapping {
         }
         Ok(())
     }
+}
+
+/// `status.refuse`: a list of the server's words, each a non-empty string.
+fn refused_words(
+    v: &toml::Value,
+    err: &dyn Fn(&str, String) -> MappingError,
+) -> Result<Vec<String>, MappingError> {
+    let Some(items) = v.as_array() else {
+        return Err(err(
+            "status.refuse",
+            format!("expected a list of the server's status words, got {v}"),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match w.as_str() {
+            Some(s) if !s.is_empty() => Ok(s.to_string()),
+            _ => Err(err(
+                &format!("status.refuse[{i}]"),
+                format!("expected one of the server's words (a non-empty string), got {w}"),
+            )),
+        })
+        .collect()
 }
 
 fn op_of(s: &str) -> Result<Op, String> {
@@ -710,6 +765,9 @@ fn conds(
                 let values = values
                     .into_iter()
                     .map(|v| {
+                        if v.as_str() == Some("{null}") {
+                            return Ok(CondValue::Null);
+                        }
                         match v
                             .as_str()
                             .and_then(|s| s.strip_prefix('{')?.strip_suffix('}'))
@@ -989,6 +1047,18 @@ mod tests {
                 "ops.list.answer.tasks",
                 "missing",
             ),
+            // `each` makes the document an array; a list still names it (`tasks = ""`).
+            (
+                GOOD.replace("answer = { tasks = \"/tasks\" }", "answer = { each = '- (?P<id>\\d+)' }"),
+                "ops.list.answer.tasks",
+                "missing",
+            ),
+            // `[task.parse]` keys are wire fields (read after `[task.fields]` renames).
+            (
+                GOOD.replace("[status]", "[task]\nfields = { blockedBy = \"deps\" }\nparse = { deps = \"json\" }\n\n[status]"),
+                "task.parse.deps",
+                "not a wire task field",
+            ),
             (
                 GOOD.replace(
                     "answer = { tasks = \"/tasks\" }",
@@ -1076,6 +1146,42 @@ mod tests {
                 "table of arguments",
             ),
             (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nignore_case = \"yes\""),
+                "status.ignore_case",
+                "expected true or false",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nrefuse = \"Draft\""),
+                "status.refuse",
+                "a list of the server's status words",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nrefuse = [\"Draft\", 3]"),
+                "status.refuse[1]",
+                "non-empty string",
+            ),
+            (
+                GOOD.replace(
+                    "completed = \"done\"",
+                    "completed = \"done\"\nignore_case = true\nrefuse = [\"Draft\", \"Pending\"]",
+                ),
+                "status.refuse[1]",
+                "is a wire status",
+            ),
+            (
+                GOOD.replace("completed = \"done\"", "completed = \"done\"\nignore_cases = true"),
+                "status.ignore_cases",
+                "ignore_case and refuse",
+            ),
+            (
+                GOOD.replace(
+                    "{ tool = \"set_status\", when = \"patch.status\",",
+                    "{ tool = \"set_status\", when = { \"patch.status\" = \"{nul}\" },",
+                ),
+                "ops.update.calls[1].when.\"patch.status\"",
+                "no \"nul\" here",
+            ),
+            (
                 GOOD.replace(
                     "answer = { tasks = \"/tasks\" }",
                     "answer = { tasks = \"/tasks\", pattern = 'a', each = 'b' }",
@@ -1128,6 +1234,24 @@ mod tests {
             let shown = e.to_string();
             assert!(shown.contains(word), "{key}: {shown}");
             assert!(shown.starts_with("m.toml: "), "{shown}");
+        }
+    }
+
+    /// `"{null}"` is JSON null where the file gives a value to compare with: `errors.detect`'s
+    /// `is` (as `status_from`'s `equals`, template.rs), not the text "{null}".
+    #[test]
+    fn null_in_detect_is_json_null() {
+        let m = parse(&GOOD.replace(
+            "default = \"io\"",
+            "default = \"io\"\ndetect = [{ at = \"/error\", is = [\"{null}\", false] }]",
+        ))
+        .unwrap();
+        match &m.errors.detect[0].how {
+            DetectHow::At(p, Some(values)) => {
+                assert_eq!(p, "/error");
+                assert_eq!(values, &[Value::Null, Value::Bool(false)]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -56,6 +56,8 @@ pub struct Mapping {
     pub skip_stdout_noise: bool,
     /// Wire status word → the server's word, or a table of arguments that say it.
     pub status: BTreeMap<String, Value>,
+    /// How the server reads status words: with or without case, and its further words.
+    pub status_words: StatusWords,
     pub task: TaskShape,
     pub errors: ErrorRules,
     /// `[lists.create]`: each list is a container the server makes (a project, a request),
@@ -63,6 +65,28 @@ pub struct Mapping {
     pub container: Option<Call>,
     pub unsupported: BTreeSet<Op>,
     pub ops: BTreeMap<Op, OpMap>,
+}
+
+/// `[status]`'s `ignore_case` and `refuse`: how the client recognises the server's own status
+/// words in a request's status outside the three, which it refuses (passed on, they would
+/// mean another wire status, or move the task elsewhere).
+#[derive(Debug, Default, Clone)]
+pub struct StatusWords {
+    /// The server reads its words without case (a wire `done` is its `Done`).
+    pub ignore_case: bool,
+    /// Words of the server's besides those `[status]` maps (a `Draft` that moves the task).
+    pub refuse: Vec<String>,
+}
+
+impl StatusWords {
+    /// Whether two words are one status word for the server.
+    pub fn same(&self, a: &str, b: &str) -> bool {
+        if self.ignore_case {
+            a == b || a.to_lowercase() == b.to_lowercase()
+        } else {
+            a == b
+        }
+    }
 }
 
 /// How the server is started: arguments appended to the command, working directory and
@@ -222,6 +246,9 @@ pub enum Cond {
 pub enum CondValue {
     Lit(Value),
     Path(Vec<String>),
+    /// `"{null}"`: the path is given, as `null` (a request that removes the field); an
+    /// absent path is not.
+    Null,
 }
 
 impl Cond {
@@ -247,6 +274,7 @@ impl Cond {
                 values.iter().any(|w| match w {
                     CondValue::Lit(x) => *x == v,
                     CondValue::Path(q) => lookup(vars, q).cloned().unwrap_or(Value::Null) == v,
+                    CondValue::Null => given_null(vars, p),
                 })
             }
         }
@@ -262,12 +290,25 @@ impl Cond {
                     .map(|v| match v {
                         CondValue::Lit(x) => x.to_string(),
                         CondValue::Path(q) => q.join("."),
+                        CondValue::Null => "given as null".to_string(),
                     })
                     .collect::<Vec<_>>()
                     .join(" or ")
             ),
         }
     }
+}
+
+/// Whether the request gives `path` and its value is `null` (not absent).
+fn given_null(vars: &Value, path: &[String]) -> bool {
+    let mut v = vars;
+    for p in path {
+        match v.get(p) {
+            Some(next) => v = next,
+            None => return false,
+        }
+    }
+    v.is_null()
 }
 
 /// How an answer is read.
@@ -542,14 +583,27 @@ impl Mapping {
                  answered invalid by taskproof's MCP client"
                     .into(),
             );
-        } else if self.task.status_from.is_empty() && self.status.values().any(Value::is_string) {
+        } else if self.task.status_from.is_empty() && !self.server_statuses().is_empty() {
+            let mut words = self
+                .server_statuses()
+                .iter()
+                .map(|w| format!("{w:?}"))
+                .collect::<Vec<_>>();
+            words.dedup();
             m.insert(
                 "status".into(),
-                "a status outside pending, in_progress and completed that is one of the \
-                 server's own words in [status] is answered invalid by taskproof's MCP client \
-                 (passed on, it would mean another wire status); other words go to the server \
-                 as given"
-                    .into(),
+                format!(
+                    "a status outside pending, in_progress and completed that is one of the \
+                     server's own words ({}{}) is answered invalid by taskproof's MCP client \
+                     (passed on, it would mean another wire status, or what the server does \
+                     with it); other words go to the server as given",
+                    words.join(", "),
+                    if self.status_words.ignore_case {
+                        ", compared without case: the server reads them so (status.ignore_case)"
+                    } else {
+                        ""
+                    }
+                ),
             );
         }
         if self.task.id_table {
@@ -667,17 +721,53 @@ impl Mapping {
         })
     }
 
-    /// Whether `word` is one of the server's status words named in `[status]`.
-    pub fn is_server_status(&self, word: &str) -> bool {
-        self.status.values().any(|v| v.as_str() == Some(word))
+    /// The server's status words the mapping knows: those `[status]` names, the words of
+    /// `status.refuse`, and with `ignore_case` the wire words `[status]` leaves as they are
+    /// (they go to the server as given, so they are its words too).
+    pub fn server_statuses(&self) -> Vec<&str> {
+        let mut words: Vec<&str> = self.status.values().filter_map(Value::as_str).collect();
+        words.extend(self.status_words.refuse.iter().map(String::as_str));
+        if self.status_words.ignore_case {
+            words.extend(
+                ["pending", "in_progress", "completed"]
+                    .into_iter()
+                    .filter(|w| !self.status.contains_key(*w)),
+            );
+        }
+        words
     }
 
-    /// The wire status word for a server word (others as given).
-    pub fn status_in(&self, server: &str) -> String {
-        self.status
+    /// Whether `word` is one of the server's status words ([`Mapping::server_statuses`]),
+    /// compared without case when `status.ignore_case` says the server reads them so.
+    pub fn is_server_status(&self, word: &str) -> bool {
+        self.server_statuses()
             .iter()
-            .find(|(_, s)| s.as_str() == Some(server))
-            .map_or_else(|| server.to_string(), |(w, _)| w.clone())
+            .any(|w| self.status_words.same(w, word))
+    }
+
+    /// The wire status word for a server word (others as given); without case when
+    /// `status.ignore_case` says so.
+    pub fn status_in(&self, server: &str) -> String {
+        let find = |same: &dyn Fn(&str) -> bool| {
+            self.status
+                .iter()
+                .find(|(_, s)| s.as_str().is_some_and(same))
+                .map(|(w, _)| w.clone())
+        };
+        find(&|s| s == server)
+            .or_else(|| find(&|s| self.status_words.same(s, server)))
+            .or_else(|| {
+                // An unmapped wire word in the server's case (`Pending`).
+                ["pending", "in_progress", "completed"]
+                    .into_iter()
+                    .find(|w| {
+                        self.status_words.ignore_case
+                            && !self.status.contains_key(*w)
+                            && self.status_words.same(w, server)
+                    })
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| server.to_string())
     }
 }
 
@@ -836,6 +926,77 @@ answer = { tasks = "/tasks" }
         assert!(
             e.contains("ops.update.calls[2].error_kinds.not_found"),
             "{e}"
+        );
+    }
+
+    /// `status.ignore_case` and `status.refuse`: the client knows the server's own words in
+    /// any case (and the further words named), and reads its answers' words back without
+    /// case; without `ignore_case` the words are compared exactly, as before.
+    #[test]
+    fn server_status_words_are_recognised_without_case_and_refused_words_added() {
+        let words = GOOD.replace(
+            "completed = \"done\"",
+            "pending = \"To Do\"\ncompleted = \"Done\"\nrefuse = [\"Draft\"]",
+        );
+        let exact = parse(&words).unwrap();
+        assert!(exact.is_server_status("Done") && exact.is_server_status("Draft"));
+        assert!(!exact.is_server_status("done") && !exact.is_server_status("draft"));
+        assert!(!exact.is_server_status("Pending"));
+        assert_eq!(exact.status_in("Done"), "completed");
+        assert_eq!(exact.status_in("DONE"), "DONE");
+        let any_case = parse(&words.replace("refuse =", "ignore_case = true\nrefuse =")).unwrap();
+        for w in ["done", "DONE", "Done", "to do", "draft", "DRAFT"] {
+            assert!(any_case.is_server_status(w), "{w}");
+        }
+        // in_progress goes as given: the server's word for it is the wire's, in any case.
+        assert!(any_case.is_server_status("In_Progress"));
+        // The wire's word for a status the server names otherwise is not the server's.
+        assert!(!any_case.is_server_status("Completed"));
+        assert!(!any_case.is_server_status("finished"));
+        assert_eq!(any_case.status_in("done"), "completed");
+        assert_eq!(any_case.status_in("TO DO"), "pending");
+        assert_eq!(any_case.status_in("IN_PROGRESS"), "in_progress");
+        assert_eq!(any_case.status_in("Draft"), "Draft");
+        let stated = &any_case.stated()["status"];
+        assert!(
+            stated.contains("\"Draft\"") && stated.contains("without case"),
+            "{stated}"
+        );
+        assert!(!exact.stated()["status"].contains("without case"));
+    }
+
+    /// A `when` value `"{null}"` holds when the request gives the path as null (a field
+    /// removed), not when the path is absent; other values do not hold for null.
+    #[test]
+    fn a_when_selects_a_field_given_as_null() {
+        let text = GOOD.replace(
+            "  { tool = \"edit\",",
+            "  { tool = \"edit\", when = { \"patch.owner\" = \"{null}\" }, args = { id = \"{id}\", owners = [] } },\n  \
+             { tool = \"edit\", when = { \"patch.owner\" = [\"{null}\", \"\"] }, args = { id = \"{id}\" } },\n  \
+             { tool = \"edit\", unless = { \"patch.owner\" = \"{null}\" },",
+        );
+        let m = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let calls = &m.ops[&Op::Update].calls;
+        let holds = |c: &Call, v: Value| c.when.iter().all(|w| w.holds(&v));
+        let runs = |c: &Call, v: Value| {
+            let skipped = !c.unless.is_empty() && c.unless.iter().all(|w| w.holds(&v));
+            holds(c, v.clone()) && !skipped
+        };
+        let null = serde_json::json!({"patch": {"owner": null}});
+        let absent = serde_json::json!({"patch": {"subject": "s"}});
+        let given = serde_json::json!({"patch": {"owner": "a"}});
+        let empty = serde_json::json!({"patch": {"owner": ""}});
+        assert!(holds(&calls[3], null.clone()));
+        assert!(!holds(&calls[3], absent.clone()));
+        assert!(!holds(&calls[3], given.clone()));
+        assert!(!holds(&calls[3], serde_json::json!({})));
+        assert!(holds(&calls[4], empty) && holds(&calls[4], null.clone()));
+        assert!(!holds(&calls[4], absent.clone()));
+        assert!(!runs(&calls[5], null) && runs(&calls[5], absent) && runs(&calls[5], given));
+        assert!(
+            m.stated()["update"].contains("edit when patch.owner is given as null"),
+            "{:?}",
+            m.stated()
         );
     }
 

@@ -10,7 +10,8 @@ use super::{Mapping, Parse};
 use crate::mcp::text;
 
 /// The filters of a template, for messages.
-const FILTERS: &str = "status, int, ints, string, json, join, with:PATH, without:PATH or or:TEXT";
+const FILTERS: &str =
+    "status, int, ints, string, json, join, array, with:PATH, without:PATH or or:TEXT";
 
 /// A tool's arguments: the mapping's TOML value with templates in its strings.
 #[derive(Debug, Clone)]
@@ -82,6 +83,9 @@ pub enum Filter {
     Json,
     /// An array → its elements' texts joined with commas.
     Join,
+    /// A value that is not an array → an array of it (an owner for a server that keeps a
+    /// list of assignees); absent stays absent.
+    Array,
     /// This text when the value is absent, null or `""` (`{task.description|or:none}`).
     Or(String),
     /// An array (absent: `[]`) with the value(s) at this path added, each once.
@@ -120,6 +124,7 @@ impl Filter {
             "string" => Filter::String,
             "json" => Filter::Json,
             "join" => Filter::Join,
+            "array" => Filter::Array,
             _ => {
                 if let Some(p) = s.strip_prefix("with:") {
                     Filter::With(var_path(p, known)?)
@@ -374,6 +379,10 @@ impl Mapping {
                 Value::Array(a) => Value::String(a.iter().map(text).collect::<Vec<_>>().join(",")),
                 other => other,
             },
+            Filter::Array => match v? {
+                Value::Array(a) => Value::Array(a),
+                other => Value::Array(vec![other]),
+            },
         })
     }
 
@@ -590,6 +599,16 @@ mod tests {
         assert_eq!(t["blockedBy"], json!([]));
         let t = m.task_in(&json!({"id": "z", "started": null}), &Map::new());
         assert_eq!(t["status"], "pending");
+        // `equals = "{null}"` compares with JSON null (a field the server gives as null).
+        let closed = parse(&text.replace(
+            "{ field = \"started\", status = \"in_progress\" }",
+            "{ field = \"closedAt\", equals = \"{null}\", status = \"in_progress\" }",
+        ))
+        .unwrap();
+        let t = closed.task_in(&json!({"id": "z", "closedAt": null}), &Map::new());
+        assert_eq!(t["status"], "in_progress");
+        let t = closed.task_in(&json!({"id": "z", "closedAt": "{null}"}), &Map::new());
+        assert_eq!(t["status"], "pending");
         let doc = json!({"deps": [{"on": "a"}, {"on": "b"}, {"off": 1}], "n": {"x/y": 2}});
         assert_eq!(at(&doc, "/deps/*/on"), Some(json!(["a", "b"])));
         assert_eq!(at(&doc, "/n/x~1y"), Some(json!(2)));
@@ -619,6 +638,18 @@ mod tests {
             m.fill(&string_template("{null}", &known).unwrap(), &json!({})),
             Some(Value::Null)
         );
+        // `array`: one value becomes a list of it, a list stays, absent stays absent (the key
+        // is left out, not sent as []).
+        let t = template(&json!({"who": "{patch.owner|array}"}), &known).unwrap();
+        assert_eq!(
+            m.fill(&t, &json!({"patch": {"owner": "a"}})),
+            Some(json!({"who": ["a"]}))
+        );
+        assert_eq!(
+            m.fill(&t, &json!({"patch": {"owner": ["a", "b"]}})),
+            Some(json!({"who": ["a", "b"]}))
+        );
+        assert_eq!(m.fill(&t, &json!({"patch": {}})), Some(json!({})));
         let enc = template(&json!({"=json": [{"n": "{id}"}]}), &known).unwrap();
         assert_eq!(
             m.fill(&enc, &json!({"id": "7"})),
