@@ -465,6 +465,21 @@ pub fn step(offer: &Offer, sessions: bool, between: BetweenRequests) -> BoxedStr
                 patch,
             }
         });
+    // A status change alone, mostly of the task named last: a task walked through its states
+    // one step after another (started, completed, reopened), which a patch that also adds an
+    // edge seldom does, since the edge is refused and the status with it.
+    let status_walk =
+        (sess(), list(offer), task_ref(), status(offer)).prop_map(|(s, list, task, st)| {
+            Step::Update {
+                s,
+                list,
+                task,
+                patch: PatchGen {
+                    status: Some(st),
+                    ..PatchGen::default()
+                },
+            }
+        });
     let delete = (sess(), list(offer), task_ref()).prop_map(|(s, list, task)| Step::Delete {
         s,
         list,
@@ -507,6 +522,7 @@ pub fn step(offer: &Offer, sessions: bool, between: BetweenRequests) -> BoxedStr
         (10, create.boxed()),
         (4, get.boxed()),
         (12, update.boxed()),
+        (5, status_walk.boxed()),
         (weight(offer.has(Feature::Delete), 3), delete.boxed()),
         (3, listing.boxed()),
         (weight(offer.has(Feature::Claim), 3), claim.boxed()),
