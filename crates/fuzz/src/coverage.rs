@@ -42,6 +42,13 @@ pub struct Coverage {
     pub other: BTreeMap<String, u64>,
     /// The listings after each case's last step.
     pub final_listings: u64,
+    /// Where the cases' time went: making a fresh root and starting the target (the first
+    /// session; on another thread while the case before ran, when started ahead), waiting for
+    /// the target's answers (generated steps and final listings), and the rest of the case
+    /// (restarts and later sessions, waits, session events, the harness's own work).
+    pub start: std::time::Duration,
+    pub requests: std::time::Duration,
+    pub cases: std::time::Duration,
 }
 
 impl Coverage {
@@ -50,6 +57,9 @@ impl Coverage {
         self.generated += o.generated;
         self.sent += o.sent;
         self.final_listings += o.final_listings;
+        self.start += o.start;
+        self.requests += o.requests;
+        self.cases += o.cases;
         for (to, from) in [
             (&mut self.ops, &o.ops),
             (&mut self.statuses, &o.statuses),

@@ -130,12 +130,15 @@ impl From<String> for CaseError {
 pub struct Ready {
     sandbox: tempfile::TempDir,
     first: Result<Box<dyn Session>, String>,
+    /// How long making it took.
+    took: std::time::Duration,
 }
 
 impl Ready {
     /// Makes a fresh sandbox under `setup.scratch` (`root/` for the target, `outside/` for
     /// what a symbolic link points at) and opens the first session on its root.
     pub fn make(setup: &Setup) -> Result<Ready, CaseError> {
+        let started = std::time::Instant::now();
         let sandbox = tempfile::Builder::new()
             .prefix("case-")
             .tempdir_in(&setup.scratch)
@@ -147,8 +150,18 @@ impl Ready {
         let first = setup
             .target
             .open(&sandbox.path().join("root"), setup.session_options.clone())
+            .map(|mut s| {
+                // A target with a server per list starts them now, off the case's time when
+                // this is made ahead.
+                s.start_ahead(&crate::strategy::LISTS);
+                s
+            })
             .map_err(|e| e.to_string());
-        Ok(Ready { sandbox, first })
+        Ok(Ready {
+            sandbox,
+            first,
+            took: started.elapsed(),
+        })
     }
 }
 
@@ -206,7 +219,12 @@ pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
 
 /// Runs one case from its start (made by [`Ready::make`], perhaps ahead of time).
 pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History, CaseError> {
-    let Ready { sandbox, first } = ready;
+    let case_started = std::time::Instant::now();
+    let Ready {
+        sandbox,
+        first,
+        took,
+    } = ready;
     let root = sandbox.path().join("root");
     let outside = sandbox.path().join("outside");
     let mut oracle = FuzzOracle::new(setup.profile).ok_or_else(|| {
@@ -225,7 +243,10 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
     sessions.open.insert(0, first.map_err(CaseError::Start)?);
     let hello = sessions.get(0).map_err(CaseError::Start)?.hello().clone();
     let offer = Offer::from_hello(&hello, true);
-    let mut coverage = Coverage::default();
+    let mut coverage = Coverage {
+        start: took,
+        ..Coverage::default()
+    };
     let mut records: Vec<Record> = Vec::new();
     let mut touched: BTreeSet<&'static str> = BTreeSet::new();
 
@@ -343,10 +364,12 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
                 {
                     list_ids.last = Some(TaskId(id));
                 }
+                let asked = std::time::Instant::now();
                 let actual = sessions
                     .get(*session)
                     .and_then(|s| s.call(request).map_err(|e| e.to_string()))
                     .and_then(|v| Response::from_json(&v, op_of(request)));
+                coverage.requests += asked.elapsed();
                 coverage.sent(request, &actual, final_check);
                 let divergence = match &actual {
                     Err(e) => Some(Divergence {
@@ -371,6 +394,7 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
                     final_check,
                 });
                 if divergence.is_some() {
+                    coverage.cases = case_started.elapsed();
                     return Ok(History {
                         records,
                         divergence,
@@ -504,6 +528,7 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
     for (_, mut s) in std::mem::take(&mut sessions.open) {
         let _ = s.close();
     }
+    coverage.cases = case_started.elapsed();
     Ok(History {
         records,
         divergence: None,

@@ -338,6 +338,15 @@ pub fn coverage(c: &Coverage) -> String {
     if !c.other.is_empty() {
         let _ = writeln!(out, "also done: {}", counts(&c.other));
     }
+    if !c.cases.is_zero() {
+        let _ = writeln!(
+            out,
+            "time: {:.1} s starting the target in fresh roots, {:.1} s running cases, of which {:.1} s waiting for answers",
+            c.start.as_secs_f64(),
+            c.cases.as_secs_f64(),
+            c.requests.as_secs_f64()
+        );
+    }
     out
 }
 
@@ -387,6 +396,9 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
             dropped: r.coverage.dropped.clone(),
             other: r.coverage.other.clone(),
             final_listings: r.coverage.final_listings,
+            start_ms: r.coverage.start.as_millis() as u64,
+            requests_ms: r.coverage.requests.as_millis() as u64,
+            cases_ms: r.coverage.cases.as_millis() as u64,
         },
         found: r
             .found

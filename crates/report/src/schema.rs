@@ -351,6 +351,12 @@ pub struct FuzzCoverage {
     pub other: BTreeMap<String, u64>,
     /// Listings after each case's last step.
     pub final_listings: u64,
+    /// Milliseconds spent making fresh roots and starting the target (on another thread while
+    /// the case before ran, unless `--no-prestart`), waiting for answers, and running cases
+    /// from their start to their end (answers included, starts not).
+    pub start_ms: u64,
+    pub requests_ms: u64,
+    pub cases_ms: u64,
 }
 
 /// How a finding was shrunk.

@@ -175,6 +175,15 @@ pub trait Session: Send {
     /// What the target wrote to stderr so far (empty for in-process targets).
     fn stderr(&self) -> String;
 
+    /// Starts ahead what the session would start on its first request naming each of
+    /// `lists` (an `mcp:` target with one server per list: that list's server), so a caller
+    /// with time to spare (the fuzzer, making the next case while one runs) takes the wait
+    /// off the requests. Nothing for a target that starts nothing per list; a start that
+    /// fails is left for the request to meet, as it would have been.
+    fn start_ahead(&mut self, lists: &[&str]) {
+        let _ = lists;
+    }
+
     /// Does a session event the way a user would, for sessions that are agent
     /// conversations; answers `Ok(false)` when the session has no such thing and leaves the
     /// event to the runner, which ends (`exit`, `kill`) and opens (`resume`) connections to

@@ -1492,6 +1492,18 @@ impl Session for McpSession {
                 .join("\n"),
         }
     }
+
+    fn start_ahead(&mut self, lists: &[&str]) {
+        if !self.mapping.launch.per_list || self.dead.is_some() {
+            return;
+        }
+        for list in lists.iter().filter(|l| list_name_ok(l)) {
+            // A server that does not start is met again by the first request for its list,
+            // which answers as it always did.
+            let _ = self.use_server(list);
+        }
+        self.current = String::new();
+    }
 }
 
 impl Drop for McpSession {
