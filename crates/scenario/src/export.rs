@@ -501,22 +501,27 @@ impl Captures {
     }
 
     /// Where the first answer that holds token `t` (as a whole token) has it: the arguments
-    /// of the script's `pick` (process, answer, the text just before it and which occurrence
-    /// of that text it follows).
+    /// of the script's `pick` (process, answer, the text from the token before it, and which
+    /// occurrence of that text it follows).
     fn find(&self, t: &str) -> Option<String> {
         for (process, answer, line) in &self.got {
-            for (start, token) in tokens(line) {
+            let all = tokens(line);
+            for (k, &(start, token)) in all.iter().enumerate() {
                 if token != t {
                     continue;
                 }
-                let mut from = start.saturating_sub(16);
-                while !line.is_char_boundary(from) {
-                    from += 1;
-                }
-                let prefix = &line[from..start];
-                if prefix.is_empty() {
+                // The text from the word before it (a key, say: not made up itself).
+                let Some(&(from, before)) = all[..k]
+                    .iter()
+                    .rev()
+                    .find(|(_, w)| w.bytes().any(|b| b.is_ascii_alphanumeric()))
+                else {
+                    continue;
+                };
+                if made_up(before) {
                     continue;
                 }
+                let prefix = &line[from..start];
                 // Which occurrence of the prefix, counted as the script's awk counts them.
                 let mut at = 0;
                 let mut occurrence = 0;
@@ -1057,4 +1062,37 @@ fn pipe_command(n: usize, launch: &Launch, rooted: bool) -> String {
         "ROOT=$(mktemp -d); IN=$PWD/process-{n}.in.jsonl\n{input}({cd}{env}sh -c {} sh{args}{from})",
         quote_rooted(&launch.script, root)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A made-up value is taken from the first answer that has it, after the text just before
+    /// it and counting that text's earlier occurrences; a line that sends it back reads the
+    /// variable there, and only where the whole token is the value.
+    #[test]
+    fn made_up_values_are_found_in_the_answer_and_replaced_as_whole_tokens() {
+        let mut c = Captures::default();
+        let root = Path::new("/tmp/root-x");
+        let mut w = String::new();
+        c.sent(&mut w, 1, r#"{"op":"create","list":"l","task":{"subject":"a"}}"#, root);
+        c.got(1, r#"{"ok":true,"task":{"id":"20240001","blockedBy":["20240000"]}}"#);
+        c.got(1, r#"{"ok":true,"tasks":[{"id":"x1"},{"id":"abc-77"}]}"#);
+        assert!(w.is_empty(), "{w}");
+        let line = r#"{"op":"get","list":"l","id":"abc-77","note":"abc-777 in /tmp/root-x/f"}"#;
+        let word = c.sent(&mut w, 1, line, root);
+        // After the second `id":"` of the second answer (the one before is occurrence 0).
+        assert_eq!(
+            w,
+            "V1=$(pick 1 line 2 'id\":\"' 1); [ -n \"$V1\" ] || V1='abc-77'\n"
+        );
+        assert_eq!(
+            word,
+            r#"'{"op":"get","list":"l","id":"'"$V1"'","note":"abc-777 in '"$ROOT"'/f"}'"#
+        );
+        // A short number is what a store hands out in order: sent as it was.
+        assert!(!made_up("12") && !made_up("4711") && !made_up("pending"));
+        assert!(made_up("20240001") && made_up("task-6bbb4882"));
+    }
 }
