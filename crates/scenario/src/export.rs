@@ -241,12 +241,27 @@ fn script(f: &Failed<'_>) -> Result<Script, String> {
     let _ = writeln!(w, "mkdir -p \"$ROOT\" || exit 2");
     let _ = writeln!(w, "ROOT=$(cd \"$ROOT\" && pwd) || exit 2");
     let _ = writeln!(w, "W=$(mktemp -d) || exit 2");
-    let _ = writeln!(w, "LIMIT=$(( ${{REPLAY_TIMEOUT:-30}} * 20 ))");
+    let _ = writeln!(w, "LIMIT=${{REPLAY_TIMEOUT:-30}}");
     let _ = writeln!(w, "echo \"# root: $ROOT\"");
     w.push_str(SCRIPT_FUNCTIONS);
+    w.push_str(&answers(f.events));
     // Which descriptor each live process's stdin is held on.
     let mut fds: BTreeMap<usize, u8> = BTreeMap::new();
     let mut captures = Captures::default();
+    // What taskproof's run got: the JSON-RPC responses by process and id, and how many lines
+    // each process answered; and how many requests the script has sent each so far.
+    let mut answered = std::collections::BTreeSet::new();
+    let mut lines_got: BTreeMap<usize, usize> = BTreeMap::new();
+    for e in f.events {
+        if let Event::Got { process, line } = e {
+            *lines_got.entry(*process).or_default() += 1;
+            let msg = as_json(line);
+            if let (None, Some(id)) = (msg.get("method"), msg.get("id")) {
+                answered.insert((*process, id.to_string()));
+            }
+        }
+    }
+    let mut requests: BTreeMap<usize, usize> = BTreeMap::new();
     for e in f.events {
         match e {
             Event::Step { index, .. } => {
@@ -318,24 +333,38 @@ fn script(f: &Failed<'_>) -> Result<Script, String> {
                 );
                 let _ = writeln!(
                     w,
-                    "( {cd}exec env{env} sh -c {} sh{args} ) <\"$W/{process}.in\" >>\"$W/{process}.out\" 2>\"$W/{process}.err\" &",
+                    "( exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; {cd}exec env{env} sh -c {} sh{args} ) <\"$W/{process}.in\" >>\"$W/{process}.out\" 2>\"$W/{process}.err\" &",
                     quote_rooted(&launch.script, root),
                 );
-                let _ = writeln!(w, "P{process}=$!; PIDS=\"$PIDS $P{process}\"; N{process}=0");
+                let _ = writeln!(
+                    w,
+                    "P{process}=$!; PIDS=\"$PIDS $P{process}\"; N{process}=0; R{process}=0"
+                );
                 let _ = writeln!(w, "exec {fd}>\"$W/{process}.in\"");
             }
             Event::Sent { process, line } => {
                 let Some(fd) = fds.get(process) else { continue };
+                // An answer to a request of the server's: the script's `serve` gives it when
+                // the replay's server asks.
+                let msg = as_json(line);
+                if msg.get("jsonrpc").is_some() && msg.get("method").is_none() {
+                    continue;
+                }
                 let root = processes_root(f.events, *process).unwrap_or_default();
                 let word = captures.sent(w, *process, line, &root);
                 let _ = writeln!(w, "send {process} {fd} {word}");
+                // Waits for the answer, when taskproof's run got one (a request cut short by a
+                // kill is only sent).
                 let msg = as_json(line);
-                let rpc = msg.get("jsonrpc").is_some();
-                if rpc {
-                    if let (Some(_), Some(id)) = (msg.get("method"), msg.get("id")) {
-                        let _ = writeln!(w, "await_id {process} {}", quote(&id.to_string()));
+                let asked = requests.entry(*process).or_default();
+                *asked += 1;
+                if msg.get("jsonrpc").is_some() {
+                    if let (Some(_), Some(id)) = (msg.get("method"), msg.get("id"))
+                        && answered.contains(&(*process, id.to_string()))
+                    {
+                        let _ = writeln!(w, "await_id {process} {fd} {}", quote(&id.to_string()));
                     }
-                } else {
+                } else if lines_got.get(process).is_some_and(|n| *n >= *asked) {
                     let _ = writeln!(w, "await_line {process}");
                 }
             }
@@ -392,11 +421,14 @@ fn tokens(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
-/// Whether a token may be something the store made up (an id, a time): it has a digit, and
-/// is not a short number (which a store hands out in order, the same again in a replay).
+/// Whether a token may be something the store made up (an id, a time), when it came back
+/// in an answer before it was sent: four characters or more, with a letter or digit, and not
+/// a short number (which a store hands out in order, the same again in a replay). Words the
+/// store knows beforehand are in its tool list, never taken ([`Captures::fixed`]); words of
+/// the scenario's were sent before any answer held them.
 fn made_up(t: &str) -> bool {
-    t.len() >= 3
-        && t.bytes().any(|b| b.is_ascii_digit())
+    t.len() >= 4
+        && t.bytes().any(|b| b.is_ascii_alphanumeric())
         && (t.len() >= 6 || !t.bytes().all(|b| b.is_ascii_digit()))
 }
 
@@ -510,7 +542,8 @@ impl Captures {
                 if token != t {
                     continue;
                 }
-                // The text from the word before it (a key, say: not made up itself).
+                // The text from the word before it (a key, say: no digit, so not an id or a
+                // time itself).
                 let Some(&(from, before)) = all[..k]
                     .iter()
                     .rev()
@@ -518,7 +551,7 @@ impl Captures {
                 else {
                     continue;
                 };
-                if made_up(before) {
+                if before.bytes().any(|b| b.is_ascii_digit()) {
                     continue;
                 }
                 let prefix = &line[from..start];
@@ -599,43 +632,117 @@ fn processes_root(events: &[Event], n: usize) -> Option<PathBuf> {
     })
 }
 
+/// The script's `answer`: the result (or error) of each request a server made of the
+/// client, by method, as taskproof's MCP client answered it first; what it answers those it
+/// was never asked (no roots, a pong, no such method) otherwise.
+fn answers(events: &[Event]) -> String {
+    let mut asked: BTreeMap<(usize, String), String> = BTreeMap::new();
+    let mut answered: BTreeMap<String, String> = BTreeMap::new();
+    for e in events {
+        match e {
+            Event::Got { process, line } => {
+                let msg = as_json(line);
+                if let (Some(Value::String(m)), Some(id)) = (msg.get("method"), msg.get("id")) {
+                    asked.insert((*process, id.to_string()), m.clone());
+                }
+            }
+            Event::Sent { process, line } => {
+                let msg = as_json(line);
+                if msg.get("method").is_some() {
+                    continue;
+                }
+                let Some(id) = msg.get("id") else { continue };
+                let Some(m) = asked.get(&(*process, id.to_string())) else {
+                    continue;
+                };
+                let part = ["result", "error"]
+                    .into_iter()
+                    .find_map(|k| msg.get(k).map(|v| format!("\"{k}\":{v}")));
+                if let Some(part) = part {
+                    answered.entry(m.clone()).or_insert(part);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::from(
+        "# What taskproof's MCP client answered a request of the server's.\nanswer() {\n  case $1 in\n",
+    );
+    for (m, part) in &answered {
+        let _ = writeln!(out, "    {}) printf '%s' {} ;;", quote(m), quote(part));
+    }
+    out.push_str(
+        "    roots/list) printf '%s' '\"result\":{\"roots\":[]}' ;;\n    \
+         ping) printf '%s' '\"result\":{}' ;;\n    \
+         *) printf '%s' '\"error\":{\"code\":-32601,\"message\":\"Method not found\"}' ;;\n  \
+         esac\n}\n",
+    );
+    out
+}
+
 /// The shell functions of every replay script.
 const SCRIPT_FUNCTIONS: &str = r##"PIDS=
+# (Shell variables are global: each function's own start with its name.)
 say() { printf '%s\n' "$1"; }
-# The lines of process $1 from line $2 + 1 on, printed; answers how many it has.
+# The lines of process $1 from line $2 + 1 on, printed; N$1 becomes how many it has.
 show() {
-  n=$(wc -l < "$W/$1.out" | tr -d ' ')
-  if [ "$n" -gt "$2" ]; then sed -n "$(( $2 + 1 )),${n}p" "$W/$1.out" | sed "s/^/<- [$1] /"; fi
-  eval "N$1=$n"
+  show_n=$(wc -l < "$W/$1.out" | tr -d ' ')
+  if [ "$show_n" -gt "$2" ]; then sed -n "$(( $2 + 1 )),${show_n}p" "$W/$1.out" | sed "s/^/<- [$1] /"; fi
+  eval "N$1=$show_n"
 }
 send() { printf '%s\n' "$3" >&"$2" && printf -- '-> [%s] %s\n' "$1" "$3"; }
-# Waits for process $1's answer with JSON-RPC id $2 (printing what comes before it).
+# Process $1's response with JSON-RPC id $2 (not a request of its own with that id).
+response() {
+  grep -e "\"id\":$2[,}]" -e "\"id\": $2[,}]" "$W/$1.out" | grep -v '"method":"' | head -n 1
+}
+# Answers the requests process $1 made of the client (its lines from R$1 + 1 on that have a
+# method and an id) on descriptor $2, as taskproof's MCP client answered them (`answer`).
+serve() {
+  eval "serve_r=\$R$1"
+  serve_n=$(wc -l < "$W/$1.out" | tr -d ' ')
+  [ "$serve_r" -lt "$serve_n" ] || return 0
+  eval "R$1=$serve_n"
+  serve_a=$(sed -n "$(( serve_r + 1 )),${serve_n}p" "$W/$1.out" | awk '
+    /"method":"notifications\// { next }
+    /"method":"/ {
+      m = $0; sub(/.*"method":"/, "", m); sub(/".*/, "", m)
+      i = $0; if (!sub(/.*"id": */, "", i)) next; sub(/[,}].*/, "", i)
+      print m, i
+    }')
+  [ -n "$serve_a" ] || return 0
+  eval "show $1 \$N$1"
+  printf '%s\n' "$serve_a" | while read -r serve_m serve_id; do
+    send "$1" "$2" "{\"jsonrpc\":\"2.0\",\"id\":$serve_id,$(answer "$serve_m")}"
+  done
+}
+# Waits for process $1's answer with JSON-RPC id $3 (printing what comes before it), answering
+# its requests on descriptor $2 meanwhile.
 await_id() {
-  i=0
-  while ! grep -q -e "\"id\":$2[,}]" -e "\"id\": $2[,}]" "$W/$1.out"; do
-    if [ $i -ge "$LIMIT" ]; then eval "show $1 \$N$1"; say "# no answer from process $1 within ${REPLAY_TIMEOUT:-30} s; stopping"; finish 1; fi
-    i=$(( i + 1 )); sleep 0.05
+  await_end=$(( $(date +%s) + LIMIT ))
+  while serve "$1" "$2"; [ -z "$(response "$1" "$3")" ]; do
+    if [ "$(date +%s)" -gt "$await_end" ]; then eval "show $1 \$N$1"; say "# no answer from process $1 within $LIMIT s; stopping"; finish 1; fi
+    sleep 0.05
   done
   eval "show $1 \$N$1"
 }
 # Waits for one more line from process $1 (an adapter answers each request with one line).
 await_line() {
-  eval "k=\$N$1"; i=0
-  while [ "$(wc -l < "$W/$1.out" | tr -d ' ')" -le "$k" ]; do
-    if [ $i -ge "$LIMIT" ]; then say "# no answer from process $1 within ${REPLAY_TIMEOUT:-30} s; stopping"; finish 1; fi
-    i=$(( i + 1 )); sleep 0.05
+  eval "await_k=\$N$1"; await_end=$(( $(date +%s) + LIMIT ))
+  while [ "$(wc -l < "$W/$1.out" | tr -d ' ')" -le "$await_k" ]; do
+    if [ "$(date +%s)" -gt "$await_end" ]; then say "# no answer from process $1 within $LIMIT s; stopping"; finish 1; fi
+    sleep 0.05
   done
-  show "$1" "$k"
+  show "$1" "$await_k"
 }
 # The token after the (OCC+1)-th PREFIX in process P's answer with JSON-RPC id KEY (id) or
 # on line KEY (line): a value the store made up, taken from this run's answer.
 pick() { # P id|line KEY PREFIX OCC
   if [ "$2" = id ]; then
-    line=$(grep -e "\"id\":$3[,}]" -e "\"id\": $3[,}]" "$W/$1.out" | head -n 1)
+    pick_l=$(response "$1" "$3")
   else
-    line=$(sed -n "$3p" "$W/$1.out")
+    pick_l=$(sed -n "$3p" "$W/$1.out")
   fi
-  printf '%s\n' "$line" | PRE=$4 OCC=$5 awk '{
+  printf '%s\n' "$pick_l" | PRE=$4 OCC=$5 awk '{
     s = $0; pre = ENVIRON["PRE"]; n = ENVIRON["OCC"] + 0
     while (n-- >= 0) { p = index(s, pre); if (!p) exit; s = substr(s, p + length(pre)) }
     if (match(s, /^[A-Za-z0-9._:-]+/)) print substr(s, 1, RLENGTH)
@@ -645,7 +752,7 @@ pick() { # P id|line KEY PREFIX OCC
 # A process and everything it started.
 tree() {
   echo "$1"
-  for c in $(ps -A -o pid= -o ppid= | awk -v p="$1" '$2 == p { print $1 }'); do tree "$c"; done
+  for tree_c in $(ps -A -o pid= -o ppid= | awk -v p="$1" '$2 == p { print $1 }'); do tree "$tree_c"; done
 }
 # Ends process $1 (pid $2) as taskproof killed it: the process and everything it started.
 killed() {
@@ -657,19 +764,18 @@ killed() {
 # Ends process $1 (pid $2) as taskproof closed it: its input is closed (by the caller); it may
 # take a moment to exit, then whatever is left of it is killed.
 closed() {
-  i=0
-  while command kill -0 "$2" 2>/dev/null && [ $i -lt 40 ]; do i=$(( i + 1 )); sleep 0.05; done
+  closed_i=0
+  while command kill -0 "$2" 2>/dev/null && [ "$closed_i" -lt 40 ]; do closed_i=$(( closed_i + 1 )); sleep 0.05; done
   eval "show $1 \$N$1"
-  left=$(tree "$2")
-  command kill -KILL $left 2>/dev/null
+  command kill -KILL $(tree "$2") 2>/dev/null
   wait "$2" 2>/dev/null
   say "# process $1 ended at the end of its input"
 }
 finish() {
-  for p in $PIDS; do command kill -KILL $(tree "$p") 2>/dev/null; done
-  for f in "$W"/*.err; do
-    [ -s "$f" ] || continue
-    say "# stderr of process $(basename "$f" .err):"; sed 's/^/#   /' "$f"
+  for finish_p in $PIDS; do command kill -KILL $(tree "$finish_p") 2>/dev/null; done
+  for finish_f in "$W"/*.err; do
+    [ -s "$finish_f" ] || continue
+    say "# stderr of process $(basename "$finish_f" .err):"; sed 's/^/#   /' "$finish_f"
   done
   rm -rf "$W"
   say "# the store's folder is kept: $ROOT"
@@ -1076,8 +1182,16 @@ mod tests {
         let mut c = Captures::default();
         let root = Path::new("/tmp/root-x");
         let mut w = String::new();
-        c.sent(&mut w, 1, r#"{"op":"create","list":"l","task":{"subject":"a"}}"#, root);
-        c.got(1, r#"{"ok":true,"task":{"id":"20240001","blockedBy":["20240000"]}}"#);
+        c.sent(
+            &mut w,
+            1,
+            r#"{"op":"create","list":"l","task":{"subject":"a"}}"#,
+            root,
+        );
+        c.got(
+            1,
+            r#"{"ok":true,"task":{"id":"20240001","blockedBy":["20240000"]}}"#,
+        );
         c.got(1, r#"{"ok":true,"tasks":[{"id":"x1"},{"id":"abc-77"}]}"#);
         assert!(w.is_empty(), "{w}");
         let line = r#"{"op":"get","list":"l","id":"abc-77","note":"abc-777 in /tmp/root-x/f"}"#;
@@ -1092,7 +1206,7 @@ mod tests {
             r#"'{"op":"get","list":"l","id":"'"$V1"'","note":"abc-777 in '"$ROOT"'/f"}'"#
         );
         // A short number is what a store hands out in order: sent as it was.
-        assert!(!made_up("12") && !made_up("4711") && !made_up("pending"));
-        assert!(made_up("20240001") && made_up("task-6bbb4882"));
+        assert!(!made_up("12") && !made_up("4711") && !made_up("x1") && !made_up("--:-"));
+        assert!(made_up("20240001") && made_up("task-6bbb4882") && made_up("hnipdowj"));
     }
 }
