@@ -1209,4 +1209,20 @@ mod tests {
         assert!(!made_up("12") && !made_up("4711") && !made_up("x1") && !made_up("--:-"));
         assert!(made_up("20240001") && made_up("task-6bbb4882") && made_up("hnipdowj"));
     }
+
+    /// The text a value is found after starts at the word before it, which may have letters
+    /// and `_` (a key like `task_id`) but no digit (that could be a made-up value itself).
+    #[test]
+    fn a_value_is_found_after_the_key_before_it() {
+        let mut c = Captures::default();
+        let mut w = String::new();
+        let root = Path::new("/r");
+        c.sent(&mut w, 1, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_task","arguments":{"title":"a"}}}"#, root);
+        c.got(1, r#"{"result":{"content":[{"type":"text","text":"{\n  \"ref-7a\": 1, \"task_id\": \"task-6bbb4882\"\n}"}]},"jsonrpc":"2.0","id":2}"#);
+        c.sent(&mut w, 1, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_task","arguments":{"task_id":"task-6bbb4882"}}}"#, root);
+        assert_eq!(
+            w,
+            "V1=$(pick 1 id '2' 'task_id\\\": \\\"' 0); [ -n \"$V1\" ] || V1='task-6bbb4882'\n"
+        );
+    }
 }
