@@ -25,6 +25,7 @@ Examples:
   taskproof run --target 'cmd:python3 examples/adapters/python/s07_adapter.py' --profile s07
   taskproof run --target naive --report junit:out/junit.xml --report md:out/summary.md
   taskproof run --filter 'rt*' --partition 1/4 --skip-file known-failures.txt
+  taskproof run --target 'mcp:my-server' --mapping my-server.toml --export failures/
   taskproof scenarios export my-scenarios/
   taskproof run --suite background
   taskproof run --suite background --target mutant:double-notify --report md:out/bg.md
@@ -104,6 +105,13 @@ pub struct Args {
     /// against what the CLI really sent.
     #[arg(long, value_name = "DIR")]
     pub model_log: Option<PathBuf>,
+    /// Write each failing scenario into DIR/ID/ for the store's maintainer: README.md (what
+    /// failed, the rules, the versions, expected and got, the command), and for a cmd: or
+    /// mcp: target the lines each process was sent and answered (process-N.in.jsonl,
+    /// process-N.out.jsonl, wire.jsonl) and replay.sh, which reproduces the run with only
+    /// the store and a shell (docs/reports.md, "Exporting failures").
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
     /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value = "auto")]
     pub color: super::Color,
@@ -231,6 +239,11 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
+    if let Some(dir) = &args.export
+        && let Err(e) = export_dir_ok(dir)
+    {
+        return usage(e);
+    }
     if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
@@ -262,6 +275,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         skips,
         delays: Default::default(),
         model_log: args.model_log.clone(),
+        export: args.export.clone(),
     };
     let mut reporters = reporters_of(&args);
     let suite = run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));
@@ -297,6 +311,11 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
     if args.profile.is_some() || args.mapping.is_some() || !args.skip_file.is_empty() {
         return usage(
             "--profile, --mapping and --skip-file are for the store suite; the background suite holds every target to docs/background.md".into(),
+        );
+    }
+    if args.export.is_some() {
+        return usage(
+            "--export is for the store suite: a background scenario's runner is not replayed by pipe".into(),
         );
     }
     if args.keep_going {
@@ -347,6 +366,21 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
     let mut reporters = reporters_of(&args);
     let suite = bg_run_suite(&selected, &config, &mut |e: &Event<'_>| reporters.emit(e));
     Ok(conclude("run", reporters, Verdict::of_suite(&suite)))
+}
+
+/// Whether `--export DIR` can be written: a folder (made if missing) in which a file can be
+/// created; the error names the folder and why not.
+fn export_dir_ok(dir: &std::path::Path) -> Result<(), String> {
+    let named = |why: String| format!("--export {}: {why}", dir.display());
+    if dir.exists() && !dir.is_dir() {
+        return Err(named("not a folder".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| named(format!("cannot make the folder: {e}")))?;
+    tempfile::Builder::new()
+        .prefix(".taskproof-export-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| named(format!("cannot write in it: {e}")))
 }
 
 fn parse_profile(s: &str) -> Result<Choice, String> {

@@ -33,7 +33,22 @@ pub struct ServerPipes {
     pub garbage: Arc<Mutex<Option<String>>>,
     /// Or, when set, such lines are skipped into it.
     pub noise: Option<Noise>,
+    /// When set, every line written to the server and every JSON line read from it, as it
+    /// passes (`taskproof run --export`).
+    pub wire: Option<WireTap>,
 }
+
+/// Which way a line of the connection went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Written to the server's stdin.
+    Sent,
+    /// Read from the server's stdout and handed to the client.
+    Got,
+}
+
+/// Where the lines of a connection go as they pass, each without its newline.
+pub type WireTap = Arc<dyn Fn(Direction, &str) + Send + Sync>;
 
 /// Lines the server writes on stdout that are not JSON, when the caller asks to skip them
 /// instead of failing on the first one: appended to `sink` (the session's copy of the
@@ -147,12 +162,16 @@ impl Connection {
             stdout,
             garbage,
             noise,
+            wire,
         } = pipes;
         let service = rt.block_on(async {
             let stdout =
                 tokio::process::ChildStdout::from_std(stdout).map_err(ClientError::Pipes)?;
             let stdin = tokio::process::ChildStdin::from_std(stdin).map_err(ClientError::Pipes)?;
-            let io = (pump(stdout, garbage, noise), stdin);
+            let io = (
+                pump(stdout, garbage, noise, wire.clone()),
+                Tee::new(stdin, wire),
+            );
             let client = ClientConfig::new(
                 ClientCapabilities::default(),
                 Implementation::new(client_name, client_version),
@@ -267,6 +286,7 @@ fn pump(
     stdout: tokio::process::ChildStdout,
     garbage: Arc<Mutex<Option<String>>>,
     noise: Option<Noise>,
+    wire: Option<WireTap>,
 ) -> tokio::io::DuplexStream {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (ours, mut theirs) = tokio::io::duplex(1 << 20);
@@ -295,10 +315,68 @@ fn pump(
                 *garbage.lock().unwrap_or_else(|p| p.into_inner()) = Some(text.to_string());
                 return;
             }
+            if let Some(tap) = &wire {
+                tap(Direction::Got, text);
+            }
             if theirs.write_all(&line).await.is_err() {
                 return;
             }
         }
     });
     ours
+}
+
+/// The server's stdin, with every complete line written through it handed to a [`WireTap`].
+struct Tee {
+    inner: tokio::process::ChildStdin,
+    wire: Option<WireTap>,
+    /// The part of a line written so far.
+    partial: Vec<u8>,
+}
+
+impl Tee {
+    fn new(inner: tokio::process::ChildStdin, wire: Option<WireTap>) -> Tee {
+        Tee {
+            inner,
+            wire,
+            partial: Vec::new(),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Tee {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let me = &mut *self;
+        let polled = std::pin::Pin::new(&mut me.inner).poll_write(cx, buf);
+        if let (std::task::Poll::Ready(Ok(n)), Some(tap)) = (&polled, &me.wire) {
+            me.partial.extend_from_slice(&buf[..*n]);
+            while let Some(end) = me.partial.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = me.partial.drain(..=end).collect();
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches(['\n', '\r']);
+                if !text.is_empty() {
+                    tap(Direction::Sent, text);
+                }
+            }
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod expect;
+mod export;
 pub mod files;
 mod finding;
 pub mod format;

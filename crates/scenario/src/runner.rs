@@ -189,6 +189,9 @@ pub(super) fn judge(
             );
             std::thread::sleep(d);
         }
+        if let Some(wire) = &run.options.wire {
+            wire.step(step.index, crate::export::action_word(&step.action));
+        }
         let stepped = run.step(step);
         if timeline {
             run.note_files(step);
@@ -273,6 +276,23 @@ pub(super) fn judge(
     // Every session is closed or killed: the model log is whole.
     if let Some(Err(e)) = run.options.model_log.as_ref().map(LogHandle::finish) {
         run.notes.push(e);
+    }
+    // And so is the wire log: a failure is exported for the target's maintainer.
+    if let (Some(dir), Some(wire)) = (&config.export, &run.options.wire)
+        && matches!(result, Ok(Outcome::Fail(_)) | Err(_))
+    {
+        let events = wire.events();
+        let failed = crate::export::Failed {
+            scenario: s,
+            profile: config.profile,
+            target,
+            result: &result,
+            events: &events,
+        };
+        run.notes.push(match crate::export::write(dir, &failed) {
+            Ok(readme) => format!("exported for its maintainer: {}", readme.display()),
+            Err(e) => format!("--export: not written: {e}"),
+        });
     }
     (result, run.stderr(), run.notes, skipped, run.steps)
 }

@@ -29,6 +29,7 @@ use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
 use taskproof_targets::claude_code::model_log::LogHandle;
+use taskproof_targets::wire::WireLog;
 use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 
 /// Scenarios prepared ahead by default: enough that sessions of a target that takes
@@ -70,6 +71,10 @@ pub struct RunConfig {
     /// A folder for the scripted model's log of each scenario (`ID.jsonl`), for targets
     /// driven by one (Claude Code); others write none.
     pub model_log: Option<std::path::PathBuf>,
+    /// A folder to write each failing scenario into for its maintainer (`DIR/ID/`: the
+    /// lines a process target was sent and answered, a replay script and a report;
+    /// `taskproof run --export`, crates/scenario/src/export.rs).
+    pub export: Option<std::path::PathBuf>,
 }
 
 impl RunConfig {
@@ -88,6 +93,7 @@ impl RunConfig {
             mode: Mode::Expectations,
             delays: std::collections::BTreeMap::new(),
             model_log: None,
+            export: None,
         }
     }
 
@@ -99,6 +105,7 @@ impl RunConfig {
             interactive: false,
             model_log: None,
             drive: None,
+            wire: None,
         }
     }
 
@@ -114,6 +121,8 @@ impl RunConfig {
                     &s.id,
                 )
             }),
+            // One log for all the scenario's sessions, when its failure is to be exported.
+            wire: self.export.as_ref().map(|_| WireLog::new()),
             ..self.session_options()
         }
     }

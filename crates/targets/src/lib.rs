@@ -19,6 +19,7 @@ mod inprocess;
 pub mod mcp;
 pub mod pipes;
 mod process;
+pub mod wire;
 
 pub use inprocess::InProcessSession;
 pub use process::ProcessSession;
@@ -99,6 +100,10 @@ pub struct SessionOptions {
     /// How an agent target (Claude Code) is driven, when the caller says (`race --drive`);
     /// `None` lets the target choose. A plain value, never process-wide state.
     pub drive: Option<claude_code::Drive>,
+    /// Where a process target (`cmd:`, `mcp:`) notes every line it writes to its processes
+    /// and reads back, and how it started and ended them (`taskproof run --export`); others
+    /// note nothing.
+    pub wire: Option<wire::WireLog>,
 }
 
 impl Default for SessionOptions {
@@ -110,6 +115,7 @@ impl Default for SessionOptions {
             interactive: false,
             model_log: None,
             drive: None,
+            wire: None,
         }
     }
 }

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::group::Group;
 use crate::pipes::{self, Line};
+use crate::wire::{Launch, WireLog};
 use crate::{Session, SessionOptions, TargetError};
 use taskproof_core::protocol::Hello;
 
@@ -37,6 +38,8 @@ pub struct ProcessSession {
     hello: Hello,
     /// Set once the session failed or was killed; every later call returns it.
     dead: Option<TargetError>,
+    /// The scenario's wire log and this process's number in it (`SessionOptions::wire`).
+    wire: Option<(WireLog, usize)>,
 }
 
 impl ProcessSession {
@@ -83,6 +86,20 @@ impl ProcessSession {
         let lines = pipes::lines(stdout, MAX_LINE);
         let (stderr, stderr_thread) = pipes::keep_stderr(stderr_pipe, MAX_STDERR);
         let stdin = child.child().stdin.take();
+        let wire = options.wire.as_ref().map(|log| {
+            let process = log.start(Launch {
+                script: command.to_string(),
+                args: Vec::new(),
+                env: vec![(
+                    "TASKPROOF_ROOT".to_string(),
+                    root.to_string_lossy().into_owned(),
+                )],
+                cwd: None,
+                root: root.clone(),
+                list: None,
+            });
+            (log.clone(), process)
+        });
         let mut session = ProcessSession {
             child,
             stdin,
@@ -99,6 +116,7 @@ impl ProcessSession {
                 mapping: Default::default(),
             },
             dead: None,
+            wire,
         };
         // The start-up limit runs from the spawn, so that it bounds the whole start-up
         // (loading a runtime, reading the root) and the hello, not only the answer.
@@ -134,6 +152,9 @@ impl ProcessSession {
             Some(stdin) => stdin.write_all(&line).and_then(|()| stdin.flush()).is_ok(),
             None => false,
         };
+        if written && let Some((log, process)) = &self.wire {
+            log.sent(*process, String::from_utf8_lossy(&line).trim_end());
+        }
         if !written {
             let status = self.exit_status();
             return Err(self.fail(TargetError::Exited { status }));
@@ -142,6 +163,9 @@ impl ProcessSession {
             Ok(Line::Text(bytes)) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let trimmed = text.trim_end_matches(['\n', '\r']);
+                if let Some((log, process)) = &self.wire {
+                    log.got(*process, trimmed);
+                }
                 match serde_json::from_str::<Value>(trimmed) {
                     Ok(v @ Value::Object(_)) => Ok(v),
                     Ok(_) => Err(self.fail(TargetError::Garbage {
@@ -182,6 +206,9 @@ impl ProcessSession {
     }
 
     fn kill_group(&mut self) {
+        if let Some((log, process)) = &self.wire {
+            log.ended(*process, self.stdin.is_some());
+        }
         self.stdin = None;
         // Also when `sh` already ended: what it left running in its group ends too.
         self.child.kill();
@@ -220,6 +247,9 @@ impl Session for ProcessSession {
     fn close(&mut self) -> Result<(), TargetError> {
         if let Some(ended) = TargetError::closed_already(&self.dead) {
             return ended;
+        }
+        if let Some((log, process)) = &self.wire {
+            log.ended(*process, false);
         }
         self.stdin = None; // end of input
         let deadline = Instant::now() + self.timeout;

@@ -30,9 +30,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use taskproof_mcp::client::{ClientError, Connection, Noise, ServerInfo, ServerPipes, ToolResult};
+use taskproof_mcp::client::{
+    ClientError, Connection, Direction, Noise, ServerInfo, ServerPipes, ToolResult, WireTap,
+};
 
 use super::group::Group;
+use super::wire::{Launch, WireLog};
 use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use taskproof_core::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
 
@@ -203,10 +206,15 @@ struct Server {
     stderr_thread: Option<std::thread::JoinHandle<()>>,
     /// The first line the server wrote that is not a JSON-RPC message, if any.
     garbage: Arc<Mutex<Option<String>>>,
+    /// The scenario's wire log and this server's number in it (`SessionOptions::wire`).
+    wire: Option<(WireLog, usize)>,
 }
 
 impl Server {
     fn kill(&mut self) {
+        if let Some((log, process)) = &self.wire {
+            log.ended(*process, true);
+        }
         // The connection ends its service loop on its own runtime when dropped.
         self.client = None;
         self.group.kill();
@@ -286,13 +294,15 @@ struct Started {
 
 /// Starts the server of `command` with `mapping`'s launch on `root` (for `list`, with
 /// `server.per_list`), makes the MCP handshake and lists its tools, all within `limit`. A
-/// failure comes with the server's stderr; the server is killed.
+/// failure comes with the server's stderr; the server is killed. With `wire`, the start and
+/// every line of the connection go to that log.
 fn start(
     command: &str,
     mapping: &Mapping,
     root: &Path,
     list: Option<&str>,
     limit: Duration,
+    wire: Option<&WireLog>,
 ) -> Result<Started, (TargetError, String)> {
     let no_stderr = |e: TargetError| (e, String::new());
     let started = Instant::now();
@@ -339,6 +349,7 @@ fn start(
         stderr,
         stderr_thread: Some(stderr_thread),
         garbage: Arc::default(),
+        wire: wire.map(|log| (log.clone(), log.start(launch(command, mapping, root, list)))),
     };
     let fail = |mut server: Server, e: TargetError| {
         server.kill();
@@ -355,6 +366,7 @@ fn start(
         stdout,
         garbage: Arc::clone(&server.garbage),
         noise,
+        wire: server.wire.clone().map(|(log, process)| tap(log, process)),
     };
     let left = limit.saturating_sub(started.elapsed());
     let client = match Connection::connect(pipes, "taskproof", env!("CARGO_PKG_VERSION"), left) {
@@ -401,6 +413,37 @@ fn start(
     })
 }
 
+/// How [`start`] starts a server, for the wire log: the same script, words, variables and
+/// folder.
+fn launch(command: &str, mapping: &Mapping, root: &Path, list: Option<&str>) -> Launch {
+    let fill = |t: &str| mapping::Launch::fill(t, root, list);
+    let mut env = vec![(
+        "TASKPROOF_ROOT".to_string(),
+        root.to_string_lossy().into_owned(),
+    )];
+    env.extend(mapping.launch.env.iter().map(|(k, v)| (k.clone(), fill(v))));
+    Launch {
+        script: format!("{command} \"$@\""),
+        args: mapping.launch.args.iter().map(|a| fill(a)).collect(),
+        env,
+        cwd: mapping
+            .launch
+            .cwd
+            .as_deref()
+            .map(|c| PathBuf::from(fill(c))),
+        root: root.to_path_buf(),
+        list: list.map(str::to_string),
+    }
+}
+
+/// The connection's lines into the wire log, as server `process`'s.
+fn tap(log: WireLog, process: usize) -> WireTap {
+    Arc::new(move |direction, line| match direction {
+        Direction::Sent => log.sent(process, line),
+        Direction::Got => log.got(process, line),
+    })
+}
+
 /// What a probe server said of itself, kept by the target so that sessions with one server
 /// per list can say `hello` before they know a list.
 #[derive(Debug, Clone)]
@@ -421,7 +464,7 @@ impl McpTarget {
         let scratch =
             tempfile::tempdir().map_err(|e| (TargetError::Spawn(e.to_string()), String::new()))?;
         let list = mapping.launch.per_list.then_some("probe");
-        let mut s = start(&self.command, mapping, scratch.path(), list, limit)?;
+        let mut s = start(&self.command, mapping, scratch.path(), list, limit, None)?;
         s.server.kill();
         let p = Probe {
             info: s.info,
@@ -449,6 +492,8 @@ pub struct McpSession {
     tools: BTreeMap<String, (String, Value)>,
     /// The id book, when the mapping keeps an id table or containers.
     book: Option<ids::Book>,
+    /// Where the servers' lines go (`SessionOptions::wire`).
+    wire: Option<WireLog>,
 }
 
 /// Why a request could not be answered: a protocol answer to give (the server refused), or
@@ -511,6 +556,7 @@ impl McpSession {
                 &root,
                 None,
                 options.start_timeout,
+                options.wire.as_ref(),
             )?;
             servers.insert(String::new(), s.server);
             (s.info, s.tools)
@@ -551,6 +597,7 @@ impl McpSession {
             dead: None,
             tools,
             book,
+            wire: options.wire,
         })
     }
 
@@ -603,6 +650,7 @@ impl McpSession {
             &self.root,
             Some(list),
             self.start_timeout,
+            self.wire.as_ref(),
         ) {
             Ok(s) => {
                 self.servers.insert(list.to_string(), s.server);
@@ -1457,6 +1505,9 @@ impl Session for McpSession {
             return ended;
         }
         for s in self.servers.values_mut() {
+            if let Some((log, process)) = &s.wire {
+                log.ended(*process, false);
+            }
             if let Some(mut c) = s.client.take() {
                 c.close(EXIT_GRACE);
             }
