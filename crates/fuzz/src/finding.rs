@@ -133,10 +133,14 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
     // The (task, field) pairs an update the model refused would have changed, for the fields
     // a patch sets outright: one of them changed anyway is a patch applied in part (S11).
     // (Edges are left out: a changed edge has more causes than a half-applied patch.)
+    // Only updates of the list the diverging step reads: task 1 of another list is another
+    // task.
+    let here = list_of(request);
     let mut refused: BTreeSet<(String, &str)> = BTreeSet::new();
     for r in &history.records[..d.at] {
         if let ResolvedStep::Send { request, .. } = &r.action
             && request["op"] == "update"
+            && list_of(request) == here
             && r.expected
                 .as_ref()
                 .is_some_and(|e| e.error_kind().is_some())
