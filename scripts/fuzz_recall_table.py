@@ -28,7 +28,7 @@ TARGETS = [
     ("learn-claude-code", "learn-claude-code s07 (cmd)", "reports/matrix/learn-claude-code-s07/run.json"),
     ("task-master", "task-master-ai 0.43.1 (cmd)", "reports/matrix/task-master-0.43.1/run.json"),
     ("claude-code-2.1.112", "Claude Code 2.1.112, print mode", "reports/claude-code/2.1.112/run.json"),
-    ("claude-code-2.1.332", "Claude Code 2.1.332, print mode", "reports/claude-code/2.1.332/terminal-suite.json"),
+    ("claude-code-2.1.332", "Claude Code 2.1.332, print mode", "reports/claude-code/2.1.332/run.json"),
 ]
 
 # Rules that one session's random sequence cannot reach, and what does.
