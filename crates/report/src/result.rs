@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use taskproof_core::protocol::{Answer, Feature, Hello};
-use taskproof_core::rule::Rule;
+use taskproof_core::rule::{Class, Rule};
 use taskproof_profile::RunProfile;
 
 /// The judged outcome of a scenario that the target did not break.
@@ -300,6 +300,16 @@ impl ScenarioResult {
         }
     }
 
+    /// The consequence class of a failed scenario: the most severe class of the rules its
+    /// failures count against (docs/spec.md, "Consequence classes"), or of its own rules
+    /// when no failure names one; `None` unless it failed.
+    pub fn class(&self) -> Option<Class> {
+        if self.kind() != OutcomeKind::Fail {
+            return None;
+        }
+        Class::worst(&self.failed_rules()).or_else(|| Class::worst(&self.rules))
+    }
+
     /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
     /// scenario failed.
     pub fn failed_rules(&self) -> BTreeSet<Rule> {
@@ -341,6 +351,55 @@ impl SuiteResult {
         }
         s
     }
+
+    /// The failed scenarios by consequence class, most severe first, each class that has
+    /// one (docs/spec.md, "Consequence classes").
+    pub fn by_class(&self) -> Vec<(Class, Vec<&ScenarioResult>)> {
+        Class::ALL
+            .into_iter()
+            .map(|c| {
+                let of: Vec<&ScenarioResult> = self
+                    .scenarios
+                    .iter()
+                    .filter(|r| r.class() == Some(c))
+                    .collect();
+                (c, of)
+            })
+            .filter(|(_, of)| !of.is_empty())
+            .collect()
+    }
+}
+
+/// The lines that lead a run's summary with its worst failures: one per consequence class
+/// with a failure, most severe first (`data-loss (loses or corrupts acknowledged data), 2
+/// failed on S14, S19: ID, ID`); empty when nothing failed.
+pub fn by_class_lines(suite: &SuiteResult) -> Vec<(Class, String)> {
+    suite
+        .by_class()
+        .into_iter()
+        .map(|(c, of)| {
+            let rules: BTreeSet<Rule> = of
+                .iter()
+                .flat_map(|r| r.failed_rules())
+                .filter(|r| r.class() == c)
+                .collect();
+            let rules: Vec<Rule> = rules.into_iter().collect();
+            let ids: Vec<&str> = of.iter().map(|r| r.id.as_str()).collect();
+            let line = format!(
+                "{} ({}), {} failed on {}: {}",
+                c.as_str(),
+                c.title(),
+                of.len(),
+                join_rules(&rules),
+                ids.join(", ")
+            );
+            (c, line)
+        })
+        .collect()
+}
+
+fn join_rules(rules: &[Rule]) -> String {
+    taskproof_core::rule::join(rules, ", ")
 }
 
 #[cfg(test)]
