@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use taskproof_core::rule::Class;
+use taskproof_core::rule::Class;
 
 /// The run report's format version; bumped on any incompatible change. Version 2 added the
 /// outcome `not_judged` (a scenario that needs an optional part the target does not
