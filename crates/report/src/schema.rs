@@ -107,7 +107,7 @@ pub struct ClassFailures {
     pub failed: usize,
     /// Their ids, sorted.
     pub scenarios: Vec<String>,
-    /// The rules of this class their failures count against.
+    /// The rules that gave their failures this class (each failure's first rule).
     pub rules: Vec<String>,
 }
 
@@ -192,8 +192,8 @@ pub struct ScenarioReport {
     #[serde(default)]
     pub rules: Vec<String>,
     pub outcome: OutcomeKind,
-    /// For `fail`: the most severe consequence class of its failures' rules (docs/spec.md,
-    /// "Consequence classes"); absent otherwise, and in reports written before classes
+    /// For `fail`: the most severe consequence class of its failures, each its first rule's
+    /// (docs/spec.md, "Consequence classes"); absent otherwise, and in reports written before classes
     /// ([`ScenarioReport::consequence`] derives it for those).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<Class>,
@@ -225,8 +225,9 @@ pub struct ScenarioReport {
 
 impl ScenarioReport {
     /// The consequence class of a failed scenario: the one the report gives, else (a report
-    /// written before classes) the most severe class of its failures' rules, or of its own
-    /// rules when no failure names one. `None` unless it failed.
+    /// written before classes) as `run` gives it: the most severe class of its failures,
+    /// each of which has its first rule's, or its own first rule's when no failure names a
+    /// rule. `None` unless it failed.
     pub fn consequence(&self) -> Option<Class> {
         if self.outcome != OutcomeKind::Fail {
             return None;
@@ -234,15 +235,16 @@ impl ScenarioReport {
         if self.class.is_some() {
             return self.class;
         }
-        let parsed = |ids: &[String]| -> Vec<taskproof_core::rule::Rule> {
-            ids.iter().filter_map(|r| r.parse().ok()).collect()
+        let first = |ids: &[String]| -> Option<Class> {
+            ids.first()
+                .and_then(|r| r.parse::<taskproof_core::rule::Rule>().ok())
+                .map(|r| r.class())
         };
-        let failed: Vec<_> = self
-            .failures
+        self.failures
             .iter()
-            .flat_map(|f| parsed(&f.rules))
-            .collect();
-        Class::worst(&failed).or_else(|| Class::worst(&parsed(&self.rules)))
+            .filter_map(|f| f.class.or_else(|| first(&f.rules)))
+            .min()
+            .or_else(|| first(&self.rules))
     }
 }
 
@@ -264,7 +266,8 @@ pub fn by_class<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> 
             ids.sort();
             let mut rules: Vec<taskproof_core::rule::Rule> = of
                 .iter()
-                .flat_map(|s| s.failures.iter().flat_map(|f| f.rules.iter()))
+                // The rules that gave the class: each failure's first.
+                .flat_map(|s| s.failures.iter().filter_map(|f| f.rules.first()))
                 .filter_map(|r| r.parse::<taskproof_core::rule::Rule>().ok())
                 .filter(|r| r.class() == c)
                 .collect();
@@ -304,7 +307,7 @@ pub struct StepFailure {
     pub actual: Value,
     pub reason: String,
     pub rules: Vec<String>,
-    /// The most severe consequence class of `rules` (absent in reports written before
+    /// The consequence class of the first of `rules` (absent in reports written before
     /// classes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub class: Option<Class>,

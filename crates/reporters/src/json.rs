@@ -161,7 +161,7 @@ fn step_failure(f: &result::StepFailure) -> StepFailure {
         actual: f.actual.clone(),
         reason: f.reason.clone(),
         rules: rules(&f.rules),
-        class: Class::worst(&f.rules),
+        class: Class::of(&f.rules),
         note: f.note.clone(),
         witness: f.witness.as_ref().map(|w| Witness {
             event: w.event.clone(),
