@@ -520,3 +520,85 @@ fn the_pages_lead_with_failures_by_class_and_a_race_only_column_is_not_not_run()
     assert!(html.contains("class: <b>accepts-refused</b>"));
     assert!(html.contains("<td class=\"c raceonly\">"));
 }
+
+/// Columns of the shipped matrix whose run report is known to be older than the suite, each
+/// with why it was not rerun. A listed column whose report covers the suite fails the test
+/// (take it off), so the list cannot rot.
+const STALE: &[(&str, &str)] = &[
+    (
+        "claude-code@2.1.17",
+        "not rerun in issue 49: a run took 48 min at load 9 (status.txt) and did not fit the time left; reports/matrix/rebuild.sh claude-code@2.1.17",
+    ),
+    (
+        "claude-code@2.1.21",
+        "not rerun in issue 49: each Claude Code run took 19 to 26 min (1128 to 1539 s) at load 17 to 46 here, and this one was stopped when the time ran out; reports/matrix/rebuild.sh claude-code@2.1.21",
+    ),
+];
+
+/// The published matrix is current: every run report a column of reports/matrix.md reads
+/// (reports/matrix/*/run.json, reports/claude-code/VERSION/run.json) holds every scenario of
+/// the built-in suite. A full run reports every scenario it was given (pass, fail, skip or
+/// not judged), so a scenario that is missing is one added after the report was made: the
+/// report is older than the suite, and its cells would show as not run. A column of races
+/// only has no run report and no scenario applies to it. And the pages are the ones the
+/// checked-in reports make (`reports/matrix/rebuild.sh --pages`).
+#[test]
+fn the_checked_in_matrix_reports_cover_the_current_suite_and_make_the_pages() {
+    let suite = taskproof_scenario::builtin::load_builtin().expect("the built-in suite loads");
+    let ids: std::collections::BTreeSet<&str> = suite.iter().map(|s| s.id.as_str()).collect();
+    let mut cols = taskproof_matrix::load_from(&repo().join("reports/matrix")).unwrap();
+    cols.extend(taskproof_matrix::load_from(&repo().join("reports/claude-code")).unwrap());
+    let mut stale = Vec::new();
+    for c in &cols {
+        let Some(run) = &c.run else { continue };
+        let has: std::collections::BTreeSet<&str> =
+            run.scenarios.iter().map(|s| s.id.as_str()).collect();
+        let missing: Vec<&str> = ids.difference(&has).copied().collect();
+        let listed = STALE.iter().any(|(label, _)| *label == c.label);
+        match (missing.is_empty(), listed) {
+            (false, false) => stale.push(format!(
+                "{} ({}): lacks {} scenario(s) of the suite: {}",
+                c.label,
+                c.sources
+                    .iter()
+                    .find(|p| p.ends_with("run.json"))
+                    .map(|p| p.strip_prefix(repo()).unwrap_or(p).display().to_string())
+                    .unwrap_or_default(),
+                missing.len(),
+                missing.join(", ")
+            )),
+            (true, true) => stale.push(format!(
+                "{}: listed in STALE but its report covers the suite: take it off",
+                c.label
+            )),
+            _ => {}
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "checked-in reports older than the suite; rerun them with reports/matrix/rebuild.sh COLUMN:\n{}",
+        stale.join("\n")
+    );
+
+    let out = tempdir();
+    let status = taskproof()
+        .current_dir(repo())
+        .args([
+            "matrix",
+            "--from",
+            "reports/matrix",
+            "--from",
+            "reports/claude-code",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    for page in ["matrix.md", "matrix.html"] {
+        assert!(
+            read(&out.path().join(page)) == read(&repo().join("reports").join(page)),
+            "reports/{page} is not what the checked-in reports make: rebuild it with reports/matrix/rebuild.sh --pages"
+        );
+    }
+}
