@@ -27,7 +27,8 @@ import json, os, re, sys
 base = sys.argv[1]
 def key(v):
     return tuple(int(x) for x in v.split("."))
-versions = sorted((d for d in os.listdir(base) if re.fullmatch(r"\d+\.\d+\.\d+", d)), key=key)
+# The versions with a run of the suite (the others hold only probes or races of their own).
+versions = sorted((d for d in os.listdir(base) if re.fullmatch(r"\d+\.\d+\.\d+", d) and os.path.exists(os.path.join(base, d, "run.json"))), key=key)
 def status(v):
     rows = {}
     for line in open(os.path.join(base, v, "status.txt")):

@@ -503,3 +503,66 @@ fn every_doc_that_publishes_a_claim_that_does_not_stand_says_so() {
          (the claim's id, or the word unconfirmed or withdrawn): {silent:#?}"
     );
 }
+
+/// An installed taskproof, run outside any checkout, lists the register built into it; it
+/// reads another file with --register; `check`, which needs the checkout's scripts, says so
+/// and what to do, not a bare read error.
+#[test]
+fn outside_a_checkout_list_reads_the_built_in_register_and_check_says_what_is_missing() {
+    let d = tempdir();
+    let out = taskproof()
+        .current_dir(d.path())
+        .args(["claims", "list"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let checked_in = taskproof::claims::Register::load(&repo().join("repro/claims.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for c in &checked_in.claims {
+        assert!(
+            stdout.contains(&format!("{} [{}] {}", c.id, c.status.as_str(), c.product)),
+            "{} is not listed: {stdout}",
+            c.id
+        );
+    }
+    assert!(
+        stdout.contains(&format!(
+            "{} claims in repro/claims.toml (built into taskproof",
+            checked_in.claims.len()
+        )),
+        "{stdout}"
+    );
+
+    // --register reads another file, wherever it is.
+    let other = tempdir();
+    register(
+        other.path(),
+        CLAIMS,
+        &[("yes.sh", YES), ("by_version.sh", BY_VERSION)],
+    );
+    let out = taskproof()
+        .current_dir(d.path())
+        .args(["claims", "list", "--register"])
+        .arg(other.path().join("repro/claims.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("changed [confirmed] thing") && stdout.contains("2 claims in "),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = check(d.path(), &[]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("is not a checkout of the taskproof repository")
+            && stderr.contains("repro/claims.toml")
+            && stderr.contains("repro/claude-code/")
+            && stderr.contains("--register CHECKOUT/repro/claims.toml"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("failed to read"), "{stderr}");
+    assert!(!stdout.contains("agree"), "nothing ran: {stdout}");
+}

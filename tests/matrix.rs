@@ -38,29 +38,36 @@ fn columns_follow_the_index_and_take_labels_from_target_json() {
 }
 
 #[test]
-fn rows_are_grouped_by_first_rule_with_the_cell_states_of_each_report() {
+fn rows_are_grouped_by_first_rule_lost_data_first_with_the_cell_states_of_each_report() {
     let cols = good();
     let m = taskproof_matrix::build(&cols);
-    let groups: Vec<(&str, Vec<&str>)> = m
+    let groups: Vec<(&str, Option<&str>, Vec<&str>)> = m
         .groups
         .iter()
         .map(|g| {
             (
                 g.rule.as_str(),
+                g.class.map(|c| c.as_str()),
                 g.rows.iter().map(|r| r.id.as_str()).collect(),
             )
         })
         .collect();
+    // The groups follow their rules' consequence classes, most severe first: S13
+    // (inconsistent) before S7 (accepts what the contract refuses).
     assert_eq!(
         groups,
         [
-            ("S1", vec!["ids-start-at-one"]),
-            ("S7", vec!["concurrent-edges", "cycle-refused"]),
-            ("S13", vec!["lists-isolated"]),
-            ("no rule", vec!["zz-extra"]),
+            ("S1", Some("data-loss"), vec!["ids-start-at-one"]),
+            ("S13", Some("inconsistent"), vec!["lists-isolated"]),
+            (
+                "S7",
+                Some("accepts-refused"),
+                vec!["concurrent-edges", "cycle-refused"]
+            ),
+            ("no rule", None, vec!["zz-extra"]),
         ]
     );
-    assert_eq!(m.groups[1].name, Some("no cycles"));
+    assert_eq!(m.groups[2].name, Some("no cycles"));
     let states = |id: &str| -> Vec<State> {
         m.rows()
             .find(|r| r.id == id)
@@ -453,4 +460,145 @@ fn an_mcp_target_is_a_column_through_its_mapping() {
     // the three on an agent session's own list, not judged (∅) since a store has none.
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert_eq!(cells[6..12], ["0", "0", "0", "0", "3", "0"], "{row}");
+}
+
+/// Both pages lead with the failures by consequence class, most severe first; a column of
+/// races only (no run report, nothing that failed to run) shows its scenario cells as race
+/// only, never as not run.
+#[test]
+fn the_pages_lead_with_failures_by_class_and_a_race_only_column_is_not_not_run() {
+    let d = tempdir();
+    let mixed = d.path().join("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    std::fs::copy(
+        fixtures().join("good/gamma/race-create.json"),
+        mixed.join("race-create.json"),
+    )
+    .unwrap();
+    let mut cols = good();
+    cols.extend(taskproof_matrix::load_from(&mixed).expect("a race-only column loads"));
+    let last = cols.len() - 1;
+    assert!(cols[last].run.is_none() && cols[last].run_error.is_none());
+    let m = taskproof_matrix::build(&cols);
+    assert!(
+        m.rows().all(|r| r.cells[last].state == State::RaceOnly),
+        "a race-only column has no scenario to run"
+    );
+    assert_eq!(m.counts(last).get(&State::Missing), None);
+    // alpha failed cycle-refused (S7): one failure that accepts what the contract refuses.
+    let alpha: Vec<(&str, usize)> = m
+        .failed_by_class(0)
+        .into_iter()
+        .map(|(c, n)| (c.as_str(), n))
+        .collect();
+    assert_eq!(
+        alpha,
+        [
+            ("data-loss", 0),
+            ("inconsistent", 0),
+            ("accepts-refused", 1),
+            ("input", 0)
+        ]
+    );
+
+    let pages = taskproof_matrix::render(&cols, "");
+    let at = |text: &str, s: &str| {
+        text.find(s)
+            .unwrap_or_else(|| panic!("{s} not in the page"))
+    };
+    let md = &pages.markdown;
+    assert!(at(md, "## Failures by consequence") < at(md, "## Targets"));
+    assert!(
+        at(md, "| `data-loss` (loses or corrupts acknowledged data) |")
+            < at(md, "| `input` (input checking) |")
+    );
+    assert!(md.contains("| `accepts-refused` (accepts what the contract refuses) | 1 |"));
+    assert!(md.contains("| **S7 no cycles** (accepts-refused) |"));
+    assert!(md.contains("cycle-refused` fail, accepts-refused"));
+    let html = &pages.html;
+    assert!(at(html, "id=\"classes\"") < at(html, "id=\"scenarios\""));
+    assert!(html.contains("class: <b>accepts-refused</b>"));
+    assert!(html.contains("<td class=\"c raceonly\">"));
+}
+
+/// Columns of the shipped matrix whose run report is known to be older than the suite, each
+/// with why it was not rerun. A listed column whose report covers the suite fails the test
+/// (take it off), so the list cannot rot.
+const STALE: &[(&str, &str)] = &[
+    (
+        "claude-code@2.1.17",
+        "not rerun in issue 49: a run took 48 min at load 9 (status.txt) and did not fit the time left; reports/matrix/rebuild.sh claude-code@2.1.17",
+    ),
+    (
+        "claude-code@2.1.21",
+        "not rerun in issue 49: each Claude Code run took 19 to 26 min (1128 to 1539 s) at load 17 to 46 here, and this one was stopped when the time ran out; reports/matrix/rebuild.sh claude-code@2.1.21",
+    ),
+];
+
+/// The published matrix is current: every run report a column of reports/matrix.md reads
+/// (reports/matrix/*/run.json, reports/claude-code/VERSION/run.json) holds every scenario of
+/// the built-in suite. A full run reports every scenario it was given (pass, fail, skip or
+/// not judged), so a scenario that is missing is one added after the report was made: the
+/// report is older than the suite, and its cells would show as not run. A column of races
+/// only has no run report and no scenario applies to it. And the pages are the ones the
+/// checked-in reports make (`reports/matrix/rebuild.sh --pages`).
+#[test]
+fn the_checked_in_matrix_reports_cover_the_current_suite_and_make_the_pages() {
+    let suite = taskproof_scenario::builtin::load_builtin().expect("the built-in suite loads");
+    let ids: std::collections::BTreeSet<&str> = suite.iter().map(|s| s.id.as_str()).collect();
+    let mut cols = taskproof_matrix::load_from(&repo().join("reports/matrix")).unwrap();
+    cols.extend(taskproof_matrix::load_from(&repo().join("reports/claude-code")).unwrap());
+    let mut stale = Vec::new();
+    for c in &cols {
+        let Some(run) = &c.run else { continue };
+        let has: std::collections::BTreeSet<&str> =
+            run.scenarios.iter().map(|s| s.id.as_str()).collect();
+        let missing: Vec<&str> = ids.difference(&has).copied().collect();
+        let listed = STALE.iter().any(|(label, _)| *label == c.label);
+        match (missing.is_empty(), listed) {
+            (false, false) => stale.push(format!(
+                "{} ({}): lacks {} scenario(s) of the suite: {}",
+                c.label,
+                c.sources
+                    .iter()
+                    .find(|p| p.ends_with("run.json"))
+                    .map(|p| p.strip_prefix(repo()).unwrap_or(p).display().to_string())
+                    .unwrap_or_default(),
+                missing.len(),
+                missing.join(", ")
+            )),
+            (true, true) => stale.push(format!(
+                "{}: listed in STALE but its report covers the suite: take it off",
+                c.label
+            )),
+            _ => {}
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "checked-in reports older than the suite; rerun them with reports/matrix/rebuild.sh COLUMN:\n{}",
+        stale.join("\n")
+    );
+
+    let out = tempdir();
+    let status = taskproof()
+        .current_dir(repo())
+        .args([
+            "matrix",
+            "--from",
+            "reports/matrix",
+            "--from",
+            "reports/claude-code",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    for page in ["matrix.md", "matrix.html"] {
+        assert!(
+            read(&out.path().join(page)) == read(&repo().join("reports").join(page)),
+            "reports/{page} is not what the checked-in reports make: rebuild it with reports/matrix/rebuild.sh --pages"
+        );
+    }
 }

@@ -431,6 +431,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
             "target",
             "profile",
             "summary",
+            "by_class",
             "scenarios"
         ]
     );
@@ -446,25 +447,25 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     let scenarios = v["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 5);
     for s in scenarios {
-        assert_eq!(
-            keys(s),
-            [
-                "id",
-                "title",
-                "file",
-                "source",
-                "rules",
-                "outcome",
-                "reason",
-                "failures",
-                "error",
-                "stderr",
-                "notes",
-                "time_dependent_steps",
-                "skipped_steps",
-                "duration_ms"
-            ]
-        );
+        // A failed scenario's consequence class follows its outcome; the others have none.
+        let class: &[&str] = if s["outcome"] == "fail" {
+            &["class"]
+        } else {
+            &[]
+        };
+        let mut expected: Vec<&str> = vec!["id", "title", "file", "source", "rules", "outcome"];
+        expected.extend(class);
+        expected.extend([
+            "reason",
+            "failures",
+            "error",
+            "stderr",
+            "notes",
+            "time_dependent_steps",
+            "skipped_steps",
+            "duration_ms",
+        ]);
+        assert_eq!(keys(s), expected);
     }
     let failed = scenarios
         .iter()
@@ -476,10 +477,12 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     assert_eq!(
         keys(f),
         [
-            "step", "session", "request", "expected", "actual", "reason", "rules", "note",
+            "step", "session", "request", "expected", "actual", "reason", "rules", "class", "note",
             "witness"
         ]
     );
+    assert_eq!(failed["class"], "input");
+    assert_eq!(f["class"], "input");
     assert_eq!(f["step"], 0);
     assert_eq!(f["witness"], Value::Null, "no session step came before it");
     assert_eq!(f["request"]["op"], "create");
@@ -502,7 +505,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
         "{md}"
     );
     assert!(
-        md.contains("| `fixture-wrong-expectation` | fail | S2 |"),
+        md.contains("| `fixture-wrong-expectation` | fail | input | S2 |"),
         "{md}"
     );
 }

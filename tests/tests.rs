@@ -10,6 +10,7 @@ mod cclock;
 mod check;
 mod check_journal;
 mod claims;
+mod classes;
 mod claude_code;
 mod claude_code_background;
 mod claude_code_hook;

@@ -26,6 +26,12 @@ use taskproof_targets::pipes;
 /// The register's file, relative to the repository root.
 pub const DEFAULT_REGISTER: &str = "repro/claims.toml";
 
+/// The register as it was when this binary was built, so that an installed `taskproof
+/// claims list` reads it without a checkout, as `taskproof run` has the scenarios. Its
+/// reproductions are not built in: they are scripts under `repro/` that share no code with
+/// taskproof, and only a checkout has them.
+pub const BUILTIN_REGISTER: &str = include_str!("../../repro/claims.toml");
+
 /// A script that gives no time limit has this one.
 pub const DEFAULT_TIMEOUT: u64 = 180;
 
@@ -158,9 +164,11 @@ struct RawRegister {
 /// The register, read.
 #[derive(Debug, Clone)]
 pub struct Register {
+    /// The file read, or [`DEFAULT_REGISTER`] for the built-in copy.
     pub path: PathBuf,
-    /// The repository root: the folder above the register's.
-    pub root: PathBuf,
+    /// The repository root: the folder above the register's; `None` for the built-in copy,
+    /// which has no scripts beside it.
+    pub root: Option<PathBuf>,
     pub claims: Vec<Claim>,
 }
 
@@ -169,14 +177,38 @@ impl Register {
     pub fn load(path: &Path) -> Result<Register, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: failed to read: {e}", path.display()))?;
-        let raw: RawRegister = toml::from_str(&text)
-            .map_err(|e| format!("{}: {}", path.display(), e.to_string().replace('\n', " ")))?;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let root = absolute
             .parent()
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
+        Self::parse(&text, path, Some(root))
+    }
+
+    /// The copy built into this binary ([`BUILTIN_REGISTER`]): everything but the scripts,
+    /// which are not checked (there is no checkout to find them in).
+    pub fn builtin() -> Result<Register, String> {
+        Self::parse(
+            BUILTIN_REGISTER,
+            Path::new(&format!(
+                "{DEFAULT_REGISTER} (built into taskproof {})",
+                env!("CARGO_PKG_VERSION")
+            )),
+            None,
+        )
+    }
+
+    /// Whether this is the built-in copy.
+    pub fn is_builtin(&self) -> bool {
+        self.root.is_none()
+    }
+
+    /// Checks `text`, read from `path`; each claim's script must be a file under `root`
+    /// when there is one.
+    fn parse(text: &str, path: &Path, root: Option<PathBuf>) -> Result<Register, String> {
+        let raw: RawRegister = toml::from_str(text)
+            .map_err(|e| format!("{}: {}", path.display(), e.to_string().replace('\n', " ")))?;
         let mut seen = std::collections::BTreeSet::new();
         for (i, c) in raw.claim.iter().enumerate() {
             let at = |key: &str| format!("{}: claim[{i}] ({}).{key}", path.display(), c.id);
@@ -186,7 +218,9 @@ impl Register {
             if c.expect.is_empty() {
                 return Err(format!("{}: names no version", at("expect")));
             }
-            if !root.join(&c.repro).is_file() {
+            if let Some(root) = &root
+                && !root.join(&c.repro).is_file()
+            {
                 return Err(format!(
                     "{}: no such script {}",
                     at("repro"),
@@ -222,6 +256,12 @@ impl Register {
     /// version whose run said otherwise.
     pub fn record(&self, results: &[Outcome]) -> Result<(), String> {
         use toml_edit::{DocumentMut, Item, Table, value};
+        if self.is_builtin() {
+            return Err(format!(
+                "{}: the built-in register cannot be written; record into a checkout's file",
+                self.path.display()
+            ));
+        }
         let text = std::fs::read_to_string(&self.path)
             .map_err(|e| format!("{}: failed to read: {e}", self.path.display()))?;
         let mut doc: DocumentMut = text
@@ -377,12 +417,22 @@ pub fn run_repro(register: &Register, claim: &Claim, version: &str, python: &str
         load: load.clone(),
         seconds: started.elapsed().as_secs_f64(),
     };
+    let Some(root) = &register.root else {
+        return outcome(
+            None,
+            String::new(),
+            Some(format!(
+                "{}: the built-in register has no scripts; run it from a checkout",
+                claim.repro.display()
+            )),
+        );
+    };
     let mut command = Command::new(python);
     command
-        .arg(register.root.join(&claim.repro))
+        .arg(root.join(&claim.repro))
         .arg("--version")
         .arg(version)
-        .current_dir(&register.root)
+        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

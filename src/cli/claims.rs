@@ -20,6 +20,12 @@ version the register does not name is expected to answer as the newest named ver
 it; one older than every version a claim names has no expected answer and is shown as \
 `unnamed`, which is neither agreement nor an error). Withdrawn claims are listed, not run.
 
+`list` reads the register of the current folder's checkout (repro/claims.toml) when there is \
+one, else the copy built into this binary: an installed taskproof lists its claims anywhere. \
+`check` runs scripts that only a checkout of the taskproof repository has (repro/claude-code/, \
+reports/mcp/*/repro/ and repro/lib/): run it from the root of a checkout, or name the checkout's register with \
+--register.
+
 Exit status: 0 when every reproduction agrees with the register (or had no expected answer); \
 1 when one disagrees; 2 on \
 usage errors or a malformed register (named by file, claim and key); 3 when a reproduction \
@@ -45,9 +51,10 @@ pub enum Sub {
 
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// The register.
-    #[arg(long, value_name = "FILE", default_value = claims::DEFAULT_REGISTER)]
-    pub register: PathBuf,
+    /// The register to read instead of ./repro/claims.toml (for `list`, when the current
+    /// folder has none, the copy built into this binary).
+    #[arg(long, value_name = "FILE")]
+    pub register: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -86,8 +93,48 @@ fn load(path: &std::path::Path) -> Result<Register, Verdict> {
     })
 }
 
+/// The register `list` reads: `--register`, else the current folder's, else the built-in
+/// copy.
+fn load_for_list(args: &Common) -> Result<Register, Verdict> {
+    let local = PathBuf::from(claims::DEFAULT_REGISTER);
+    match &args.register {
+        Some(path) => load(path),
+        None if local.exists() => load(&local),
+        None => Register::builtin().map_err(|e| {
+            eprintln!("taskproof claims: {e}");
+            Verdict::Usage
+        }),
+    }
+}
+
+/// The register `check` reads: `--register`, else the current folder's; outside a checkout
+/// a message that says what is missing and where to get it, not a bare read error.
+fn load_for_check(args: &Common) -> Result<Register, Verdict> {
+    if let Some(path) = &args.register {
+        return load(path);
+    }
+    let local = PathBuf::from(claims::DEFAULT_REGISTER);
+    if local.exists() {
+        return load(&local);
+    }
+    let here = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|_| ".".into());
+    eprintln!(
+        "taskproof claims check: {here} is not a checkout of the taskproof repository: it has no \
+         {} and none of the reproduction scripts the register names (repro/claude-code/, \
+         reports/mcp/*/repro/, with their helpers in repro/lib/), which are not built into the \
+         binary. Clone the repository this taskproof was built from and run \
+         `taskproof claims check` at its root, or pass --register CHECKOUT/{}; \
+         `taskproof claims list` reads the built-in register anywhere.",
+        claims::DEFAULT_REGISTER,
+        claims::DEFAULT_REGISTER
+    );
+    Err(Verdict::Usage)
+}
+
 fn list(args: Common) -> anyhow::Result<Verdict> {
-    let register = match load(&args.register) {
+    let register = match load_for_list(&args) {
         Ok(r) => r,
         Err(code) => return Ok(code),
     };
@@ -121,7 +168,7 @@ fn yes_no(a: Option<bool>) -> &'static str {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
-    let register = match load(&args.common.register) {
+    let register = match load_for_check(&args.common) {
         Ok(r) => r,
         Err(code) => return Ok(code),
     };

@@ -103,6 +103,144 @@ impl Rule {
     pub fn title(self) -> &'static str {
         TITLES[usize::from(self.0) - 1]
     }
+
+    /// What breaking the rule costs the store's user (SPEC §3, "Consequence classes").
+    pub fn class(self) -> Class {
+        CLASSES[usize::from(self.0) - 1]
+    }
+}
+
+/// Each rule's consequence class, in the order of [`IDS`] (SPEC §3, "Consequence classes").
+const CLASSES: [Class; 28] = {
+    use Class::*;
+    [
+        DataLoss,       // S1 ids: a reused id takes an acknowledged task's place
+        Input,          // S2 create input
+        Input,          // S3 status values
+        AcceptsRefused, // S4 transitions: a finished task reopened
+        AcceptsRefused, // S5 AND-blocking
+        AcceptsRefused, // S6 references
+        AcceptsRefused, // S7 no cycles
+        Inconsistent,   // S8 mirrored edges
+        Inconsistent,   // S9 completion keeps edges
+        Inconsistent,   // S10 delete
+        AcceptsRefused, // S11 update: a refused patch half applied
+        DataLoss,       // S12 metadata not kept exactly
+        Inconsistent,   // S13 lists: one list seen in another, a file outside the root
+        DataLoss,       // S14 persistence, nothing vanishes
+        Inconsistent,   // S15 reading: a bad or stray file hides or poses as tasks
+        DataLoss,       // S16 other writers' tasks and fields dropped
+        DataLoss,       // S17 a link's target written through
+        DataLoss,       // S18 torn files
+        DataLoss,       // S19 lost updates, duplicate ids
+        AcceptsRefused, // S20 claim: two owners of one task
+        AcceptsRefused, // B1 background statuses
+        DataLoss,       // B2 one notification: a result never told
+        Inconsistent,   // B3 notification content
+        DataLoss,       // B4 background output
+        DataLoss,       // B5 eviction before the result is told
+        Input,          // B6 background ids
+        Inconsistent,   // B7 orphan cleanup
+        Inconsistent,   // B8 background faults
+    ]
+};
+
+/// A consequence class: what a failure of a rule costs the store's user, so that a report
+/// can lead with the failures that cost most (SPEC §3, "Consequence classes"). The order
+/// of the variants is the order of severity, most severe first: `Ord` sorts that way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Loses or corrupts acknowledged data: a task, a change, a field or a file the store
+    /// acknowledged is gone, torn, altered or overwritten.
+    DataLoss,
+    /// Leaves the store inconsistent: what the tasks say of each other, of their list or of
+    /// the files around them contradicts itself, though no acknowledged datum is lost.
+    Inconsistent,
+    /// Accepts what the contract refuses: a change the contract forbids is acknowledged
+    /// and done.
+    AcceptsRefused,
+    /// Input checking: a malformed value is taken, or refused with another error.
+    Input,
+}
+
+impl Class {
+    /// Every class, most severe first.
+    pub const ALL: [Class; 4] = [
+        Class::DataLoss,
+        Class::Inconsistent,
+        Class::AcceptsRefused,
+        Class::Input,
+    ];
+
+    /// `data-loss`, `inconsistent`, `accepts-refused`, `input`: as reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::DataLoss => "data-loss",
+            Class::Inconsistent => "inconsistent",
+            Class::AcceptsRefused => "accepts-refused",
+            Class::Input => "input",
+        }
+    }
+
+    /// The class in words, as headings and summaries give it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Class::DataLoss => "loses or corrupts acknowledged data",
+            Class::Inconsistent => "leaves the store inconsistent",
+            Class::AcceptsRefused => "accepts what the contract refuses",
+            Class::Input => "input checking",
+        }
+    }
+
+    /// The rules of SPEC §3 in this class, S1 first.
+    pub fn rules(self) -> Vec<Rule> {
+        Rule::ALL
+            .into_iter()
+            .filter(|r| r.class() == self)
+            .collect()
+    }
+
+    /// The class of a failure that counts against `rules`: its first rule's, the one its
+    /// step or scenario tests (the others are named for context: concurrent edge additions
+    /// that leave a cycle count against S7 and S19, and accept what the contract refuses,
+    /// though S19 also guards against lost updates). `None` when there are none.
+    pub fn of(rules: &[Rule]) -> Option<Class> {
+        rules.first().map(|r| r.class())
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Class {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Class, String> {
+        Class::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown consequence class {s:?}; expected one of {}",
+                    Class::ALL.map(Class::as_str).join(", ")
+                )
+            })
+    }
+}
+
+impl serde::Serialize for Class {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Class {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Class, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl fmt::Display for Rule {
@@ -158,5 +296,50 @@ mod tests {
         }
         assert_eq!(join(&[Rule::S1, Rule::S19], ", "), "S1, S19");
         assert_eq!(serde_json::to_value(Rule::S13).unwrap(), "S13");
+    }
+
+    #[test]
+    fn every_rule_has_the_class_spec_gives_it_and_classes_sort_most_severe_first() {
+        let of = |c: Class| join(&c.rules(), " ");
+        assert_eq!(of(Class::DataLoss), "S1 S12 S14 S16 S17 S18 S19");
+        assert_eq!(of(Class::Inconsistent), "S8 S9 S10 S13 S15");
+        assert_eq!(of(Class::AcceptsRefused), "S4 S5 S6 S7 S11 S20");
+        assert_eq!(of(Class::Input), "S2 S3");
+        let mut sorted = Class::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Class::ALL);
+        assert_eq!(
+            Class::of(&[Rule::S7, Rule::S19]),
+            Some(Class::AcceptsRefused)
+        );
+        assert_eq!(Class::of(&[Rule::S1, Rule::S19]), Some(Class::DataLoss));
+        assert_eq!(Class::of(&[]), None);
+        for c in Class::ALL {
+            assert_eq!(c.as_str().parse::<Class>(), Ok(c));
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+        }
+        assert!("lost".parse::<Class>().is_err());
+        assert_eq!(Rule::BACKGROUND[3].class(), Class::DataLoss);
+    }
+}
+
+#[cfg(test)]
+mod spec {
+    use super::*;
+
+    /// docs/spec.md's table of classes names, on each class's row, the rules `Rule::class`
+    /// puts in it.
+    #[test]
+    fn the_spec_table_of_classes_is_the_code() {
+        let spec = include_str!("../../../docs/spec.md");
+        for c in Class::ALL {
+            let row = spec
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{}` |", c.as_str())))
+                .unwrap_or_else(|| panic!("docs/spec.md has no row for class {c}"));
+            let listed = row.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+            assert_eq!(listed, join(&c.rules(), ", "), "{row}");
+            assert!(row.contains(&format!("**{}**", c.title())), "{row}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::input::Column;
+use taskproof_core::rule::{Class, Rule};
 use taskproof_race::report::WorkloadReport as RaceWorkload;
 use taskproof_report::schema::{OutcomeKind, ScenarioReport};
 
@@ -61,6 +62,9 @@ pub enum State {
     Error,
     /// The target's report has no such scenario (another suite, a filter).
     Missing,
+    /// The column is a race only (a mixed race, say): it has no run report and was never
+    /// meant to run the scenarios, so no scenario applies to it. Not a state of the legend.
+    RaceOnly,
 }
 
 impl State {
@@ -85,6 +89,7 @@ impl State {
             State::NotJudged => "not judged",
             State::Error => "error",
             State::Missing => "not run",
+            State::RaceOnly => "race only",
         }
     }
 
@@ -99,6 +104,7 @@ impl State {
             State::NotJudged => "∅",
             State::Error => "!",
             State::Missing => "·",
+            State::RaceOnly => "",
         }
     }
 
@@ -107,6 +113,7 @@ impl State {
         match self {
             State::Missing => "none",
             State::NotJudged => "notjudged",
+            State::RaceOnly => "raceonly",
             s => s.as_str(),
         }
     }
@@ -148,6 +155,10 @@ pub struct Row<'a> {
 pub struct Group<'a> {
     pub rule: String,
     pub name: Option<&'static str>,
+    /// The rule's consequence class (docs/spec.md): the groups are in the order of their
+    /// classes, most severe first, so the grid leads with the rules that guard against lost
+    /// data.
+    pub class: Option<Class>,
     pub rows: Vec<Row<'a>>,
 }
 
@@ -211,6 +222,25 @@ impl Matrix<'_> {
         m
     }
 
+    /// Failed cells of column `i` (failed or vanished) by the consequence class of the
+    /// scenario's failure there, most severe first, every class (zero when none).
+    pub fn failed_by_class(&self, i: usize) -> Vec<(Class, usize)> {
+        Class::ALL
+            .into_iter()
+            .map(|c| {
+                let n = self
+                    .rows()
+                    .filter(|r| {
+                        r.cells[i]
+                            .scenario
+                            .is_some_and(|s| s.consequence() == Some(c))
+                    })
+                    .count();
+                (c, n)
+            })
+            .collect()
+    }
+
     /// Every scenario row, in display order.
     pub fn rows(&self) -> impl Iterator<Item = &Row<'_>> {
         self.groups.iter().flat_map(|g| &g.rows)
@@ -234,6 +264,11 @@ pub fn anomaly_label(key: &str) -> String {
         .unwrap_or_else(|| key.replace('_', " "))
 }
 
+/// A rule id's consequence class (`None` for an id that is not a rule).
+pub fn rule_class(rule: &str) -> Option<Class> {
+    rule.parse::<Rule>().ok().map(|r| r.class())
+}
+
 /// The number in a rule id (`S12` -> 12), for ordering.
 fn rule_number(rule: &str) -> Option<u64> {
     rule.strip_prefix('S').and_then(|n| n.parse().ok())
@@ -254,7 +289,7 @@ pub fn column_error(c: &Column) -> Option<String> {
             .map(|e| format!("the target failed its hello: {e}"));
     }
     // Without a reason, there is just no run report (a column of race reports only): its
-    // cells are not run, not errors.
+    // cells are race only, not errors.
     c.run_error.clone()
 }
 
@@ -286,7 +321,7 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
         }
     }
     let errors: Vec<Option<String>> = columns.iter().map(column_error).collect();
-    let mut groups: BTreeMap<(u64, String), Vec<Row<'_>>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u64, u64, String), Vec<Row<'_>>> = BTreeMap::new();
     for (id, (title, rules)) in scenarios {
         let cells = columns
             .iter()
@@ -310,11 +345,17 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
                         scenario: None,
                         reason: Some(e.clone()),
                     },
+                    (None, None) if c.run.is_none() => Cell {
+                        state: State::RaceOnly,
+                        scenario: None,
+                        reason: Some(
+                            "a race only: this column runs no scenarios (see the races)".into(),
+                        ),
+                    },
                     (None, None) => Cell {
                         state: State::Missing,
                         scenario: None,
                         reason: Some(match c.run.as_ref().map_or(0, |r| r.cut_scenarios) {
-                            0 if c.run.is_none() => "no run report for this target".into(),
                             0 => "this target's report has no such scenario".into(),
                             n => format!(
                                 "not in this target's saved report, a trimmed copy that left out {n} scenarios"
@@ -325,7 +366,9 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
             })
             .collect();
         let first = rules.first().cloned().unwrap_or_default();
-        let key = (rule_number(&first).unwrap_or(u64::MAX), first);
+        // By class, most severe first (a group without a class last), then by rule.
+        let class = rule_class(&first).map_or(u64::MAX, |c| c as u64);
+        let key = (class, rule_number(&first).unwrap_or(u64::MAX), first);
         groups.entry(key).or_default().push(Row {
             id: id.to_string(),
             title: title.to_string(),
@@ -335,8 +378,9 @@ pub fn build(columns: &[Column]) -> Matrix<'_> {
     }
     let groups = groups
         .into_iter()
-        .map(|((_, rule), rows)| Group {
+        .map(|((_, _, rule), rows)| Group {
             name: rule_name(&rule),
+            class: rule_class(&rule),
             rule: if rule.is_empty() {
                 "no rule".into()
             } else {

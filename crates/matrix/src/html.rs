@@ -100,6 +100,14 @@ td.skip{background:var(--skip);color:#222}
 td.notjudged{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--skip) 4px 8px);color:#222}
 td.error{background:var(--error);color:#fff}
 td.none{background:var(--none);color:#777;box-shadow:inset 0 0 0 1px var(--line)}
+td.raceonly{background:#f7f7f7}
+table.classes{border-collapse:collapse;margin:.4em 0 1em}
+table.classes th,table.classes td{border:1px solid var(--line);padding:.2em .5em;font-size:.85em;text-align:right}
+table.classes th{text-align:left;font-weight:600}
+table.classes th.cl{font-weight:400}
+table.classes td.loss{background:var(--vanished);color:#fff;font-weight:700}
+table.classes td.some{background:var(--fail);color:#fff}
+table.classes td.zero{color:#999}
 .legend .pass{background:var(--pass);color:#fff}.legend .fail{background:var(--fail);color:#fff}
 .legend .timed{background:var(--timed)}.legend .vanished{background:var(--vanished);color:#fff}
 .legend .skip{background:var(--skip)}.legend .notjudged{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--skip) 4px 8px)}.legend .error{background:var(--error);color:#fff}.legend .none{background:#fff;color:#777}
@@ -146,7 +154,7 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     let profiles = m.profiles();
     let _ = writeln!(
         h,
-        "<p class=\"sub\">{nrows} scenarios (rows, grouped by the first rule each one tests) against {ncols} targets (columns), judged by the profile {}. Open a cell for the step, the expected and the actual answer. {}</p>",
+        "<p class=\"sub\">{nrows} scenarios (rows, grouped by the first rule each one tests, the rules whose failure loses data first) against {ncols} targets (columns), judged by the profile {}. Open a cell for the step, the expected and the actual answer. {}</p>",
         if profiles.is_empty() {
             "(none recorded)".to_string()
         } else {
@@ -177,6 +185,7 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
             }
             State::Error => "error: the target broke (hung, crashed, could not start)",
             State::Missing => "not run: not in this target's report",
+            State::RaceOnly => "race only: a column of races, which runs no scenarios",
         };
         let _ = write!(
             h,
@@ -187,6 +196,8 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         );
     }
     h.push_str("</div>\n");
+
+    classes_section(&mut h, m);
 
     // The scenario grid.
     h.push_str("<table class=\"grid\" id=\"scenarios\">\n<thead>\n<tr><th class=\"sc\">scenario</th><th class=\"hr\">rules</th>");
@@ -213,9 +224,13 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     h.push_str("</tr>\n</thead>\n<tbody>\n");
     for g in &m.groups {
         let name = g.name.map(|n| format!(" {}", esc(n))).unwrap_or_default();
+        let class = g
+            .class
+            .map(|c| format!(" · <i>{}: {}</i>", esc(c.as_str()), esc(c.title())))
+            .unwrap_or_default();
         let _ = writeln!(
             h,
-            "<tr class=\"g\"><th colspan=\"{}\">{}{name}</th></tr>",
+            "<tr class=\"g\"><th colspan=\"{}\">{}{name}{class}</th></tr>",
             ncols + 2,
             esc(&g.rule)
         );
@@ -239,6 +254,38 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     targets_section(&mut h, m);
     let _ = write!(h, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     h
+}
+
+/// The failed scenarios per target by consequence class, most severe first: the first
+/// table of the page, so that it leads with lost data.
+fn classes_section(h: &mut String, m: &Matrix<'_>) {
+    use taskproof_core::rule::Class;
+    h.push_str("<h2 id=\"classes\">Failures by consequence</h2>\n<p class=\"sub\">Failed scenarios per target by the consequence class of their failure (docs/spec.md, \u{201c}Consequence classes\u{201d}), most severe first.</p>\n<table class=\"classes\">\n<tr><th>class</th>");
+    for c in m.columns {
+        let _ = write!(h, "<th>{}</th>", esc(&c.label));
+    }
+    h.push_str("</tr>\n");
+    let all: Vec<Vec<(Class, usize)>> =
+        (0..m.columns.len()).map(|i| m.failed_by_class(i)).collect();
+    for (k, class) in Class::ALL.into_iter().enumerate() {
+        let _ = write!(
+            h,
+            "<tr><th class=\"cl\"><b>{}</b> {}</th>",
+            esc(class.as_str()),
+            esc(class.title())
+        );
+        for col in &all {
+            let n = col[k].1;
+            let css = match (n, class) {
+                (0, _) => "zero",
+                (_, Class::DataLoss) => "loss",
+                _ => "some",
+            };
+            let _ = write!(h, "<td class=\"{css}\">{n}</td>");
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 fn column_heading(h: &mut String, c: &Column) {
@@ -274,7 +321,7 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
         None => format!("{id} on {}: {}", col.label, state.as_str()),
     };
     let has_detail = match (state, cell.scenario) {
-        (State::Missing, _) => false,
+        (State::Missing | State::RaceOnly, _) => false,
         (State::Pass, Some(s)) => !s.notes.is_empty() || !s.skipped_steps.is_empty(),
         (State::Pass, None) => false,
         _ => true,
@@ -306,6 +353,14 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
         esc(&col.label),
         esc(title)
     );
+    if let Some(c) = cell.scenario.and_then(|s| s.consequence()) {
+        let _ = write!(
+            h,
+            "<div>class: <b>{}</b> ({})</div>",
+            esc(c.as_str()),
+            esc(c.title())
+        );
+    }
     if let Some(r) = &cell.reason {
         let _ = write!(h, "<p>{}</p>", esc(&cut(r, MAX_JSON)));
     }

@@ -64,7 +64,7 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     let profiles = m.profiles();
     let _ = writeln!(
         s,
-        "{} scenarios (rows, grouped by the first rule each one tests) against {} targets (columns), judged by the profile {}. {}\n",
+        "{} scenarios (rows, grouped by the first rule each one tests, the rules whose failure loses data first) against {} targets (columns), judged by the profile {}. {}\n",
         m.rows().count(),
         m.columns.len(),
         if profiles.is_empty() {
@@ -83,6 +83,22 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
         .map(|st| format!("{} {}", st.symbol(), st.as_str()))
         .collect();
     let _ = writeln!(s, "Legend: {}.\n", legend.join(", "));
+
+    s.push_str("## Failures by consequence\n\nFailed scenarios per target by the consequence class of their failure (docs/spec.md, \"Consequence classes\"), most severe first.\n\n");
+    table_head(&mut s, "class", m.columns, "--:");
+    for (k, class) in taskproof_core::rule::Class::ALL.into_iter().enumerate() {
+        let _ = write!(s, "| {} ({}) |", code(class.as_str()), esc(class.title()));
+        for i in 0..m.columns.len() {
+            let n = m.failed_by_class(i)[k].1;
+            if n > 0 && class == taskproof_core::rule::Class::DataLoss {
+                let _ = write!(s, " **{n}** |");
+            } else {
+                let _ = write!(s, " {n} |");
+            }
+        }
+        s.push('\n');
+    }
+    s.push('\n');
 
     s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◷ | ✗ | ⌛ | – | ∅ | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (i, c) in m.columns.iter().enumerate() {
@@ -121,7 +137,11 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     table_head(&mut s, "scenario", m.columns, ":-:");
     for g in &m.groups {
         let name = g.name.map(|n| format!(" {}", esc(n))).unwrap_or_default();
-        let _ = write!(s, "| **{}{name}** |", esc(&g.rule));
+        let class = g
+            .class
+            .map(|c| format!(" ({})", esc(c.as_str())))
+            .unwrap_or_default();
+        let _ = write!(s, "| **{}{name}**{class} |", esc(&g.rule));
         for _ in m.columns {
             s.push_str(" |");
         }
@@ -205,6 +225,9 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
                 code(&row.id),
                 cell.state.as_str()
             );
+            if let Some(c) = cell.scenario.and_then(|sc| sc.consequence()) {
+                let _ = write!(s, ", {}", c.as_str());
+            }
             match cell.scenario {
                 Some(sc) if !sc.failures.is_empty() => {
                     s.push('\n');

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use taskproof_core::protocol::{Answer, Feature, Hello};
-use taskproof_core::rule::Rule;
+use taskproof_core::rule::{Class, Rule};
 use taskproof_profile::RunProfile;
 
 /// The judged outcome of a scenario that the target did not break.
@@ -300,6 +300,20 @@ impl ScenarioResult {
         }
     }
 
+    /// The consequence class of a failed scenario (docs/spec.md, "Consequence classes"):
+    /// the most severe class of its failures, each of which has its first rule's, or its
+    /// own first rule's when no failure names a rule; `None` unless it failed.
+    pub fn class(&self) -> Option<Class> {
+        if self.kind() != OutcomeKind::Fail {
+            return None;
+        }
+        self.failures()
+            .iter()
+            .filter_map(|f| Class::of(&f.rules))
+            .min()
+            .or_else(|| Class::of(&self.rules))
+    }
+
     /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
     /// scenario failed.
     pub fn failed_rules(&self) -> BTreeSet<Rule> {
@@ -341,11 +355,107 @@ impl SuiteResult {
         }
         s
     }
+
+    /// The failed scenarios by consequence class, most severe first, each class that has
+    /// one (docs/spec.md, "Consequence classes").
+    pub fn by_class(&self) -> Vec<(Class, Vec<&ScenarioResult>)> {
+        Class::ALL
+            .into_iter()
+            .map(|c| {
+                let of: Vec<&ScenarioResult> = self
+                    .scenarios
+                    .iter()
+                    .filter(|r| r.class() == Some(c))
+                    .collect();
+                (c, of)
+            })
+            .filter(|(_, of)| !of.is_empty())
+            .collect()
+    }
+}
+
+/// The lines that lead a run's summary with its worst failures: one per consequence class
+/// with a failure, most severe first (`data-loss (loses or corrupts acknowledged data), 2
+/// failed on S14, S19: ID, ID`); empty when nothing failed.
+pub fn by_class_lines(suite: &SuiteResult) -> Vec<(Class, String)> {
+    suite
+        .by_class()
+        .into_iter()
+        .map(|(c, of)| {
+            // The rules that gave the class: each failure's first.
+            let rules: BTreeSet<Rule> = of
+                .iter()
+                .flat_map(|r| r.failures().iter().filter_map(|f| f.rules.first().copied()))
+                .filter(|r| r.class() == c)
+                .collect();
+            let rules: Vec<Rule> = rules.into_iter().collect();
+            let ids: Vec<&str> = of.iter().map(|r| r.id.as_str()).collect();
+            let line = format!(
+                "{} ({}), {} failed on {}: {}",
+                c.as_str(),
+                c.title(),
+                of.len(),
+                join_rules(&rules),
+                ids.join(", ")
+            );
+            (c, line)
+        })
+        .collect()
+}
+
+fn join_rules(rules: &[Rule]) -> String {
+    taskproof_core::rule::join(rules, ", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn failing(rules: &[Rule], failures: &[&[Rule]]) -> ScenarioResult {
+        let failure = |rules: &[Rule]| StepFailure {
+            step: Some(1),
+            session: None,
+            request: None,
+            expected: Value::Null,
+            actual: Value::Null,
+            reason: "r".into(),
+            rules: rules.to_vec(),
+            note: None,
+            step_json: None,
+            witness: None,
+        };
+        ScenarioResult {
+            id: "s".into(),
+            title: "t".into(),
+            file: "scenarios/s.json".into(),
+            source: None,
+            rules: rules.to_vec(),
+            result: Ok(Outcome::Fail(failures.iter().map(|r| failure(r)).collect())),
+            stderr: String::new(),
+            notes: Vec::new(),
+            skipped_steps: Vec::new(),
+            time_dependent: Vec::new(),
+            steps: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_failure_has_its_first_rules_class_and_a_scenario_its_worst_failures() {
+        // A cycle left by concurrent edge additions counts against S7 and S19: it accepts
+        // what the contract refuses, not lost data, though S19 guards against that too.
+        let cycle = failing(&[Rule::S7, Rule::S19], &[&[Rule::S7, Rule::S19]]);
+        assert_eq!(cycle.class(), Some(Class::AcceptsRefused));
+        // With --keep-going, a reopened task and then a vanished one: the worst is lost data.
+        let both = failing(&[Rule::S4], &[&[Rule::S4], &[Rule::S14]]);
+        assert_eq!(both.class(), Some(Class::DataLoss));
+        // A failure naming no rule takes the scenario's first.
+        let bare = failing(&[Rule::S2, Rule::S19], &[&[]]);
+        assert_eq!(bare.class(), Some(Class::Input));
+        let mut passed = bare.clone();
+        passed.result = Ok(Outcome::Pass);
+        assert_eq!(passed.class(), None);
+    }
 
     #[test]
     fn the_summary_line_counts_errors_apart_from_failures() {

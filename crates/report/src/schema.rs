@@ -29,6 +29,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use taskproof_core::rule::Class;
+
 /// The run report's format version; bumped on any incompatible change. Version 2 added the
 /// outcome `not_judged` (a scenario that needs an optional part the target does not
 /// declare), `summary.not_judged` and a scenario's `needs`; a version 1 report reads as
@@ -83,11 +85,30 @@ pub struct RunReport {
     pub profile: String,
     #[serde(default)]
     pub summary: Summary,
+    /// The failed scenarios by consequence class (docs/spec.md, "Consequence classes"), most
+    /// severe first, only the classes with one; absent when nothing failed and in reports
+    /// written before classes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_class: Vec<ClassFailures>,
     pub scenarios: Vec<ScenarioReport>,
     /// Not in the file: the scenarios a trimmed copy of the report left out (arrays ending
     /// in `"... [N more items cut]"`), counted by the reader that removed the markers.
     #[serde(skip)]
     pub cut_scenarios: u64,
+}
+
+/// The failed scenarios of one consequence class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassFailures {
+    pub class: Class,
+    /// The class in words (`loses or corrupts acknowledged data`).
+    pub title: String,
+    /// How many scenarios failed with this class as their most severe.
+    pub failed: usize,
+    /// Their ids, sorted.
+    pub scenarios: Vec<String>,
+    /// The rules that gave their failures this class (each failure's first rule).
+    pub rules: Vec<String>,
 }
 
 /// Counts over a suite, per outcome; `failed` and `errors` are kept apart.
@@ -171,6 +192,11 @@ pub struct ScenarioReport {
     #[serde(default)]
     pub rules: Vec<String>,
     pub outcome: OutcomeKind,
+    /// For `fail`: the most severe consequence class of its failures, each its first rule's
+    /// (docs/spec.md, "Consequence classes"); absent otherwise, and in reports written before classes
+    /// ([`ScenarioReport::consequence`] derives it for those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
     /// `None` for a pass; the skip reason; the first failure or the error, with its step.
     #[serde(default)]
     pub reason: Option<String>,
@@ -197,6 +223,67 @@ pub struct ScenarioReport {
     pub duration_ms: u64,
 }
 
+impl ScenarioReport {
+    /// The consequence class of a failed scenario: the one the report gives, else (a report
+    /// written before classes) as `run` gives it: the most severe class of its failures,
+    /// each of which has its first rule's, or its own first rule's when no failure names a
+    /// rule. `None` unless it failed.
+    pub fn consequence(&self) -> Option<Class> {
+        if self.outcome != OutcomeKind::Fail {
+            return None;
+        }
+        if self.class.is_some() {
+            return self.class;
+        }
+        let first = |ids: &[String]| -> Option<Class> {
+            ids.first()
+                .and_then(|r| r.parse::<taskproof_core::rule::Rule>().ok())
+                .map(|r| r.class())
+        };
+        self.failures
+            .iter()
+            .filter_map(|f| f.class.or_else(|| first(&f.rules)))
+            .min()
+            .or_else(|| first(&self.rules))
+    }
+}
+
+/// The failed scenarios of `scenarios` by consequence class, most severe first, each
+/// class that has one: what [`RunReport::by_class`] holds.
+pub fn by_class<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> Vec<ClassFailures> {
+    let scenarios: Vec<&ScenarioReport> = scenarios.into_iter().collect();
+    Class::ALL
+        .into_iter()
+        .filter_map(|c| {
+            let of: Vec<&&ScenarioReport> = scenarios
+                .iter()
+                .filter(|s| s.consequence() == Some(c))
+                .collect();
+            if of.is_empty() {
+                return None;
+            }
+            let mut ids: Vec<String> = of.iter().map(|s| s.id.clone()).collect();
+            ids.sort();
+            let mut rules: Vec<taskproof_core::rule::Rule> = of
+                .iter()
+                // The rules that gave the class: each failure's first.
+                .flat_map(|s| s.failures.iter().filter_map(|f| f.rules.first()))
+                .filter_map(|r| r.parse::<taskproof_core::rule::Rule>().ok())
+                .filter(|r| r.class() == c)
+                .collect();
+            rules.sort();
+            rules.dedup();
+            Some(ClassFailures {
+                class: c,
+                title: c.title().to_string(),
+                failed: ids.len(),
+                scenarios: ids,
+                rules: rules.iter().map(|r| r.as_str().to_string()).collect(),
+            })
+        })
+        .collect()
+}
+
 /// An optional part a scenario needs that the target does not declare.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeededPart {
@@ -220,6 +307,10 @@ pub struct StepFailure {
     pub actual: Value,
     pub reason: String,
     pub rules: Vec<String>,
+    /// The consequence class of the first of `rules` (absent in reports written before
+    /// classes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
     pub note: Option<String>,
     /// What happened between requests, for a failure after a session step (absent in
     /// reports written before session steps).

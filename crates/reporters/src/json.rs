@@ -1,4 +1,4 @@
-//! The JSON report, format version 1 (docs/reports.md): the target's hello, the profile,
+//! The JSON report, format version 2 (`schema::RUN_FORMAT`, docs/reports.md): the target's hello, the profile,
 //! the counts, and every scenario with its outcome and failures, written through the
 //! schema's [`RunReport`](taskproof_report::schema::RunReport).
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use taskproof_core::rule::Rule;
+use taskproof_core::rule::{Class, Rule};
 use taskproof_report::events::{Event, ReportError, Reporter, write_final};
 use taskproof_report::result::{self, ScenarioResult, SuiteResult, TargetInfo};
 use taskproof_report::schema::{
@@ -74,12 +74,14 @@ pub fn to_json(suite: &SuiteResult) -> Value {
 
 /// The run report of a finished suite, in the schema's types.
 pub fn run_report(suite: &SuiteResult) -> RunReport {
+    let scenarios: Vec<ScenarioReport> = suite.scenarios.iter().map(scenario_report).collect();
     RunReport {
         format_version: FORMAT_VERSION,
         target: run_target(&suite.target),
         profile: suite.profile.as_str().to_string(),
         summary: suite.summary(),
-        scenarios: suite.scenarios.iter().map(scenario_report).collect(),
+        by_class: schema::by_class(&scenarios),
+        scenarios,
         cut_scenarios: 0,
     }
 }
@@ -117,6 +119,7 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
         source: r.source.clone(),
         rules: rules(&r.rules),
         outcome: r.kind(),
+        class: r.class(),
         reason: r.reason(),
         needs: match &r.result {
             Ok(result::Outcome::NotJudged(parts)) => parts
@@ -158,6 +161,7 @@ fn step_failure(f: &result::StepFailure) -> StepFailure {
         actual: f.actual.clone(),
         reason: f.reason.clone(),
         rules: rules(&f.rules),
+        class: Class::of(&f.rules),
         note: f.note.clone(),
         witness: f.witness.as_ref().map(|w| Witness {
             event: w.event.clone(),

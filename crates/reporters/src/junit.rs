@@ -1,5 +1,6 @@
 //! The JUnit XML report: one testsuite for the run, one testcase per scenario (named by its
-//! id, classed by its file), so CI systems can show scenarios like tests.
+//! id, classed by its file), so CI systems can show scenarios like tests. A failed
+//! scenario's consequence class (docs/spec.md) is its `class` property and leads its message.
 
 use std::path::PathBuf;
 
@@ -46,7 +47,13 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
                 } else {
                     NonSuccessKind::Failure
                 });
-                s.set_message(r.reason().unwrap_or_default());
+                // A failure's message starts with its consequence class, so that a CI page
+                // listing the failed tests shows which ones lose data.
+                let reason = r.reason().unwrap_or_default();
+                s.set_message(match r.class() {
+                    Some(c) => format!("[{c}] {reason}"),
+                    None => reason,
+                });
                 s.set_type(if kind == OutcomeKind::Error {
                     "target error"
                 } else {
@@ -62,6 +69,9 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         tc.add_property(("rules", taskproof_core::rule::join(&r.rules, ",").as_str()));
         if r.kind() == OutcomeKind::NotJudged {
             tc.add_property(("outcome", r.kind().as_str()));
+        }
+        if let Some(c) = r.class() {
+            tc.add_property(("class", c.as_str()));
         }
         if !r.skipped_steps.is_empty() {
             // Steps that did not run while the rest did (file steps against an opaque

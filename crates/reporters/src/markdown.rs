@@ -1,4 +1,5 @@
-//! The Markdown summary: the counts, then a table of every scenario that did not pass, the
+//! The Markdown summary: the counts, the failures by consequence class (most severe first),
+//! then a table of every scenario that did not pass (failures first, by class), the
 //! notes (what a profile does not promise, which the terminal and JSON reports carry too),
 //! the steps that were skipped, and the list of scenarios that passed, for a pull-request
 //! comment or a CI job summary.
@@ -38,20 +39,37 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
     let _ = writeln!(out, "# taskproof run\n");
     let _ = writeln!(out, "Target {target}, profile `{}`.\n", suite.profile);
     let _ = writeln!(out, "**{}**\n", s.line());
-    let not_passed: Vec<_> = suite
+    let classes: Vec<String> = taskproof_report::result::by_class_lines(suite)
+        .into_iter()
+        .map(|(c, line)| match c {
+            // Lost data first, and in bold.
+            taskproof_core::rule::Class::DataLoss => format!("- **{}**", cell(&line)),
+            _ => format!("- {}", cell(&line)),
+        })
+        .collect();
+    bullets(
+        &mut out,
+        "Failed, by consequence (most severe first, docs/spec.md):",
+        &classes,
+    );
+    // Failures first, the most severe class first; then skips, errors and the scenarios
+    // not judged (`OutcomeKind`'s order); by id within each.
+    let mut not_passed: Vec<_> = suite
         .scenarios
         .iter()
         .filter(|r| r.kind() != OutcomeKind::Pass)
         .collect();
+    not_passed.sort_by_key(|r| (r.kind(), r.class(), r.id.clone()));
     if !not_passed.is_empty() {
-        let _ = writeln!(out, "| scenario | outcome | rules | reason |");
-        let _ = writeln!(out, "|---|---|---|---|");
+        let _ = writeln!(out, "| scenario | outcome | class | rules | reason |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
         for r in not_passed {
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} |",
+                "| `{}` | {} | {} | {} | {} |",
                 r.id,
                 r.kind().as_str(),
+                r.class().map(|c| c.as_str()).unwrap_or(""),
                 taskproof_core::rule::join(&r.rules, ", "),
                 cell(&r.reason().unwrap_or_default())
             );

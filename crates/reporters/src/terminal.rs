@@ -210,6 +210,21 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
                 }
+                let classes = taskproof_report::result::by_class_lines(suite);
+                if !classes.is_empty() {
+                    let mut text = String::from("failed, by consequence (most severe first):\n");
+                    for (class, line) in &classes {
+                        let line = format!("  {line}");
+                        // Lost data is painted as a failure, the other classes plain.
+                        text.push_str(&if *class == taskproof_core::rule::Class::DataLoss {
+                            self.paint(style::FAIL, &line)
+                        } else {
+                            line
+                        });
+                        text.push('\n');
+                    }
+                    self.emit(&text)?;
+                }
                 let s = suite.summary();
                 let line = s.line();
                 let line = if s.ok() {
@@ -274,6 +289,9 @@ pub fn failure_text(r: &ScenarioResult) -> String {
         "  rules:    {}\n",
         taskproof_core::rule::join(&r.rules, ", ")
     ));
+    if let Some(c) = r.class() {
+        out.push_str(&format!("  class:    {} ({})\n", c.as_str(), c.title()));
+    }
     match &r.result {
         Err(e) => {
             if let Some(i) = e.step {
