@@ -514,11 +514,24 @@ impl<'a> Replayer<'a> {
                 ))
             })?;
         let target = self.target.get_or_insert_with(|| probe(&self.config));
-        let result = run_scenario(&scenario, &self.config, target);
         let broke = history
             .divergence
             .as_ref()
             .is_some_and(|d| d.actual.is_err());
+        // A case that waited met something time does: shrinking keeps the shortest wait that
+        // showed it once, which may not show it every time, so such a scenario is replayed up
+        // to three times and confirmed by the first replay that fails.
+        let timed = history
+            .records
+            .iter()
+            .any(|r| matches!(r.action, crate::driver::ResolvedStep::Wait { .. }));
+        let mut result = run_scenario(&scenario, &self.config, target);
+        for _ in 1..if timed { 3 } else { 1 } {
+            if matches!(result.result, Ok(Outcome::Fail(_))) || (broke && result.result.is_err()) {
+                break;
+            }
+            result = run_scenario(&scenario, &self.config, target);
+        }
         Ok(match &result.result {
             Ok(Outcome::Fail(_)) => Ok(()),
             Err(_) if broke => Ok(()),
