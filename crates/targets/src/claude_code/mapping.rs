@@ -145,6 +145,19 @@ fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
         }
         other => return Err(invalid(format!("op: unknown operation {other:?}"))),
     };
+    // A top-level field the protocol does not have cannot reach a tool (TaskList has no
+    // filter): the request is refused here, as a store would refuse it (S11, S13), rather than
+    // sent without it and answered as if it were not there.
+    if let Some(k) = obj.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "op" | "list" | "id" | "task" | "patch" | "owner"
+        )
+    }) {
+        return Err(invalid(format!(
+            "{k}: not a field of a request (taskproof's Claude Code driver: no tool takes it)"
+        )));
+    }
     let list = match obj.get("list") {
         Some(Value::String(s)) if !s.is_empty() && !s.contains('\0') => s.clone(),
         Some(Value::String(_)) => {
@@ -536,6 +549,33 @@ mod tests {
     use super::*;
 
     const FEATURES: Features = Features { delete: true };
+
+    /// The fuzzer's `{"op": "list", "filter": "all"}` was listed as if `filter` were not
+    /// there (S2 against Claude Code); no tool takes it, so the driver refuses it.
+    #[test]
+    fn a_request_field_no_tool_takes_is_invalid() {
+        let Plan::Answer(a) = plan(
+            &json!({"op": "list", "list": "l", "filter": "all"}),
+            FEATURES,
+        ) else {
+            panic!("planned a turn for a request with an unknown field");
+        };
+        assert_eq!(a["error"]["kind"], "invalid", "{a}");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("filter:"),
+            "{a}"
+        );
+        assert!(matches!(
+            plan(
+                &json!({"op": "claim", "list": "l", "id": "1", "owner": "a"}),
+                FEATURES
+            ),
+            Plan::Run(_)
+        ));
+    }
 
     #[test]
     fn hello_states_delete_only_where_the_version_has_it() {
