@@ -443,7 +443,14 @@ fn shrink(
             runs += 1;
             let candidate = tree.current();
             let history = run_ready(&plan.setup, starts.take()?, &candidate)?;
-            let more = if fingerprint_of(&history).as_deref() == Some(fp) {
+            // A sequence that waits shows what time does only when the wait is long enough,
+            // and a wait that was just long enough once may not be the next time: such a
+            // simpler sequence is kept only when a second run diverges the same way too.
+            let waits = candidate.iter().any(|s| matches!(s, Step::Wait { .. }));
+            let same = |h: &History| fingerprint_of(h).as_deref() == Some(fp);
+            let kept = same(&history)
+                && (!waits || same(&run_ready(&plan.setup, starts.take()?, &candidate)?));
+            let more = if kept {
                 best = (candidate.len(), history);
                 tree.simplify()
             } else {

@@ -445,8 +445,12 @@ pub struct FuzzCoverage {
     /// Milliseconds spent making fresh roots and starting the target (on another thread while
     /// the case before ran, unless `--no-prestart`), waiting for answers, and running cases
     /// from their start to their end (answers included, starts not).
+    /// (Reports written before these fields read them as 0.)
+    #[serde(default)]
     pub start_ms: u64,
+    #[serde(default)]
     pub requests_ms: u64,
+    #[serde(default)]
     pub cases_ms: u64,
 }
 
