@@ -125,6 +125,14 @@ def main():
         )
         if c["left_out"]:
             det.append("- left out: " + ", ".join(f"{k} {v}" for k, v in c["left_out"].items()))
+        if c["other"]:
+            det.append("- also done: " + ", ".join(f"{k} {v}" for k, v in c["other"].items()))
+        if c.get("cases_ms"):
+            det.append(
+                f"- time: {c['start_ms'] / 1000:.1f} s starting the target in fresh roots, "
+                f"{c['cases_ms'] / 1000:.1f} s running cases, of which "
+                f"{c['requests_ms'] / 1000:.1f} s waiting for answers; the rest of the run "
+                f"({secs - c['cases_ms'] / 1000:.0f} s) is shrinking, replays and starts")
         for f in r["found"]:
             det.append(
                 "- `{}` {} ({} s, case {}): {}; scenario `{}`, shrunk {}→{} steps".format(
