@@ -37,6 +37,11 @@ one() {
   rm -rf "$work/out" "$work/r.json"
   "$TP" fuzz "$@" --cases "$CASES" --seed "$SEED" --shrink-runs 0 --color never \
     --out "$work/out" --report "json:$work/r.json" > "$work/last.txt" 2>&1
+  if [ ! -s "$work/r.json" ]; then
+    echo "fuzz-speed: $name: the run wrote no report; its last lines:" >&2
+    tail -n 5 "$work/last.txt" >&2
+    exit 1
+  fi
   python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1])); c=r["coverage"]
