@@ -21,20 +21,16 @@ TP=${TASKPROOF:-target/release/taskproof}
 BUDGET=${BUDGET:-240}
 SEED=${SEED:-1}
 SHRINK=${SHRINK:-20}
-M=${TASKPROOF_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskproof/mcp}
+# shellcheck source=mcp-servers.sh
+. scripts/mcp-servers.sh
 LCC=${LEARN_CLAUDE_CODE_DIR:-/tmp/learn-claude-code}
 OUT=reports/fuzz-recall
 
 # NAME -> the fuzz arguments of its target; the program it needs, to check first.
 target_of() {
   case $1 in
-    dex) echo "--target|mcp:$M/@zeeg+dex@0.16.0/node_modules/.bin/dex mcp|--mapping|mappings/dex.toml" ;;
-    mcp-taskmanager) echo "--target|mcp:$M/@kazuph+mcp-taskmanager@1.1.1/node_modules/.bin/mcp-taskmanager|--mapping|mappings/mcp-taskmanager.toml" ;;
-    ohno-mcp) echo "--target|mcp:$M/@stevestomp+ohno-mcp@0.20.0/node_modules/.bin/ohno-mcp|--mapping|mappings/ohno-mcp.toml" ;;
-    task-orchestrator)
-      d=$M/@allpepper+task-orchestrator@3.3.3/node_modules
-      echo "--target|mcp:$d/.bin/bun $d/@allpepper/task-orchestrator/src/server.ts|--mapping|mappings/task-orchestrator.toml" ;;
-    mcp-shrimp-task-manager) echo "--target|mcp:$M/mcp-shrimp-task-manager@1.0.21/node_modules/.bin/mcp-shrimp-task-manager|--mapping|mappings/mcp-shrimp-task-manager.toml" ;;
+    dex|mcp-taskmanager|ohno-mcp|task-orchestrator|mcp-shrimp-task-manager)
+      echo "--target|mcp:$(mcp_command "$1")|--mapping|mappings/$1.toml" ;;
     task-master) echo "--target|cmd:node adapters/task-master/adapter.mjs|--timeout|400" ;;
     learn-claude-code) echo "--target|cmd:$LCC/.venv/bin/python adapters/learn-claude-code/adapter.py $LCC|--profile|strict|--timeout|120" ;;
     # Print mode: --settle 0 keeps the sessions in print mode (a settle phase drives the
@@ -47,11 +43,8 @@ target_of() {
 
 missing() {
   case $1 in
-    dex) p=$M/@zeeg+dex@0.16.0/node_modules/.bin/dex ;;
-    mcp-taskmanager) p=$M/@kazuph+mcp-taskmanager@1.1.1/node_modules/.bin/mcp-taskmanager ;;
-    ohno-mcp) p=$M/@stevestomp+ohno-mcp@0.20.0/node_modules/.bin/ohno-mcp ;;
-    task-orchestrator) p=$M/@allpepper+task-orchestrator@3.3.3/node_modules/.bin/bun ;;
-    mcp-shrimp-task-manager) p=$M/mcp-shrimp-task-manager@1.0.21/node_modules/.bin/mcp-shrimp-task-manager ;;
+    dex|mcp-taskmanager|ohno-mcp|task-orchestrator|mcp-shrimp-task-manager)
+      p=$(mcp_command "$1" | cut -d' ' -f1) ;;
     task-master) p=adapters/task-master/node_modules ;;
     learn-claude-code) p=$LCC/.venv/bin/python ;;
     *) return 1 ;;

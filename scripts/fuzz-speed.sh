@@ -16,16 +16,16 @@ TP=${TASKPROOF:-target/release/taskproof}
 CASES=${CASES:-10}
 ROUNDS=${ROUNDS:-3}
 SEED=${SEED:-1}
-M=${TASKPROOF_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskproof/mcp}
+# shellcheck source=mcp-servers.sh
+. scripts/mcp-servers.sh
 OUT=reports/fuzz-speed.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 args_of() {
   case $1 in
-    dex) echo "--target|mcp:$M/@zeeg+dex@0.16.0/node_modules/.bin/dex mcp|--mapping|mappings/dex.toml" ;;
-    ohno-mcp) echo "--target|mcp:$M/@stevestomp+ohno-mcp@0.20.0/node_modules/.bin/ohno-mcp|--mapping|mappings/ohno-mcp.toml" ;;
-    mcp-shrimp-task-manager) echo "--target|mcp:$M/mcp-shrimp-task-manager@1.0.21/node_modules/.bin/mcp-shrimp-task-manager|--mapping|mappings/mcp-shrimp-task-manager.toml" ;;
+    dex|ohno-mcp|mcp-shrimp-task-manager)
+      echo "--target|mcp:$(mcp_command "$1")|--mapping|mappings/$1.toml" ;;
     reference) echo "--target|cmd:$TP serve --no-fsync" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
   esac

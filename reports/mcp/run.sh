@@ -12,19 +12,11 @@ set -u
 cd "$(dirname "$0")/../.."
 TP=${TASKPROOF:-taskproof}
 RACE=${RACE:---writers 4 --ops 20 --seed 1}
-M=${TASKPROOF_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskproof/mcp}
+# shellcheck source=../../scripts/mcp-servers.sh
+. scripts/mcp-servers.sh
 
 command_of() {
-  case $1 in
-    dex) echo "$M/@zeeg+dex@0.16.0/node_modules/.bin/dex mcp" ;;
-    mcp-taskmanager) echo "$M/@kazuph+mcp-taskmanager@1.1.1/node_modules/.bin/mcp-taskmanager" ;;
-    ohno-mcp) echo "$M/@stevestomp+ohno-mcp@0.20.0/node_modules/.bin/ohno-mcp" ;;
-    task-orchestrator)
-      d=$M/@allpepper+task-orchestrator@3.3.3/node_modules
-      echo "$d/.bin/bun $d/@allpepper/task-orchestrator/src/server.ts" ;;
-    mcp-shrimp-task-manager) echo "$M/mcp-shrimp-task-manager@1.0.21/node_modules/.bin/mcp-shrimp-task-manager" ;;
-    *) echo "unknown server $1" >&2; exit 2 ;;
-  esac
+  mcp_command "$1" || { echo "unknown server $1" >&2; exit 2; }
 }
 
 for name in ${@:-dex mcp-taskmanager ohno-mcp task-orchestrator mcp-shrimp-task-manager}; do

@@ -250,6 +250,21 @@ impl std::fmt::Display for ReadModifyWrite {
     }
 }
 
+/// The keys of a create's task or an update's patch that need optional parts, with the parts
+/// each needs: what [`request_features`] reads, and what the fuzzer takes out of a request for
+/// a target without them.
+pub const FIELD_PARTS: [(&str, &[Feature]); 9] = [
+    ("metadata", &[Feature::Metadata]),
+    ("owner", &[Feature::Owner]),
+    ("activeForm", &[Feature::ActiveForm]),
+    ("blocks", &[Feature::Edges, Feature::EdgesAtCreate]),
+    ("blockedBy", &[Feature::Edges, Feature::EdgesAtCreate]),
+    ("addBlocks", &[Feature::Edges]),
+    ("addBlockedBy", &[Feature::Edges]),
+    ("removeBlocks", &[Feature::Edges, Feature::EdgeRemoval]),
+    ("removeBlockedBy", &[Feature::Edges, Feature::EdgeRemoval]),
+];
+
 /// The optional parts a request body uses, read from the JSON as sent (a malformed request
 /// uses the parts its fields name: a target without them cannot be told to refuse them
 /// for the right reason): `delete` and `claim` by its op; `edges`, `edges_at_create`,
@@ -280,19 +295,9 @@ pub fn request_features(request: &Value) -> BTreeSet<Feature> {
     let Some(Value::Object(body)) = body else {
         return out;
     };
-    let by_field: &[(&str, &[Feature])] = &[
-        ("metadata", &[Feature::Metadata]),
-        ("owner", &[Feature::Owner]),
-        ("activeForm", &[Feature::ActiveForm]),
-        ("blocks", &[Feature::Edges, Feature::EdgesAtCreate]),
-        ("blockedBy", &[Feature::Edges, Feature::EdgesAtCreate]),
-        ("addBlocks", &[Feature::Edges]),
-        ("addBlockedBy", &[Feature::Edges]),
-        ("removeBlocks", &[Feature::Edges, Feature::EdgeRemoval]),
-        ("removeBlockedBy", &[Feature::Edges, Feature::EdgeRemoval]),
-    ];
-    for (field, parts) in by_field {
-        if body.contains_key(*field) {
+
+    for (field, parts) in FIELD_PARTS {
+        if body.contains_key(field) {
             out.extend(parts.iter().copied());
         }
     }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::strategy::Offer;
-use taskproof_core::protocol::{Feature, Response, request_features};
+use taskproof_core::protocol::{FIELD_PARTS, Feature, Response, request_features};
 
 /// Counts of one run (or one case: [`Coverage::add`] sums them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,20 +136,6 @@ impl Coverage {
     }
 }
 
-/// The keys of a create's task or an update's patch that need optional parts, with the parts
-/// each needs (as [`request_features`] reads them).
-const FIELDS: [(&str, &[Feature]); 9] = [
-    ("metadata", &[Feature::Metadata]),
-    ("owner", &[Feature::Owner]),
-    ("activeForm", &[Feature::ActiveForm]),
-    ("blocks", &[Feature::Edges, Feature::EdgesAtCreate]),
-    ("blockedBy", &[Feature::Edges, Feature::EdgesAtCreate]),
-    ("addBlocks", &[Feature::Edges]),
-    ("addBlockedBy", &[Feature::Edges]),
-    ("removeBlocks", &[Feature::Edges, Feature::EdgeRemoval]),
-    ("removeBlockedBy", &[Feature::Edges, Feature::EdgeRemoval]),
-];
-
 /// What [`fit`] made of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fit {
@@ -193,7 +179,7 @@ pub fn fit(request: &mut Value, shown: &mut Value, offer: &Offer) -> Fit {
             continue;
         };
         let had = !body.is_empty();
-        for (key, parts) in FIELDS {
+        for (key, parts) in FIELD_PARTS {
             if let Some(p) = parts.iter().copied().find(|p| !offer.has(*p))
                 && body.remove(key).is_some()
                 && !dropped.contains(&p)

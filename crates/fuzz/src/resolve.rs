@@ -87,10 +87,11 @@ impl Resolver<'_> {
         // The live tasks first: a step that names a deleted task mostly learns `not_found`,
         // which a store seldom gets wrong. A deleted one is still named by `Last` right after
         // its delete, and when no task is live.
+        let alive = self.oracle.live(&self.listname(list));
         let live: Vec<TaskId> = created
             .iter()
             .copied()
-            .filter(|i| self.oracle.live(&self.listname(list)).contains(i))
+            .filter(|i| alive.contains(i))
             .collect();
         match r {
             Ref::Last => match ids.and_then(|i| i.last).or(created.last().copied()) {
