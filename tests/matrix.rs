@@ -524,16 +524,7 @@ fn the_pages_lead_with_failures_by_class_and_a_race_only_column_is_not_not_run()
 /// Columns of the shipped matrix whose run report is known to be older than the suite, each
 /// with why it was not rerun. A listed column whose report covers the suite fails the test
 /// (take it off), so the list cannot rot.
-const STALE: &[(&str, &str)] = &[
-    (
-        "claude-code@2.1.17",
-        "not rerun in issue 49: a run took 48 min at load 9 (status.txt) and did not fit the time left; reports/matrix/rebuild.sh claude-code@2.1.17",
-    ),
-    (
-        "claude-code@2.1.21",
-        "not rerun in issue 49: each Claude Code run took 19 to 26 min (1128 to 1539 s) at load 17 to 46 here, and this one was stopped when the time ran out; reports/matrix/rebuild.sh claude-code@2.1.21",
-    ),
-];
+const STALE: &[(&str, &str)] = &[];
 
 /// The published matrix is current: every run report a column of reports/matrix.md reads
 /// (reports/matrix/*/run.json, reports/claude-code/VERSION/run.json) holds every scenario of
