@@ -33,6 +33,7 @@ fn losses_in_a_mixed_race_are_charged_by_who_held_the_lock() {
     let mix = Mix {
         targets: vec![TargetSpec::reference(), TargetSpec::naive()],
         think: Duration::from_millis(1),
+        own_tasks: false,
     };
     let (mut naive_lost, mut dropped_by_naive) = (0, 0);
     for seed in 0..ATTEMPTS {
@@ -172,6 +173,7 @@ fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
     let mix = Mix {
         targets: vec![TargetSpec::reference(), TargetSpec::from(cc)],
         think: Duration::from_millis(50),
+        own_tasks: false,
     };
     let report = taskproof_race::run_all(
         &cfg,

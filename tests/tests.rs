@@ -25,6 +25,7 @@ mod mcp_target;
 mod profile;
 mod race;
 mod race_mixed;
+mod race_own_tasks;
 mod report_schema;
 mod run;
 mod session_steps;

@@ -24,16 +24,28 @@ Workloads:
 
 Mixed races: give --target more than once to have sessions of several targets write one list
 at once, --writers sessions of each (`--target reference --target claude-code@2.1.112
---writers 2` runs 2 reference sessions and 2 Claude Code sessions). The first target also
-creates the workload's tasks and lists the end state. Every target must keep the same files
-(layout claude-code); the reference then also takes Claude Code's lock directories, as
-`taskproof mcp` does. The report charges each lost acknowledged change to one target: a change
-made without a lock (Claude Code's TaskUpdate, every change of naive) to the target that
-acknowledged it; one made under the list's lock (every change of the reference, Claude Code's
-TaskCreate) to an unlocked writer of the task in flight then, else to the target whose request
-the checker names. Writers 0..N-1 run the first target, N..2N-1 the second, and so on.
---think SECS spaces each writer's requests, so that fast and slow targets overlap. See
-docs/race.md.
+--writers 2` runs 2 reference sessions and 2 Claude Code sessions). Writers 0..N-1 run the
+first target, N..2N-1 the second, and so on. --think SECS spaces each writer's requests, so
+that fast and slow targets overlap. The reference then also takes Claude Code's lock
+directories, as `taskproof mcp` does.
+
+When every target keeps the same files (the layout its hello names, not opaque), they share
+the tasks: the first target creates the workload's tasks and lists the end state, and the
+report charges each lost acknowledged change to one target: a change made without a lock
+(Claude Code's TaskUpdate, every change of naive) to the target that acknowledged it; one made
+under the list's lock (every change of the reference, Claude Code's TaskCreate) to an unlocked
+writer of the task in flight then, else to the target whose request the checker names.
+
+When their layouts differ or one is opaque (two products writing one folder, each in its own
+file names and id scheme), or with --own-tasks, each target keeps its own tasks: its own setup
+session creates its share (A's first, then B's, each alone), its writers change only those,
+its own final session lists them its own way, and its subjects carry its letter (`A: `,
+`B: `). Each target's history is checked on its own; a lost change is its own target's
+unless the driver saw another target replace or remove that task's file. The report adds
+what each did to the other's files: `.lock` and `.highwatermark` (missing, empty, JSON)
+after each phase and who deleted or replaced whose, task files of one target removed or
+replaced by another, task files a target's listing hides, and `taskproof check` of the
+shared folder. See docs/race.md.
 
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the
 target: hand-written-files for naive, strict otherwise). strict promises every rule;
@@ -51,7 +63,9 @@ Examples:
   taskproof race --target naive --workload metadata --runs 100 --seed 1
   taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json
   taskproof race --target reference --target claude-code@2.1.112 --writers 2 --ops 20 \
-      --workload metadata --think 0.05")]
+      --workload metadata --think 0.05
+  taskproof race --target reference --target 'cmd:python3 adapter.py' --writers 2 --ops 20 \
+      --workload create --own-tasks")]
 pub struct Args {
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
     /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
@@ -110,6 +124,10 @@ pub struct Args {
     /// Repeat each workload this many times (seeds SEED, SEED+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
+    /// In a mixed race, each target creates, changes and lists only its own tasks, even
+    /// when all keep the same files (targets of different layouts always do).
+    #[arg(long)]
+    pub own_tasks: bool,
     /// Seconds each writer waits between its requests (default: none).
     #[arg(long, value_name = "SECS")]
     pub think: Option<super::Seconds>,
@@ -165,6 +183,9 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         .cloned()
         .expect("clap gives --target a default");
     let think = args.think.map_or(std::time::Duration::ZERO, |s| s.0);
+    if args.own_tasks && targets.len() < 2 {
+        anyhow::bail!("--own-tasks is for a mixed race: give --target at least twice");
+    }
     // A mixed race is judged by the strict promises: the reference's, which every target's
     // changes are held to on a shared list.
     let profile = args.profile.unwrap_or_else(|| {
@@ -186,6 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             Vec::new()
         },
         think,
+        own_tasks: args.own_tasks,
     };
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),

@@ -146,19 +146,25 @@ pub struct Run {
 /// Progress reporting: called with (requests done, requests planned).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-fn list_name() -> taskproof_core::task::ListName {
+pub(crate) fn list_name() -> taskproof_core::task::ListName {
     LIST.parse().expect("a valid list name")
 }
 
-/// Creates the workload's seeds through a setup session and returns their ids.
-fn setup(
+/// Creates the workload's seeds through a setup session of target `t` and returns their
+/// ids. The run's clock starts at the first request of the first setup (`first`); a later
+/// target's setup (each target its own tasks, [`crate::own`]) runs on that clock. `tag`
+/// is put before every subject ([`crate::own::tag_request`]).
+pub(crate) fn setup(
     ctx: &mut Ctx,
+    t: usize,
+    first: bool,
+    tag: Option<&str>,
     w: Workload,
     writers: usize,
     ops: usize,
     history: &mut Vec<Operation>,
 ) -> Result<Vec<TaskId>, DriverError> {
-    let mut open = ctx.open().map_err(DriverError::Open)?;
+    let mut open = ctx.open_target(t).map_err(DriverError::Open)?;
     let hello = open.session.hello().clone();
     let missing: Vec<&str> = w
         .needs()
@@ -174,15 +180,20 @@ fn setup(
         )));
     }
     // The clock starts at the first request, after the session started.
-    ctx.start = Instant::now();
+    if first {
+        ctx.start = Instant::now();
+    }
     let mut ids: Vec<TaskId> = Vec::new();
     for seed in workload::seeds(w, writers, ops) {
         let mut new = NewTask::new(seed.subject);
         new.blocked_by = seed.blocked_by.iter().map(|&i| ids[i]).collect();
-        let request = Request::Create {
+        let mut request = Request::Create {
             list: list_name(),
             task: new,
         };
+        if let Some(tag) = tag {
+            request = crate::own::tag_request(request, tag);
+        }
         let invoke = ctx.now();
         let answer = open
             .session
@@ -253,7 +264,7 @@ pub fn run_mixed(
         keys: Arc::new(KeyTable::default()),
     };
     let mut setup_ops = Vec::new();
-    let ids = setup(&mut ctx, w, writers, cfg.ops, &mut setup_ops)?;
+    let ids = setup(&mut ctx, 0, true, None, w, writers, cfg.ops, &mut setup_ops)?;
     let setup_end = ctx.now();
     // Plan every request and intern every metadata key before the first answer arrives.
     let plans: Vec<Vec<Request>> = (0..writers)
@@ -486,7 +497,7 @@ pub fn run_mixed(
 }
 
 /// The task files of the race's list (`race/1.json`), in the layout's naming.
-fn task_files(folder: &Path, layout: Layout) -> BTreeSet<String> {
+pub(crate) fn task_files(folder: &Path, layout: Layout) -> BTreeSet<String> {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return BTreeSet::new();
     };

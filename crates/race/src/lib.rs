@@ -14,9 +14,11 @@
 
 pub mod check;
 pub mod driver;
+pub mod files;
 pub mod history;
 pub mod linear;
 pub mod mix;
+pub mod own;
 pub mod partition;
 mod readers;
 pub mod report;
@@ -28,6 +30,7 @@ pub use check::{AnomalyKind, FinalState, Findings, Witness, check_all, lost_meta
 pub use driver::{Config, DriverError, Run};
 pub use history::History;
 pub use mix::Mix;
+pub use own::OwnRun;
 pub use report::{RaceReport, WorkloadReport};
 use taskproof_targets::TargetSpec;
 pub use workload::Workload;
@@ -44,6 +47,35 @@ pub fn judge(run: &Run, lin_budget: u64) -> Findings {
         end: run.end,
     };
     check_all(&run.history, &fin, lin_budget)
+}
+
+/// Whether every target keeps the same, known files: the layout each names in `hello`,
+/// read from a session opened on a scratch root and closed again.
+pub fn same_files(cfg: &Config, targets: &[TargetSpec]) -> Result<bool, DriverError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("taskproof-race-hello-")
+        .tempdir()
+        .map_err(|source| DriverError::Root {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let options = taskproof_targets::SessionOptions {
+        timeout: cfg.timeout,
+        durable: cfg.fsync,
+        drive: cfg.drive,
+        ..Default::default()
+    };
+    let mut layouts = Vec::new();
+    for t in targets {
+        let (mut session, _) = t
+            .open_racing(scratch.path(), options.clone(), true)
+            .map_err(DriverError::Open)?;
+        layouts.push(session.hello().layout);
+        let _ = session.close();
+    }
+    Ok(layouts
+        .iter()
+        .all(|&l| l == layouts[0] && l != taskproof_core::protocol::Layout::Opaque))
 }
 
 /// Runs `workloads`, each `runs` times with seeds `seed`, `seed + 1`, ..., each on a fresh
@@ -94,11 +126,16 @@ pub fn run_all(
         errors: 0,
         targets: Vec::new(),
         think_s: (!mix.think.is_zero()).then_some(mix.think.as_secs_f64()),
+        own_tasks: false,
         not_atomic: targets
             .iter()
             .filter_map(|t| t.not_atomic().map(|why| format!("{t}: {why}")))
             .collect(),
     };
+    // Targets that keep different files (or files the harness cannot name) each keep
+    // their own tasks; so do all when asked (`--own-tasks`).
+    let own = targets.len() > 1 && (mix.own_tasks || !same_files(cfg, &targets)?);
+    report.own_tasks = own;
     for &w in workloads {
         for i in 0..runs {
             let seed = cfg.seed.wrapping_add(i as u64);
@@ -114,6 +151,41 @@ pub fn run_all(
                     path: std::env::temp_dir(),
                     source,
                 })?;
+            if own {
+                match own::run_own(&cfg, mix, w, root.path(), progress) {
+                    Ok(run) => {
+                        let findings: Vec<Findings> =
+                            run.parts.iter().map(|p| judge(p, lin_budget)).collect();
+                        report.workloads.push(WorkloadReport::of_own(
+                            &run,
+                            &findings,
+                            i,
+                            seed,
+                            cfg.writers,
+                            cfg.ops,
+                            if runs > 1 {
+                                report::MAX_WITNESSES_PER_KIND_REPEATED
+                            } else {
+                                report::MAX_WITNESSES_PER_KIND
+                            },
+                            cfg.profile,
+                        ));
+                    }
+                    Err(DriverError::Unsupported(why)) => {
+                        report.workloads.push(WorkloadReport::skipped(
+                            w.name(),
+                            i,
+                            seed,
+                            cfg.writers,
+                            cfg.ops,
+                            why,
+                        ));
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
             match driver::run_mixed(&cfg, mix, w, root.path(), progress) {
                 Ok(run) => {
                     let f = judge(&run, lin_budget);

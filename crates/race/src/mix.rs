@@ -49,6 +49,9 @@ pub struct Mix {
     /// How long each writer waits between its requests (an agent thinking between tool
     /// calls), so that fast and slow targets overlap; zero: no wait.
     pub think: Duration,
+    /// Each target creates, changes and lists only its own tasks ([`crate::own`]), even
+    /// when all keep the same files; targets of different layouts always do.
+    pub own_tasks: bool,
 }
 
 impl Mix {
@@ -84,6 +87,10 @@ pub struct Charge {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
     pub charged_to: String,
+    /// Why, when the charge rests on what the driver saw of the files (a race where each
+    /// target keeps its own tasks, [`crate::own::charge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One target's share of a mixed run.
@@ -230,6 +237,7 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
             under_lock: locked,
             dropped_by: dropped.map(|d| run.targets[d].clone()),
             charged_to: run.targets[charged].clone(),
+            why: None,
         });
     }
     Some((per, charges))

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::{AnomalyKind, Findings, LinSummary, Witness};
 use crate::driver::Run;
+use crate::files::FilesReport;
 use crate::history::Completion;
 use crate::mix::{self, Charge, TargetLosses};
+use crate::own::OwnRun;
 use taskproof_profile::Profile;
 use taskproof_report::Document;
 
@@ -89,6 +91,28 @@ pub struct WorkloadReport {
     /// meanwhile (their tasks are counted in `lost`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleReport>,
+    /// A race where each target kept its own tasks: each target's own verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartReport>,
+    /// A race where each target kept its own tasks: what each did to the other's files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<FilesReport>,
+}
+
+/// One target's own share of a race where each target kept its own tasks, judged alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartReport {
+    pub target: String,
+    /// Its letter, the tag of its subjects.
+    pub letter: String,
+    pub layout: String,
+    pub requests: usize,
+    pub acknowledged: usize,
+    /// Tasks its final listing showed.
+    pub listed: usize,
+    pub anomalies: BTreeMap<String, usize>,
+    pub observations: BTreeMap<String, usize>,
+    pub linearizability: LinSummary,
 }
 
 /// What the settle phase saw.
@@ -154,7 +178,105 @@ impl WorkloadReport {
             charges: Vec::new(),
             lin_promised: true,
             settle: None,
+            parts: Vec::new(),
+            files: None,
         }
+    }
+
+    /// The record of a race where each target kept its own tasks: each target's history
+    /// judged on its own (`findings[t]`), summed, every witness naming its target, the
+    /// lost changes charged ([`crate::own::charge`]) and the files' report.
+    #[allow(clippy::too_many_arguments)]
+    pub fn of_own(
+        run: &OwnRun,
+        findings: &[Findings],
+        index: usize,
+        seed: u64,
+        writers: usize,
+        ops: usize,
+        keep: usize,
+        profile: Profile,
+    ) -> WorkloadReport {
+        let mut parts: Vec<WorkloadReport> = run
+            .parts
+            .iter()
+            .zip(findings)
+            .map(|(p, f)| WorkloadReport::new(p, f, index, seed, writers, ops, keep, profile))
+            .collect();
+        let mut out = WorkloadReport::skipped(
+            run.workload.name(),
+            index,
+            seed,
+            writers,
+            ops,
+            String::new(),
+        );
+        out.skipped = None;
+        out.lin_promised = AnomalyKind::Nonlinearizable.promised_by(profile);
+        for (t, r) in parts.iter_mut().enumerate() {
+            let name = &run.targets[t];
+            out.requests += r.requests;
+            out.planned += r.planned;
+            out.acknowledged += r.acknowledged;
+            out.refused += r.refused;
+            for (k, v) in std::mem::take(&mut r.refusals) {
+                let e = out.refusals.entry(k).or_insert(Refusals {
+                    count: 0,
+                    example: v.example.clone(),
+                });
+                e.count += v.count;
+            }
+            out.unknown += r.unknown;
+            out.kills += r.kills;
+            out.sessions += r.sessions;
+            out.seconds = out.seconds.max(r.seconds);
+            out.released_s = r.released_s;
+            out.raw_reads += r.raw_reads;
+            out.torn_reads += r.torn_reads;
+            for (k, v) in &r.anomalies {
+                *out.anomalies.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &r.observations {
+                *out.observations.entry(k.clone()).or_default() += v;
+            }
+            let l = &r.linearizability;
+            out.linearizability.tasks += l.tasks;
+            out.linearizability.linearizable += l.linearizable;
+            out.linearizability.nonlinearizable += l.nonlinearizable;
+            out.linearizability.unknown += l.unknown;
+            out.linearizability.steps += l.steps;
+            out.linearizability
+                .unknown_tasks
+                .extend(l.unknown_tasks.iter().copied());
+            out.first_loss_s = match (out.first_loss_s, r.first_loss_s) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            for mut w in std::mem::take(&mut r.witnesses) {
+                w.target = Some(name.clone());
+                out.witnesses.push(w);
+            }
+            out.witnesses_omitted += r.witnesses_omitted;
+            out.errors
+                .extend(r.errors.iter().map(|e| format!("{name}: {e}")));
+            out.parts.push(PartReport {
+                target: name.clone(),
+                letter: crate::files::letter(t).to_string(),
+                layout: run.layouts[t].as_str().to_string(),
+                requests: r.requests,
+                acknowledged: r.acknowledged,
+                listed: run.parts[t].final_tasks.len(),
+                anomalies: r.anomalies.clone(),
+                observations: r.observations.clone(),
+                linearizability: r.linearizability.clone(),
+            });
+        }
+        let (targets, charges) = crate::own::charge(run, findings);
+        out.targets = targets;
+        out.charges = charges;
+        out.settle = run.settle.clone();
+        out.files = Some(run.files.clone());
+        out
     }
 
     /// A run's record, judged by `profile`, keeping at most `keep` witnesses of each kind.
@@ -264,6 +386,8 @@ impl WorkloadReport {
             targets,
             charges,
             lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
+            parts: Vec::new(),
+            files: None,
             settle: run.settle.as_ref().map(|st| SettleReport {
                 seconds: st.seconds,
                 vanished: st
@@ -361,6 +485,10 @@ pub struct RaceReport {
     /// before it writes it), each with why: a lost change is then not the store's alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_atomic: Vec<String>,
+    /// A mixed race where each target kept its own tasks (targets of different layouts, or
+    /// `--own-tasks`): each workload run has `parts` and `files`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_tasks: bool,
 }
 
 /// The race report as the reporters take it: the terminal summary and the JSON report.
@@ -471,14 +599,25 @@ impl RaceReport {
                 .enumerate()
                 .map(|(i, t)| {
                     let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
-                    if a == b {
-                        format!("writer {a}: {}", t.target)
+                    let letter = if self.own_tasks {
+                        format!("{} = ", crate::files::letter(i))
                     } else {
-                        format!("writers {a}-{b}: {}", t.target)
+                        String::new()
+                    };
+                    if a == b {
+                        format!("{letter}writer {a}: {}", t.target)
+                    } else {
+                        format!("{letter}writers {a}-{b}: {}", t.target)
                     }
                 })
                 .collect();
             let _ = writeln!(s, "{}", ranges.join(", "));
+            if self.own_tasks {
+                let _ = writeln!(
+                    s,
+                    "each target on its own tasks (its own setup, writers and final listing; subjects tagged \"A: \", \"B: \", ...), all in one list folder"
+                );
+            }
         }
         for w in &self.workloads {
             let label = if self.runs > 1 {
@@ -574,12 +713,50 @@ impl RaceReport {
                     ""
                 }
             );
+            for p in &w.parts {
+                let found = nonzero(&p.anomalies);
+                let observed = nonzero(&p.observations);
+                let mut verdict = if found.is_empty() {
+                    "no anomalies".to_string()
+                } else {
+                    found.join(", ")
+                };
+                if !observed.is_empty() {
+                    verdict += &format!("; observed {}", observed.join(", "));
+                }
+                let _ = writeln!(
+                    s,
+                    "  {} {} ({}): {} requests, {} acknowledged, {} tasks in its final listing; linearizability {} of {} tasks; {verdict}",
+                    p.letter,
+                    p.target,
+                    p.layout,
+                    p.requests,
+                    p.acknowledged,
+                    p.listed,
+                    p.linearizability.linearizable,
+                    p.linearizability.tasks
+                );
+            }
+            if let Some(files) = &w.files {
+                render_files(&mut s, files, &w.parts, &w.charges);
+            }
             for e in w.errors.iter().take(SHOWN_WITNESSES) {
                 let _ = writeln!(s, "  error: {e}");
             }
             for wit in w.witnesses.iter().take(SHOWN_WITNESSES) {
                 let seen = if wit.observation { "observed " } else { "" };
-                let _ = writeln!(s, "  {seen}{}: {}", wit.kind.label(), wit.text);
+                let whose = match &wit.target {
+                    Some(t) => {
+                        let l = w
+                            .parts
+                            .iter()
+                            .find(|p| p.target == *t)
+                            .map_or(t.as_str(), |p| p.letter.as_str());
+                        format!(" ({l}'s tasks)")
+                    }
+                    None => String::new(),
+                };
+                let _ = writeln!(s, "  {seen}{}{whose}: {}", wit.kind.label(), wit.text);
             }
             let more =
                 (w.total() + w.observed()).saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
@@ -630,6 +807,158 @@ impl RaceReport {
             self.unknown_linearizability, self.errors
         );
         s
+    }
+}
+
+/// The shared folder's part of a run's summary: the special files, what each target did
+/// to the other's files, what each listing hides, the check.
+fn render_files(s: &mut String, files: &FilesReport, parts: &[PartReport], charges: &[Charge]) {
+    let letter = |name: &str| -> String {
+        parts
+            .iter()
+            .find(|p| p.target == name)
+            .map_or_else(|| name.to_string(), |p| p.letter.clone())
+    };
+    let _ = writeln!(
+        s,
+        "  the shared folder {}/ ({}):",
+        crate::workload::LIST,
+        files.targets.join(", ")
+    );
+    for f in &files.special {
+        let states: Vec<String> = f
+            .states
+            .iter()
+            .map(|st| match &st.content {
+                Some(c) if st.kind == crate::files::FileKind::Json => {
+                    format!("{} {} ({c})", st.kind.words(), st.when)
+                }
+                _ => format!("{} {}", st.kind.words(), st.when),
+            })
+            .collect();
+        let _ = writeln!(s, "    {}: {}", f.file, states.join(", "));
+        let race: Vec<String> = f
+            .changes
+            .iter()
+            .filter(|c| c.during == "during the race")
+            .map(|c| format!("{} -> {} {}", c.from.words(), c.to.words(), c.seen))
+            .collect();
+        if !race.is_empty() {
+            let _ = writeln!(
+                s,
+                "      changes seen during the race (every {} ms): {}",
+                crate::files::POLL.as_millis(),
+                race.join(", ")
+            );
+        }
+    }
+    for e in &files.effects {
+        let by =
+            e.by.as_deref()
+                .map_or_else(|| "someone".to_string(), letter);
+        let on = letter(&e.on);
+        let what = if e.file == "task files" {
+            let examples = if e.examples.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", e.examples.join(", "))
+            };
+            format!("{} {} of {on}'s task files{examples}", e.what, e.count)
+        } else {
+            format!("{} {on}'s `{}`", e.what, e.file)
+        };
+        let by = if e.by.is_none() {
+            format!("{on} or another target")
+        } else {
+            by
+        };
+        let _ = writeln!(s, "    {by} {what} {}: {}", e.when, e.evidence);
+    }
+    for h in &files.hidden {
+        let whose = match h.owner.as_deref() {
+            Some(o) if o == h.listing => "its own".to_string(),
+            Some(o) => format!("{}'s", letter(o)),
+            None => "nobody's known".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "    {}'s listing hides {whose} {} task file{} ({})",
+            letter(&h.listing),
+            h.files,
+            if h.files == 1 { "" } else { "s" },
+            h.examples.join(", ")
+        );
+    }
+    for sh in &files.shown {
+        let _ = writeln!(
+            s,
+            "    {}'s listing shows {} of {}'s tasks (as ids {}); they are left out of {}'s check",
+            letter(&sh.listing),
+            sh.tasks,
+            letter(&sh.owner),
+            sh.ids.join(", "),
+            letter(&sh.listing)
+        );
+    }
+    if files.hidden.is_empty() {
+        let _ = writeln!(s, "    every listing shows every task file");
+    }
+    // The lost changes by who acknowledged them and who is charged, with the first reason.
+    let mut groups: Vec<((&str, &str), usize, Option<&str>)> = Vec::new();
+    for c in charges {
+        let key = (c.acknowledged_by.as_str(), c.charged_to.as_str());
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 = g.2.or(c.why.as_deref());
+            }
+            None => groups.push((key, 1, c.why.as_deref())),
+        }
+    }
+    for ((acked, charged), count, why) in groups {
+        let whose = if acked == charged {
+            format!("charged to {} itself", letter(charged))
+        } else {
+            format!("charged to {}", letter(charged))
+        };
+        let _ = writeln!(
+            s,
+            "    {count} lost change{} of {}'s {whose}{}",
+            if count == 1 { "" } else { "s" },
+            letter(acked),
+            why.map(|w| format!(": {w}")).unwrap_or_default()
+        );
+    }
+    if let Some(c) = &files.check {
+        match &c.error {
+            Some(e) => {
+                let _ = writeln!(s, "    check of {}: could not run: {e}", c.folder);
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "    check of {} (layout {}, {} tasks): {}",
+                    c.folder,
+                    c.layout.as_deref().unwrap_or("none"),
+                    c.tasks,
+                    if c.findings.is_empty() {
+                        "no findings".to_string()
+                    } else {
+                        format!("{} findings", c.findings.len())
+                    }
+                );
+                for f in c.findings.iter().take(SHOWN_WITNESSES) {
+                    let _ = writeln!(s, "      {} {}: {}", f.kind, f.file, f.message);
+                }
+                if c.findings.len() > SHOWN_WITNESSES {
+                    let _ = writeln!(
+                        s,
+                        "      ... and {} more (see the JSON report)",
+                        c.findings.len() - SHOWN_WITNESSES
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -125,6 +125,10 @@ pub struct Witness {
     /// failed (set by the report).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub observation: bool,
+    /// In a race where each target keeps its own tasks, the target whose history the
+    /// witness is of (its `ops` index that history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 impl Witness {
@@ -141,6 +145,7 @@ impl Witness {
             ops,
             at: None,
             observation: false,
+            target: None,
         }
     }
 }
