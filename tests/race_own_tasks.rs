@@ -238,6 +238,7 @@ fn the_command_says_what_each_did_to_the_others_files() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
+    let md = dir.path().join("r.md");
     let b = product("tuuid");
     let out = taskproof_with(&[
         "race",
@@ -258,10 +259,23 @@ fn the_command_says_what_each_did_to_the_others_files() {
         "1",
         "--report",
         &format!("json:{}", json.display()),
+        "--report",
+        &format!("md:{}", md.display()),
     ])
     .output()
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let md = std::fs::read_to_string(&md).unwrap();
+    for line in [
+        "| `reference` | claude-code | ",
+        " | opaque | ",
+        "- B deleted A's `.lock` during B's setup, alone:",
+        "- A's listing hides B's 1 task file (race/T-",
+        "- check of race/ (layout claude-code, 1 tasks): no findings",
+    ] {
+        assert!(md.contains(line), "{line:?} missing from:\n{md}");
+    }
+    assert!(md.contains(&format!("```text\n{stdout}```")), "{md}");
     for line in [
         &format!("A = writers 0-1: reference, B = writers 2-3: {b}"),
         "  B deleted A's `.lock` during B's setup, alone: A's setup left .lock empty;",

@@ -1,7 +1,5 @@
 //! `taskproof race`: concurrent writers against one root, and the anomalies they leave.
 
-use std::path::PathBuf;
-
 use super::run::ReportSpec;
 use super::verdict::{Reporters, Verdict, conclude};
 use taskproof_profile::Profile;
@@ -64,8 +62,9 @@ Examples:
   taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json
   taskproof race --target reference --target claude-code@2.1.112 --writers 2 --ops 20 \
       --workload metadata --think 0.05
-  taskproof race --target reference --target 'cmd:python3 adapter.py' --writers 2 --ops 20 \
-      --workload create --own-tasks")]
+  taskproof race --target reference --target \
+      'cmd:python3 tests/fixtures/race/other_product.py counting' --writers 2 --ops 20 \
+      --workload create --own-tasks --report md:race.md")]
 pub struct Args {
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
     /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
@@ -111,9 +110,11 @@ pub struct Args {
     /// Stop the writers after this many seconds, whatever is left of their plans.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<super::Seconds>,
-    /// Write the report: json:PATH.
-    #[arg(long, value_name = "json:PATH")]
-    pub report: Option<String>,
+    /// Write the report: json:PATH, or md:PATH for a Markdown summary (a mixed race's
+    /// losses by target and what each did to the other's files, then the terminal summary).
+    /// Give it again for both.
+    #[arg(long, value_name = "json:PATH|md:PATH")]
+    pub report: Vec<String>,
     /// In-process stores skip fsync (writes still survive SIGKILL, not a power cut).
     /// For cmd: targets, pass the adapter's own flag in the command instead.
     #[arg(long)]
@@ -161,13 +162,14 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     } else {
         vec![args.workload.parse().map_err(anyhow::Error::msg)?]
     };
-    let report_path: Option<PathBuf> = match &args.report {
-        None => None,
-        Some(spec) => match spec.strip_prefix("json:") {
-            Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-            _ => anyhow::bail!("--report {spec:?}: expected json:PATH"),
-        },
-    };
+    let specs: Vec<ReportSpec> = args
+        .report
+        .iter()
+        .map(|spec| match spec.parse::<ReportSpec>() {
+            Ok(r @ (ReportSpec::Json(_) | ReportSpec::Markdown(_))) => Ok(r),
+            _ => anyhow::bail!("--report {spec:?}: expected json:PATH or md:PATH"),
+        })
+        .collect::<anyhow::Result<_>>()?;
     let duration = args.duration.map(|d| d.0);
     let seed = args.seed.unwrap_or_else(rand::random);
     let targets = args.target.clone();
@@ -273,7 +275,6 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             return Ok(Verdict::TargetBroke);
         }
     };
-    let specs: Vec<ReportSpec> = report_path.into_iter().map(ReportSpec::Json).collect();
     let mut reporters = Reporters::new(
         &specs,
         Box::new(TerminalReporter::new(

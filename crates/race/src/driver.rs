@@ -154,6 +154,7 @@ pub(crate) fn list_name() -> taskproof_core::task::ListName {
 /// ids. The run's clock starts at the first request of the first setup (`first`); a later
 /// target's setup (each target its own tasks, [`crate::own`]) runs on that clock. `tag`
 /// is put before every subject ([`crate::own::tag_request`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn setup(
     ctx: &mut Ctx,
     t: usize,

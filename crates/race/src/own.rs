@@ -144,7 +144,7 @@ pub fn run_own(
     };
     let mut setup_ops: Vec<Vec<Operation>> = Vec::new();
     let mut ids: Vec<Vec<TaskId>> = Vec::new();
-    for t in 0..n {
+    for (t, target) in targets.iter().enumerate() {
         watcher.phase(t);
         let mut ops = Vec::new();
         let got = setup(
@@ -158,9 +158,7 @@ pub fn run_own(
             &mut ops,
         )
         .map_err(|e| match e {
-            DriverError::Unsupported(why) => {
-                DriverError::Unsupported(format!("{}: {why}", targets[t]))
-            }
+            DriverError::Unsupported(why) => DriverError::Unsupported(format!("{target}: {why}")),
             e => e,
         })?;
         ids.push(got);
@@ -346,18 +344,14 @@ pub fn run_own(
     // Each target's final listing, its own way.
     watcher.phase(n + 2);
     let mut finals = Vec::new();
-    for t in 0..n {
+    for (t, target) in targets.iter().enumerate() {
         let mut last = ctx.open_target(t).map_err(DriverError::Open)?;
         let listed = match last.session.request(&Request::List { list: list_name() }) {
             Ok(Response::Tasks { tasks, corrupt }) => (tasks, corrupt),
             Ok(other) => {
-                return Err(DriverError::Final(format!(
-                    "{}: {}",
-                    targets[t],
-                    other.to_json()
-                )));
+                return Err(DriverError::Final(format!("{target}: {}", other.to_json())));
             }
-            Err(e) => return Err(DriverError::Final(format!("{}: {e}", targets[t]))),
+            Err(e) => return Err(DriverError::Final(format!("{target}: {e}"))),
         };
         let _ = last.session.close();
         finals.push(listed);
@@ -731,21 +725,6 @@ fn judge_files(
                 .filter(|&k| k != kind && k != FileKind::Missing)
                 .map(|k| seen_in(u, Some(kind), Some(k)))
                 .sum();
-                let race = changes
-                    .iter()
-                    .filter(|c| {
-                        c.during == phase_words(n, n) && c.from == kind && c.to == FileKind::Missing
-                    })
-                    .map(|c| c.seen)
-                    .sum::<usize>();
-                let race_note = if race > 0 {
-                    format!(
-                        "; during the race a {} {name} went missing {race} times (seen)",
-                        kind.words()
-                    )
-                } else {
-                    String::new()
-                };
                 if deleted_seen > 0 || gone {
                     effects.push(Effect {
                         by: Some(names[u].clone()),
@@ -757,7 +736,7 @@ fn judge_files(
                         count: 1,
                         examples: Vec::new(),
                         evidence: format!(
-                            "{}'s setup left {name} {}; while only {}'s setup ran it went from {} to missing{}{race_note}",
+                            "{}'s setup left {name} {}; while only {}'s setup ran it went from {} to missing{}",
                             l(t),
                             kind.words(),
                             l(u),

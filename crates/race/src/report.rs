@@ -500,6 +500,10 @@ impl Document for RaceReport {
     fn json(&self) -> Option<serde_json::Value> {
         Some(self.to_json())
     }
+
+    fn markdown(&self) -> Option<String> {
+        Some(self.to_markdown())
+    }
 }
 
 impl RaceReport {
@@ -560,6 +564,80 @@ impl RaceReport {
 
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("reports serialize")
+    }
+
+    /// The Markdown summary (`--report md:PATH`): per run of a mixed race, the losses
+    /// charged to each target as a table and, when each target kept its own tasks, what
+    /// each did to the other's files as a list; then the terminal summary as it printed.
+    pub fn to_markdown(&self) -> String {
+        use taskproof_report::output::cell;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# taskproof race
+"
+        );
+        let _ = writeln!(
+            s,
+            "Target `{}`, profile `{}`, {} writers{} x {} ops, seed {}.\n",
+            self.target,
+            self.profile,
+            self.writers,
+            if self.target.contains(" + ") {
+                " of each"
+            } else {
+                ""
+            },
+            self.ops,
+            self.seed
+        );
+        for w in self.workloads.iter().filter(|w| w.skipped.is_none()) {
+            if w.targets.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "## {} (run {}, seed {})\n",
+                w.workload,
+                w.run + 1,
+                w.seed
+            );
+            let _ = writeln!(
+                s,
+                "| target | layout | requests | acknowledged | lost (charged) | its own | others' it dropped |\n|---|---|---|---|---|---|---|"
+            );
+            for t in &w.targets {
+                let layout = w
+                    .parts
+                    .iter()
+                    .find(|p| p.target == t.target)
+                    .map_or("shared tasks", |p| p.layout.as_str());
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {layout} | {} | {} | {} | {} | {} |",
+                    cell(&t.target),
+                    t.requests,
+                    t.acknowledged,
+                    t.lost,
+                    t.lost_own,
+                    t.lost_of_others
+                );
+            }
+            let _ = writeln!(s);
+            if let Some(files) = &w.files {
+                let mut text = String::new();
+                render_files(&mut text, files, &w.parts, &w.charges);
+                for line in text.lines().skip(1) {
+                    let line = line.trim_start();
+                    if !line.is_empty() {
+                        let _ = writeln!(s, "- {}", cell(line));
+                    }
+                }
+                let _ = writeln!(s);
+            }
+        }
+        let _ = writeln!(s, "```text\n{}```", self.render());
+        s
     }
 
     /// The terminal summary.

@@ -21,7 +21,7 @@ impl Reporter for MarkdownReporter {
     fn report(&mut self, event: &Event<'_>) -> Result<(), ReportError> {
         let text = match event {
             Event::RunFinished { suite } => Some(to_markdown(suite)),
-            Event::FuzzFinished { report } => report.markdown(),
+            Event::FuzzFinished { report } | Event::RaceFinished { report } => report.markdown(),
             _ => None,
         };
         write_final(&self.path, text)
