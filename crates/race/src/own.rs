@@ -972,6 +972,7 @@ pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Ch
                 continue;
             };
             let change = &p.history.ops[acked];
+            let locked = crate::mix::under_lock(&run.targets[t], &change.request);
             let fate = w
                 .task
                 .and_then(|id| run.files_of[t].get(&id))
@@ -996,7 +997,9 @@ pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Ch
                         fate.what, fate.evidence
                     )),
                 ),
-                None => (t, lock_note(run, t)),
+                // A change made under the list's lock, lost while another target deleted
+                // that lock: said, though the dropping write was its own target's.
+                None => (t, locked.then(|| lock_note(run, t)).flatten()),
             };
             per[charged].lost += 1;
             if charged == t {
@@ -1007,7 +1010,7 @@ pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Ch
             charges.push(Charge {
                 ops: w.ops.clone(),
                 acknowledged_by: run.targets[t].clone(),
-                under_lock: crate::mix::under_lock(&run.targets[t], &change.request),
+                under_lock: locked,
                 dropped_by: (w.ops.len() > 1).then(|| run.targets[t].clone()),
                 charged_to: run.targets[charged].clone(),
                 why,
