@@ -483,6 +483,13 @@ impl Dir {
     /// Takes the exclusive lock on `name` (created when absent, never through a link),
     /// blocking until it is free. The lock is an flock on its own open file description, so
     /// it excludes other processes and other opens in this process alike.
+    ///
+    /// The folder itself is locked too, after `name`, on an open description of its own: a
+    /// program that deletes `name` while it is held (oh-my-opencode takes an empty `.lock`
+    /// for a stale lock of its own and deletes it; issue 48) would otherwise let the next
+    /// locker create a new `name` and lock that, beside the holder of the deleted one. Nobody
+    /// deletes a folder that holds files, so the second lock holds whatever happens to `name`;
+    /// the first stays for every other program that locks `name`.
     pub fn lock(&self, name: &str) -> io::Result<LockGuard> {
         check_name(name);
         let fd = rfs::openat(
@@ -499,7 +506,18 @@ impl Dir {
             e => errno_io(e),
         })?;
         rfs::flock(&fd, FlockOperation::LockExclusive).map_err(errno_io)?;
-        Ok(LockGuard { _fd: fd })
+        let folder = rfs::openat(
+            &self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(errno_io)?;
+        rfs::flock(&folder, FlockOperation::LockExclusive).map_err(errno_io)?;
+        Ok(LockGuard {
+            _fd: fd,
+            _folder: folder,
+        })
     }
 
     pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
@@ -507,10 +525,12 @@ impl Dir {
     }
 }
 
-/// Holds an flock until dropped (closing the descriptor releases it, also on SIGKILL).
+/// Holds the flocks of [`Dir::lock`] until dropped (closing the descriptors releases them,
+/// also on SIGKILL).
 #[derive(Debug)]
 pub struct LockGuard {
     _fd: OwnedFd,
+    _folder: OwnedFd,
 }
 
 /// Adds one folder entry to `out`: `.` and `..` left out, the type `None` when the folder
@@ -662,5 +682,31 @@ mod tests {
         );
         drop(held);
         rfs::flock(&fd, FlockOperation::NonBlockingLockExclusive).unwrap();
+    }
+
+    #[test]
+    fn a_lock_holds_when_another_program_deletes_the_lock_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_root(tmp.path()).unwrap();
+        let held = dir.lock(LOCK_NAME).unwrap();
+        // Another program deletes `.lock` as stale (oh-my-opencode does so to Claude Code's).
+        std::fs::remove_file(tmp.path().join(LOCK_NAME)).unwrap();
+        let path = tmp.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let second = std::thread::spawn(move || {
+            let other = Dir::open_root(&path).unwrap();
+            let guard = other.lock(LOCK_NAME).unwrap();
+            tx.send(()).unwrap();
+            drop(guard);
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "a second locker took the lock while the first still held it"
+        );
+        drop(held);
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the lock was free once its holder let go");
+        second.join().unwrap();
     }
 }
