@@ -161,3 +161,72 @@ fn the_package_writes_the_tasks_under_the_root() {
     let config: Value = serde_json::from_str(&config).unwrap();
     assert_eq!(config["name"], "team");
 }
+
+/// An installation the cache holds is used as it is, without npm (none is on PATH here), and an
+/// adapter file there that is not taskproof's is replaced by the built-in one before the run.
+#[test]
+fn a_cached_installation_is_reused_and_its_adapter_rewritten() {
+    if !can_run(&[Tool::Npm]) {
+        return;
+    }
+    let spec: TargetSpec = format!("claude-code-controller@{VERSION}").parse().unwrap();
+    spec.prepare()
+        .expect("install claude-code-controller with npm");
+    let installed = taskproof_targets::claude_code::cache_dir()
+        .unwrap()
+        .join(format!("claude-code-controller@{VERSION}"));
+    let cache = tempdir();
+    let copy = cache
+        .path()
+        .join(format!("claude-code-controller@{VERSION}"));
+    std::fs::create_dir(&copy).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(installed.join("node_modules"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(copy.join("adapter.mjs"), "process.exit(3);\n").unwrap();
+    // PATH with node and sh only (taskproof runs adapters through `sh -c`): an install would
+    // need npm and fail.
+    let bin = tempdir();
+    for program in ["node", "sh"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .unwrap()
+            .stdout;
+        let found = String::from_utf8(found).unwrap();
+        std::os::unix::fs::symlink(found.trim(), bin.path().join(program)).unwrap();
+    }
+    let out = taskproof()
+        .args([
+            "run",
+            "--target",
+            "claude-code-controller@0.3.0",
+            "--filter",
+            "rt01*",
+        ])
+        .env("PATH", bin.path())
+        .env("TASKPROOF_CLAUDE_CODE_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains(
+            "against claude-code-controller@0.3.0 (claude-code-controller 0.3.0, layout claude-code"
+        ),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}\n{stderr}");
+    let built_in = std::fs::read_to_string(
+        crate::util::repo().join("adapters/claude-code-controller/adapter.mjs"),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(copy.join("adapter.mjs")).unwrap(),
+        built_in
+    );
+}

@@ -203,8 +203,8 @@ export function failureOf(e, id) {
 }
 
 /** The package folder: TASKPROOF_CONTROLLER_PACKAGE, else node_modules/claude-code-controller
- * beside this file (where taskproof's target installs it, and where `npm ci` in this folder
- * puts it). */
+ * beside this file (where taskproof's target claude-code-controller@VERSION installs it and
+ * writes this file). */
 export function packageDir(here, env = process.env) {
   return env.TASKPROOF_CONTROLLER_PACKAGE || path.join(here, "node_modules", "claude-code-controller");
 }
@@ -363,7 +363,7 @@ async function main() {
   }
   const pkg = packageDir(here);
   if (!fs.existsSync(path.join(pkg, "package.json"))) {
-    say(`failed to find the package at ${pkg}: set TASKPROOF_CONTROLLER_PACKAGE, or run npm ci in ${here}`);
+    say(`failed to find the package at ${pkg}: set TASKPROOF_CONTROLLER_PACKAGE to the installed package's folder (taskproof run --target claude-code-controller@VERSION installs it and runs this adapter beside it)`);
     process.exit(2);
   }
   fs.mkdirSync(root, { recursive: true });
