@@ -48,6 +48,13 @@ const RULES: &[(&str, Kind)] = &[
     ("reports/race-*.json", Kind::Race),
     ("reports/claude-code/*/race-*.json", Kind::Race),
     ("reports/claude-code/*/run.json", Kind::Run),
+    ("reports/claude-code-controller/*/run.json", Kind::Run),
+    ("reports/claude-code-controller/*/race-*.json", Kind::Race),
+    ("reports/claude-code-controller/*/fuzz.json", Kind::Fuzz),
+    (
+        "reports/claude-code-controller/*/findings/*.json",
+        Kind::Scenario,
+    ),
     ("reports/claude-code/*/background-suite.json", Kind::Run),
     (
         "reports/claude-code/*/background-session-end-kills-tasks.json",

@@ -23,6 +23,9 @@
 #                       scripts/claude-code-reports.sh cuts them; its races there are that
 #                       script's. Without arguments: every version of reports/claude-code that
 #                       has a run.json.
+#   claude-code-controller@V  node and npm; the npm package claude-code-controller V (installed
+#                       into the Claude Code cache on first use) through taskproof's built-in
+#                       adapter; suite and race, into reports/matrix/claude-code-controller-V.
 # The five MCP servers' columns are copies of reports/mcp/NAME/, which reports/mcp/run.sh
 # reruns. Each command's exit status, seconds and load go to stderr; a column that fails to
 # run leaves its old reports and the script goes on, exiting 1 at the end.
@@ -123,8 +126,10 @@ column() {
       matrix_column task-master-0.43.1 'cmd:node adapters/task-master/adapter.mjs' \
         --timeout 400 --start-timeout 300 --jobs 2 ;;
     claude-code@*) claude_code_column "${1#claude-code@}" ;;
+    claude-code-controller@*)
+      matrix_column "claude-code-controller-${1#claude-code-controller@}" "$1" --jobs 2 ;;
     *)
-      echo "rebuild: unknown column $1 (reference, naive, taskproof-mcp, learn-claude-code, task-master, claude-code@VERSION)" >&2
+      echo "rebuild: unknown column $1 (reference, naive, taskproof-mcp, learn-claude-code, task-master, claude-code@VERSION, claude-code-controller@VERSION)" >&2
       exit 2 ;;
   esac
 }
@@ -132,7 +137,7 @@ column() {
 if [ "${1:-}" != --pages ]; then
   columns=("$@")
   if [ ${#columns[@]} -eq 0 ]; then
-    columns=(reference naive taskproof-mcp learn-claude-code task-master)
+    columns=(reference naive taskproof-mcp learn-claude-code task-master claude-code-controller@0.3.0)
     for f in reports/claude-code/*/run.json; do
       v=${f#reports/claude-code/}
       columns+=("claude-code@${v%/run.json}")

@@ -51,7 +51,8 @@ finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the targ
 not be started.")]
 pub struct Args {
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
+    /// or claude-code-controller@VERSION for that npm package's task API.
     #[arg(long, default_value = "reference")]
     pub target: TargetSpec,
     /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof

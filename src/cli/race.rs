@@ -67,7 +67,8 @@ Examples:
       --workload create --own-tasks --report md:race.md")]
 pub struct Args {
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
+    /// or claude-code-controller@VERSION for that npm package's task API.
     /// Give it again for a mixed race: --writers sessions of each target on one list.
     #[arg(long, default_value = "reference")]
     pub target: Vec<TargetSpec>,

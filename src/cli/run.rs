@@ -48,7 +48,8 @@ pub struct Args {
     /// suite].
     pub paths: Vec<PathBuf>,
     /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), or claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI.
+    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
+    /// or claude-code-controller@VERSION for that npm package's task API.
     /// With --suite background, a background-task target: reference, mutant:NAME,
     /// in-process:reference or bg-cmd:COMMAND.
     #[arg(long, short, default_value = "reference")]

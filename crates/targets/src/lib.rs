@@ -3,10 +3,11 @@
 //! Targets: the store under test, reached through sessions that speak the adapter protocol.
 //!
 //! A [`TargetSpec`] names a target (`reference`, `naive`, `mutant:NAME`, `cmd:COMMAND`,
-//! `mcp:COMMAND`, `claude-code@VERSION`): a handle on a [`Target`], implemented once per
-//! kind in its own module and found by parsing against the registry, [`KINDS`]. Each
-//! [`Session`] is one connection to it on a root folder, which for `cmd:` targets is one
-//! adapter process and for `claude-code@` the real CLI. Sessions exchange raw JSON values,
+//! `mcp:COMMAND`, `claude-code@VERSION`, `claude-code-controller@VERSION`): a handle on a
+//! [`Target`], implemented once per kind in its own module and found by parsing against the
+//! registry, [`KINDS`]. Each [`Session`] is one connection to it on a root folder, which for
+//! `cmd:` and `claude-code-controller@` targets is one adapter process and for `claude-code@`
+//! the real CLI. Sessions exchange raw JSON values,
 //! so a scenario can send a malformed request and judge the raw answer;
 //! [`Session::request`] adds typed decoding on top.
 
@@ -14,6 +15,7 @@ pub mod background;
 mod builtin;
 pub mod claude_code;
 mod cmd;
+mod controller;
 pub mod group;
 mod inprocess;
 pub mod mcp;
@@ -250,6 +252,7 @@ pub static KINDS: &[&Kind] = &[
     &cmd::KIND,
     &mcp::KIND,
     &claude_code::KIND,
+    &controller::KIND,
 ];
 
 /// The kinds that take `--mapping FILE`.

@@ -1,0 +1,280 @@
+//! `claude-code-controller@VERSION`: the npm package `claude-code-controller` (The Vibe
+//! Company's SDK that pilots Claude Code agents through their teams/inbox/tasks files), judged
+//! through its public task API by the adapter `adapters/claude-code-controller/adapter.mjs`,
+//! one node process per session ([`ProcessSession`], as `cmd:` runs an adapter).
+//!
+//! The version is installed with npm, once, into
+//! `CACHE/claude-code-controller@VERSION/node_modules/…`, where CACHE is the Claude Code
+//! target's cache folder ([`crate::claude_code::cache_dir`]:
+//! `$TASKPROOF_CLAUDE_CODE_CACHE`, else `$XDG_CACHE_HOME/taskproof/claude-code`, else
+//! `$HOME/.cache/taskproof/claude-code`); the name cannot be taken for a Claude Code version,
+//! which starts with a digit. As for Claude Code, npm installs into a temporary folder beside
+//! the final one, renamed into place when npm succeeded, under the cache's `.lock`. The
+//! adapter is built into taskproof and written beside the package (`adapter.mjs`, rewritten
+//! when taskproof's copy differs), where it finds the package in `node_modules`.
+
+use std::fmt;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use crate::claude_code::{cache_dir, is_version};
+use crate::{Kind, ProcessSession, Session, SessionOptions, Target, TargetError, TargetSpec};
+
+/// The package on npm.
+pub const PACKAGE: &str = "claude-code-controller";
+
+/// The adapter, as in the repository.
+const ADAPTER: &str = include_str!("../../../adapters/claude-code-controller/adapter.mjs");
+
+/// `claude-code-controller@VERSION` in the registry of target kinds.
+pub static KIND: Kind = Kind {
+    prefix: "claude-code-controller@",
+    syntax: "claude-code-controller@VERSION",
+    example: "claude-code-controller@0.3.0",
+    parse: |s| {
+        if let Some(v) = s.strip_prefix("claude-code-controller@") {
+            Some(Controller::parse(v))
+        } else if s == PACKAGE {
+            Some(Err(format!("{PACKAGE} needs a version: {PACKAGE}@0.3.0")))
+        } else {
+            None
+        }
+    },
+    takes_mapping: false,
+};
+
+/// One published version of the package.
+#[derive(Debug)]
+struct Controller {
+    version: String,
+    /// The installed adapter, once [`Controller::install`] succeeded in this process.
+    installed: OnceLock<PathBuf>,
+}
+
+impl Controller {
+    fn parse(version: &str) -> Result<TargetSpec, String> {
+        if !is_version(version) {
+            return Err(format!(
+                "{PACKAGE}@{version}: expected a published version such as 0.3.0"
+            ));
+        }
+        Ok(Controller {
+            version: version.to_string(),
+            installed: OnceLock::new(),
+        }
+        .into())
+    }
+
+    /// The installed adapter's path, installing the package first unless the cache has it.
+    fn install(&self) -> Result<&Path, String> {
+        // One install at a time in this process (sessions opened at once wait for one).
+        static BUSY: Mutex<()> = Mutex::new(());
+        if let Some(p) = self.installed.get() {
+            return Ok(p);
+        }
+        let _busy = BUSY.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = self.installed.get() {
+            return Ok(p);
+        }
+        let adapter = ensure(&self.version)?;
+        Ok(self.installed.get_or_init(|| adapter))
+    }
+
+    fn command(&self) -> Result<String, String> {
+        let adapter = self.install()?;
+        Ok(format!("node {}", shell_quote(&adapter.to_string_lossy())))
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn npm() -> Command {
+    let mut c = Command::new("npm");
+    c.env("NO_UPDATE_NOTIFIER", "1")
+        .env("npm_config_update_notifier", "false")
+        .env("npm_config_fund", "false")
+        .env("npm_config_audit", "false");
+    c
+}
+
+/// Installs `version` into the cache unless it is there, writes the adapter beside it, and
+/// answers the adapter's path. Errors are sentences for the user.
+fn ensure(version: &str) -> Result<PathBuf, String> {
+    match Command::new("node")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+    {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            return Err(format!(
+                "failed to run node --version (exit {}); {PACKAGE} runs on node, which must be on PATH",
+                out.status
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "failed to run node ({e}); {PACKAGE} runs on node, so node and npm must be on PATH (e.g. `apt-get install -y nodejs npm`)"
+            ));
+        }
+    }
+    let cache = cache_dir().map_err(|e| format!("failed to find a cache folder: {e}"))?;
+    let dir = cache.join(format!("{PACKAGE}@{version}"));
+    if !package(&dir).is_file() {
+        fs::create_dir_all(&cache)
+            .map_err(|e| format!("failed to create {}: {e}", cache.display()))?;
+        let lock_path = cache.join(".lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("failed to open {}: {e}", lock_path.display()))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| format!("failed to lock {}: {e}", lock_path.display()))?;
+        // Another process may have installed it while this one waited for the lock.
+        if !package(&dir).is_file() {
+            install(version, &cache, &dir)?;
+        }
+        drop(lock);
+    }
+    write_adapter(&dir)
+}
+
+fn install(version: &str, cache: &Path, dir: &Path) -> Result<(), String> {
+    let staging = cache.join(format!(
+        ".installing-{PACKAGE}@{version}-{}",
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&staging);
+    fs::create_dir_all(&staging)
+        .map_err(|e| format!("failed to create {}: {e}", staging.display()))?;
+    fs::write(staging.join("package.json"), "{\"private\": true}\n")
+        .map_err(|e| format!("failed to write {}/package.json: {e}", staging.display()))?;
+    let out = npm()
+        .current_dir(&staging)
+        .args([
+            "install",
+            "--no-save",
+            "--loglevel=error",
+            &format!("{PACKAGE}@{version}"),
+        ])
+        .stdin(Stdio::null())
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(format!(
+                "failed to run npm ({e}); {PACKAGE} is installed with npm, so node and npm must be on PATH (e.g. `apt-get install -y nodejs npm`)"
+            ));
+        }
+    };
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&staging);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let why = if stderr.contains("ETARGET") || stderr.contains("No matching version") {
+            format!(
+                "npm has no version {version} of {PACKAGE} (`npm view {PACKAGE} versions` lists them)"
+            )
+        } else {
+            format!("npm exited {}", out.status)
+        };
+        return Err(format!(
+            "failed to install {PACKAGE}@{version}: {why}: {}",
+            stderr.trim()
+        ));
+    }
+    if !package(&staging).is_file() {
+        let _ = fs::remove_dir_all(&staging);
+        return Err(format!(
+            "failed to install {PACKAGE}@{version}: npm succeeded but left no {}",
+            package(&staging).display()
+        ));
+    }
+    // A folder left by an install that failed after its rename would be complete; one
+    // without the package is not, and is replaced.
+    let _ = fs::remove_dir_all(dir);
+    fs::rename(&staging, dir).map_err(|e| {
+        format!(
+            "failed to move {} to {}: {e}",
+            staging.display(),
+            dir.display()
+        )
+    })
+}
+
+fn package(dir: &Path) -> PathBuf {
+    dir.join("node_modules").join(PACKAGE).join("package.json")
+}
+
+/// Writes taskproof's adapter into the installation folder unless the same bytes are there
+/// (written to a temporary name and renamed, so a session never runs half a file).
+fn write_adapter(dir: &Path) -> Result<PathBuf, String> {
+    let path = dir.join("adapter.mjs");
+    if fs::read(&path).is_ok_and(|b| b == ADAPTER.as_bytes()) {
+        return Ok(path);
+    }
+    let tmp = dir.join(format!(".adapter-{}.mjs", std::process::id()));
+    fs::write(&tmp, ADAPTER).map_err(|e| format!("failed to write {}: {e}", tmp.display()))?;
+    fs::rename(&tmp, &path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        format!(
+            "failed to move {} to {}: {e}",
+            tmp.display(),
+            path.display()
+        )
+    })?;
+    Ok(path)
+}
+
+impl fmt::Display for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{PACKAGE}@{}", self.version)
+    }
+}
+
+impl Target for Controller {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+
+    fn open(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+    ) -> Result<Box<dyn Session>, (TargetError, String)> {
+        let command = self
+            .command()
+            .map_err(|e| (TargetError::Spawn(e), String::new()))?;
+        Ok(Box::new(ProcessSession::spawn_with_stderr(
+            &command, root, options,
+        )?))
+    }
+
+    /// As a `cmd:` adapter races: the request limit for start-up too, and its process
+    /// group killed in the middle of a request.
+    fn open_racing(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+        _shared: bool,
+    ) -> Result<(Box<dyn Session>, Option<u32>), TargetError> {
+        let command = self.command().map_err(TargetError::Spawn)?;
+        let s = ProcessSession::spawn(&command, root, options.timeout)?;
+        let pgid = Some(s.pid());
+        Ok((Box::new(s), pgid))
+    }
+
+    fn is_process(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self) -> Result<(), TargetError> {
+        self.install().map(drop).map_err(TargetError::Spawn)
+    }
+}
