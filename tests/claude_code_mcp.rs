@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use taskproof_model::scripted::{Exchange, Reply, ScriptedModel, Turn};
 use taskproof_store::{Options, StrictStore, TaskStore};
-use taskproof_targets::claude_code::{
-    ClaudeCode, Exchange, Reply, ScriptedModel, Turn, prompt_marker,
-};
+use taskproof_targets::claude_code::ClaudeCode;
+use taskproof_targets::claude_code::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 
 const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
 const LIST: &str = "shared";
@@ -106,7 +106,7 @@ fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
         "env": {"TASKPROOF_ACTOR": "mcp-agent"},
     }}});
 
-    let model = ScriptedModel::start(None).unwrap();
+    let model = ScriptedModel::start(ClaudeCodeRecognizer, None).unwrap();
     model.expect_prompt(1);
     let tools = [
         "mcp__taskproof__task_create",

@@ -7,7 +7,7 @@ use super::Seconds;
 use super::verdict::Verdict;
 use taskproof_background::race::{BgRaceConfig, race};
 use taskproof_background::{BgOpen, BgTarget};
-use taskproof_targets::claude_code::model_log::LogHandle;
+use taskproof_model::model_log::LogHandle;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

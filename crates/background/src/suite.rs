@@ -37,6 +37,7 @@ use crate::scenario::{BgScenario, EndHow, KillExpect, Step};
 use crate::targets::{BgOpen, BgTarget};
 use taskproof_core::protocol::Hello;
 use taskproof_core::rule::Rule;
+use taskproof_model::model_log::LogHandle;
 use taskproof_profile::{Profile, RunProfile};
 use taskproof_report::Event;
 use taskproof_report::result::{
@@ -45,7 +46,6 @@ use taskproof_report::result::{
 use taskproof_targets::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork,
 };
-use taskproof_targets::claude_code::model_log::LogHandle;
 
 /// How long processes get to disappear after a kill or the end before they count as
 /// orphans.

@@ -42,7 +42,7 @@ pub struct BgOpen {
     pub output_cap: Option<u64>,
     /// Where a target driven by a scripted model (Claude Code) logs every request and
     /// answer; others have no model and ignore it.
-    pub model_log: Option<taskproof_targets::claude_code::model_log::LogHandle>,
+    pub model_log: Option<taskproof_model::model_log::LogHandle>,
 }
 
 impl Default for BgOpen {

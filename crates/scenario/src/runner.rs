@@ -22,12 +22,12 @@ use crate::suite::{Prepared, RunConfig};
 use crate::vars::{self, Vars};
 use taskproof_core::protocol::{ATOMIC, Answer};
 use taskproof_core::rule::Rule;
+use taskproof_model::model_log::LogHandle;
 use taskproof_profile::recorded::StepKey;
 use taskproof_profile::{Mode, observe};
 use taskproof_report::result::{
     EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
-use taskproof_targets::claude_code::model_log::LogHandle;
 use taskproof_targets::{Session, SessionOptions, TargetError};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and

@@ -21,6 +21,7 @@ use crate::runner::{Observed, judge};
 use crate::sandbox::Sandbox;
 use crate::skip::SkipList;
 use taskproof_core::protocol::Hello;
+use taskproof_model::model_log::LogHandle;
 use taskproof_profile::recorded::StepKey;
 use taskproof_profile::recorded::{RunRecord, State};
 use taskproof_profile::{Mode, Profile, RunProfile};
@@ -28,7 +29,6 @@ use taskproof_report::events::Event;
 use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use taskproof_targets::claude_code::model_log::LogHandle;
 use taskproof_targets::wire::WireLog;
 use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 

@@ -96,9 +96,9 @@ pub struct SessionOptions {
     /// version), others are unaffected.
     pub interactive: bool,
     /// Where a target driven by a scripted model (Claude Code) keeps the model's own log of
-    /// this session: every request and answer (`claude_code::model_log`); others have no
+    /// this session: every request and answer (`taskproof_model::model_log`); others have no
     /// model and ignore it.
-    pub model_log: Option<claude_code::model_log::LogHandle>,
+    pub model_log: Option<taskproof_model::model_log::LogHandle>,
     /// How an agent target (Claude Code) is driven, when the caller says (`race --drive`);
     /// `None` lets the target choose. A plain value, never process-wide state.
     pub drive: Option<claude_code::Drive>,

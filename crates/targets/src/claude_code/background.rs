@@ -39,10 +39,10 @@ pub use self::scripted::CallResult;
 use self::scripted::{BgScriptedModel, Call, step_marker};
 pub use self::scripted::{Offered, Received};
 use super::install::Installation;
-use super::model_log::LogHandle;
 use super::version::ClaudeCode;
 use crate::background::{BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork};
 use crate::group::{self, CleanupGuard, Group, TempGuard};
+use taskproof_model::model_log::LogHandle;
 
 /// How much of the CLI's stdout and stderr is kept for errors.
 const TAIL: usize = 64 * 1024;

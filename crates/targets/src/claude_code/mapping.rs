@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::scripted::ToolResult;
 use taskproof_core::protocol::ErrorKind;
+use taskproof_model::scripted::ToolResult;
 
 /// The operations the tools of a version can express.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,15 +4,12 @@
 pub mod background;
 mod install;
 mod mapping;
-pub mod model_log;
 mod process;
-mod scripted;
+pub mod recognizer;
 mod session;
 mod version;
 
 pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir, is_version};
 pub use process::Drive;
-/// The scripted model, for tests that script their own tool calls (tests/claude_code_mcp.rs).
-pub use scripted::{Exchange, Reply, ScriptedModel, ToolResult, Turn, prompt_marker};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
 pub use version::{ClaudeCode, DRIVE_ENV, KIND, drive, features};

@@ -19,11 +19,12 @@ use serde_json::Value;
 use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
 use super::process::{ClaudeProcess, Conversation, Drive, Setup, write_first_run_answers};
-use super::scripted::{Reply, ScriptedModel, ToolResult, Turn, prompt_marker};
+use super::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 use super::version::{self, ClaudeCode};
 use crate::group::TempGuard;
 use crate::{Session, SessionEvent, SessionOptions, TargetError};
 use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
+use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;
@@ -276,7 +277,8 @@ impl ClaudeCodeSession {
                     format!("list {list}, conversation {}", conversation.id()),
                 )
             });
-            let model = ScriptedModel::start(log).map_err(|e| TargetError::Spawn(e.to_string()))?;
+            let model = ScriptedModel::start(ClaudeCodeRecognizer, log)
+                .map_err(|e| TargetError::Spawn(e.to_string()))?;
             let mut cli = ClaudeProcess::start(&self.setup, list, &model.base_url(), &conversation)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             if let Err(reason) = cli.wait_ready(self.options.start_timeout) {

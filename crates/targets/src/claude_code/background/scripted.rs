@@ -1,6 +1,6 @@
 //! The scripted model of a background session: an HTTP server on 127.0.0.1 that plays the
 //! Anthropic Messages API for one unmodified Claude Code CLI, like the task-list target's
-//! (`super::super::model`), but which also reads every request of the agent's conversation
+//! (`taskproof_model::scripted`), made of the same pieces (`taskproof_model::messages`),, but which also reads every request of the agent's conversation
 //! for the `<task-notification>` blocks the CLI put into it.
 //!
 //! The agent's own requests are those offering the `Bash` tool (title, prefix and summary
@@ -29,10 +29,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::super::model_log::{Exchange, LogHandle};
-use super::super::scripted::{
-    answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
+use taskproof_model::messages::{
+    Server, answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
 };
+use taskproof_model::model_log::{Exchange, LogHandle};
 
 /// One tool call of a step.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,10 +91,8 @@ struct State {
 
 /// The running server. Dropping it stops it.
 pub struct BgScriptedModel {
-    server: Arc<tiny_http::Server>,
-    port: u16,
+    server: Server,
     state: Arc<Mutex<State>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 /// How a background session's exchanges are named in the model log (one CLI a session).
@@ -113,39 +111,20 @@ fn tool_use_id(n: u64, k: usize) -> String {
 impl BgScriptedModel {
     /// Starts the server; every exchange goes to `log`.
     pub fn start(log: Option<LogHandle>) -> anyhow::Result<BgScriptedModel> {
-        let server = tiny_http::Server::http("127.0.0.1:0")
-            .map_err(|e| anyhow::anyhow!("start the scripted model on 127.0.0.1: {e}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or_else(|| anyhow::anyhow!("the scripted model's address is not an IP address"))?;
-        let server = Arc::new(server);
         let state = Arc::new(Mutex::new(State {
             log,
             ..State::default()
         }));
-        let thread = {
-            let server = Arc::clone(&server);
+        let server = {
             let state = Arc::clone(&state);
-            std::thread::spawn(move || {
-                for request in server.incoming_requests() {
-                    let state = Arc::clone(&state);
-                    std::thread::spawn(move || handle(request, &state));
-                }
-            })
+            Server::start(move |request| handle(request, &state))?
         };
-        Ok(BgScriptedModel {
-            server,
-            port,
-            state,
-            thread: Some(thread),
-        })
+        Ok(BgScriptedModel { server, state })
     }
 
     /// The value for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.server.base_url()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -195,15 +174,6 @@ impl BgScriptedModel {
     /// Conversations seen with fewer notifications than before.
     pub fn shrunk(&self) -> Vec<String> {
         self.state().shrunk.clone()
-    }
-}
-
-impl Drop for BgScriptedModel {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
@@ -519,7 +489,7 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
             "../../reports/claude-code/2.1.332/background-model-log/end-during-the-spawning-turn.jsonl.gz",
         );
-        let log = super::super::super::model_log::read(&path).unwrap();
+        let log = taskproof_model::model_log::read(&path).unwrap();
         assert_eq!(log.target, "claude-code@2.1.332");
         let mut s = State::default();
         let mut started = std::collections::BTreeSet::new();

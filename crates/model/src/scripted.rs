@@ -1,0 +1,498 @@
+//! The scripted model: an HTTP server on 127.0.0.1 that speaks enough of the Anthropic
+//! Messages API (`POST /v1/messages`, plain JSON and server-sent events, and
+//! `/v1/messages/count_tokens`; [`crate::messages`]) for an unmodified agent CLI (Claude
+//! Code) to take it for the model.
+//!
+//! The server decides nothing itself. A request that carries the agent's conversation at the
+//! point the session waits for (the prompt of the pending protocol request, or the
+//! `tool_result` of the `tool_use` it sent last) is handed to the session as an [`Exchange`];
+//! the session answers with the next tool call or the end of the turn. Every other request
+//! (conversation titles from a small model, prompt suggestions, token counts, retries) is a
+//! side request and gets a short harmless text, so it can never be mistaken for a turn.
+//!
+//! What differs between products (which requests are the agent's conversation, how a
+//! prompt is marked, where a request names its session, which side request asks for a
+//! summary) is the product driver's [`Recognizer`]; the rest is the Messages API and is
+//! the same for every product.
+//!
+//! Every request and answer goes to the scenario's model log ([`LogHandle`]) when the run
+//! keeps one, named by the CLI's list and conversation.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::messages::{
+    ModelError, Server, answer, answer_count_tokens, is_count_tokens, read_messages_request,
+    result_text,
+};
+use crate::model_log::{Exchange as Logged, LogHandle};
+
+/// How long a request of the CLI waits for the session's next step before it gets the
+/// harmless answer (the session is gone or stuck; its own timeout reports that).
+const STEP_WAIT: Duration = Duration::from_secs(600);
+
+/// What one product's requests look like, as far as the model must tell them apart: the
+/// driver of each product passes its own to [`ScriptedModel::start`] (Claude Code's is
+/// `taskproof_claude_code::recognizer::ClaudeCodeRecognizer`).
+pub trait Recognizer: Send + Sync + 'static {
+    /// Whether the request is the agent's own conversation, whose last user message may be
+    /// a turn, and not a side request of the product (a title, a prompt suggestion).
+    fn is_agent(&self, body: &Value) -> bool;
+
+    /// Whether `texts`, the text blocks of the conversation's last user message, are the
+    /// prompt of protocol request `n`.
+    fn is_prompt(&self, texts: &[&str], n: u64) -> bool;
+
+    /// The session the request names (a product that keeps a list under its session's id
+    /// says which); `None` when it names none.
+    fn session(&self, body: &Value) -> Option<String> {
+        let _ = body;
+        None
+    }
+
+    /// For a side request that asks for a summary of the conversation (a compaction), the
+    /// summary to answer with; `None` for every other request, which gets `Done.`.
+    fn summary(&self, body: &Value) -> Option<&'static str> {
+        let _ = body;
+        None
+    }
+}
+
+/// A turn of the agent's conversation, handed to the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// The CLI sent the prompt of protocol request `n`.
+    Prompt(u64),
+    /// The CLI ran the tool and sent its result.
+    Result(ToolResult),
+}
+
+/// What the CLI reported for one `tool_use`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub tool_use_id: String,
+    pub is_error: bool,
+    pub text: String,
+}
+
+/// The model's next move.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Tool {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    EndTurn,
+}
+
+/// One turn waiting for the session's reply.
+pub struct Exchange {
+    pub turn: Turn,
+    /// The session the request named ([`Recognizer::session`]: for Claude Code the session
+    /// id in `metadata.user_id`, which names the list it keeps under its own id); `None`
+    /// when the request named none.
+    pub session: Option<String>,
+    reply: SyncSender<Reply>,
+}
+
+impl Exchange {
+    pub fn answer(self, reply: Reply) {
+        // The CLI's request may have given up already; then nothing is waiting.
+        let _ = self.reply.send(reply);
+    }
+}
+
+/// What the session waits for next.
+#[derive(Debug, Default)]
+struct Expect {
+    prompt: Option<u64>,
+    tool: Option<String>,
+}
+
+/// Counts of what the server saw, for the transcript and for tests.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub turns: u64,
+    pub side: u64,
+    /// Of the side requests, how many asked for a summary of the conversation (Claude
+    /// Code's `/compact`; [`Recognizer::summary`]), each answered with that summary.
+    pub compactions: u64,
+    /// The last few side requests, briefly (model and the end of the last message), for
+    /// the report when a turn never came.
+    pub recent_side: Vec<String>,
+}
+
+/// The running server. Dropping it stops it.
+pub struct ScriptedModel {
+    server: Server,
+    expect: Arc<Mutex<Expect>>,
+    seen: Arc<Mutex<Seen>>,
+    exchanges: Receiver<Exchange>,
+}
+
+/// Where a server logs its exchanges: the scenario's log, and the conversation they belong
+/// to.
+#[derive(Clone)]
+struct LogTo {
+    log: LogHandle,
+    conversation: String,
+}
+
+impl ScriptedModel {
+    /// Starts the server for the product whose requests `recognizer` tells apart; with
+    /// `log`, every exchange is recorded there under `conversation`.
+    pub fn start(
+        recognizer: impl Recognizer,
+        log: Option<(LogHandle, String)>,
+    ) -> Result<ScriptedModel, ModelError> {
+        let log = log.map(|(log, conversation)| LogTo { log, conversation });
+        let expect = Arc::new(Mutex::new(Expect::default()));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (tx, exchanges) = mpsc::channel();
+        let server = {
+            let expect = Arc::clone(&expect);
+            let seen = Arc::clone(&seen);
+            Server::start(move |request| {
+                handle(request, &recognizer, &expect, &seen, &tx, log.as_ref())
+            })?
+        };
+        Ok(ScriptedModel {
+            server,
+            expect,
+            seen,
+            exchanges,
+        })
+    }
+
+    /// The value for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// From now on, the prompt of protocol request `n` is a turn.
+    pub fn expect_prompt(&self, n: u64) {
+        let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
+        e.prompt = Some(n);
+        e.tool = None;
+    }
+
+    /// From now on, the result of `tool_use_id` is a turn.
+    pub fn expect_tool(&self, tool_use_id: &str) {
+        let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
+        e.prompt = None;
+        e.tool = Some(tool_use_id.to_string());
+    }
+
+    /// Nothing is a turn until the next `expect_*`.
+    pub fn expect_nothing(&self) {
+        *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Expect::default();
+    }
+
+    /// The next turn, if one arrives within `wait`.
+    pub fn next(&self, wait: Duration) -> Result<Exchange, RecvTimeoutError> {
+        self.exchanges.recv_timeout(wait)
+    }
+
+    pub fn seen(&self) -> Seen {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+fn handle(
+    request: tiny_http::Request,
+    recognizer: &dyn Recognizer,
+    expect: &Mutex<Expect>,
+    seen: &Mutex<Seen>,
+    tx: &Sender<Exchange>,
+    log: Option<&LogTo>,
+) {
+    let Some((request, path, raw)) = read_messages_request(request) else {
+        return;
+    };
+    let record = |kind: &'static str, answer: &Value, note: Value| {
+        if let Some(to) = log {
+            let e = Logged {
+                path: &path,
+                raw: &raw,
+                kind,
+                answer,
+                note,
+            };
+            to.log.record(&to.conversation, e);
+        }
+    };
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if is_count_tokens(&path) {
+        record("count_tokens", &json!({"input_tokens": 1}), Value::Null);
+        answer_count_tokens(request);
+        return;
+    }
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude")
+        .to_string();
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let turn = take_turn(&body, recognizer, expect);
+    // What the model made of the request, for the log: the turn it was, or a side request.
+    let note = match &turn {
+        Some(Turn::Prompt(n)) => json!({"turn": "prompt", "request": n}),
+        Some(Turn::Result(r)) => json!({"turn": "result", "tool_use_id": r.tool_use_id}),
+        None => json!({"turn": null}),
+    };
+    let kind = if turn.is_some() { "agent" } else { "side" };
+    let summary = turn.is_none().then(|| recognizer.summary(&body)).flatten();
+    let reply = match turn {
+        Some(turn) => {
+            seen.lock().unwrap_or_else(|p| p.into_inner()).turns += 1;
+            let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+            let sent = tx.send(Exchange {
+                turn,
+                session: recognizer.session(&body),
+                reply: reply_tx,
+            });
+            match sent {
+                Ok(()) => reply_rx.recv_timeout(STEP_WAIT).unwrap_or(Reply::EndTurn),
+                Err(_) => Reply::EndTurn,
+            }
+        }
+        None => {
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.side += 1;
+            seen.compactions += u64::from(summary.is_some());
+            if seen.recent_side.len() >= 8 {
+                seen.recent_side.remove(0);
+            }
+            let last = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default();
+            let cut = last.len().saturating_sub(300);
+            let cut = (cut..=last.len())
+                .find(|&i| last.is_char_boundary(i))
+                .unwrap_or(0);
+            seen.recent_side.push(format!("{model}: …{}", &last[cut..]));
+            Reply::EndTurn
+        }
+    };
+    let content = match (reply, summary) {
+        (Reply::Tool { id, name, input }, _) => {
+            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})]
+        }
+        (Reply::EndTurn, Some(summary)) => vec![json!({"type": "text", "text": summary})],
+        (Reply::EndTurn, None) => vec![json!({"type": "text", "text": "Done."})],
+    };
+    record(kind, &Value::Array(content.clone()), note);
+    answer(request, "msg_taskproof", &model, content, stream);
+}
+
+/// Whether `body` is the turn the session waits for; if so, it is taken (a retry of the same
+/// request later is a side request).
+fn take_turn(body: &Value, recognizer: &dyn Recognizer, expect: &Mutex<Expect>) -> Option<Turn> {
+    // Only the agent's own conversation can be a turn; a product's side requests (titles,
+    // suggestions) are recognised by the product's driver.
+    if !recognizer.is_agent(body) {
+        return None;
+    }
+    // The conversation ends with the user's message (Claude Code 2.1.330 appends a
+    // `system` message with the environment after it); an assistant message last is not a
+    // turn.
+    let last = body["messages"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] != "system")?;
+    if last["role"] != "user" {
+        return None;
+    }
+    let blocks: Vec<Value> = match &last["content"] {
+        Value::String(s) => vec![json!({"type": "text", "text": s})],
+        Value::Array(items) => items.clone(),
+        _ => return None,
+    };
+    let mut e = expect.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = e.prompt {
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        if recognizer.is_prompt(&texts, n) {
+            e.prompt = None;
+            return Some(Turn::Prompt(n));
+        }
+        return None;
+    }
+    if let Some(id) = e.tool.clone() {
+        let block = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id.as_str())?;
+        e.tool = None;
+        return Some(Turn::Result(ToolResult {
+            tool_use_id: id,
+            is_error: block["is_error"].as_bool().unwrap_or(false),
+            text: result_text(&block["content"]),
+        }));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A product whose agent offers the tool `todo` and whose prompts say `request N`.
+    struct Product;
+
+    impl Recognizer for Product {
+        fn is_agent(&self, body: &Value) -> bool {
+            body["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|t| t["name"] == "todo"))
+        }
+
+        fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
+            texts.iter().any(|t| t.contains(&format!("request {n}.")))
+        }
+    }
+
+    fn body(last: Value) -> Value {
+        json!({"tools": [{"name": "todo"}], "messages": [last]})
+    }
+
+    #[test]
+    fn only_the_awaited_prompt_and_result_are_turns() {
+        let expect = Mutex::new(Expect::default());
+        let prompt = body(json!({"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+            {"type": "text", "text": "Do request 3."}]}));
+        assert_eq!(
+            take_turn(&prompt, &Product, &expect),
+            None,
+            "nothing awaited yet"
+        );
+        expect.lock().unwrap().prompt = Some(3);
+        let other = body(json!({"role": "user", "content": "Do request 4."}));
+        assert_eq!(take_turn(&other, &Product, &expect), None);
+        let not_agent = json!({"messages": prompt["messages"].clone()});
+        assert_eq!(take_turn(&not_agent, &Product, &expect), None);
+        let answered = json!({"tools": [{"name": "todo"}], "messages": [
+            prompt["messages"][0].clone(), {"role": "assistant", "content": "Done."}]});
+        assert_eq!(
+            take_turn(&answered, &Product, &expect),
+            None,
+            "assistant last"
+        );
+        let then_system = json!({"tools": [{"name": "todo"}], "messages": [
+            prompt["messages"][0].clone(), {"role": "system", "content": "env"}]});
+        assert_eq!(
+            take_turn(&then_system, &Product, &expect),
+            Some(Turn::Prompt(3)),
+            "a system message after the user's is not the last"
+        );
+        expect.lock().unwrap().prompt = Some(3);
+        assert_eq!(take_turn(&prompt, &Product, &expect), Some(Turn::Prompt(3)));
+        assert_eq!(
+            take_turn(&prompt, &Product, &expect),
+            None,
+            "a retry is a side request"
+        );
+        expect.lock().unwrap().tool = Some("t1".into());
+        let result = body(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": true,
+             "content": [{"type": "text", "text": "Task not found"}]}]}));
+        let other_result = body(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t0", "content": "x"}]}));
+        assert_eq!(take_turn(&other_result, &Product, &expect), None);
+        assert_eq!(
+            take_turn(&result, &Product, &expect),
+            Some(Turn::Result(ToolResult {
+                tool_use_id: "t1".into(),
+                is_error: true,
+                text: "Task not found".into()
+            }))
+        );
+        assert_eq!(take_turn(&result, &Product, &expect), None, "taken once");
+    }
+
+    /// Over HTTP: a turn reaches the session with the session the product's recognizer read,
+    /// its reply is the answer; a side request gets `Done.` or the recognizer's summary, and
+    /// the counts say which was which.
+    #[test]
+    fn turns_reach_the_session_and_side_requests_are_answered_harmlessly() {
+        struct Named;
+        impl Recognizer for Named {
+            fn is_agent(&self, body: &Value) -> bool {
+                Product.is_agent(body)
+            }
+            fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
+                Product.is_prompt(texts, n)
+            }
+            fn session(&self, body: &Value) -> Option<String> {
+                body["session"].as_str().map(str::to_string)
+            }
+            fn summary(&self, body: &Value) -> Option<&'static str> {
+                (body["summarise"] == true).then_some("SUMMARY")
+            }
+        }
+        let model = ScriptedModel::start(Named, None).unwrap();
+        let url = format!("{}/v1/messages", model.base_url());
+        let post = |body: Value| {
+            let url = url.clone();
+            std::thread::spawn(move || http_post(&url, &body.to_string()))
+        };
+        model.expect_prompt(1);
+        let mut turn = body(json!({"role": "user", "content": "Do request 1."}));
+        turn["session"] = json!("s-1");
+        let pending = post(turn);
+        let exchange = model.next(Duration::from_secs(10)).unwrap();
+        assert_eq!(exchange.turn, Turn::Prompt(1));
+        assert_eq!(exchange.session.as_deref(), Some("s-1"));
+        exchange.answer(Reply::Tool {
+            id: "t1".into(),
+            name: "todo".into(),
+            input: json!({"a": 1}),
+        });
+        let answer: Value = serde_json::from_str(&pending.join().unwrap()).unwrap();
+        assert_eq!(answer["stop_reason"], "tool_use");
+        assert_eq!(answer["content"][0]["id"], "t1");
+        let side: Value = serde_json::from_str(
+            &post(json!({"messages": [{"role": "user", "content": "a title"}]}))
+                .join()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(side["content"][0]["text"], "Done.");
+        let summary: Value = serde_json::from_str(
+            &post(json!({"summarise": true, "messages": [{"role": "user", "content": "sum"}]}))
+                .join()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["content"][0]["text"], "SUMMARY");
+        let seen = model.seen();
+        assert_eq!((seen.turns, seen.side, seen.compactions), (1, 2, 1));
+    }
+
+    /// One `POST` over a plain TCP connection; the answer's body.
+    fn http_post(url: &str, body: &str) -> String {
+        use std::io::{Read, Write};
+        let rest = url.strip_prefix("http://").unwrap();
+        let (host, path) = rest.split_once('/').unwrap();
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            s,
+            "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out.split_once("\r\n\r\n").unwrap().1.to_string()
+    }
+}
