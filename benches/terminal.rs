@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use taskproof_session::{Session, SessionOptions};
 use taskproof_targets::claude_code::{ClaudeCode, ClaudeCodeSession, Executable};
-use taskproof_targets::{Session, SessionOptions};
 
 const ROUNDS: usize = 20;
 const TARGET: Duration = Duration::from_millis(1500);

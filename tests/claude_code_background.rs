@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use taskproof_targets::background::{BgEnd, BgKill, BgSession, BgStatus, BgWork};
+use taskproof_session::background::{BgEnd, BgKill, BgSession, BgStatus, BgWork};
 use taskproof_targets::claude_code::ClaudeCode;
 use taskproof_targets::claude_code::background::{BgOptions, ClaudeCodeBg};
 

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskproof_targets::{Session, SessionOptions, TargetSpec};
+use taskproof_session::{Session, SessionOptions};
+use taskproof_targets::TargetSpec;
 
 use crate::util::{Tool, can_run, taskproof, tempdir};
 

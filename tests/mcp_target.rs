@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use taskproof_session::{Session, SessionOptions, TargetError};
+use taskproof_targets::TargetSpec;
 use taskproof_targets::mcp::McpTarget;
-use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
 
 use crate::util::{Tool, bin, can_run, repo, taskproof_in, tempdir, write};
 

@@ -12,7 +12,8 @@ use std::sync::{Arc, Barrier};
 
 use serde_json::json;
 use taskproof_core::protocol::{ErrorKind, Response};
-use taskproof_targets::{ProcessSession, Session};
+use taskproof_session::Session;
+use taskproof_targets::ProcessSession;
 
 use crate::util::{call, serve, tempdir};
 

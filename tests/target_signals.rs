@@ -10,7 +10,8 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util;
-use taskproof_targets::{ProcessSession, Session};
+use taskproof_session::Session;
+use taskproof_targets::ProcessSession;
 
 /// The processes (not zombies) other than `except` whose environment mentions `marker`.
 fn marked(marker: &str, except: u32) -> Vec<(u32, String)> {

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use taskproof_core::protocol::{Request, Response};
-use taskproof_targets::{ProcessSession, Session};
+use taskproof_session::Session;
+use taskproof_targets::ProcessSession;
 
 /// The path of the `taskproof` binary cargo built for these tests.
 pub fn bin() -> &'static str {

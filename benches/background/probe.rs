@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use taskproof_targets::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
+use taskproof_session::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
 use taskproof_targets::claude_code::ClaudeCode;
 use taskproof_targets::claude_code::background::{BgOptions, ClaudeCodeBg, parse};
 

@@ -51,8 +51,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            timeout: taskproof_targets::DEFAULT_TIMEOUT,
-            start_timeout: taskproof_targets::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_session::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_session::DEFAULT_START_TIMEOUT,
         }
     }
 }

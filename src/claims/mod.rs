@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use taskproof_targets::group::Group;
-use taskproof_targets::pipes;
+use taskproof_session::group::Group;
+use taskproof_session::pipes;
 
 /// The register's file, relative to the repository root.
 pub const DEFAULT_REGISTER: &str = "repro/claims.toml";

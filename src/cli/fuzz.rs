@@ -16,7 +16,8 @@ use taskproof_profile::Profile;
 use taskproof_report::Event;
 use taskproof_report::output::Output;
 use taskproof_reporters::terminal::TerminalReporter;
-use taskproof_targets::{SessionOptions, TargetSpec};
+use taskproof_session::SessionOptions;
+use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

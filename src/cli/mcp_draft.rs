@@ -5,7 +5,7 @@ use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use super::Seconds;
-use taskproof_targets::SessionOptions;
+use taskproof_session::SessionOptions;
 use taskproof_targets::mcp::draft;
 
 #[derive(Debug, clap::Args)]

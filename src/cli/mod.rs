@@ -55,7 +55,7 @@ pub enum Drive {
     Terminal,
 }
 
-impl From<Drive> for taskproof_targets::claude_code::Drive {
+impl From<Drive> for taskproof_session::Drive {
     fn from(d: Drive) -> Self {
         match d {
             Drive::Print => Self::Print,

@@ -7,7 +7,7 @@
 //!
 //! - what a background-task target is (`BgSession`) lives below both this crate and the real
 //!   Claude Code target (crates/targets/src/claude_code/background.rs), in
-//!   [`taskproof_targets::background`];
+//!   [`taskproof_session::background`];
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and
 //!   the factory that opens their sessions;

@@ -34,11 +34,11 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
-use taskproof_targets::background::{
+use taskproof_session::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
-use taskproof_targets::group::Group;
-use taskproof_targets::pipes::{self, Line};
+use taskproof_session::group::Group;
+use taskproof_session::pipes::{self, Line};
 
 /// The protocol's version, in `hello`.
 pub const PROTOCOL: u64 = 1;

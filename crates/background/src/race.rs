@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::procs;
 use crate::targets::{BgOpen, BgTarget};
-use taskproof_targets::background::{BgEnd, BgKill, BgStatus, BgWork};
+use taskproof_session::background::{BgEnd, BgKill, BgStatus, BgWork};
 
 /// What to race.
 #[derive(Debug, Clone)]

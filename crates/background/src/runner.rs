@@ -23,7 +23,7 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_pro
 
 use crate::guardian::{Guardian, register_self};
 use crate::mutant::BgMutant;
-use taskproof_targets::background::{
+use taskproof_session::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 

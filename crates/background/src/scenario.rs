@@ -202,7 +202,7 @@ pub struct Read {
     pub expect: Option<String>,
     /// The status it must report.
     #[serde(default)]
-    pub status: Option<taskproof_targets::background::BgStatus>,
+    pub status: Option<taskproof_session::background::BgStatus>,
     /// Read on until a read returns nothing.
     #[serde(default)]
     pub all: bool,

@@ -43,7 +43,7 @@ use taskproof_report::Event;
 use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use taskproof_targets::background::{
+use taskproof_session::background::{
     BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork,
 };
 

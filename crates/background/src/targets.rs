@@ -13,7 +13,7 @@ use anyhow::Context;
 use crate::mutant::BgMutant;
 use crate::protocol::{Limits, ProcessBgSession};
 use crate::runner::{Runner, RunnerOptions};
-use taskproof_targets::background::BgSession;
+use taskproof_session::background::BgSession;
 
 /// A background-task target.
 #[derive(Debug, Clone, PartialEq, Eq)]

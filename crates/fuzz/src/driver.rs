@@ -16,7 +16,8 @@ use crate::strategy::{EventGen, Offer, Step};
 use taskproof_core::protocol::{Layout, Response};
 use taskproof_core::task::TaskId;
 use taskproof_profile::Profile;
-use taskproof_targets::{Session, SessionEvent, SessionOptions, TargetSpec};
+use taskproof_session::{Session, SessionEvent, SessionOptions};
+use taskproof_targets::TargetSpec;
 
 /// One step of a history and what the oracle expected of it.
 #[derive(Debug, Clone)]

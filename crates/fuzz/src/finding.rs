@@ -428,8 +428,9 @@ mod tests {
     use super::*;
     use crate::driver::{Setup, run_case};
     use crate::strategy::{Ref, Step, Subject};
+    use taskproof_session::SessionOptions;
     use taskproof_store::Mutant;
-    use taskproof_targets::{SessionOptions, TargetSpec};
+    use taskproof_targets::TargetSpec;
 
     fn create(n: u8, blocked_by: Vec<Ref>) -> Step {
         Step::Create {

@@ -579,8 +579,9 @@ pub fn write_finding(dir: &Path, finding: &Finding) -> std::io::Result<bool> {
 mod tests {
     use super::*;
     use taskproof_profile::Profile;
+    use taskproof_session::SessionOptions;
     use taskproof_store::Mutant;
-    use taskproof_targets::{SessionOptions, TargetSpec};
+    use taskproof_targets::TargetSpec;
 
     fn first_case(seed: u64) -> Vec<Step> {
         steps(

@@ -24,7 +24,8 @@ use crate::workload::{self, LIST, Workload};
 use crate::writer::{Ctx, Orders, WriterOut, writer};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::{NewTask, Task, TaskId};
-use taskproof_targets::{SessionOptions, TargetError, TargetSpec};
+use taskproof_session::{SessionOptions, TargetError};
+use taskproof_targets::TargetSpec;
 
 /// Between the setup session's last answer and the first writer request the history's
 /// clock skips the writers' start-up; this much is left, so that setup still ends strictly
@@ -72,7 +73,7 @@ pub struct Config {
     /// in flight, is lost to a target's own doing between requests.
     pub settle: Duration,
     /// How agent targets' sessions are driven, when the caller says (`--drive`).
-    pub drive: Option<taskproof_targets::claude_code::Drive>,
+    pub drive: Option<taskproof_session::Drive>,
 }
 
 /// The settle default: longer than every timer measured in a real store (Claude Code

@@ -59,7 +59,7 @@ pub fn same_files(cfg: &Config, targets: &[TargetSpec]) -> Result<bool, DriverEr
             path: std::env::temp_dir(),
             source,
         })?;
-    let options = taskproof_targets::SessionOptions {
+    let options = taskproof_session::SessionOptions {
         timeout: cfg.timeout,
         durable: cfg.fsync,
         drive: cfg.drive,

@@ -43,7 +43,8 @@ use crate::workload::{self, LIST, Workload};
 use crate::writer::{Ctx, Orders, WriterOut, writer};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::TaskId;
-use taskproof_targets::{SessionOptions, TargetSpec};
+use taskproof_session::SessionOptions;
+use taskproof_targets::TargetSpec;
 
 /// `request` with `tag` put before every subject it writes.
 pub fn tag_request(request: Request, tag: &str) -> Request {

@@ -14,7 +14,8 @@ use rand::{RngExt, SeedableRng};
 
 use crate::history::{Completion, KeyTable, Operation, SessionId, TaskView};
 use taskproof_core::protocol::{ErrorKind, Request, Response};
-use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_session::{Session, SessionOptions, TargetError};
+use taskproof_targets::TargetSpec;
 
 /// Chance that a writer is killed around any one request, with `--kill`.
 const KILL_CHANCE: f64 = 0.01;

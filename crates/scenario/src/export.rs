@@ -5,7 +5,7 @@
 //! `DIR/ID/` holds `README.md` (what failed, the rules, the versions, the command, expected
 //! and got: text to paste into an issue), and for a target reached through processes (`cmd:`
 //! adapters, `mcp:` servers) what the scenario's sessions really wrote to them and read back
-//! (the targets' wire log, [`taskproof_targets::wire`]): `process-N.in.jsonl` (the lines sent
+//! (the targets' wire log, [`taskproof_session::wire`]): `process-N.in.jsonl` (the lines sent
 //! to process N, in order, to pipe into it), `process-N.out.jsonl` (what it answered),
 //! `wire.jsonl` (everything in the order it passed, with the steps and the processes' starts
 //! and ends) and `replay.sh`, a POSIX shell script that starts every process as taskproof
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use taskproof_core::rule::Rule;
 use taskproof_profile::Profile;
 use taskproof_report::result::{Outcome, StepFailure, TargetFailure, TargetInfo};
-use taskproof_targets::wire::{Event, Launch};
+use taskproof_session::wire::{Event, Launch};
 
 use crate::format::{Action, Scenario, Step};
 

@@ -12,7 +12,7 @@ use taskproof_core::protocol::Feature;
 use taskproof_core::protocol::request_features;
 use taskproof_core::rule::Rule;
 use taskproof_profile::Profile;
-use taskproof_targets::SessionEvent;
+use taskproof_session::SessionEvent;
 
 /// One scenario file.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use taskproof_core::protocol::{Answer, Response};
 use taskproof_core::task::{Task, TaskId};
 use taskproof_profile::{Mode, observe};
 use taskproof_report::result::{StepRecord, StepVerdict};
-use taskproof_targets::SessionEvent;
+use taskproof_session::SessionEvent;
 
 impl Run<'_> {
     pub(super) fn step(&mut self, step: &Step) -> Result<(), Stop> {
@@ -233,7 +233,7 @@ impl Run<'_> {
     /// (`Session::event`), else by the runner on the connection (`exit` closes it, `kill`
     /// kills it, `resume` opens a new one; `clear` and `compact` were gated out before).
     fn session_event(&mut self, step: &Step, name: &str, event: SessionEvent) -> Result<(), Stop> {
-        let failed = |e: taskproof_targets::TargetError| {
+        let failed = |e: taskproof_session::TargetError| {
             Self::target_error(step, None, format!("session {name}: {event}: {e}"))
         };
         match event {

@@ -16,7 +16,7 @@ use taskproof_core::protocol::{Answer, Request};
 use taskproof_core::task::Task;
 use taskproof_race::check;
 use taskproof_race::history::History;
-use taskproof_targets::{Session, TargetError};
+use taskproof_session::{Session, TargetError};
 
 /// The name of the session a concurrent block's verification reads through; scenario
 /// session names cannot contain `#`.

@@ -28,7 +28,7 @@ use taskproof_profile::{Mode, observe};
 use taskproof_report::result::{
     EventWitness, Outcome, StepFailure, StepRecord, StepSkip, TargetFailure, TargetInfo,
 };
-use taskproof_targets::{Session, SessionOptions, TargetError};
+use taskproof_session::{Session, SessionOptions, TargetError};
 
 /// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
 /// the record of each judged request.

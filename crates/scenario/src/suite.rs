@@ -29,8 +29,9 @@ use taskproof_report::events::Event;
 use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
-use taskproof_targets::wire::WireLog;
-use taskproof_targets::{Session, SessionOptions, TargetError, TargetSpec};
+use taskproof_session::wire::WireLog;
+use taskproof_session::{Session, SessionOptions, TargetError};
+use taskproof_targets::TargetSpec;
 
 /// Scenarios prepared ahead by default: enough that sessions of a target that takes
 /// seconds to start are ready when a runner frees up, few enough that the processes
@@ -83,8 +84,8 @@ impl RunConfig {
         RunConfig {
             profile: target.default_profile(),
             target,
-            timeout: taskproof_targets::DEFAULT_TIMEOUT,
-            start_timeout: taskproof_targets::DEFAULT_START_TIMEOUT,
+            timeout: taskproof_session::DEFAULT_TIMEOUT,
+            start_timeout: taskproof_session::DEFAULT_START_TIMEOUT,
             keep_going: false,
             start_ahead: DEFAULT_START_AHEAD,
             jobs: 0,

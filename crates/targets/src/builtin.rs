@@ -3,17 +3,19 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::{InProcessSession, Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
+use crate::{InProcessSession, TargetSpec};
 use taskproof_core::protocol::Request;
 use taskproof_profile::Profile;
+use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 use taskproof_store::{Mutant, Options, StoreKind, StrictStore};
 
 pub static REFERENCE: Kind = Kind {
     prefix: "reference",
     syntax: "reference",
     example: "reference",
-    parse: |s| (s == "reference").then(|| Ok(TargetSpec::reference())),
+    parse: |s| (s == "reference").then(|| Ok(builtin(StoreKind::Reference))),
     takes_mapping: false,
 };
 
@@ -21,7 +23,7 @@ pub static NAIVE: Kind = Kind {
     prefix: "naive",
     syntax: "naive",
     example: "naive",
-    parse: |s| (s == "naive").then(|| Ok(TargetSpec::naive())),
+    parse: |s| (s == "naive").then(|| Ok(builtin(StoreKind::Naive))),
     takes_mapping: false,
 };
 
@@ -31,7 +33,7 @@ pub static MUTANT: Kind = Kind {
     example: "mutant:no-mirror",
     parse: |s| {
         s.strip_prefix("mutant:")
-            .map(|m| m.parse().map(TargetSpec::mutant))
+            .map(|m| m.parse().map(|m| builtin(StoreKind::Mutant(m))))
     },
     takes_mapping: false,
 };
@@ -39,6 +41,10 @@ pub static MUTANT: Kind = Kind {
 /// A store built into taskproof.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Builtin(StoreKind);
+
+fn builtin(kind: StoreKind) -> Arc<dyn Target> {
+    Arc::new(Builtin(kind))
+}
 
 impl TargetSpec {
     /// The strict reference store, in-process.

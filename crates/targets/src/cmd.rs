@@ -3,8 +3,10 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::{Kind, ProcessSession, Session, SessionOptions, Target, TargetError, TargetSpec};
+use crate::{ProcessSession, TargetSpec};
+use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 
 pub static KIND: Kind = Kind {
     prefix: "cmd:",
@@ -19,11 +21,11 @@ pub static KIND: Kind = Kind {
 struct Cmd(String);
 
 impl Cmd {
-    fn parse(command: &str) -> Result<TargetSpec, String> {
+    fn parse(command: &str) -> Result<Arc<dyn Target>, String> {
         if command.trim().is_empty() {
             return Err("cmd: needs a command, e.g. cmd:'python3 adapter.py'".into());
         }
-        Ok(TargetSpec::cmd(command))
+        Ok(Arc::new(Cmd(command.to_string())))
     }
 }
 

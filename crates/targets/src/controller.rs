@@ -17,10 +17,11 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::ProcessSession;
 use crate::claude_code::{cache_dir, is_version};
-use crate::{Kind, ProcessSession, Session, SessionOptions, Target, TargetError, TargetSpec};
+use taskproof_session::{Kind, Parsed, Session, SessionOptions, Target, TargetError};
 
 /// The package on npm.
 pub const PACKAGE: &str = "claude-code-controller";
@@ -54,17 +55,16 @@ struct Controller {
 }
 
 impl Controller {
-    fn parse(version: &str) -> Result<TargetSpec, String> {
+    fn parse(version: &str) -> Parsed {
         if !is_version(version) {
             return Err(format!(
                 "{PACKAGE}@{version}: expected a published version such as 0.3.0"
             ));
         }
-        Ok(Controller {
+        Ok(Arc::new(Controller {
             version: version.to_string(),
             installed: OnceLock::new(),
-        }
-        .into())
+        }))
     }
 
     /// The installed adapter's path, installing the package first unless the cache has it.

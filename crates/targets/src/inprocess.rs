@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::{Session, TargetError};
 use taskproof_core::protocol::Hello;
+use taskproof_session::{Session, TargetError};
 use taskproof_store::TaskStore;
 
 pub struct InProcessSession {

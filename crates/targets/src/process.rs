@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::group::Group;
-use crate::pipes::{self, Line};
-use crate::wire::{Launch, WireLog};
-use crate::{Session, SessionOptions, TargetError};
 use taskproof_core::protocol::Hello;
+use taskproof_session::group::Group;
+use taskproof_session::pipes::{self, Line};
+use taskproof_session::wire::{Launch, WireLog};
+use taskproof_session::{Session, SessionOptions, TargetError};
 
 /// The longest answer line accepted.
 const MAX_LINE: usize = 64 * 1024 * 1024;

@@ -14,7 +14,7 @@ use crate::format::{Action, Scenario};
 use taskproof_core::field::{FieldError, Fields, str_array, type_name};
 use taskproof_core::protocol::{Feature, SESSION_LIST};
 use taskproof_profile::Profile;
-use taskproof_targets::SessionEvent;
+use taskproof_session::SessionEvent;
 
 /// A scenario file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,7 +13,7 @@ use crate::vars;
 use taskproof_core::field::{FieldError, Fields, str_array, string, type_name};
 use taskproof_core::rule::Rule;
 use taskproof_profile::Profile;
-use taskproof_targets::SessionEvent;
+use taskproof_session::SessionEvent;
 
 /// Rule ids: `S1` to `S20` (SPEC §3).
 pub(super) fn parse_rules(v: &Value, path: &str) -> Result<Vec<Rule>, FieldError> {

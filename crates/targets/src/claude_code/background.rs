@@ -40,9 +40,11 @@ use self::scripted::{BgScriptedModel, Call, step_marker};
 pub use self::scripted::{Offered, Received};
 use super::install::Installation;
 use super::version::ClaudeCode;
-use crate::background::{BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork};
-use crate::group::{self, CleanupGuard, Group, TempGuard};
 use taskproof_model::model_log::LogHandle;
+use taskproof_session::background::{
+    BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
+};
+use taskproof_session::group::{self, CleanupGuard, Group, TempGuard};
 
 /// How much of the CLI's stdout and stderr is kept for errors.
 const TAIL: usize = 64 * 1024;
@@ -587,13 +589,13 @@ impl ClaudeCodeBg {
         if r.is_error && (r.text.contains("No task found") || r.text.contains("No shell found")) {
             // The tool's own answer that it knows no such task: for a task it should still
             // know, a finding (B5), not a broken target.
-            return Err(anyhow::Error::new(crate::background::BgNoSuchTask(
-                format!(
+            return Err(anyhow::Error::new(
+                taskproof_session::background::BgNoSuchTask(format!(
                     "Claude Code {} {name} {id}: {}",
                     self.version,
                     parse::without_reminders(&r.text).trim()
-                ),
-            )));
+                )),
+            ));
         }
         if r.is_error {
             bail!("Claude Code {} {name} {id}: {}", self.version, r.text);

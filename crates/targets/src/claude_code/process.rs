@@ -16,8 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::install::Installation;
-use crate::group::Group;
 use taskproof_core::protocol::SESSION_LIST;
+use taskproof_session::Drive;
+use taskproof_session::group::Group;
 
 /// How much of the CLI's output is kept.
 const MAX_OUTPUT: usize = 64 * 1024;
@@ -40,15 +41,6 @@ pub(crate) const PRINT_STREAM_JSON: [&str; 6] = [
 /// mode on · ctrl+t to hide tasks`). Measured by starting each version in a
 /// pseudo-terminal (docs/claude-code.md, "The terminal UI").
 const READY: [&str; 3] = ["forshortcuts", "shift+tabtocycle", "modeon·"];
-
-/// How the CLI is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Drive {
-    /// `-p --input-format stream-json --output-format stream-json`.
-    Print,
-    /// The interactive terminal UI in a pseudo-terminal.
-    Terminal,
-}
 
 /// Everything a CLI needs besides its list.
 #[derive(Debug, Clone)]

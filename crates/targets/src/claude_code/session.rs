@@ -18,13 +18,13 @@ use serde_json::Value;
 
 use super::install::Installation;
 use super::mapping::{self, Features, Plan, Step};
-use super::process::{ClaudeProcess, Conversation, Drive, Setup, write_first_run_answers};
+use super::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
 use super::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 use super::version::{self, ClaudeCode};
-use crate::group::TempGuard;
-use crate::{Session, SessionEvent, SessionOptions, TargetError};
 use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
+use taskproof_session::group::TempGuard;
+use taskproof_session::{Drive, Session, SessionEvent, SessionOptions, TargetError};
 
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;

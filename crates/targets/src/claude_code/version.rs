@@ -3,16 +3,15 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use std::path::Path;
 
 use super::install::{self, InstallError, Installation};
 use super::mapping::Features;
-use super::process::Drive;
 use super::session::ClaudeCodeSession;
-use crate::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use taskproof_core::protocol::Request;
+use taskproof_session::{Drive, Kind, Session, SessionOptions, Target, TargetError};
 
 /// `claude-code@VERSION` in the registry of target kinds.
 pub static KIND: Kind = Kind {
@@ -21,7 +20,7 @@ pub static KIND: Kind = Kind {
     example: "claude-code@2.1.17",
     parse: |s| {
         if let Some(v) = s.strip_prefix("claude-code@") {
-            Some(ClaudeCode::parse(v).map(TargetSpec::from))
+            Some(ClaudeCode::parse(v).map(|cc| Arc::new(cc) as Arc<dyn Target>))
         } else if s == "claude-code" {
             Some(Err(
                 "claude-code needs a version: claude-code@2.1.17 or claude-code@latest".into(),

@@ -26,8 +26,8 @@ use serde_json::{Map, Value, json};
 
 use super::mapping::{Mapping, OPS};
 use super::{McpSession, McpTarget, with_stderr};
-use crate::{Session, SessionOptions};
 use taskproof_core::protocol::Op;
+use taskproof_session::{Session, SessionOptions};
 
 /// The subject of the probe's task, found again in answers.
 const PROBE_SUBJECT: &str = "taskproof probe task 7f3a";

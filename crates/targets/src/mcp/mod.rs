@@ -34,10 +34,10 @@ use taskproof_mcp::client::{
     ClientError, Connection, Direction, Noise, ServerInfo, ServerPipes, ToolResult, WireTap,
 };
 
-use super::group::Group;
-use super::wire::{Launch, WireLog};
-use super::{Kind, Session, SessionOptions, Target, TargetError, TargetSpec};
 use taskproof_core::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
+use taskproof_session::group::Group;
+use taskproof_session::wire::{Launch, WireLog};
+use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 
 pub use mapping::{Mapping, MappingError};
 
@@ -55,7 +55,7 @@ pub static KIND: Kind = Kind {
     example: "mcp:taskproof mcp",
     parse: |s| {
         s.strip_prefix("mcp:")
-            .map(|command| McpTarget::parse(command).map(TargetSpec::from))
+            .map(|command| McpTarget::parse(command).map(|t| Arc::new(t) as Arc<dyn Target>))
     },
     takes_mapping: true,
 };
@@ -158,11 +158,11 @@ impl Target for McpTarget {
         true
     }
 
-    fn with_mapping(&self, path: Option<&Path>) -> Result<TargetSpec, String> {
+    fn with_mapping(&self, path: Option<&Path>) -> Result<Arc<dyn Target>, String> {
         match path {
             // The inherent method: reads the file.
             Some(p) => McpTarget::with_mapping(self.clone(), p)
-                .map(TargetSpec::from)
+                .map(|t| Arc::new(t) as Arc<dyn Target>)
                 .map_err(|e| e.to_string()),
             None => Err(format!(
                 "{self} needs --mapping FILE (docs/mcp-targets.md; `taskproof mcp-draft` writes a draft)"
@@ -219,7 +219,7 @@ impl Server {
         self.client = None;
         self.group.kill();
         if let Some(h) = self.stderr_thread.take() {
-            super::pipes::finish_stderr(h, super::pipes::STDERR_GRACE);
+            taskproof_session::pipes::finish_stderr(h, taskproof_session::pipes::STDERR_GRACE);
         }
     }
 
@@ -342,7 +342,7 @@ fn start(
     let stdout = group.child().stdout.take().expect("piped stdout");
     let stdin = group.child().stdin.take().expect("piped stdin");
     let stderr_pipe = group.child().stderr.take().expect("piped stderr");
-    let (stderr, stderr_thread) = super::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
+    let (stderr, stderr_thread) = taskproof_session::pipes::keep_stderr(stderr_pipe, MAX_STDERR);
     let mut server = Server {
         client: None,
         group,

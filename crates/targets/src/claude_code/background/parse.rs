@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex_lite::Regex;
 
-use crate::background::{BgKill, BgNotification, BgStarted, BgStatus};
+use taskproof_session::background::{BgKill, BgNotification, BgStarted, BgStatus};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern")
