@@ -21,11 +21,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use taskproof_targets::claude_code::ClaudeCode;
+use taskproof_claude_code::ClaudeCode;
 #[path = "background/probe.rs"]
 mod probe;
 
-use taskproof_targets::claude_code::background::{BgOptions, ClaudeCodeBg};
+use taskproof_claude_code::background::{BgOptions, ClaudeCodeBg};
 
 fn main() -> anyhow::Result<()> {
     // cargo bench passes `--bench`.

@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use taskproof_claude_code::{ClaudeCode, ClaudeCodeSession, Executable};
 use taskproof_session::{Session, SessionOptions};
-use taskproof_targets::claude_code::{ClaudeCode, ClaudeCodeSession, Executable};
 
 const ROUNDS: usize = 20;
 const TARGET: Duration = Duration::from_millis(1500);
@@ -68,7 +68,7 @@ fn main() {
     let installed = cc.prepare().expect("install Claude Code with npm");
     // Neither mode may be forced from outside: each session chooses by `interactive`.
     assert!(
-        std::env::var_os(taskproof_targets::claude_code::DRIVE_ENV).is_none(),
+        std::env::var_os(taskproof_claude_code::DRIVE_ENV).is_none(),
         "unset TASKPROOF_CLAUDE_CODE_DRIVE: this benchmark compares both modes"
     );
     let load_before = load();

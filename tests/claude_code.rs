@@ -12,10 +12,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use taskproof_claude_code::{ClaudeCode, ClaudeCodeSession};
 use taskproof_race::{Config, Workload};
 use taskproof_session::{Session, SessionOptions};
 use taskproof_targets::TargetSpec;
-use taskproof_targets::claude_code::{ClaudeCode, ClaudeCodeSession};
 
 fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into())

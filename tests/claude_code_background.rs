@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
+use taskproof_claude_code::ClaudeCode;
+use taskproof_claude_code::background::{BgOptions, ClaudeCodeBg};
 use taskproof_session::background::{BgEnd, BgKill, BgSession, BgStatus, BgWork};
-use taskproof_targets::claude_code::ClaudeCode;
-use taskproof_targets::claude_code::background::{BgOptions, ClaudeCodeBg};
 
 fn version() -> String {
     std::env::var("TASKPROOF_TEST_CLAUDE_CODE_BG").unwrap_or_else(|_| "2.1.112".into())

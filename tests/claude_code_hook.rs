@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use taskproof_claude_code::{ClaudeCode, ClaudeCodeSession, Extra};
 use taskproof_session::{Session, SessionOptions};
-use taskproof_targets::claude_code::{ClaudeCode, ClaudeCodeSession, Extra};
 
 /// The settings the README and docs/check.md show: the one source of truth.
 const SNIPPET: &str = include_str!("../docs/hooks/settings.json");

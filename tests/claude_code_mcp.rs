@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use taskproof_claude_code::ClaudeCode;
+use taskproof_claude_code::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 use taskproof_model::scripted::{Exchange, Reply, ScriptedModel, Turn};
 use taskproof_store::{Options, StrictStore, TaskStore};
-use taskproof_targets::claude_code::ClaudeCode;
-use taskproof_targets::claude_code::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 
 const API_KEY: &str = "sk-ant-api03-taskproof-scripted-model-0000000000000000";
 const LIST: &str = "shared";

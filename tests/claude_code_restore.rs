@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use taskproof_claude_code::{ClaudeCodeSession, Extra};
 use taskproof_session::Drive;
 use taskproof_session::{Session, SessionOptions};
-use taskproof_targets::claude_code::{ClaudeCodeSession, Extra};
 
 use crate::claude_code_hook::{bin_dir, prepared_version, snippet_for};
 use crate::util::taskproof;

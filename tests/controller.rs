@@ -173,7 +173,7 @@ fn a_cached_installation_is_reused_and_its_adapter_rewritten() {
     let spec: TargetSpec = format!("claude-code-controller@{VERSION}").parse().unwrap();
     spec.prepare()
         .expect("install claude-code-controller with npm");
-    let installed = taskproof_targets::claude_code::cache_dir()
+    let installed = taskproof_claude_code::cache_dir()
         .unwrap()
         .join(format!("claude-code-controller@{VERSION}"));
     let cache = tempdir();

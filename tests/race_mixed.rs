@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use taskproof_claude_code::ClaudeCode;
 use taskproof_profile::Profile;
 use taskproof_race::check::AnomalyKind;
 use taskproof_race::{Config, Mix, Workload};
 use taskproof_targets::TargetSpec;
-use taskproof_targets::claude_code::ClaudeCode;
 
 use crate::util::taskproof_with;
 

@@ -1,5 +1,5 @@
 //! No process a target started outlives taskproof: not when a session closes normally, not
-//! when `taskproof run` or `race` gets SIGTERM or SIGINT (crates/targets/src/group.rs).
+//! when `taskproof run` or `race` gets SIGTERM or SIGINT (crates/session/src/group.rs).
 //!
 //! The processes of one taskproof are told apart by a private `TMPDIR` given to it: an
 //! adapter inherits it, and a Claude Code CLI (whose environment is cleared) has its private
@@ -246,7 +246,7 @@ fn sigterm_to_run_on_claude_code_ends_every_cli() {
         return;
     }
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
-    let cc = taskproof_targets::claude_code::ClaudeCode::parse(&version).unwrap();
+    let cc = taskproof_claude_code::ClaudeCode::parse(&version).unwrap();
     cc.prepare().expect("install Claude Code with npm");
     let tmp = util::tempdir();
     let marker = tmp.path().to_str().unwrap().to_string();

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use taskproof_claude_code::ClaudeCode;
+use taskproof_claude_code::background::{BgOptions, ClaudeCodeBg, parse};
 use taskproof_session::background::{BgEnd, BgKill, BgNotification, BgSession, BgStatus, BgWork};
-use taskproof_targets::claude_code::ClaudeCode;
-use taskproof_targets::claude_code::background::{BgOptions, ClaudeCodeBg, parse};
 
 /// An issue of anthropics/claude-code.
 fn issue(n: u32) -> String {

@@ -14,8 +14,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use taskproof_claude_code::cache_dir;
 use taskproof_targets::TargetSpec;
-use taskproof_targets::claude_code::{self, cache_dir};
 
 /// The version `latest` stands for: the registry's `latest` dist-tag.
 pub const LATEST: &str = "latest";
@@ -86,7 +86,7 @@ impl std::str::FromStr for Range {
             ));
         }
         for v in [from, to] {
-            if v != LATEST && !claude_code::is_version(v) {
+            if v != LATEST && !taskproof_claude_code::is_version(v) {
                 return Err(format!("{s:?}: {v:?} is not a version number"));
             }
         }
@@ -386,7 +386,7 @@ pub fn npm_versions(range: &Range) -> Result<Published, String> {
         .unwrap_or(0);
     let source = format!(
         "npm view {} (cached in {})",
-        claude_code::PACKAGE,
+        taskproof_claude_code::PACKAGE,
         file.display()
     );
     if let Ok(text) = std::fs::read_to_string(&file)
@@ -404,7 +404,7 @@ pub fn npm_versions(range: &Range) -> Result<Published, String> {
     let out = Command::new("npm")
         .args([
             "view",
-            claude_code::PACKAGE,
+            taskproof_claude_code::PACKAGE,
             "time",
             "versions",
             "dist-tags",
@@ -419,7 +419,7 @@ pub fn npm_versions(range: &Range) -> Result<Published, String> {
     if !out.status.success() {
         return Err(format!(
             "npm view {} exited {}: {}",
-            claude_code::PACKAGE,
+            taskproof_claude_code::PACKAGE,
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         ));

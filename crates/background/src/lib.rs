@@ -6,7 +6,7 @@
 //! is docs/background.md (rules B1…B8); this module holds
 //!
 //! - what a background-task target is (`BgSession`) lives below both this crate and the real
-//!   Claude Code target (crates/targets/src/claude_code/background.rs), in
+//!   Claude Code target (crates/claude-code/src/background.rs), in
 //!   [`taskproof_session::background`];
 //! - [`runner`]: the reference runner, in-process, and its [`mutant`]s;
 //! - [`protocol`]: the background protocol, both sides, and [`targets`]: target names and

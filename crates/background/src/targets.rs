@@ -29,8 +29,8 @@ pub enum BgTarget {
     /// A runner speaking the background protocol: `sh -c COMMAND` with `TASKPROOF_ROOT`.
     Cmd(String),
     /// A published version of Claude Code, unmodified: its background Bash, output and kill
-    /// tools driven by the scripted model (crates/targets/src/claude_code/background.rs).
-    ClaudeCode(taskproof_targets::claude_code::ClaudeCode),
+    /// tools driven by the scripted model (crates/claude-code/src/background.rs).
+    ClaudeCode(taskproof_claude_code::ClaudeCode),
 }
 
 /// What a session is opened with.
@@ -94,18 +94,19 @@ impl BgTarget {
                 c.arg("-c").arg(cmd);
                 Ok(Box::new(ProcessBgSession::open(c, folder, how.limits)?))
             }
-            BgTarget::ClaudeCode(cc) => taskproof_targets::claude_code::background::open(
+            BgTarget::ClaudeCode(cc) => taskproof_claude_code::background::open(
                 cc,
                 folder,
-                taskproof_targets::claude_code::background::BgOptions {
+                taskproof_claude_code::background::BgOptions {
                     // A turn of the CLI, not a protocol line: at least its own minimum.
-                    timeout: how.limits.timeout.max(
-                        taskproof_targets::claude_code::background::BgOptions::default().timeout,
-                    ),
-                    start_timeout: how.limits.start_timeout.max(
-                        taskproof_targets::claude_code::background::BgOptions::default()
-                            .start_timeout,
-                    ),
+                    timeout: how
+                        .limits
+                        .timeout
+                        .max(taskproof_claude_code::background::BgOptions::default().timeout),
+                    start_timeout: how
+                        .limits
+                        .start_timeout
+                        .max(taskproof_claude_code::background::BgOptions::default().start_timeout),
                     model_log: how.model_log,
                 },
             ),
@@ -159,7 +160,7 @@ impl FromStr for BgTarget {
             return Ok(BgTarget::Cmd(cmd.to_string()));
         }
         if let Some(v) = s.strip_prefix("claude-code@") {
-            return taskproof_targets::claude_code::ClaudeCode::parse(v).map(BgTarget::ClaudeCode);
+            return taskproof_claude_code::ClaudeCode::parse(v).map(BgTarget::ClaudeCode);
         }
         if s.starts_with("cmd:") {
             return Err(format!(

@@ -3,8 +3,9 @@
 //! output, and cleans up its processes (docs/background.md, rules B1…).
 //!
 //! The interface lives here, below both of its sides: the real Claude Code target
-//! (`claude_code::background`) implements it, and the harness of `taskproof-background`
-//! (reference runner, suite, race) drives it; the background crate names it by this path.
+//! (`taskproof_claude_code::background`) implements it, and the harness of
+//! `taskproof-background` (reference runner, suite, race) drives it; the background crate
+//! names it by this path.
 
 use std::path::PathBuf;
 use std::time::Duration;

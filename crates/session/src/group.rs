@@ -152,7 +152,7 @@ impl Drop for TempGuard {
 
 /// Work to do when a signal ends taskproof, for processes that are in no registered group:
 /// the background tasks of Claude Code start sessions of their own, so killing the CLI's
-/// group does not reach them (crates/targets/src/claude_code/background.rs kills them by a marker).
+/// group does not reach them (crates/claude-code/src/background.rs kills them by a marker).
 type Cleanup = Box<dyn Fn() + Send>;
 static CLEANUPS: Mutex<Vec<(u64, Cleanup)>> = Mutex::new(Vec::new());
 

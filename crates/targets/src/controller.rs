@@ -5,7 +5,7 @@
 //!
 //! The version is installed with npm, once, into
 //! `CACHE/claude-code-controller@VERSION/node_modules/…`, where CACHE is the Claude Code
-//! target's cache folder ([`crate::claude_code::cache_dir`]:
+//! target's cache folder (`taskproof_claude_code::cache_dir`:
 //! `$TASKPROOF_CLAUDE_CODE_CACHE`, else `$XDG_CACHE_HOME/taskproof/claude-code`, else
 //! `$HOME/.cache/taskproof/claude-code`); the name cannot be taken for a Claude Code version,
 //! which starts with a digit. As for Claude Code, npm installs into a temporary folder beside
@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::ProcessSession;
-use crate::claude_code::{cache_dir, is_version};
+use taskproof_claude_code::{cache_dir, is_version};
 use taskproof_session::{Kind, Parsed, Session, SessionOptions, Target, TargetError};
 
 /// The package on npm.

@@ -10,7 +10,6 @@
 //! is one adapter process and for `claude-code@` the real CLI.
 
 mod builtin;
-pub mod claude_code;
 mod cmd;
 mod controller;
 mod inprocess;
@@ -38,7 +37,7 @@ pub static KINDS: &[&Kind] = &[
     &builtin::MUTANT,
     &cmd::KIND,
     &mcp::KIND,
-    &claude_code::KIND,
+    &taskproof_claude_code::KIND,
     &controller::KIND,
 ];
 

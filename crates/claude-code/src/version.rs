@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use std::path::Path;
 
-use super::install::{self, InstallError, Installation};
-use super::mapping::Features;
-use super::session::ClaudeCodeSession;
+use crate::install::{self, InstallError, Installation};
+use crate::mapping::Features;
+use crate::session::ClaudeCodeSession;
 use taskproof_core::protocol::Request;
 use taskproof_session::{Drive, Kind, Session, SessionOptions, Target, TargetError};
 
@@ -150,7 +150,7 @@ pub fn features(version: &str) -> Features {
 pub const DRIVE_ENV: &str = "TASKPROOF_CLAUDE_CODE_DRIVE";
 
 /// How `version` must be driven: as `forced` says when the caller says (a session's
-/// [`SessionOptions::drive`](crate::SessionOptions::drive), from `race --drive`), else
+/// [`SessionOptions::drive`](taskproof_session::SessionOptions::drive), from `race --drive`), else
 /// as [`DRIVE_ENV`] says (`print` or `terminal`), else by `choose_drive`; `interactive`
 /// sessions (a scenario that plays a user) use the terminal UI.
 pub fn drive(version: &str, interactive: bool, forced: Option<Drive>) -> Drive {

@@ -38,8 +38,8 @@ pub use self::procs::TaskProc;
 pub use self::scripted::CallResult;
 use self::scripted::{BgScriptedModel, Call, step_marker};
 pub use self::scripted::{Offered, Received};
-use super::install::Installation;
-use super::version::ClaudeCode;
+use crate::install::Installation;
+use crate::version::ClaudeCode;
 use taskproof_model::model_log::LogHandle;
 use taskproof_session::background::{
     BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
@@ -740,7 +740,7 @@ impl Drop for ClaudeCodeBg {
 }
 
 fn write_config(config: &Path, root: &Path) -> anyhow::Result<()> {
-    super::process::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
+    crate::process::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
     std::fs::create_dir_all(config.join("tmp"))
         .with_context(|| format!("create {}/tmp", config.display()))
 }
@@ -756,7 +756,7 @@ fn start(
     let mut command = install.command();
     command
         .env_clear()
-        .envs(super::process::scripted_env(config, base_url))
+        .envs(crate::process::scripted_env(config, base_url))
         // Where the tasks' output files go (else /tmp/claude-UID/…, outside the session).
         .env("CLAUDE_CODE_TMPDIR", config.join("tmp"))
         .env("TMPDIR", config.join("tmp"))
@@ -773,7 +773,7 @@ fn start(
             "--permission-mode",
             "default",
         ])
-        .args(super::process::PRINT_STREAM_JSON)
+        .args(crate::process::PRINT_STREAM_JSON)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::install::Installation;
-use super::mapping::{self, Features, Plan, Step};
-use super::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
-use super::recognizer::{ClaudeCodeRecognizer, prompt_marker};
-use super::version::{self, ClaudeCode};
+use crate::install::Installation;
+use crate::mapping::{self, Features, Plan, Step};
+use crate::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
+use crate::recognizer::{ClaudeCodeRecognizer, prompt_marker};
+use crate::version::{self, ClaudeCode};
 use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
 use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
 use taskproof_session::group::TempGuard;

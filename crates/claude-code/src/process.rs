@@ -15,7 +15,7 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::install::Installation;
+use crate::install::Installation;
 use taskproof_core::protocol::SESSION_LIST;
 use taskproof_session::Drive;
 use taskproof_session::group::Group;
@@ -572,7 +572,7 @@ mod tests {
             install: Installation {
                 version: "2.1.112".into(),
                 dir: config.path().to_path_buf(),
-                program: super::super::install::Executable::Node(config.path().join("cli.js")),
+                program: crate::install::Executable::Node(config.path().join("cli.js")),
             },
             drive: Drive::Terminal,
             config: config.path().to_path_buf(),
