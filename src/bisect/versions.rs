@@ -86,7 +86,7 @@ impl std::str::FromStr for Range {
             ));
         }
         for v in [from, to] {
-            if v != LATEST && !taskproof_claude_code::is_version(v) {
+            if v != LATEST && !taskproof_session::npm::is_version(v) {
                 return Err(format!("{s:?}: {v:?} is not a version number"));
             }
         }

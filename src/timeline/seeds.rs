@@ -87,7 +87,7 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
         .filter_map(Result::ok)
         .filter(|e| e.path().is_dir())
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|v| taskproof_claude_code::is_version(v))
+        .filter(|v| taskproof_session::npm::is_version(v))
         .collect();
     versions.sort();
     for v in &versions {
@@ -312,7 +312,7 @@ pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
             .as_deref()
             .map(|v| v.strip_prefix("claude-code@").unwrap_or(v))
             .unwrap_or(version);
-        if !taskproof_claude_code::is_version(version) {
+        if !taskproof_session::npm::is_version(version) {
             continue;
         }
         add_run_report(&r, version, &f.display().to_string(), rows, cache);

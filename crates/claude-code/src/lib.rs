@@ -17,6 +17,6 @@ pub mod recognizer;
 mod session;
 mod version;
 
-pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir, is_version};
+pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
 pub use version::{ClaudeCode, DRIVE_ENV, KIND, drive, features};

@@ -44,7 +44,7 @@ impl ClaudeCode {
     pub fn parse(s: &str) -> Result<ClaudeCode, String> {
         if s == "latest" {
             Ok(ClaudeCode::Latest)
-        } else if install::is_version(s) {
+        } else if taskproof_session::npm::is_version(s) {
             Ok(ClaudeCode::Version(s.to_string()))
         } else {
             Err(format!(

@@ -3,8 +3,9 @@
 //! [`Session`] it opens and its [`SessionOptions`], the [`TargetError`]s it may end with, the
 //! user's [`SessionEvent`]s, how an agent product is [`Drive`]n, and the pieces its process
 //! sessions share: process groups and signals ([`group`]), pipes read against a deadline
-//! ([`pipes`]), the wire log ([`wire`]), and what a background-task session is
-//! ([`background`]).
+//! ([`pipes`]), the wire log ([`wire`]), what a background-task session is ([`background`]),
+//! the id book of drivers whose product names tasks otherwise than the wire ([`ids`]), and
+//! installing a product from npm into taskproof's cache ([`npm`]).
 //!
 //! The registry of kinds, `TargetSpec` and the kinds without a crate of their own are in
 //! `taskproof-targets`; a product's driver (`taskproof-claude-code`) is a crate over this
@@ -14,6 +15,8 @@
 
 pub mod background;
 pub mod group;
+pub mod ids;
+pub mod npm;
 pub mod pipes;
 pub mod wire;
 

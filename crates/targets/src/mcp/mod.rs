@@ -10,7 +10,7 @@
 //! calls the mapping names, their results read back as the mapping says. With
 //! `server.per_list` a session starts one server per list instead, on the list's first use,
 //! and says `hello` from a server the target probed once ([`Probe`]). With an id table or
-//! containers, the request's ids and list go through the root's id book ([`ids::Book`]) on
+//! containers, the request's ids and list go through the root's id book ([`taskproof_session::ids::Book`]) on
 //! the way in and the answer's on the way out.
 //!
 //! Whatever the server does, taskproof neither hangs nor panics: starting, the handshake and
@@ -18,7 +18,6 @@
 //! server that exits, writes something that is not MCP or answers a JSON-RPC error is an error
 //! of the target, and the group is killed.
 pub mod draft;
-pub mod ids;
 pub mod mapping;
 pub mod text;
 
@@ -36,6 +35,7 @@ use taskproof_mcp::client::{
 
 use taskproof_core::protocol::{ErrorKind, Hello, Op, PROTOCOL_VERSION, Request};
 use taskproof_session::group::Group;
+use taskproof_session::ids;
 use taskproof_session::wire::{Launch, WireLog};
 use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 

@@ -1,6 +1,7 @@
-//! The id book of an `mcp:` target whose mapping keeps tables (docs/mcp-targets.md, "Ids
-//! and lists"): per list, wire id ↔ the server's id (`task.ids = "table"`), and list name →
-//! the server's container id (`[lists.create]`).
+//! The id book of a driver whose product names tasks otherwise than the wire does: an `mcp:`
+//! target whose mapping keeps tables (docs/mcp-targets.md, "Ids and lists"; per list, wire id
+//! ↔ the server's id with `task.ids = "table"`, and list name → the server's container id with
+//! `[lists.create]`), and oh-my-opencode's `T-{uuid}` ids (docs/oh-my-opencode.md).
 //!
 //! The book is one JSON file under the session root, outside every server's data
 //! (`ROOT/.taskproof-mcp/ids.json`: no list can be named `.taskproof-mcp`), shared by every
