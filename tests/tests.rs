@@ -23,6 +23,7 @@ mod fuzz;
 mod matrix;
 mod mcp;
 mod mcp_target;
+mod opencode;
 mod profile;
 mod race;
 mod race_mixed;

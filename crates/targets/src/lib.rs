@@ -39,6 +39,7 @@ pub static KINDS: &[&Kind] = &[
     &mcp::KIND,
     &taskproof_claude_code::KIND,
     &controller::KIND,
+    &taskproof_opencode::KIND,
 ];
 
 /// The kinds that take `--mapping FILE`.
