@@ -79,8 +79,11 @@ pub fn resolve_tag(tag: &str) -> Result<String, InstallError> {
 pub fn ensure(version: &str) -> Result<Installation, InstallError> {
     assert!(npm::is_version(version), "callers check version numbers");
     let cache = cache_dir()?;
-    let spec = format!("{PACKAGE}@{version}");
-    let dir = npm::install_once(&cache, version, &[(".", &[spec.as_str()])])?;
+    let dir = npm::install_once(
+        &cache,
+        version,
+        &[(".", npm::depending_on(&[(PACKAGE, version)]))],
+    )?;
     Ok(Installation {
         version: version.into(),
         program: executable(version, &dir)?,

@@ -1,9 +1,9 @@
 //! Installing a published version of oh-my-opencode with the OpenCode it runs in, with npm,
 //! into taskproof's cache: `CACHE/oh-my-opencode/PLUGIN+opencode-OPENCODE/` holds
 //! `node_modules` of `oh-my-opencode@PLUGIN` and `opencode-ai@OPENCODE` (whose platform
-//! package carries the `opencode` binary), and `config-modules/node_modules` of
-//! `@opencode-ai/plugin@OPENCODE`, which OpenCode would otherwise install with npm into every
-//! config folder it reads, on every start of a fresh HOME. Installed once, under the cache's
+//! package carries the `opencode` binary), and `config-template/`, a config folder with
+//! `@opencode-ai/plugin@OPENCODE` installed, which OpenCode would otherwise install with npm
+//! into every config folder it reads, on every start of a fresh HOME. Installed once, under the cache's
 //! lock, as every npm product taskproof runs (`taskproof_session::npm`).
 
 use std::path::{Path, PathBuf};
@@ -12,6 +12,8 @@ use taskproof_session::npm::{self, NpmError};
 
 /// The plugin's package.
 pub const PLUGIN: &str = "oh-my-opencode";
+/// The installation's folder that is the template of every run's config folder.
+const CONFIG_TEMPLATE: &str = "config-template";
 /// OpenCode's package; its binary comes in a platform package it depends on.
 pub const OPENCODE: &str = "opencode-ai";
 /// The OpenCode version a plugin version runs in unless the spec names one: the version
@@ -28,38 +30,61 @@ pub struct Installation {
     pub opencode: PathBuf,
     /// The plugin's entry module, which OpenCode's `plugin` list names as a `file://` URL.
     pub plugin_entry: PathBuf,
-    /// `node_modules` with `@opencode-ai/plugin`, for OpenCode's config folders.
-    pub config_modules: PathBuf,
+    /// A config folder with `@opencode-ai/plugin` installed, copied into each run's.
+    pub config_template: PathBuf,
 }
 
 impl Installation {
-    /// Gives the config folder `config` the installation's `@opencode-ai/plugin`, as OpenCode
-    /// would install it there (`package.json` naming it, `node_modules` a link).
-    pub fn link_config_modules(&self, config: &Path) -> Result<(), String> {
-        let package = config.join("package.json");
-        let json =
-            serde_json::json!({"dependencies": {"@opencode-ai/plugin": self.opencode_version}});
-        std::fs::write(&package, format!("{json:#}\n"))
-            .map_err(|e| format!("failed to write {}: {e}", package.display()))?;
-        std::os::unix::fs::symlink(&self.config_modules, config.join("node_modules"))
-            .map_err(|e| format!("failed to link {}/node_modules: {e}", config.display()))
+    /// Makes `config` (absent) a copy of the installation's config folder, whose
+    /// `@opencode-ai/plugin` OpenCode then finds installed and up to date: given a folder
+    /// without it, or with `node_modules` a link, OpenCode installs it with npm (64 MB from the
+    /// registry, 30 to 60 s on a loaded machine; measured). Files are hard links (OpenCode
+    /// changes none of them: measured), copies where the cache is on another file system.
+    pub fn copy_config_template(&self, config: &Path) -> Result<(), String> {
+        copy_tree(&self.config_template, config).map_err(|e| {
+            format!(
+                "failed to copy {} to {}: {e}",
+                self.config_template.display(),
+                config.display()
+            )
+        })
     }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
 }
 
 /// Installs the pair unless it is in the cache, and says where everything is.
 pub fn ensure(plugin: &str, opencode: &str) -> Result<Installation, NpmError> {
     let name = format!("{plugin}+opencode-{opencode}");
-    let (plugin_spec, opencode_spec) = (
-        format!("{PLUGIN}@{plugin}"),
-        format!("{OPENCODE}@{opencode}"),
-    );
-    let config_spec = format!("@opencode-ai/plugin@{opencode}");
     let dir = npm::install_once(
         &npm::cache_dir("oh-my-opencode")?,
         &name,
         &[
-            (".", &[plugin_spec.as_str(), opencode_spec.as_str()][..]),
-            ("config-modules", &[config_spec.as_str()][..]),
+            (
+                ".",
+                npm::depending_on(&[(PLUGIN, plugin), (OPENCODE, opencode)]),
+            ),
+            // The config folder as OpenCode 1.18.33 leaves it after its own install there:
+            // this package.json, npm's lock file and node_modules.
+            (
+                CONFIG_TEMPLATE,
+                serde_json::json!({"dependencies": {"@opencode-ai/plugin": opencode}}),
+            ),
         ],
     )?;
     let modules = dir.join("node_modules");
@@ -87,7 +112,7 @@ pub fn ensure(plugin: &str, opencode: &str) -> Result<Installation, NpmError> {
     Ok(Installation {
         plugin_version: plugin.into(),
         opencode_version: opencode.into(),
-        config_modules: dir.join("config-modules").join("node_modules"),
+        config_template: dir.join(CONFIG_TEMPLATE),
         opencode: binary,
         plugin_entry: entry,
         dir,

@@ -26,9 +26,12 @@ pub fn command(
     let mkdir = |p: &Path| {
         std::fs::create_dir_all(p).map_err(|e| format!("failed to create {}: {e}", p.display()))
     };
-    let config = dir.join("config");
+    // OpenCode's config folder is XDG_CONFIG_HOME/opencode: the run's own, so that it is the
+    // only one OpenCode reads (and checks its dependencies in).
+    let config_home = dir.join("config");
+    let config = config_home.join("opencode");
     let work = dir.join("work");
-    mkdir(&config)?;
+    install.copy_config_template(&config)?;
     mkdir(&work)?;
     let write = |name: &str, value: &serde_json::Value| {
         let path = config.join(name);
@@ -44,9 +47,6 @@ pub fn command(
             "sisyphus": {"tasks": {"storage_path": storage}},
         }),
     )?;
-    // OpenCode installs `@opencode-ai/plugin` into every config folder it reads; the
-    // installation has it already, so OpenCode finds it there instead of asking npm.
-    install.link_config_modules(&config)?;
     let opencode_config = crate::session::opencode_config(install, base_url, timeout_ms);
     let output = std::fs::File::create(dir.join("output.txt"))
         .map_err(|e| format!("failed to create {}: {e}", dir.join("output.txt").display()))?;
@@ -61,11 +61,10 @@ pub fn command(
         }
     }
     c.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CONFIG_HOME", &config_home)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_STATE_HOME", dir.join("state"))
         .env("XDG_DATA_HOME", dir.join("data"))
-        .env("OPENCODE_CONFIG_DIR", &config)
         .env("OPENCODE_CONFIG_CONTENT", opencode_config.to_string())
         // Offline: no model catalogue, update, LSP download or sharing to try and wait for.
         .env("OPENCODE_DISABLE_MODELS_FETCH", "1")

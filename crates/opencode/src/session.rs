@@ -37,6 +37,10 @@ const MODEL: &str = "anthropic/claude-sonnet-4-5";
 const HOLD_AT_MOST: Duration = Duration::from_secs(240);
 /// The provider timeout the session's config sets, in milliseconds.
 const PROVIDER_TIMEOUT_MS: u64 = 900_000;
+/// The least time the first request of an OpenCode gets, whatever `--start-timeout` says: it
+/// starts in 7 to 14 s on an idle machine, but several starting at once beside other work
+/// (load 10 to 25) took up to 65 s, and a suite starts them two scenarios at a time.
+const START_MIN: Duration = Duration::from_secs(150);
 /// How long `opencode run` may take to end after its turn ended.
 const EXIT_WAIT: Duration = Duration::from_secs(10);
 /// How much transcript is kept for the report.
@@ -119,6 +123,14 @@ impl OpencodeSession {
             transcript: String::new(),
             dead: None,
         })
+    }
+
+    /// How long the first request of a new OpenCode may take: start-up included.
+    fn start_limit(&self) -> Duration {
+        self.options
+            .start_timeout
+            .max(self.options.timeout)
+            .max(START_MIN)
     }
 
     fn note(&mut self, line: String) {
@@ -227,7 +239,7 @@ impl OpencodeSession {
         }
         let mut deadline = Instant::now()
             + if fresh {
-                self.options.start_timeout.max(self.options.timeout)
+                self.start_limit()
             } else {
                 self.options.timeout
             };
@@ -314,7 +326,7 @@ impl OpencodeSession {
                 let tail = self.tail(list);
                 self.note(format!("timeout; OpenCode's output ended with: {tail}"));
                 let limit = if fresh {
-                    self.options.start_timeout.max(self.options.timeout)
+                    self.start_limit()
                 } else {
                     self.options.timeout
                 };

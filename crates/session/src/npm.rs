@@ -70,6 +70,16 @@ pub fn is_version(version: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
 }
 
+/// A `package.json` that depends on exactly `packages` (`(name, version)`), as npm's own
+/// `npm install NAME@VERSION` would leave it.
+pub fn depending_on(packages: &[(&str, &str)]) -> serde_json::Value {
+    let deps: serde_json::Map<String, serde_json::Value> = packages
+        .iter()
+        .map(|(n, v)| (n.to_string(), serde_json::Value::String(v.to_string())))
+        .collect();
+    serde_json::json!({"private": true, "dependencies": deps})
+}
+
 /// npm, quiet about updates, funding and audits.
 pub fn npm() -> Command {
     let mut c = Command::new("npm");
@@ -104,12 +114,14 @@ pub fn resolve_tag(package: &str, tag: &str) -> Result<String, NpmError> {
     Ok(version)
 }
 
-/// Makes `cache/name` unless it is there: for each `(sub, packages)`, `npm install` of the
-/// exact `packages` into `cache/name/sub` (`"."` for the folder itself). Returns the folder.
+/// Makes `cache/name` unless it is there: for each `(sub, package_json)`, that
+/// `package.json` written into `cache/name/sub` (`"."` for the folder itself) and `npm install`
+/// run there, so that the folder holds exactly the dependencies it names, with npm's lock
+/// file. Returns the folder.
 pub fn install_once(
     cache: &Path,
     name: &str,
-    parts: &[(&str, &[&str])],
+    parts: &[(&str, serde_json::Value)],
 ) -> Result<PathBuf, NpmError> {
     let dir = cache.join(name);
     if dir.is_dir() {
@@ -132,25 +144,33 @@ pub fn install_once(
     let staging = cache.join(format!(".installing-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     let result = (|| {
-        for (sub, packages) in parts {
+        for (sub, package_json) in parts {
             let folder = if *sub == "." {
                 staging.clone()
             } else {
                 staging.join(sub)
             };
             fs::create_dir_all(&folder).map_err(io(format!("create {}", folder.display())))?;
-            fs::write(folder.join("package.json"), "{\"private\": true}\n")
+            fs::write(folder.join("package.json"), format!("{package_json}\n"))
                 .map_err(io(format!("write {}/package.json", folder.display())))?;
             let out = npm()
                 .current_dir(&folder)
-                .args(["install", "--no-save", "--loglevel=error"])
-                .args(*packages)
+                .args(["install", "--loglevel=error"])
                 .stdin(Stdio::null())
                 .output()
                 .map_err(NpmError::NoNpm)?;
             if !out.status.success() {
+                let deps = package_json["dependencies"]
+                    .as_object()
+                    .map(|d| {
+                        d.iter()
+                            .map(|(k, v)| format!("{k}@{}", v.as_str().unwrap_or("?")))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
                 return Err(NpmError::Npm {
-                    packages: packages.join(" "),
+                    packages: deps,
                     status: out.status.to_string(),
                     stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
                 });
