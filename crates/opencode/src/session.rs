@@ -264,7 +264,15 @@ impl OpencodeSession {
                         Turn::Result(r) => {
                             let flag = if r.is_error { "error" } else { "ok" };
                             self.note(format!("  <- {flag}: {}", r.text.replace('\n', "\\n")));
-                            Some(r.clone())
+                            let mut r = r.clone();
+                            if let Some(full) = untruncated(&r.text) {
+                                self.note(format!(
+                                    "  (OpenCode cut the result; read {} bytes from its file)",
+                                    full.len()
+                                ));
+                                r.text = full;
+                            }
+                            Some(r)
                         }
                     };
                     (x, result)
@@ -433,6 +441,18 @@ impl Drop for OpencodeSession {
             r.process.kill();
         }
     }
+}
+
+/// The whole result of a tool call whose output OpenCode cut for the model (over about 50 KB:
+/// "The tool call succeeded but the output was truncated. Full output saved to: PATH"; a
+/// task with large metadata), read from the file OpenCode saved it in, inside the run's own
+/// data folder. `None` for a result OpenCode did not cut, or whose file is gone.
+fn untruncated(text: &str) -> Option<String> {
+    const SAVED: &str =
+        "The tool call succeeded but the output was truncated. Full output saved to: ";
+    let at = text.find(SAVED)? + SAVED.len();
+    let path = text[at..].lines().next()?.trim();
+    std::fs::read_to_string(path).ok()
 }
 
 /// The config OpenCode reads (`opencode.json`): the `anthropic` provider at the scripted
