@@ -17,6 +17,11 @@ API
         ends the turn once every result came back. HOME (and every XDG folder) is `home` (a
         fresh temporary folder when None: OpenCode then installs @opencode-ai/plugin with npm
         into its config folder, which takes a while the first time).
+    run_steps(install_dir, storage, steps, home=None, timeout=180) -> list[list[(is_error, text)]]
+        Like run_calls, but several model turns in the one `opencode run`: `steps` is a list
+        of functions, each given every earlier step's results and returning its calls; the
+        model answers each step's results with the next step's calls, one tool_use at a time
+        (so they run in order), and ends the turn after the last.
 """
 import json
 import os
@@ -76,15 +81,72 @@ def install(plugin: str, opencode: str) -> Path:
 
 
 def run_calls(install_dir, storage, calls, home=None, timeout=120.0):
-    install_dir = Path(install_dir)
+    script = C.Script()
+    # One prompt: Script answers the marker of step 1 with the calls, and ends the turn on the
+    # results. The prompt is OpenCode's command line, so step 1 is primed before it starts.
+    with script.lock:
+        script.step = 1
+        script.prompt = (1, list(calls))
+        script.done.clear()
+    model, proc = _opencode(install_dir, storage, script.agent, home)
+    _finish(model, proc, script.done, timeout)
+    return script.results
+
+
+class _Steps:
+    """A model callback that plays `steps` one call at a time (see run_steps)."""
+
+    def __init__(self, steps):
+        import threading
+        self.steps = list(steps)
+        self.results = []          # per step, the (is_error, text) of each call
+        self.pending = []          # calls of the current step not yet made
+        self.current = None        # results of the current step so far
+        self.awaited = None
+        self.started = False
+        self.done = threading.Event()
+        self.n = 0
+
+    def _next_block(self):
+        while not self.pending:
+            if self.current is not None:
+                self.results.append(self.current)
+                self.current = None
+            if not self.steps:
+                self.done.set()
+                return None
+            self.pending = list(self.steps.pop(0)(self.results))
+            self.current = []
+        name, inp = self.pending.pop(0)
+        self.n += 1
+        self.awaited = f"toolu_repro_{self.n}"
+        return [C.tool_use_block(self.awaited, name, inp)]
+
+    def agent(self, body, n):
+        last = C.last_turn_message(body)
+        if not last or last.get("role") != "user":
+            return None
+        blocks = C._blocks(last)
+        if not self.started:
+            if any(b.get("type") == "text" and "Do repro step 1." in (b.get("text") or "") for b in blocks):
+                self.started = True
+                return self._next_block()
+            return None
+        found = [b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") == self.awaited]
+        if not found:
+            return None
+        self.current.append((bool(found[0].get("is_error")), C.result_text(found[0].get("content"))))
+        return self._next_block()
+
+
+def _opencode(install_dir, storage, agent, home):
     home = Path(home) if home else C.temp_dir("repro-omo-home-")
     config = home / ".config" / "opencode"
     config.mkdir(parents=True, exist_ok=True)
     (config / "oh-my-opencode.json").write_text(json.dumps(
         {"experimental": {"task_system": True}, "sisyphus": {"tasks": {"storage_path": str(storage)}}}))
-    script = C.Script()
-    model = C.FakeModel(script.agent, agent_tools=TASK_TOOLS)
-    entry = install_dir / "node_modules" / "oh-my-opencode" / "dist" / "index.js"
+    model = C.FakeModel(agent, agent_tools=TASK_TOOLS)
+    entry = Path(install_dir) / "node_modules" / "oh-my-opencode" / "dist" / "index.js"
     (config / "opencode.json").write_text(json.dumps({
         "plugin": [f"file://{entry}"],
         "model": "anthropic/claude-sonnet-4-5",
@@ -99,18 +161,16 @@ def run_calls(install_dir, storage, calls, home=None, timeout=120.0):
            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local" / "share"),
            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local" / "state"),
            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
-    # One prompt: Script answers the marker of step 1 with the calls, and ends the turn on the
-    # results. The prompt is OpenCode's command line, so step 1 is primed before it starts.
-    with script.lock:
-        script.step = 1
-        script.prompt = (1, list(calls))
-        script.done.clear()
     proc = subprocess.Popen([str(binary(install_dir)), "run", "Do repro step 1."], cwd=work, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
+    return model, proc
+
+
+def _finish(model, proc, done, timeout):
     deadline = time.monotonic() + timeout
     try:
-        while not script.done.wait(0.1):
+        while not done.wait(0.1):
             if proc.poll() is not None:
                 raise C.CouldNotRun(f"opencode exited {proc.returncode} before the results came back: "
                                     f"{proc.stdout.read().decode(errors='replace')[-1500:]}")
@@ -120,7 +180,6 @@ def run_calls(install_dir, storage, calls, home=None, timeout=120.0):
             proc.wait(30)
         except subprocess.TimeoutExpired:
             pass
-        return script.results
     finally:
         try:
             os.killpg(proc.pid, 9)
@@ -128,6 +187,13 @@ def run_calls(install_dir, storage, calls, home=None, timeout=120.0):
             pass
         proc.wait()
         model.close()
+
+
+def run_steps(install_dir, storage, steps, home=None, timeout=180.0):
+    play = _Steps(steps)
+    model, proc = _opencode(install_dir, storage, play.agent, home)
+    _finish(model, proc, play.done, timeout)
+    return play.results
 
 
 def loadavg() -> str:
