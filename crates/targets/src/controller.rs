@@ -8,19 +8,21 @@
 //! target's cache folder (`taskproof_claude_code::cache_dir`:
 //! `$TASKPROOF_CLAUDE_CODE_CACHE`, else `$XDG_CACHE_HOME/taskproof/claude-code`, else
 //! `$HOME/.cache/taskproof/claude-code`); the name cannot be taken for a Claude Code version,
-//! which starts with a digit. As for Claude Code, npm installs into a temporary folder beside
-//! the final one, renamed into place when npm succeeded, under the cache's `.lock`. The
+//! which starts with a digit. As for Claude Code, `taskproof_session::npm` installs into a
+//! temporary folder beside the final one, renamed into place when npm succeeded, under the
+//! cache's `.lock`. The
 //! adapter is built into taskproof and written beside the package (`adapter.mjs`, rewritten
 //! when taskproof's copy differs), where it finds the package in `node_modules`.
 
 use std::fmt;
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::ProcessSession;
-use taskproof_claude_code::{cache_dir, is_version};
+use taskproof_claude_code::cache_dir;
+use taskproof_session::npm::{self, NpmError, is_version};
 use taskproof_session::{Kind, Parsed, Session, SessionOptions, Target, TargetError};
 
 /// The package on npm.
@@ -92,15 +94,6 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-fn npm() -> Command {
-    let mut c = Command::new("npm");
-    c.env("NO_UPDATE_NOTIFIER", "1")
-        .env("npm_config_update_notifier", "false")
-        .env("npm_config_fund", "false")
-        .env("npm_config_audit", "false");
-    c
-}
-
 /// Installs `version` into the cache unless it is there, writes the adapter beside it, and
 /// answers the adapter's path. Errors are sentences for the user.
 fn ensure(version: &str) -> Result<PathBuf, String> {
@@ -123,89 +116,29 @@ fn ensure(version: &str) -> Result<PathBuf, String> {
         }
     }
     let cache = cache_dir().map_err(|e| format!("failed to find a cache folder: {e}"))?;
-    let dir = cache.join(format!("{PACKAGE}@{version}"));
-    if !package(&dir).is_file() {
-        fs::create_dir_all(&cache)
-            .map_err(|e| format!("failed to create {}: {e}", cache.display()))?;
-        let lock_path = cache.join(".lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| format!("failed to open {}: {e}", lock_path.display()))?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| format!("failed to lock {}: {e}", lock_path.display()))?;
-        // Another process may have installed it while this one waited for the lock.
-        if !package(&dir).is_file() {
-            install(version, &cache, &dir)?;
+    let dir = npm::install_once(
+        &cache,
+        &format!("{PACKAGE}@{version}"),
+        &[(".", npm::depending_on(&[(PACKAGE, version)]))],
+    )
+    .map_err(|e| match e {
+        NpmError::Npm { stderr, .. }
+            if stderr.contains("ETARGET") || stderr.contains("No matching version") =>
+        {
+            format!(
+                "failed to install {PACKAGE}@{version}: npm has no version {version} of {PACKAGE} (`npm view {PACKAGE} versions` lists them): {stderr}"
+            )
         }
-        drop(lock);
+        e => format!("failed to {e}"),
+    })?;
+    if !package(&dir).is_file() {
+        return Err(format!(
+            "failed to install {PACKAGE}@{version}: {} holds no {}",
+            dir.display(),
+            package(&dir).display()
+        ));
     }
     write_adapter(&dir)
-}
-
-fn install(version: &str, cache: &Path, dir: &Path) -> Result<(), String> {
-    let staging = cache.join(format!(
-        ".installing-{PACKAGE}@{version}-{}",
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&staging);
-    fs::create_dir_all(&staging)
-        .map_err(|e| format!("failed to create {}: {e}", staging.display()))?;
-    fs::write(staging.join("package.json"), "{\"private\": true}\n")
-        .map_err(|e| format!("failed to write {}/package.json: {e}", staging.display()))?;
-    let out = npm()
-        .current_dir(&staging)
-        .args([
-            "install",
-            "--no-save",
-            "--loglevel=error",
-            &format!("{PACKAGE}@{version}"),
-        ])
-        .stdin(Stdio::null())
-        .output();
-    let out = match out {
-        Ok(out) => out,
-        Err(e) => {
-            let _ = fs::remove_dir_all(&staging);
-            return Err(format!(
-                "failed to run npm ({e}); {PACKAGE} is installed with npm, so node and npm must be on PATH (e.g. `apt-get install -y nodejs npm`)"
-            ));
-        }
-    };
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&staging);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let why = if stderr.contains("ETARGET") || stderr.contains("No matching version") {
-            format!(
-                "npm has no version {version} of {PACKAGE} (`npm view {PACKAGE} versions` lists them)"
-            )
-        } else {
-            format!("npm exited {}", out.status)
-        };
-        return Err(format!(
-            "failed to install {PACKAGE}@{version}: {why}: {}",
-            stderr.trim()
-        ));
-    }
-    if !package(&staging).is_file() {
-        let _ = fs::remove_dir_all(&staging);
-        return Err(format!(
-            "failed to install {PACKAGE}@{version}: npm succeeded but left no {}",
-            package(&staging).display()
-        ));
-    }
-    // A folder left by an install that failed after its rename would be complete; one
-    // without the package is not, and is replaced.
-    let _ = fs::remove_dir_all(dir);
-    fs::rename(&staging, dir).map_err(|e| {
-        format!(
-            "failed to move {} to {}: {e}",
-            staging.display(),
-            dir.display()
-        )
-    })
 }
 
 fn package(dir: &Path) -> PathBuf {
