@@ -96,6 +96,14 @@ fn the_plugin_runs_its_real_tools_for_every_request_in_one_opencode_turn() {
         json!({"op": "update", "list": "l", "id": "2", "patch": {"removeBlockedBy": ["1"]}}),
     );
     assert_eq!(edge["error"]["kind"], "unsupported", "{edge}");
+    // Another list is another OpenCode with another storage_path, and sees nothing of l.
+    let other = call(
+        &mut s,
+        json!({"op": "create", "list": "m", "task": {"subject": "m1"}}),
+    );
+    assert_eq!(other["task"]["id"], "1", "{other}");
+    let m = call(&mut s, json!({"op": "list", "list": "m"}));
+    assert_eq!(m["tasks"].as_array().map(Vec::len), Some(1), "{m}");
     // The plugin's task_list shows no completed task: only b is listed.
     let list = call(&mut s, json!({"op": "list", "list": "l"}));
     let ids: Vec<&str> = list["tasks"]
@@ -105,6 +113,11 @@ fn the_plugin_runs_its_real_tools_for_every_request_in_one_opencode_turn() {
         .map(|t| t["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["2"], "{list}");
+    assert_eq!(
+        plugin_files(root.path(), "m").len(),
+        1,
+        "m1 is in m's folder only"
+    );
     s.close().unwrap();
 
     // The files are the plugin's own, written by its tools in the list's folder.

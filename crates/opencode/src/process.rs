@@ -13,11 +13,15 @@ use crate::install::Installation;
 const INHERITED: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"];
 
 /// The command of one OpenCode run in `dir` (created here), whose plugin keeps its tasks in
-/// `storage`, talking to the scripted model at `base_url`. `home` holds what every run of
-/// the session shares (the caches OpenCode and the plugin fill on first start).
+/// `storage`, talking to the scripted model at `base_url`.
+///
+/// Each run has a HOME of its own (`dir/home`): on its first start the plugin moves the
+/// config it finds (`oh-my-opencode.json` in OpenCode's config folder) into `~/.omo/omo.jsonc`
+/// and from then on reads that one, so a second run sharing the HOME kept the first run's
+/// `storage_path` and wrote another list's tasks into the first list's folder (measured with
+/// 4.19.4: the suite's `lists-are-isolated` saw team-b's task in team-a).
 pub fn command(
     install: &Installation,
-    home: &Path,
     dir: &Path,
     storage: &Path,
     base_url: &str,
@@ -60,7 +64,9 @@ pub fn command(
             c.env(k, v);
         }
     }
-    c.env("HOME", home)
+    let home = dir.join("home");
+    mkdir(&home)?;
+    c.env("HOME", &home)
         .env("XDG_CONFIG_HOME", &config_home)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_STATE_HOME", dir.join("state"))

@@ -59,8 +59,9 @@ pub struct OpencodeSession {
     hello: Hello,
     root: PathBuf,
     install: Installation,
-    /// The private HOME (and every XDG folder in it), removed when the session ends.
-    home: tempfile::TempDir,
+    /// The session's private folder: one folder per OpenCode run (its HOME, config, data and
+    /// output), removed when the session ends.
+    folder: tempfile::TempDir,
     _guard: TempGuard,
     options: SessionOptions,
     book: Book,
@@ -84,8 +85,8 @@ impl OpencodeSession {
         options: SessionOptions,
     ) -> Result<OpencodeSession, (TargetError, String)> {
         let root = std::path::absolute(root).map_err(spawn_error)?;
-        let (home, guard) = TempGuard::tempdir("taskproof-opencode-")
-            .map_err(|e| spawn_error(format!("failed to create a home folder: {e}")))?;
+        let (folder, guard) = TempGuard::tempdir("taskproof-opencode-")
+            .map_err(|e| spawn_error(format!("failed to create a private folder: {e}")))?;
         let hello = Hello {
             protocol: PROTOCOL_VERSION,
             name: "oh-my-opencode".into(),
@@ -113,7 +114,7 @@ impl OpencodeSession {
             book: Book::new(&root),
             root,
             install: install.clone(),
-            home,
+            folder,
             _guard: guard,
             options,
             running: HashMap::new(),
@@ -151,7 +152,7 @@ impl OpencodeSession {
     /// Starts OpenCode on `list` with the prompt of request `n`.
     fn start(&mut self, list: &str, n: u64) -> Result<(), TargetError> {
         self.started += 1;
-        let dir = self.home.path().join(format!("run-{}", self.started));
+        let dir = self.folder.path().join(format!("run-{}", self.started));
         let storage = self.root.join(list);
         let log = self
             .options
@@ -163,7 +164,6 @@ impl OpencodeSession {
         let output = dir.join("output.txt");
         let mut command = crate::process::command(
             &self.install,
-            self.home.path(),
             &dir,
             &storage,
             &model.base_url(),
