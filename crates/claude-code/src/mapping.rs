@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use taskproof_core::protocol::ErrorKind;
 use taskproof_model::scripted::ToolResult;
+use taskproof_model::scripted::{Plan, Step, failure as error};
 
 /// The operations the tools of a version can express.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,23 +76,6 @@ pub struct Planned {
     pub script: Script,
 }
 
-/// The first decision about a request: answer at once, or run a script in the list's CLI.
-pub enum Plan {
-    Answer(Value),
-    Run(Planned),
-}
-
-pub fn error(kind: ErrorKind, message: impl Into<String>) -> Value {
-    json!({"ok": false, "error": {"kind": kind.as_str(), "message": message.into()}})
-}
-
-/// The next move of a script.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Step {
-    Call { name: &'static str, input: Value },
-    Done(Value),
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Create,
@@ -119,14 +103,14 @@ pub struct Script {
 }
 
 /// Decides what to do with a raw request.
-pub fn plan(request: &Value, features: Features) -> Plan {
+pub fn plan(request: &Value, features: Features) -> Plan<Planned> {
     match plan_inner(request, features) {
         Ok(p) => p,
         Err(answer) => Plan::Answer(answer),
     }
 }
 
-fn plan_inner(request: &Value, features: Features) -> Result<Plan, Value> {
+fn plan_inner(request: &Value, features: Features) -> Result<Plan<Planned>, Value> {
     let invalid = |m: String| error(ErrorKind::Invalid, m);
     let obj = request
         .as_object()

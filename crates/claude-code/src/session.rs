@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::install::Installation;
-use crate::mapping::{self, Features, Plan, Step};
+use crate::mapping::{self, Features};
 use crate::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
 use crate::recognizer::{ClaudeCodeRecognizer, prompt_marker};
 use crate::version::{self, ClaudeCode};
 use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
+use taskproof_model::scripted::{Plan, Step};
 use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
 use taskproof_session::group::TempGuard;
 use taskproof_session::{Drive, Session, SessionEvent, SessionOptions, TargetError};

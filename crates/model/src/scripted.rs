@@ -89,6 +89,26 @@ pub enum Reply {
     EndTurn,
 }
 
+/// The first decision a product's driver makes about a protocol request: answer it at once
+/// (a request no tool can take), or run `S`, its script of tool calls.
+pub enum Plan<S> {
+    Answer(Value),
+    Run(S),
+}
+
+/// The next move of a driver's script of tool calls: call a tool (its result comes back as
+/// the next [`Turn::Result`]), or answer the protocol request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Call { name: &'static str, input: Value },
+    Done(Value),
+}
+
+/// A protocol failure answer, `{"ok": false, "error": {"kind", "message"}}`.
+pub fn failure(kind: taskproof_core::protocol::ErrorKind, message: impl Into<String>) -> Value {
+    taskproof_core::protocol::Response::error(kind, message).to_json()
+}
+
 /// One turn waiting for the session's reply.
 pub struct Exchange {
     pub turn: Turn,

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use serde_json::{Map, Value, json};
 
 use taskproof_core::protocol::ErrorKind;
+use taskproof_model::scripted::{Plan, Step, failure as error};
 use taskproof_session::ids::Tables;
 
 /// The mapping `hello` states: each request and each field the tools cannot express, and
@@ -59,23 +60,6 @@ pub fn stated() -> std::collections::BTreeMap<String, String> {
     .collect()
 }
 
-/// The first decision about a request: answer at once, or run a script of tool calls.
-pub enum Plan {
-    Answer(Value),
-    Run(Script),
-}
-
-pub fn error(kind: ErrorKind, message: impl Into<String>) -> Value {
-    json!({"ok": false, "error": {"kind": kind.as_str(), "message": message.into()}})
-}
-
-/// The next move of a script.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Step {
-    Call { name: &'static str, input: Value },
-    Done(Value),
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Create,
@@ -112,7 +96,7 @@ pub struct Script {
 }
 
 /// Decides what to do with a raw request.
-pub fn plan(request: &Value) -> Plan {
+pub fn plan(request: &Value) -> Plan<Script> {
     match plan_inner(request) {
         Ok(p) => p,
         Err(answer) => Plan::Answer(answer),
@@ -123,7 +107,7 @@ fn invalid(m: impl Into<String>) -> Value {
     error(ErrorKind::Invalid, m)
 }
 
-fn plan_inner(request: &Value) -> Result<Plan, Value> {
+fn plan_inner(request: &Value) -> Result<Plan<Script>, Value> {
     let obj = request
         .as_object()
         .ok_or_else(|| invalid("a request must be a JSON object"))?;

@@ -20,9 +20,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::install::Installation;
-use crate::mapping::{self, Plan, Step};
+use crate::mapping;
 use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION};
 use taskproof_model::scripted::{Exchange, Reply, ScriptedModel, Turn};
+use taskproof_model::scripted::{Plan, Step};
 use taskproof_session::group::{Group, TempGuard};
 use taskproof_session::ids::Book;
 use taskproof_session::{Session, SessionOptions, TargetError};
