@@ -55,6 +55,11 @@ const RULES: &[(&str, Kind)] = &[
         "reports/claude-code-controller/*/findings/*.json",
         Kind::Scenario,
     ),
+    ("reports/oh-my-opencode/*/run.json", Kind::Run),
+    ("reports/oh-my-opencode/*/race.json", Kind::Race),
+    ("reports/oh-my-opencode/*/fuzz.json", Kind::Fuzz),
+    ("reports/oh-my-opencode/*/findings/*.json", Kind::Scenario),
+    ("reports/oh-my-opencode/mixed/*.json", Kind::Race),
     ("reports/claude-code/*/background-suite.json", Kind::Run),
     (
         "reports/claude-code/*/background-session-end-kills-tasks.json",
