@@ -44,12 +44,10 @@ fn the_kind_parses_a_version_and_refuses_anything_else() {
     }
 }
 
-/// Without node the run stops before anything is installed, saying what to install.
-#[test]
-fn a_missing_node_is_named_and_nothing_is_installed() {
-    let cache = tempdir();
-    let empty = tempdir();
-    let out = taskproof()
+/// `taskproof run --filter 'rt01*'` against the controller with only `path` on PATH and the
+/// cache at `cache`.
+fn rt01_with_path(path: &std::path::Path, cache: &std::path::Path) -> std::process::Output {
+    taskproof()
         .args([
             "run",
             "--target",
@@ -57,10 +55,18 @@ fn a_missing_node_is_named_and_nothing_is_installed() {
             "--filter",
             "rt01*",
         ])
-        .env("PATH", empty.path())
-        .env("TASKPROOF_CLAUDE_CODE_CACHE", cache.path())
+        .env("PATH", path)
+        .env("TASKPROOF_CLAUDE_CODE_CACHE", cache)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Without node the run stops before anything is installed, saying what to install.
+#[test]
+fn a_missing_node_is_named_and_nothing_is_installed() {
+    let cache = tempdir();
+    let empty = tempdir();
+    let out = rt01_with_path(empty.path(), cache.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
@@ -201,18 +207,7 @@ fn a_cached_installation_is_reused_and_its_adapter_rewritten() {
         let found = String::from_utf8(found).unwrap();
         std::os::unix::fs::symlink(found.trim(), bin.path().join(program)).unwrap();
     }
-    let out = taskproof()
-        .args([
-            "run",
-            "--target",
-            "claude-code-controller@0.3.0",
-            "--filter",
-            "rt01*",
-        ])
-        .env("PATH", bin.path())
-        .env("TASKPROOF_CLAUDE_CODE_CACHE", cache.path())
-        .output()
-        .unwrap();
+    let out = rt01_with_path(bin.path(), cache.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

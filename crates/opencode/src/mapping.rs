@@ -43,7 +43,7 @@ pub fn stated() -> std::collections::BTreeMap<String, String> {
         ),
         (
             "claim",
-            "task_update {id, status: \"in_progress\", owner}",
+            "unsupported (the plugin has no claim: an agent sets status and owner with task_update, which nothing makes exclusive)",
         ),
         ("delete", "task_update {id, status: \"deleted\"}"),
         ("ids", "T-{uuid} ids numbered in the order answers first name them (the id book of the root)"),
@@ -67,7 +67,6 @@ enum Op {
     Update,
     Delete,
     List,
-    Claim,
 }
 
 /// A call waiting for its result, with the wire ids it named (to read its answer back).
@@ -117,7 +116,13 @@ fn plan_inner(request: &Value) -> Result<Plan<Script>, Value> {
         Some("update") => Op::Update,
         Some("delete") => Op::Delete,
         Some("list") => Op::List,
-        Some("claim") => Op::Claim,
+        // The plugin has no claim; the part is not declared, so it is not judged.
+        Some("claim") => {
+            return Err(error(
+                ErrorKind::Unsupported,
+                "claim: the plugin has no claim (task_update sets status and owner, and nothing makes it exclusive)",
+            ));
+        }
         Some("hello") => return Err(invalid("hello is asked once, when the session opens")),
         other => return Err(invalid(format!("op: unknown operation {other:?}"))),
     };
@@ -235,15 +240,6 @@ fn plan_inner(request: &Value) -> Result<Plan<Script>, Value> {
             script.id = Some(id);
         }
         Op::List => script.queue.push_back(call("task_list", json!({}))),
-        Op::Claim => {
-            let id = need_id()?;
-            let owner = obj.get("owner").cloned().unwrap_or(Value::Null);
-            script.queue.push_back(call(
-                "task_update",
-                json!({"id": id, "status": "in_progress", "owner": owner}),
-            ));
-            script.id = Some(id);
-        }
     }
     Ok(Plan::Run(script))
 }
@@ -691,6 +687,14 @@ mod tests {
             .collect();
         assert_eq!(ids, ["1", "2"]);
         assert_eq!(answer["corrupt"], json!([]));
+    }
+
+    #[test]
+    fn a_claim_is_unsupported_at_once_the_plugin_has_none() {
+        match plan(&json!({"op": "claim", "list": "l", "id": "1", "owner": "o"})) {
+            Plan::Answer(a) => assert_eq!(a["error"]["kind"], "unsupported", "{a}"),
+            Plan::Run(_) => panic!("a claim went to a tool"),
+        }
     }
 
     #[test]

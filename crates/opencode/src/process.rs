@@ -25,7 +25,6 @@ pub fn command(
     dir: &Path,
     storage: &Path,
     base_url: &str,
-    timeout_ms: u64,
 ) -> Result<Command, String> {
     let mkdir = |p: &Path| {
         std::fs::create_dir_all(p).map_err(|e| format!("failed to create {}: {e}", p.display()))
@@ -51,7 +50,7 @@ pub fn command(
             "sisyphus": {"tasks": {"storage_path": storage}},
         }),
     )?;
-    let opencode_config = crate::session::opencode_config(install, base_url, timeout_ms);
+    let opencode_config = crate::session::opencode_config(install, base_url);
     let output = std::fs::File::create(dir.join("output.txt"))
         .map_err(|e| format!("failed to create {}: {e}", dir.join("output.txt").display()))?;
     let output2 = output

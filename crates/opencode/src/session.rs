@@ -36,8 +36,6 @@ const MODEL: &str = "anthropic/claude-sonnet-4-5";
 /// model answer's headers after 300 s (`ProviderHeaderTimeoutError`, measured) and sends the
 /// request again, which the scripted model would take for a side request.
 const HOLD_AT_MOST: Duration = Duration::from_secs(240);
-/// The provider timeout the session's config sets, in milliseconds.
-const PROVIDER_TIMEOUT_MS: u64 = 900_000;
 /// The least time the first request of an OpenCode gets, whatever `--start-timeout` says: it
 /// starts in 7 to 14 s on an idle machine, but several starting at once beside other work
 /// (load 10 to 25) took up to 65 s, and a suite starts them two scenarios at a time.
@@ -96,8 +94,9 @@ impl OpencodeSession {
                 install.plugin_version, install.opencode_version
             ),
             layout: Layout::Opaque,
+            // No claim: the plugin has none (an agent's task_update of status and owner is
+            // not exclusive), so claim scenarios are not judged.
             features: [
-                Feature::Claim,
                 Feature::Edges,
                 Feature::Metadata,
                 Feature::Owner,
@@ -163,14 +162,8 @@ impl OpencodeSession {
         let model = ScriptedModel::start(crate::OpencodeRecognizer, log)
             .map_err(|e| TargetError::Spawn(e.to_string()))?;
         let output = dir.join("output.txt");
-        let mut command = crate::process::command(
-            &self.install,
-            &dir,
-            &storage,
-            &model.base_url(),
-            PROVIDER_TIMEOUT_MS,
-        )
-        .map_err(TargetError::Spawn)?;
+        let mut command = crate::process::command(&self.install, &dir, &storage, &model.base_url())
+            .map_err(TargetError::Spawn)?;
         model.expect_prompt(n);
         command.args([
             "run",
@@ -266,7 +259,11 @@ impl OpencodeSession {
                             let flag = if r.is_error { "error" } else { "ok" };
                             self.note(format!("  <- {flag}: {}", r.text.replace('\n', "\\n")));
                             let mut r = r.clone();
-                            if let Some(full) = untruncated(&r.text) {
+                            let run_folder = self
+                                .running
+                                .get(&list)
+                                .and_then(|r| r.output.parent().map(Path::to_path_buf));
+                            if let Some(full) = run_folder.and_then(|f| untruncated(&r.text, &f)) {
                                 self.note(format!(
                                     "  (OpenCode cut the result; read {} bytes from its file)",
                                     full.len()
@@ -447,18 +444,26 @@ impl Drop for OpencodeSession {
 /// The whole result of a tool call whose output OpenCode cut for the model (over about 50 KB:
 /// "The tool call succeeded but the output was truncated. Full output saved to: PATH"; a
 /// task with large metadata), read from the file OpenCode saved it in, inside the run's own
-/// data folder. `None` for a result OpenCode did not cut, or whose file is gone.
-fn untruncated(text: &str) -> Option<String> {
+/// data folder (`run`). `None` for a result OpenCode did not cut, or whose file is gone or
+/// outside the run's folder.
+fn untruncated(text: &str, run: &Path) -> Option<String> {
     const SAVED: &str =
         "The tool call succeeded but the output was truncated. Full output saved to: ";
     let at = text.find(SAVED)? + SAVED.len();
-    let path = text[at..].lines().next()?.trim();
+    let path = Path::new(text[at..].lines().next()?.trim());
+    if !path.starts_with(run)
+        || path
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+    {
+        return None;
+    }
     std::fs::read_to_string(path).ok()
 }
 
 /// The config OpenCode reads (`opencode.json`): the `anthropic` provider at the scripted
 /// model, nothing fetched or shared, the plugin loaded from its installed package.
-pub fn opencode_config(install: &Installation, base_url: &str, timeout_ms: u64) -> Value {
+pub fn opencode_config(install: &Installation, base_url: &str) -> Value {
     json!({
         "$schema": "https://opencode.ai/config.json",
         "plugin": [format!("file://{}", install.plugin_entry.display())],
@@ -469,7 +474,47 @@ pub fn opencode_config(install: &Installation, base_url: &str, timeout_ms: u64) 
         "provider": {"anthropic": {"options": {
             "baseURL": format!("{base_url}/v1"),
             "apiKey": "taskproof-scripted-model",
-            "timeout": timeout_ms,
         }}},
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_result_is_read_whole_from_its_file_in_the_runs_folder_only() {
+        let run = tempfile::tempdir().unwrap();
+        let file = run.path().join("data/opencode/tool-output/tool_1");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{\"task\": {}}").unwrap();
+        let cut = |p: &Path| {
+            format!(
+                "...51414 bytes truncated...\n\nThe tool call succeeded but the output was truncated. Full output saved to: {}\nUse the Task tool to have explore agent process this file",
+                p.display()
+            )
+        };
+        assert_eq!(
+            untruncated(&cut(&file), run.path()).as_deref(),
+            Some("{\"task\": {}}")
+        );
+        assert_eq!(
+            untruncated("{\"task\": {}}", run.path()),
+            None,
+            "a result OpenCode did not cut"
+        );
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside = elsewhere.path().join("x");
+        std::fs::write(&outside, "secret").unwrap();
+        assert_eq!(
+            untruncated(&cut(&outside), run.path()),
+            None,
+            "a file outside the run's folder"
+        );
+        assert_eq!(
+            untruncated(&cut(&run.path().join("../x")), run.path()),
+            None,
+            "a path that climbs out"
+        );
+    }
 }

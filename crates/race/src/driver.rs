@@ -12,16 +12,16 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::check::TornRead;
 use crate::history::{Completion, History, KeyTable, Operation};
 use crate::mix::Mix;
-use crate::readers::{reader, scan_corrupt};
+use crate::readers::scan_corrupt;
 use crate::workload::{self, LIST, Workload};
-use crate::writer::{Ctx, Orders, WriterOut, writer};
+use crate::writer::{Ctx, Orders, release_writers};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::{NewTask, Task, TaskId};
 use taskproof_session::{SessionOptions, TargetError};
@@ -329,59 +329,24 @@ pub fn run_mixed(
     } else {
         cfg.readers
     };
-    let barrier = Barrier::new(writers + 1);
-    let stop = AtomicBool::new(false);
     let orders = &Orders {
         seed: cfg.seed,
         kill: cfg.kill,
         duration: cfg.duration,
         think: mix.think,
     };
-    let done = AtomicUsize::new(0);
-    let finished = AtomicUsize::new(0);
     let ctx = &ctx;
-    let (outs, reads, elapsed, released) = std::thread::scope(|s| {
-        let reader_handles: Vec<_> = (0..readers)
-            .map(|n| {
-                let (folder, stop) = (&folder, &stop);
-                s.spawn(move || reader(n, folder, layout, stop, ctx.start))
-            })
-            .collect();
-        let writer_handles: Vec<_> = plans
-            .into_iter()
-            .zip(sessions)
-            .enumerate()
-            .map(|(i, (plan, open))| {
-                let (barrier, done, finished) = (&barrier, &done, &finished);
-                s.spawn(move || {
-                    let out = writer(ctx, orders, i, plan, open, barrier, done);
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    out
-                })
-            })
-            .collect();
-        barrier.wait();
-        let released = Instant::now();
-        let released_since_start = ctx.now();
-        if let Some(p) = progress {
-            while finished.load(Ordering::SeqCst) < writers {
-                p(done.load(Ordering::Relaxed), planned);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            p(done.load(Ordering::Relaxed), planned);
-        }
-        let outs: Vec<WriterOut> = writer_handles
-            .into_iter()
-            .map(|h| h.join().expect("writer threads do not panic"))
-            .collect();
-        let elapsed = released.elapsed();
-        stop.store(true, Ordering::SeqCst);
-        let reads: Vec<_> = reader_handles
-            .into_iter()
-            .map(|h| h.join().expect("reader threads do not panic"))
-            .collect();
-        (outs, reads, elapsed, released_since_start)
-    });
+    let (outs, reads, elapsed, released) = release_writers(
+        ctx,
+        orders,
+        plans,
+        sessions,
+        &folder,
+        &vec![layout; readers],
+        progress,
+        planned,
+    );
+    let reads: Vec<_> = reads.into_iter().map(|(_, r)| r).collect();
     let end = ctx.now();
 
     let mut ops: Vec<Operation> = setup_ops;

@@ -151,59 +151,45 @@ pub fn run_all(
                     path: std::env::temp_dir(),
                     source,
                 })?;
-            if own {
-                match own::run_own(&cfg, mix, w, root.path(), progress) {
-                    Ok(run) => {
-                        let findings: Vec<Findings> =
-                            run.parts.iter().map(|p| judge(p, lin_budget)).collect();
-                        report.workloads.push(WorkloadReport::of_own(
-                            &run,
-                            &findings,
-                            i,
-                            seed,
-                            cfg.writers,
-                            cfg.ops,
-                            if runs > 1 {
-                                report::MAX_WITNESSES_PER_KIND_REPEATED
-                            } else {
-                                report::MAX_WITNESSES_PER_KIND
-                            },
-                            cfg.profile,
-                        ));
-                    }
-                    Err(DriverError::Unsupported(why)) => {
-                        report.workloads.push(WorkloadReport::skipped(
-                            w.name(),
-                            i,
-                            seed,
-                            cfg.writers,
-                            cfg.ops,
-                            why,
-                        ));
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                }
-                continue;
-            }
-            match driver::run_mixed(&cfg, mix, w, root.path(), progress) {
-                Ok(run) => {
+            let witnesses = if runs > 1 {
+                report::MAX_WITNESSES_PER_KIND_REPEATED
+            } else {
+                report::MAX_WITNESSES_PER_KIND
+            };
+            // Each target on its own tasks, or every target on the same ones: two drivers,
+            // one report of the workload.
+            let made = if own {
+                own::run_own(&cfg, mix, w, root.path(), progress).map(|run| {
+                    let findings: Vec<Findings> =
+                        run.parts.iter().map(|p| judge(p, lin_budget)).collect();
+                    WorkloadReport::of_own(
+                        &run,
+                        &findings,
+                        i,
+                        seed,
+                        cfg.writers,
+                        cfg.ops,
+                        witnesses,
+                        cfg.profile,
+                    )
+                })
+            } else {
+                driver::run_mixed(&cfg, mix, w, root.path(), progress).map(|run| {
                     let f = judge(&run, lin_budget);
-                    report.workloads.push(WorkloadReport::new(
+                    WorkloadReport::new(
                         &run,
                         &f,
                         i,
                         seed,
                         cfg.writers,
                         cfg.ops,
-                        if runs > 1 {
-                            report::MAX_WITNESSES_PER_KIND_REPEATED
-                        } else {
-                            report::MAX_WITNESSES_PER_KIND
-                        },
+                        witnesses,
                         cfg.profile,
-                    ));
-                }
+                    )
+                })
+            };
+            match made {
+                Ok(workload) => report.workloads.push(workload),
                 Err(DriverError::Unsupported(why)) => {
                     report.workloads.push(WorkloadReport::skipped(
                         w.name(),

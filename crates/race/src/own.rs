@@ -25,8 +25,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::check::{AnomalyKind, Findings, TornRead};
@@ -37,10 +37,10 @@ use crate::files::{
 };
 use crate::history::{Completion, History, KeyTable, Operation};
 use crate::mix::{Charge, Mix, TargetLosses};
-use crate::readers::{reader, scan_corrupt};
+use crate::readers::scan_corrupt;
 use crate::report::{SettleReport, VanishedFile};
 use crate::workload::{self, LIST, Workload};
-use crate::writer::{Ctx, Orders, WriterOut, writer};
+use crate::writer::{Ctx, Orders, release_writers};
 use taskproof_core::protocol::{Layout, Request, Response};
 use taskproof_core::task::TaskId;
 use taskproof_session::SessionOptions;
@@ -209,63 +209,28 @@ pub fn run_own(
             known.push(l);
         }
     }
-    let barrier = Barrier::new(writers + 1);
-    let stop = AtomicBool::new(false);
     let orders = &Orders {
         seed: cfg.seed,
         kill: cfg.kill,
         duration: cfg.duration,
         think: mix.think,
     };
-    let done = AtomicUsize::new(0);
-    let finished = AtomicUsize::new(0);
     watcher.phase(n);
     let ctx = &ctx;
-    let (outs, reads, elapsed, released) = std::thread::scope(|s| {
-        let reader_handles: Vec<_> = known
-            .iter()
-            .flat_map(|&l| (0..cfg.readers).map(move |r| (l, r)))
-            .enumerate()
-            .map(|(k, (layout, _))| {
-                let (folder, stop) = (&folder, &stop);
-                s.spawn(move || (layout, reader(k, folder, layout, stop, ctx.start)))
-            })
-            .collect();
-        let writer_handles: Vec<_> = plans
-            .into_iter()
-            .zip(sessions)
-            .enumerate()
-            .map(|(i, (plan, open))| {
-                let (barrier, done, finished) = (&barrier, &done, &finished);
-                s.spawn(move || {
-                    let out = writer(ctx, orders, i, plan, open, barrier, done);
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    out
-                })
-            })
-            .collect();
-        barrier.wait();
-        let released = Instant::now();
-        let released_since_start = ctx.now();
-        if let Some(p) = progress {
-            while finished.load(Ordering::SeqCst) < writers {
-                p(done.load(Ordering::Relaxed), planned_all);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            p(done.load(Ordering::Relaxed), planned_all);
-        }
-        let outs: Vec<WriterOut> = writer_handles
-            .into_iter()
-            .map(|h| h.join().expect("writer threads do not panic"))
-            .collect();
-        let elapsed = released.elapsed();
-        stop.store(true, Ordering::SeqCst);
-        let reads: Vec<_> = reader_handles
-            .into_iter()
-            .map(|h| h.join().expect("reader threads do not panic"))
-            .collect();
-        (outs, reads, elapsed, released_since_start)
-    });
+    let readers: Vec<Layout> = known
+        .iter()
+        .flat_map(|&l| std::iter::repeat_n(l, cfg.readers))
+        .collect();
+    let (outs, reads, elapsed, released) = release_writers(
+        ctx,
+        orders,
+        plans,
+        sessions,
+        &folder,
+        &readers,
+        progress,
+        planned_all,
+    );
     let end = ctx.now();
     snaps.push(("after the race".into(), Snapshot::take(&folder)));
     if !cfg.settle.is_zero() {

@@ -4,16 +4,18 @@
 //! during or after the store's work) and opens a replacement session afterwards; a request
 //! refused with a storage failure of the moment is sent again, as an agent would.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::driver::Progress;
 use crate::history::{Completion, KeyTable, Operation, SessionId, TaskView};
-use taskproof_core::protocol::{ErrorKind, Request, Response};
+use crate::readers::{ReaderOut, reader};
+use taskproof_core::protocol::{ErrorKind, Layout, Request, Response};
 use taskproof_session::{Session, SessionOptions, TargetError};
 use taskproof_targets::TargetSpec;
 
@@ -103,6 +105,74 @@ pub(super) struct WriterOut {
     /// The writer's last session, still open: the settle phase keeps it idle, as an agent
     /// left open, before the driver closes it.
     pub(super) open: Option<Open>,
+}
+
+/// One phase of writers: every writer started on its own thread and released at once, and
+/// one raw reader per entry of `readers` polling `folder` in the layout it names until the
+/// last writer ended, `progress` told of the requests done every 100 ms. Returns the writers'
+/// outputs in writer order, each reader's layout and reads, the time from the release to the
+/// last writer's end, and the release on the run's clock. A plain race and a race of targets
+/// on their own tasks (`crate::own`) run their writers through it alike.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn release_writers(
+    ctx: &Ctx,
+    orders: &Orders,
+    plans: Vec<Vec<Request>>,
+    sessions: Vec<Open>,
+    folder: &Path,
+    readers: &[Layout],
+    progress: Option<Progress<'_>>,
+    planned: usize,
+) -> (Vec<WriterOut>, Vec<(Layout, ReaderOut)>, Duration, Duration) {
+    let writers = plans.len();
+    let barrier = Barrier::new(writers + 1);
+    let stop = AtomicBool::new(false);
+    let done = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let reader_handles: Vec<_> = readers
+            .iter()
+            .enumerate()
+            .map(|(k, &layout)| {
+                let stop = &stop;
+                s.spawn(move || (layout, reader(k, folder, layout, stop, ctx.start)))
+            })
+            .collect();
+        let writer_handles: Vec<_> = plans
+            .into_iter()
+            .zip(sessions)
+            .enumerate()
+            .map(|(i, (plan, open))| {
+                let (barrier, done, finished) = (&barrier, &done, &finished);
+                s.spawn(move || {
+                    let out = writer(ctx, orders, i, plan, open, barrier, done);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    out
+                })
+            })
+            .collect();
+        barrier.wait();
+        let released = Instant::now();
+        let released_since_start = ctx.now();
+        if let Some(p) = progress {
+            while finished.load(Ordering::SeqCst) < writers {
+                p(done.load(Ordering::Relaxed), planned);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            p(done.load(Ordering::Relaxed), planned);
+        }
+        let outs: Vec<WriterOut> = writer_handles
+            .into_iter()
+            .map(|h| h.join().expect("writer threads do not panic"))
+            .collect();
+        let elapsed = released.elapsed();
+        stop.store(true, Ordering::SeqCst);
+        let reads = reader_handles
+            .into_iter()
+            .map(|h| h.join().expect("reader threads do not panic"))
+            .collect();
+        (outs, reads, elapsed, released_since_start)
+    })
 }
 
 pub(super) fn writer(
