@@ -195,6 +195,18 @@ pub trait Session: Send {
         let _ = lists;
     }
 
+    /// Says that the caller will never name `lists` again (the fuzzer, when a case that used
+    /// them ends and the next case gets lists of its own on the same session). A session may
+    /// then reuse what it started for them for lists named later — an `mcp:` target with one
+    /// server per list empties such a server through the server's own tools, checks that it
+    /// lists nothing, and hands it to the next list instead of starting another — and must
+    /// otherwise stop it. Nothing of a released list may reach a list named later: a session
+    /// that cannot empty a list through the target's own tools leaves it alone, which is
+    /// the default.
+    fn release_lists(&mut self, lists: &[&str]) {
+        let _ = lists;
+    }
+
     /// Does a session event the way a user would, for sessions that are agent
     /// conversations; answers `Ok(false)` when the session has no such thing and leaves the
     /// event to the runner, which ends (`exit`, `kill`) and opens (`resume`) connections to
