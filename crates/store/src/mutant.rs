@@ -46,10 +46,13 @@ pub enum Mutant {
     TruncateWrite,
     /// S20: claim reads and checks under the lock but writes after releasing it.
     ClaimWithoutLock,
+    /// S19: delete takes no lock, so an update that read the task under the lock writes it
+    /// back after the delete was acknowledged (the deleted task comes back).
+    DeleteWithoutLock,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 18] = [
+    pub const ALL: [Mutant; 19] = [
         Mutant::NoCycleCheck,
         Mutant::NoReferenceCheck,
         Mutant::NoMirror,
@@ -68,6 +71,7 @@ impl Mutant {
         Mutant::NoLock,
         Mutant::TruncateWrite,
         Mutant::ClaimWithoutLock,
+        Mutant::DeleteWithoutLock,
     ];
 
     pub fn name(self) -> &'static str {
@@ -90,6 +94,7 @@ impl Mutant {
             Mutant::NoLock => "no-lock",
             Mutant::TruncateWrite => "truncate-write",
             Mutant::ClaimWithoutLock => "claim-without-lock",
+            Mutant::DeleteWithoutLock => "delete-without-lock",
         }
     }
 
@@ -114,6 +119,7 @@ impl Mutant {
             Mutant::NoLock => Rule::S19,
             Mutant::TruncateWrite => Rule::S18,
             Mutant::ClaimWithoutLock => Rule::S20,
+            Mutant::DeleteWithoutLock => Rule::S19,
         }
     }
 
@@ -122,7 +128,10 @@ impl Mutant {
     pub fn needs_concurrency(self) -> bool {
         matches!(
             self,
-            Mutant::NoLock | Mutant::TruncateWrite | Mutant::ClaimWithoutLock
+            Mutant::NoLock
+                | Mutant::TruncateWrite
+                | Mutant::ClaimWithoutLock
+                | Mutant::DeleteWithoutLock
         )
     }
 }

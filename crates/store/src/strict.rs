@@ -150,6 +150,11 @@ impl StrictStore {
     /// `Ok(None)` when the list was never written and `create` is false: reads of a list that
     /// does not exist create nothing.
     fn begin(&self, list: &str, create: bool) -> OpResult<Option<Txn<'_>>> {
+        self.begin_locking(list, create, !self.broken(Mutant::NoLock))
+    }
+
+    /// [`Self::begin`], taking the lock only when `lock` (the mutants that skip it).
+    fn begin_locking(&self, list: &str, create: bool, lock: bool) -> OpResult<Option<Txn<'_>>> {
         let folder = if self.broken(Mutant::ListsNotIsolated) {
             "shared"
         } else {
@@ -182,7 +187,7 @@ impl StrictStore {
             }
             Err(e) => return Err(io_failure(format!("list folder {list}: {e}"))),
         };
-        let lock = if self.broken(Mutant::NoLock) {
+        let lock = if !lock {
             None
         } else {
             let guard = dir.lock(LOCK_NAME).map_err(io_failure)?;
@@ -197,7 +202,7 @@ impl StrictStore {
             store: self,
             dir,
             list: list.to_string(),
-            _lock: lock,
+            lock,
             cache: HashMap::new(),
             overlay: BTreeMap::new(),
             cc_list: None,
@@ -357,7 +362,10 @@ impl super::Operations for StrictStore {
     }
 
     fn delete(&self, list: &ListName, id: TaskId) -> OpResult<()> {
-        let Some(mut tx) = self.begin(list.as_str(), false)? else {
+        // The `delete-without-lock` mutant: the bug on purpose, a delete that removes the
+        // file while an update holding the lock may have read the task and write it back.
+        let locked = !self.broken(Mutant::NoLock) && !self.broken(Mutant::DeleteWithoutLock);
+        let Some(mut tx) = self.begin_locking(list.as_str(), false, locked)? else {
             return Err(not_found(list, id));
         };
         match tx.slot(id)? {
@@ -378,8 +386,8 @@ impl super::Operations for StrictStore {
                 tx.overlay.insert(id, None)
             }
         };
-        // The `no-lock` mutant writes without the lock, so it cannot use `.tmp` here.
-        if self.options.durable && !self.broken(Mutant::NoLock) {
+        // Without the lock (`no-lock`, `delete-without-lock`) `.tmp` is not ours to use.
+        if self.options.durable && tx.lock.is_some() {
             tx.persist_watermark(id)?;
         }
         tx.commit()

@@ -24,8 +24,9 @@ pub(super) struct Txn<'a> {
     pub(super) store: &'a StrictStore,
     pub(super) dir: Dir,
     pub(super) list: String,
-    /// Held for the whole operation; `None` only in the `no-lock` mutant.
-    pub(super) _lock: Option<LockGuard>,
+    /// Held for the whole operation; `None` only in the `no-lock` mutant and in the
+    /// `delete-without-lock` mutant's deletes.
+    pub(super) lock: Option<LockGuard>,
     pub(super) cache: HashMap<TaskId, Slot>,
     /// Tasks written (`Some`) or removed (`None`) by this operation.
     pub(super) overlay: BTreeMap<TaskId, Option<Task>>,
@@ -652,7 +653,7 @@ impl Txn<'_> {
         let s = self.store;
         let r = if s.broken(Mutant::TruncateWrite) || s.broken(Mutant::FollowsSymlinks) {
             self.dir.write_in_place(name, &bytes)
-        } else if s.broken(Mutant::NoLock) {
+        } else if self.lock.is_none() {
             self.dir.write_atomic_unlocked(name, &bytes)
         } else {
             self.dir.write_atomic(name, &bytes, s.options.durable)
@@ -678,7 +679,7 @@ impl Txn<'_> {
         let bytes = format!("{id}\n").into_bytes();
         if s.broken(Mutant::TruncateWrite)
             || s.broken(Mutant::FollowsSymlinks)
-            || s.broken(Mutant::NoLock)
+            || self.lock.is_none()
         {
             return self.write_file(HIGHWATERMARK_NAME, bytes);
         }
@@ -766,7 +767,7 @@ impl Txn<'_> {
         let s = self.store;
         if s.broken(Mutant::TruncateWrite)
             || s.broken(Mutant::FollowsSymlinks)
-            || s.broken(Mutant::NoLock)
+            || self.lock.is_none()
         {
             for e in &entries {
                 match &e.content {
