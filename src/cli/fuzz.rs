@@ -11,7 +11,7 @@ use super::verdict::{Reporters, Verdict, conclude};
 use taskproof_fuzz::driver::Setup;
 use taskproof_fuzz::known::KnownFindings;
 use taskproof_fuzz::run::{Plan, RunError, ShrinkLimit, fuzz};
-use taskproof_fuzz::strategy::BetweenRequests;
+use taskproof_fuzz::strategy::{BetweenRequests, Parallel};
 use taskproof_profile::Profile;
 use taskproof_report::Event;
 use taskproof_report::output::Output;
@@ -35,6 +35,18 @@ reported as not confirmed and not written.
 
 A --known file lists findings to leave out, one per line: the fingerprint (or the
 fuzz-FINGERPRINT.json name), whitespace, and why it is known; `#` starts a comment.
+
+Half of the cases are concurrent (with --parallel above 1): a sequence by one session, then a
+parallel part in which two to --parallel sessions each send up to --parallel-steps requests
+at once on the same lists, then a few more requests and the final listings. Their answers are
+judged together: the history from the parallel part on must be explained by some order of its
+requests in which the model answers as the target did (S19; a claim too: S20). A concurrent
+finding's scenario has a `concurrent` block with `verify: linearizable`, and is replayed
+--replays times: the finding says in how many it failed.
+
+For a target that declares lists the cases share one root and its open sessions, each case
+on lists of its own (c0-l, c1-l, ...), so a case costs requests, not process starts;
+--fresh-root-per-case gives each case a fresh root and fresh sessions instead.
 
 Sequences are generated from what the target's hello declares: a part it lacks (claim,
 delete, owner, metadata, edges at creation, a second list, the in_progress status) is never
@@ -99,6 +111,25 @@ pub struct Args {
     /// cannot have two of its processes at once.
     #[arg(long)]
     pub no_prestart: bool,
+    /// The most sessions in a concurrent case's parallel part (2 to 4); 0 or 1: no parallel
+    /// part, every case one sequence (the cases of a seed before issue 53).
+    #[arg(long, value_name = "N", default_value_t = Parallel::default().lanes,
+          value_parser = clap::value_parser!(u8).range(0..=4))]
+    pub parallel: u8,
+    /// The most requests each session of a parallel part sends (1 to 8).
+    #[arg(long, value_name = "N", default_value_t = Parallel::default().steps,
+          value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub parallel_steps: u8,
+    /// How many times a concurrent finding's scenario is replayed before it is written; the
+    /// finding says in how many of them it failed (at least one confirms it).
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub replays: u32,
+    /// Give each case a fresh root and fresh sessions even when the target declares lists
+    /// (by default such a target's cases share one root and its sessions, each on lists of
+    /// its own): today's mode before issue 53, to measure what sharing saves.
+    #[arg(long)]
+    pub fresh_root_per_case: bool,
     /// Seconds a target may take to answer one request.
     #[arg(long, value_name = "SECS", default_value = "10")]
     pub timeout: Seconds,
@@ -190,12 +221,22 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             },
             scratch: scratch.path().to_path_buf(),
             settle,
+            reuse: !args.fresh_root_per_case,
         },
         cases: args.cases,
         steps: args.steps.max(1),
         seed,
         files: profile == Profile::Strict,
         between,
+        parallel: if args.parallel >= 2 {
+            Parallel {
+                lanes: args.parallel,
+                steps: args.parallel_steps,
+            }
+        } else {
+            Parallel::OFF
+        },
+        replays: args.replays,
         shrink: ShrinkLimit {
             runs: args.shrink_runs,
             time: Duration::from_secs(args.shrink_time),
@@ -205,6 +246,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         time_limit: args.time_limit.map(|s| s.0),
         prestart: !args.no_prestart,
         out: args.out.clone(),
+        mapping: args.mapping.clone(),
     };
     let mut reporters = Reporters::new(
         &args.report,

@@ -10,7 +10,7 @@
 //! offers, so `fit` acts on what it cannot see: requests built to be malformed, and the
 //! parts a `hello` names by leaving them out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -42,6 +42,14 @@ pub struct Coverage {
     pub other: BTreeMap<String, u64>,
     /// The listings after each case's last step.
     pub final_listings: u64,
+    /// Requests sent in parallel parts (counted in `sent` too).
+    pub concurrent: u64,
+    /// Pairs of a parallel part's requests from different sessions that were in flight at
+    /// the same moment: what really raced.
+    pub overlapping: u64,
+    /// The distinct interleavings met: each parallel part's order of sends and answers by
+    /// session, as a fingerprint.
+    pub interleavings: BTreeSet<u64>,
     /// Where the cases' time went: making a fresh root and starting the target (the first
     /// session; on another thread while the case before ran, when started ahead), waiting for
     /// the target's answers (generated steps and final listings), and the rest of the case
@@ -57,6 +65,9 @@ impl Coverage {
         self.generated += o.generated;
         self.sent += o.sent;
         self.final_listings += o.final_listings;
+        self.concurrent += o.concurrent;
+        self.overlapping += o.overlapping;
+        self.interleavings.extend(o.interleavings.iter().copied());
         self.start += o.start;
         self.requests += o.requests;
         self.cases += o.cases;
@@ -90,6 +101,36 @@ impl Coverage {
 
     pub(crate) fn did(&mut self, what: &str) {
         *self.other.entry(what.to_string()).or_default() += 1;
+    }
+
+    /// Counts what a parallel part's requests met: `(lane, sent, answered)` each, in the
+    /// order they were sent.
+    pub(crate) fn met_interleaving(
+        &mut self,
+        requests: &[(usize, std::time::Duration, std::time::Duration)],
+    ) {
+        for (i, a) in requests.iter().enumerate() {
+            for b in &requests[i + 1..] {
+                if a.0 != b.0 && a.1 < b.2 && b.1 < a.2 {
+                    self.overlapping += 1;
+                }
+            }
+        }
+        // The order of events: each request's send and answer, by lane.
+        let mut events: Vec<(std::time::Duration, u8, usize)> = Vec::new();
+        for (lane, sent, answered) in requests {
+            events.push((*sent, 0, *lane));
+            events.push((*answered, 1, *lane));
+        }
+        events.sort();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for (_, kind, lane) in events {
+            for b in [kind, lane as u8] {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        self.interleavings.insert(h);
     }
 
     /// Counts a request sent for a generated step (`final_check` false) or a final listing,

@@ -1,31 +1,87 @@
-//! Runs one generated sequence against a target and against the oracle, step by step,
-//! comparing every answer and, at the end, every list: the *history* of one case.
+//! Runs one generated case against a target and against the oracle, comparing every answer
+//! and, at the end, every list: the *history* of one case.
 //!
-//! Steps are resolved to concrete requests by [`super::resolve`] before each is sent.
+//! A case is a sequence of steps, each resolved to concrete requests by [`super::resolve`]
+//! before it is sent and compared with the oracle's answer as it comes. A concurrent case
+//! then has a parallel part: two to four sessions, each sending its lane's requests at the
+//! same time as the others; their answers cannot be compared one at a time, so from the
+//! parallel part on every request is kept with when it was sent and answered, and the
+//! history is judged by the search for an order in which the oracle answers as the target did
+//! ([`taskproof_race::model`]). The requests after the parallel part are compared with the
+//! oracle as it is after the order found; one it does not explain sends the search back over
+//! the longer history, since another order may explain it.
+//!
+//! Where the target's hello declares lists, the cases of a run share one root and its open
+//! sessions, each case on lists of its own (`c7-l` for list `l` of the 8th case): no case can
+//! name another's lists, and a session that starts something per list is told when a case's
+//! lists are done with ([`Session::release_lists`]). Otherwise, and with
+//! `--fresh-root-per-case`, each case has a fresh root and fresh sessions.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::coverage::{Coverage, Fit, fit};
-use crate::oracle::{Damage, FuzzOracle, describe, differences};
+use crate::oracle::{Damage, FuzzOracle};
 pub use crate::resolve::ResolvedStep;
 use crate::resolve::{Ids, Resolver, op_of, resolve};
-use crate::strategy::{EventGen, Offer, Step};
-use taskproof_core::protocol::{Layout, Response};
+use crate::strategy::{Case, EventGen, LISTS, Offer, SESSIONS, Step};
+use taskproof_core::protocol::{Feature, Hello, Layout, Response};
 use taskproof_core::task::TaskId;
 use taskproof_profile::Profile;
+use taskproof_profile::compare::{describe, differences};
+use taskproof_race::model::{Judged, Sent, Timed, judge};
 use taskproof_session::{Session, SessionEvent, SessionOptions};
 use taskproof_targets::TargetSpec;
+
+/// The search's budget for one case's history from its parallel part on: a few dozen
+/// requests are searched in well under a million steps; past the budget the case's verdict
+/// is unknown, never agreed.
+pub const SEARCH_BUDGET: u64 = 2_000_000;
 
 /// One step of a history and what the oracle expected of it.
 #[derive(Debug, Clone)]
 pub struct Record {
     pub action: ResolvedStep,
+    /// The oracle's answer; for a request of a parallel part, `None` (no single answer is
+    /// expected of it: the search judges the part as a whole).
     pub expected: Option<Response>,
     /// True for the listings added after the last generated step.
     pub final_check: bool,
+    /// The lane of a parallel part's request.
+    pub lane: Option<usize>,
+    /// True from the parallel part on: judged with it, as one history.
+    pub concurrent: bool,
+    /// When the request was sent and answered, from the release of the parallel part (for
+    /// concurrent records).
+    pub timed: Option<(Duration, Duration)>,
+}
+
+impl Record {
+    fn sequential(action: ResolvedStep, expected: Option<Response>, final_check: bool) -> Record {
+        Record {
+            action,
+            expected,
+            final_check,
+            lane: None,
+            concurrent: false,
+            timed: None,
+        }
+    }
+}
+
+/// A history from a parallel part on that no order of its requests explains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unexplained {
+    /// Requests in the judged history (the parallel part's and those after it, up to the one
+    /// that could not be placed).
+    pub requests: usize,
+    /// How many the deepest order the search reached placed before it got stuck.
+    pub placed: usize,
+    /// What the model answers there, against what the target answered.
+    pub reason: String,
 }
 
 /// Where and how the target and the oracle parted.
@@ -37,29 +93,23 @@ pub struct Divergence {
     /// The target's answer, or how it broke the protocol.
     pub actual: Result<Response, String>,
     pub differences: Vec<String>,
+    /// Set when the history from a parallel part on is explained by no order of its
+    /// requests: `at` is the request the deepest order could not place.
+    pub concurrent: Option<Unexplained>,
 }
 
 impl Divergence {
     pub fn summary(&self) -> String {
+        if let Some(c) = &self.concurrent {
+            return format!(
+                "no order of the {} requests from the parallel part on explains the answers: {}",
+                c.requests, c.reason
+            );
+        }
         match &self.actual {
             Ok(_) => self.differences.join("; "),
             Err(e) => format!("target error: {e} (expected {})", describe(&self.expected)),
         }
-    }
-}
-
-/// The history so far, ending in the target's error on the last record's session step
-/// (`what`: `restart`, `clear`, …), which expected nothing but `done`.
-fn broke_at_last(records: &[Record], e: &str, what: &str, coverage: Coverage) -> History {
-    History {
-        coverage,
-        records: records.to_vec(),
-        divergence: Some(Divergence {
-            at: records.len() - 1,
-            expected: Response::Done,
-            actual: Err(e.to_string()),
-            differences: vec![format!("target error on {what}: {e}")],
-        }),
     }
 }
 
@@ -68,8 +118,19 @@ fn broke_at_last(records: &[Record], e: &str, what: &str, coverage: Coverage) ->
 pub struct History {
     pub records: Vec<Record>,
     pub divergence: Option<Divergence>,
+    /// The search ran out of budget on the history from the parallel part on: the case
+    /// neither agreed nor diverged.
+    pub unknown: bool,
     /// What the case sent and left out.
     pub coverage: Coverage,
+}
+
+impl History {
+    /// Whether the target broke (an answer outside the protocol, a session that would not
+    /// open): its sessions are not used again.
+    pub fn broke(&self) -> bool {
+        self.divergence.as_ref().is_some_and(|d| d.actual.is_err())
+    }
 }
 
 /// What the fuzzer runs against.
@@ -83,28 +144,10 @@ pub struct Setup {
     /// How long a case waits, idle, after its last generated step before the final
     /// listings (the settle phase, as in `race`): what vanishes then is lost between
     /// requests.
-    pub settle: std::time::Duration,
-}
-
-/// The sessions of one case, opened on first use.
-struct Sessions<'a> {
-    setup: &'a Setup,
-    root: &'a Path,
-    open: BTreeMap<usize, Box<dyn Session>>,
-}
-
-impl Sessions<'_> {
-    fn get(&mut self, i: usize) -> Result<&mut Box<dyn Session>, String> {
-        if !self.open.contains_key(&i) {
-            let s = self
-                .setup
-                .target
-                .open(self.root, self.setup.session_options.clone())
-                .map_err(|e| e.to_string())?;
-            self.open.insert(i, s);
-        }
-        Ok(self.open.get_mut(&i).expect("just opened"))
-    }
+    pub settle: Duration,
+    /// Run the cases of a target that declares lists on one root and its open sessions,
+    /// each case on lists of its own; `false`: a fresh root and fresh sessions per case.
+    pub reuse: bool,
 }
 
 /// Why a case could not be run at all (a divergence, a target that breaks mid-case
@@ -125,21 +168,25 @@ impl From<String> for CaseError {
     }
 }
 
-/// A case's fresh sandbox with its first session opened in it, before the case's steps are
-/// known: what a case starts from, so it can be made while the case before it runs
-/// ([`Prestart`]).
+/// A root with the target's sessions open on it: a case's start. Made fresh for each case
+/// (perhaps while the case before it runs: [`Starts`]), or kept from case to case for a
+/// target that declares lists.
 pub struct Ready {
     sandbox: tempfile::TempDir,
-    first: Result<Box<dyn Session>, String>,
+    sessions: BTreeMap<usize, Box<dyn Session>>,
+    /// The first session's hello.
+    hello: Hello,
     /// How long making it took.
-    took: std::time::Duration,
+    took: Duration,
+    /// Cases run on it so far.
+    cases: u32,
 }
 
 impl Ready {
     /// Makes a fresh sandbox under `setup.scratch` (`root/` for the target, `outside/` for
     /// what a symbolic link points at) and opens the first session on its root.
     pub fn make(setup: &Setup) -> Result<Ready, CaseError> {
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let sandbox = tempfile::Builder::new()
             .prefix("case-")
             .tempdir_in(&setup.scratch)
@@ -148,51 +195,107 @@ impl Ready {
             std::fs::create_dir_all(&d)
                 .map_err(|e| CaseError::Harness(format!("failed to make {}: {e}", d.display())))?;
         }
-        let first = setup
+        let mut first = setup
             .target
             .open(&sandbox.path().join("root"), setup.session_options.clone())
-            .map(|mut s| {
-                // A target with a server per list starts them now, off the case's time when
-                // this is made ahead.
-                s.start_ahead(&crate::strategy::LISTS);
-                s
-            })
-            .map_err(|e| e.to_string());
+            .map_err(|e| CaseError::Start(e.to_string()))?;
+        let hello = first.hello().clone();
+        // A target with a server per list starts them now, off the case's time when this is
+        // made ahead. A root kept from case to case names its lists per case instead.
+        if !reused(setup, &hello) {
+            first.start_ahead(&LISTS);
+        }
         Ok(Ready {
             sandbox,
-            first,
+            sessions: BTreeMap::from([(0, first)]),
+            hello,
             took: started.elapsed(),
+            cases: 0,
         })
+    }
+
+    fn root(&self) -> PathBuf {
+        self.sandbox.path().join("root")
+    }
+
+    /// Ends every session: killed when the target broke, closed otherwise.
+    fn end(mut self, broke: bool) {
+        for (_, mut s) in std::mem::take(&mut self.sessions) {
+            if broke {
+                s.kill();
+            } else {
+                let _ = s.close();
+            }
+        }
     }
 }
 
-/// Keeps the next case's [`Ready`] being made on another thread while a case runs: a real
-/// store's server takes about as long to start as a case takes to run, and each case still
-/// gets a fresh root and a fresh process. Off, each case makes its own when it starts.
-pub struct Prestart {
-    setup: Setup,
-    on: bool,
-    next: Option<std::thread::JoinHandle<Result<Ready, CaseError>>>,
+/// Whether cases share a root: asked for, and honest because the target keeps lists apart
+/// (it declares `lists`, which the suite's isolation scenarios judge).
+fn reused(setup: &Setup, hello: &Hello) -> bool {
+    setup.reuse && hello.has(Feature::Lists)
 }
 
-impl Prestart {
-    pub fn new(setup: &Setup, on: bool) -> Prestart {
-        Prestart {
+/// The list names the `n`-th case on a kept root sends for the fuzzer's lists.
+fn case_lists(n: u32) -> Vec<String> {
+    LISTS.iter().map(|l| format!("c{n}-{l}")).collect()
+}
+
+/// Where the cases start: one root kept from case to case ([`reused`]), or a fresh one for
+/// each, the next made on another thread while a case runs (`prestart`; a real store's
+/// server takes about as long to start as a case takes to run).
+pub struct Starts {
+    setup: Setup,
+    prestart: bool,
+    next: Option<std::thread::JoinHandle<Result<Ready, CaseError>>>,
+    kept: Option<Ready>,
+}
+
+impl Starts {
+    pub fn new(setup: &Setup, prestart: bool) -> Starts {
+        Starts {
             setup: setup.clone(),
-            on,
+            prestart,
             next: None,
+            kept: None,
         }
     }
 
-    /// The next case's start, and (when on) the one after it set going.
-    pub fn take(&mut self) -> Result<Ready, CaseError> {
+    /// Runs one case from the next start.
+    pub fn run(&mut self, case: &Case) -> Result<History, CaseError> {
+        let mut ready = match self.kept.take() {
+            Some(r) => r,
+            None => self.fresh()?,
+        };
+        let reuse = reused(&self.setup, &ready.hello);
+        let lists = reuse.then(|| case_lists(ready.cases));
+        let history = run_on(&self.setup, &mut ready, case, lists.as_deref());
+        let broke = history.as_ref().map_or(true, History::broke);
+        match lists {
+            Some(lists) if !broke => {
+                let names: Vec<&str> = lists.iter().map(String::as_str).collect();
+                for s in ready.sessions.values_mut() {
+                    s.release_lists(&names);
+                }
+                ready.cases += 1;
+                self.kept = Some(ready);
+            }
+            _ => ready.end(broke),
+        }
+        history
+    }
+
+    /// A fresh start: the one made ahead, or one made now; and (when on, and cases do not
+    /// share a root) the next one set going.
+    fn fresh(&mut self) -> Result<Ready, CaseError> {
         let ready = match self.next.take() {
             Some(h) => h
                 .join()
                 .unwrap_or_else(|_| Err(CaseError::Harness("a case's start panicked".into()))),
             None => Ready::make(&self.setup),
         };
-        if self.on {
+        let shares = ready.as_ref().is_ok_and(|r| reused(&self.setup, &r.hello));
+        if self.prestart && !shares {
             let setup = self.setup.clone();
             self.next = Some(std::thread::spawn(move || Ready::make(&setup)));
         }
@@ -200,270 +303,710 @@ impl Prestart {
     }
 }
 
-impl Drop for Prestart {
-    /// The start made for a case that never ran is ended: its session's processes killed,
-    /// its sandbox removed.
+impl Drop for Starts {
+    /// A start made for a case that never ran, and the root kept for the next case, are
+    /// ended: their sessions' processes killed or closed, their sandboxes removed.
     fn drop(&mut self) {
         if let Some(h) = self.next.take()
-            && let Ok(Ok(mut ready)) = h.join()
-            && let Ok(s) = &mut ready.first
+            && let Ok(Ok(ready)) = h.join()
         {
-            s.kill();
+            ready.end(true);
+        }
+        if let Some(ready) = self.kept.take() {
+            ready.end(false);
         }
     }
 }
 
 /// Runs one case in a fresh sandbox under `setup.scratch`.
-pub fn run_case(setup: &Setup, steps: &[Step]) -> Result<History, CaseError> {
-    run_ready(setup, Ready::make(setup)?, steps)
+pub fn run_case(setup: &Setup, case: &Case) -> Result<History, CaseError> {
+    let fresh = Setup {
+        reuse: false,
+        ..setup.clone()
+    };
+    Starts::new(&fresh, false).run(case)
 }
 
-/// Runs one case from its start (made by [`Ready::make`], perhaps ahead of time).
-pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History, CaseError> {
-    let case_started = std::time::Instant::now();
-    let Ready {
-        sandbox,
-        first,
-        took,
-    } = ready;
-    let root = sandbox.path().join("root");
-    let outside = sandbox.path().join("outside");
-    let mut oracle = FuzzOracle::new(setup.profile).ok_or_else(|| {
+/// The history from the parallel part on, as the search judges it.
+struct Judging {
+    /// The oracle as the parallel part found it.
+    before: FuzzOracle,
+    /// When the parallel part was released: the origin of every time in `history`.
+    origin: Instant,
+    history: Vec<Timed>,
+    /// The record of each request of `history`.
+    record_of: Vec<usize>,
+}
+
+/// One request of a lane, resolved before the lanes start.
+struct LaneRequest {
+    request: Value,
+    shown: Value,
+}
+
+/// What a lane's thread brings back: the session, and each request with its answer and
+/// when it was sent and answered.
+type LaneDone = (
+    Box<dyn Session>,
+    Vec<(LaneRequest, Result<Response, String>, Duration, Duration)>,
+);
+
+/// One case being run.
+struct CaseRun<'a> {
+    setup: &'a Setup,
+    ready: &'a mut Ready,
+    /// The names sent for the fuzzer's lists (`None`: the fuzzer's own).
+    lists: Option<&'a [String]>,
+    oracle: FuzzOracle,
+    ids: BTreeMap<String, Ids>,
+    offer: Offer,
+    coverage: Coverage,
+    records: Vec<Record>,
+    touched: BTreeSet<&'static str>,
+    judging: Option<Judging>,
+}
+
+/// Runs `case` on `ready`'s root and sessions; `lists` names the lists it sends when the root
+/// is shared with other cases.
+fn run_on(
+    setup: &Setup,
+    ready: &mut Ready,
+    case: &Case,
+    lists: Option<&[String]>,
+) -> Result<History, CaseError> {
+    let case_started = Instant::now();
+    let oracle = FuzzOracle::new(setup.profile).ok_or_else(|| {
         CaseError::Harness(format!(
             "profile {} has no model to fuzz against",
             setup.profile
         ))
     })?;
-    let mut ids: BTreeMap<String, Ids> = BTreeMap::new();
-    let mut sessions = Sessions {
+    let offer = Offer::from_hello(&ready.hello, true);
+    let start = if ready.cases == 0 {
+        ready.took
+    } else {
+        Duration::ZERO
+    };
+    if let Some(names) = lists {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        if let Some(s) = ready.sessions.get_mut(&0) {
+            s.start_ahead(&names);
+        }
+    }
+    let mut run = CaseRun {
         setup,
-        root: &root,
-        open: BTreeMap::new(),
+        ready,
+        lists,
+        oracle,
+        ids: BTreeMap::new(),
+        offer,
+        coverage: Coverage {
+            start,
+            ..Coverage::default()
+        },
+        records: Vec::new(),
+        touched: BTreeSet::new(),
+        judging: None,
     };
-    // The first session is open: its hello says which features and files there are.
-    sessions.open.insert(0, first.map_err(CaseError::Start)?);
-    let hello = sessions.get(0).map_err(CaseError::Start)?.hello().clone();
-    let offer = Offer::from_hello(&hello, true);
-    let mut coverage = Coverage {
-        start: took,
-        ..Coverage::default()
+    let end = run.case(case)?;
+    let mut coverage = run.coverage;
+    coverage.cases = case_started.elapsed();
+    let (divergence, unknown) = match end {
+        End::Agreed => (None, false),
+        End::Diverged(d) => (Some(*d), false),
+        End::Unknown => (None, true),
     };
-    let mut records: Vec<Record> = Vec::new();
-    let mut touched: BTreeSet<&'static str> = BTreeSet::new();
+    if unknown {
+        coverage.did("parallel part undecided (search budget)");
+    }
+    Ok(History {
+        records: run.records,
+        divergence,
+        unknown,
+        coverage,
+    })
+}
 
-    let mut actions: Vec<(ResolvedStep, bool)> = Vec::new();
-    let mut step_iter = steps.iter();
-    let mut finals_added = false;
-    loop {
-        let (action, final_check) = if let Some((a, f)) = actions.pop() {
-            (a, f)
-        } else if let Some(step) = step_iter.next() {
-            coverage.generated += 1;
+/// How a case ended.
+enum End {
+    Agreed,
+    Diverged(Box<Divergence>),
+    Unknown,
+}
+
+impl CaseRun<'_> {
+    fn case(&mut self, case: &Case) -> Result<End, CaseError> {
+        for step in &case.steps {
+            if let Some(end) = self.step(step, None)? {
+                return Ok(end);
+            }
+        }
+        if case.is_concurrent() {
+            if let Some(end) = self.parallel(&case.lanes)? {
+                return Ok(end);
+            }
+            for step in &case.then {
+                if let Some(end) = self.step(step, Some(0))? {
+                    return Ok(end);
+                }
+            }
+        }
+        self.finals()
+    }
+
+    /// The final state: every list the case touched, through the main session, after the
+    /// settle phase.
+    fn finals(&mut self) -> Result<End, CaseError> {
+        let tenths = (self.setup.settle.as_secs_f64() * 10.0).round() as u16;
+        if tenths > 0 && !self.touched.is_empty() {
+            let wait = ResolvedStep::Wait {
+                tenths,
+                settle: true,
+            };
+            if let Some(end) = self.action(wait, true)? {
+                return Ok(end);
+            }
+        }
+        for l in self.touched.clone() {
+            let v = json!({"op": "list", "list": l});
+            let listing = ResolvedStep::Send {
+                session: 0,
+                request: v.clone(),
+                shown: v,
+                bind: None,
+            };
+            if let Some(end) = self.action(listing, true)? {
+                return Ok(end);
+            }
+        }
+        Ok(End::Agreed)
+    }
+
+    /// Resolves and does one generated step; `session` overrides the step's own (the steps
+    /// after a parallel part are `main`'s).
+    fn step(&mut self, step: &Step, session: Option<usize>) -> Result<Option<End>, CaseError> {
+        self.coverage.generated += 1;
+        let r = Resolver {
+            oracle: &self.oracle,
+            ids: &self.ids,
+        };
+        let Some(mut action) = resolve(step, &r) else {
+            self.coverage
+                .leave_out("no deleted task's file to overwrite");
+            return Ok(None);
+        };
+        if let Some(l) = step_list(step) {
+            self.touched.insert(l);
+        }
+        if let (Some(i), ResolvedStep::Send { session: s, .. }) = (session, &mut action) {
+            *s = i;
+        }
+        self.action(action, false)
+    }
+
+    /// Does one resolved step (a request is first fitted to what the target offers, and may
+    /// become several).
+    fn action(
+        &mut self,
+        action: ResolvedStep,
+        final_check: bool,
+    ) -> Result<Option<End>, CaseError> {
+        let ResolvedStep::Send {
+            session,
+            mut request,
+            mut shown,
+            bind,
+        } = action
+        else {
+            return self.other(action, final_check);
+        };
+        // A field of a part the target lacks is taken out of the request; a step that
+        // cannot do without such a part is left out, not failed (§2).
+        let (dropped, rest) = match fit(&mut request, &mut shown, &self.offer) {
+            Fit::Send(dropped) => (dropped, Vec::new()),
+            Fit::Split(dropped, rest) => (dropped, rest),
+            Fit::LeaveOut(f) => {
+                self.coverage.leave_out(format!("part {}", f.as_str()));
+                return Ok(None);
+            }
+        };
+        for f in dropped {
+            *self
+                .coverage
+                .dropped
+                .entry(f.as_str().to_string())
+                .or_default() += 1;
+        }
+        if !rest.is_empty() {
+            self.coverage.did("update cut into calls apart");
+        }
+        if let Some(end) = self.send(session, request, shown, bind, final_check)? {
+            return Ok(Some(end));
+        }
+        for (request, shown) in rest {
+            if let Some(end) = self.send(session, request, shown, None, final_check)? {
+                return Ok(Some(end));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Sends one request and judges its answer: against the oracle's, or, from a parallel
+    /// part on, as one more request of the history the search judges.
+    fn send(
+        &mut self,
+        session: usize,
+        request: Value,
+        shown: Value,
+        mut bind: Option<String>,
+        final_check: bool,
+    ) -> Result<Option<End>, CaseError> {
+        let mut next = self.oracle.clone();
+        let expected = next.handle_value(&request);
+        let l = request["list"].as_str().unwrap_or_default().to_string();
+        if self.judging.is_none()
+            && let (Response::Task(t), Some("create")) =
+                (&expected, request.get("op").and_then(Value::as_str))
+        {
+            bind = Some(format!("{l}{}", t.id));
+        }
+        let asked = Instant::now();
+        let actual = self.call(session, &request);
+        let answered = Instant::now();
+        self.coverage.requests += answered - asked;
+        self.coverage.sent(&request, &actual, final_check);
+        let at = self.records.len();
+        let mut record = Record::sequential(
+            ResolvedStep::Send {
+                session,
+                request: request.clone(),
+                shown,
+                bind,
+            },
+            Some(expected.clone()),
+            final_check,
+        );
+        let answer = match actual {
+            Err(e) => {
+                record.concurrent = self.judging.is_some();
+                self.records.push(record);
+                return Ok(Some(End::Diverged(Box::new(Divergence {
+                    at,
+                    expected,
+                    actual: Err(e.clone()),
+                    differences: vec![format!("target error: {e}")],
+                    concurrent: None,
+                }))));
+            }
+            Ok(a) => a,
+        };
+        let agrees = differences(&expected, &answer).is_empty();
+        let Some(judging) = &mut self.judging else {
+            self.records.push(record);
+            if agrees {
+                self.oracle = next;
+                self.note_ids(&request, &expected);
+                return Ok(None);
+            }
+            let d = differences(&expected, &answer);
+            return Ok(Some(End::Diverged(Box::new(Divergence {
+                at,
+                expected,
+                actual: Ok(answer),
+                differences: d,
+                concurrent: None,
+            }))));
+        };
+        record.concurrent = true;
+        record.timed = Some((asked - judging.origin, answered - judging.origin));
+        judging.history.push(Timed {
+            sent: Sent {
+                who: SESSIONS[session % SESSIONS.len()].to_string(),
+                request: request.clone(),
+                answer: answer.clone(),
+            },
+            invoke: asked - judging.origin,
+            complete: answered - judging.origin,
+        });
+        judging.record_of.push(at);
+        self.records.push(record);
+        if agrees {
+            self.oracle = next;
+            self.note_ids(&request, &expected);
+            return Ok(None);
+        }
+        // The order found for the parallel part does not explain this answer; another may.
+        self.judge_history(expected, answer)
+    }
+
+    /// Searches the history from the parallel part on again; the model after the order it
+    /// finds is the oracle from now on.
+    fn judge_history(
+        &mut self,
+        expected: Response,
+        answer: Response,
+    ) -> Result<Option<End>, CaseError> {
+        let judging = self.judging.as_ref().expect("judging");
+        match judge(&judging.before, &judging.history, SEARCH_BUDGET) {
+            Judged::Explained { model, .. } => {
+                self.oracle = model;
+                self.note_created_by_history();
+                Ok(None)
+            }
+            Judged::Unknown { .. } => Ok(Some(End::Unknown)),
+            Judged::Unexplained {
+                stuck,
+                placed,
+                reason,
+                ..
+            } => {
+                let at = judging.record_of[stuck];
+                let requests = judging.history.len();
+                let actual = judging.history[stuck].sent.answer.clone();
+                Ok(Some(End::Diverged(Box::new(Divergence {
+                    at,
+                    expected,
+                    actual: Ok(if at + 1 == self.records.len() {
+                        answer
+                    } else {
+                        actual
+                    }),
+                    differences: vec![reason.clone()],
+                    concurrent: Some(Unexplained {
+                        requests,
+                        placed,
+                        reason,
+                    }),
+                }))))
+            }
+        }
+    }
+
+    /// Keeps the oracle's bookkeeping of ids after a request it explained: a created task,
+    /// and the task the request named last.
+    fn note_ids(&mut self, request: &Value, expected: &Response) {
+        let l = request["list"].as_str().unwrap_or_default().to_string();
+        if let (Response::Task(t), Some("create")) =
+            (expected, request.get("op").and_then(Value::as_str))
+        {
+            let list_ids = self.ids.entry(l).or_default();
+            list_ids.created.push(t.id);
+            list_ids.last = Some(t.id);
+        } else if let Some(id) = request
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|i| i.parse::<u64>().ok())
+            && let Some(list_ids) = self.ids.get_mut(&l)
+            && list_ids.created.contains(&TaskId(id))
+        {
+            list_ids.last = Some(TaskId(id));
+        }
+    }
+
+    /// After the search placed a parallel part: the tasks its creates made, as the target
+    /// numbered them, become tasks the later steps can name.
+    fn note_created_by_history(&mut self) {
+        let Some(judging) = &self.judging else {
+            return;
+        };
+        for t in &judging.history {
+            if let (Response::Task(task), Some("create")) = (
+                &t.sent.answer,
+                t.sent.request.get("op").and_then(Value::as_str),
+            ) {
+                let l = t.sent.request["list"].as_str().unwrap_or_default();
+                let list_ids = self.ids.entry(l.to_string()).or_default();
+                if !list_ids.created.contains(&task.id) {
+                    list_ids.created.push(task.id);
+                    list_ids.created.sort();
+                }
+            }
+        }
+    }
+
+    /// Sends through session `i`, opened if it is not, with the case's list names.
+    fn call(&mut self, i: usize, request: &Value) -> Result<Response, String> {
+        let wire = self.wire(request);
+        self.session(i)?
+            .call(&wire)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Response::from_json(&v, op_of(request)))
+    }
+
+    /// The request as sent: the fuzzer's list names replaced by the case's.
+    fn wire(&self, request: &Value) -> Value {
+        let mut wire = request.clone();
+        if let Some(names) = self.lists
+            && let Some(l) = request.get("list").and_then(Value::as_str)
+            && let Some(i) = LISTS.iter().position(|x| *x == l)
+        {
+            wire["list"] = Value::String(names[i].clone());
+        }
+        wire
+    }
+
+    /// A list's folder name on disk: the case's name for it.
+    fn folder(&self, list: &str) -> String {
+        match (self.lists, LISTS.iter().position(|x| *x == list)) {
+            (Some(names), Some(i)) => names[i].clone(),
+            _ => list.to_string(),
+        }
+    }
+
+    fn session(&mut self, i: usize) -> Result<&mut Box<dyn Session>, String> {
+        if !self.ready.sessions.contains_key(&i) {
+            let s = self
+                .setup
+                .target
+                .open(&self.ready.root(), self.setup.session_options.clone())
+                .map_err(|e| e.to_string())?;
+            self.ready.sessions.insert(i, s);
+        }
+        Ok(self.ready.sessions.get_mut(&i).expect("just opened"))
+    }
+
+    /// The parallel part: each lane's requests resolved first (against the oracle as the
+    /// sequence left it, each lane as if it ran alone), the lanes' sessions opened, then
+    /// released together, each lane sending its requests one after another on a thread of
+    /// its own. The history is then searched for an order the oracle explains.
+    fn parallel(&mut self, lanes: &[Vec<Step>]) -> Result<Option<End>, CaseError> {
+        let mut planned: Vec<Vec<LaneRequest>> = Vec::with_capacity(lanes.len());
+        for lane in lanes {
+            planned.push(self.plan_lane(lane));
+        }
+        for i in 0..planned.len() {
+            if let Err(e) = self.session(i) {
+                self.records.push(Record::sequential(
+                    ResolvedStep::Restart { session: i },
+                    None,
+                    false,
+                ));
+                return Ok(Some(broke_at_last(&self.records, &e, "open")));
+            }
+        }
+        let mut sessions: Vec<Box<dyn Session>> = (0..planned.len())
+            .map(|i| self.ready.sessions.remove(&i).expect("opened above"))
+            .collect();
+        let barrier = std::sync::Barrier::new(planned.len());
+        let origin = Instant::now();
+        let lists = self.lists;
+        let done: Vec<LaneDone> = std::thread::scope(|scope| {
+            let handles: Vec<_> = sessions
+                .drain(..)
+                .zip(planned)
+                .map(|(mut session, requests)| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        barrier.wait();
+                        let mut out = Vec::with_capacity(requests.len());
+                        for r in requests {
+                            let wire = wire_of(lists, &r.request);
+                            let invoke = origin.elapsed();
+                            let answer = session
+                                .call(&wire)
+                                .map_err(|e| e.to_string())
+                                .and_then(|v| Response::from_json(&v, op_of(&r.request)));
+                            let complete = origin.elapsed();
+                            let broke = answer.is_err();
+                            out.push((r, answer, invoke, complete));
+                            if broke {
+                                break;
+                            }
+                        }
+                        (session, out)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a lane does not panic"))
+                .collect()
+        });
+        self.coverage.did("parallel part");
+        let mut all = Vec::new();
+        for (i, (session, out)) in done.into_iter().enumerate() {
+            self.ready.sessions.insert(i, session);
+            all.extend(out.into_iter().map(|x| (i, x)));
+        }
+        all.sort_by_key(|(_, (_, _, invoke, _))| *invoke);
+        self.coverage.met_interleaving(
+            &all.iter()
+                .map(|(lane, (_, _, invoke, complete))| (*lane, *invoke, *complete))
+                .collect::<Vec<_>>(),
+        );
+        let mut judging = Judging {
+            before: self.oracle.clone(),
+            origin,
+            history: Vec::with_capacity(all.len()),
+            record_of: Vec::with_capacity(all.len()),
+        };
+        let mut broken: Option<(usize, String)> = None;
+        for (lane, (r, answer, invoke, complete)) in all {
+            self.coverage.sent(&r.request, &answer, false);
+            self.coverage.concurrent += 1;
+            self.coverage.requests += complete.saturating_sub(invoke);
+            if let Some(l) = r.request.get("list").and_then(Value::as_str)
+                && let Some(l) = LISTS.iter().find(|x| **x == l)
+            {
+                self.touched.insert(l);
+            }
+            let at = self.records.len();
+            self.records.push(Record {
+                action: ResolvedStep::Send {
+                    session: lane,
+                    request: r.request.clone(),
+                    shown: r.shown,
+                    bind: None,
+                },
+                expected: None,
+                final_check: false,
+                lane: Some(lane),
+                concurrent: true,
+                timed: Some((invoke, complete)),
+            });
+            match answer {
+                Ok(answer) => {
+                    judging.history.push(Timed {
+                        sent: Sent {
+                            who: SESSIONS[lane % SESSIONS.len()].to_string(),
+                            request: r.request,
+                            answer,
+                        },
+                        invoke,
+                        complete,
+                    });
+                    judging.record_of.push(at);
+                }
+                Err(e) => {
+                    broken.get_or_insert((at, e));
+                }
+            }
+        }
+        if let Some((at, e)) = broken {
+            self.records.truncate(at + 1);
+            return Ok(Some(End::Diverged(Box::new(Divergence {
+                at,
+                expected: Response::Done,
+                actual: Err(e.clone()),
+                differences: vec![format!("target error: {e}")],
+                concurrent: None,
+            }))));
+        }
+        self.judging = Some(judging);
+        self.judge_history(Response::Done, Response::Done)
+    }
+
+    /// Resolves a lane's steps against a copy of the oracle, as if the lane ran alone; an
+    /// id the lane's own creates would take is written as a number, not a variable (which
+    /// task gets it depends on the order the lanes meet).
+    fn plan_lane(&mut self, lane: &[Step]) -> Vec<LaneRequest> {
+        let mut oracle = self.oracle.clone();
+        let mut ids = self.ids.clone();
+        let mut out = Vec::new();
+        for step in lane {
+            self.coverage.generated += 1;
             let r = Resolver {
                 oracle: &oracle,
                 ids: &ids,
             };
-            match resolve(step, &r) {
-                Some(a) => {
-                    if let Step::Create { list, .. }
-                    | Step::Get { list, .. }
-                    | Step::Update { list, .. }
-                    | Step::Delete { list, .. }
-                    | Step::List { list, .. }
-                    | Step::Claim { list, .. } = step
-                    {
-                        touched.insert(Resolver::list_name(*list));
-                    }
-                    (a, false)
-                }
-                None => {
-                    coverage.leave_out("no deleted task's file to overwrite");
+            let Some(ResolvedStep::Send {
+                mut request,
+                mut shown,
+                ..
+            }) = resolve(step, &r)
+            else {
+                self.coverage.leave_out("not a request, in a parallel part");
+                continue;
+            };
+            let (dropped, rest) = match fit(&mut request, &mut shown, &self.offer) {
+                Fit::Send(dropped) => (dropped, Vec::new()),
+                Fit::Split(dropped, rest) => (dropped, rest),
+                Fit::LeaveOut(f) => {
+                    self.coverage.leave_out(format!("part {}", f.as_str()));
                     continue;
                 }
+            };
+            for f in dropped {
+                *self
+                    .coverage
+                    .dropped
+                    .entry(f.as_str().to_string())
+                    .or_default() += 1;
             }
-        } else if !finals_added {
-            finals_added = true;
-            // The final state: every list the sequence touched, through the main session,
-            // after the settle phase (pushed last, so popped first).
-            for l in touched.iter().rev() {
-                let v = json!({"op": "list", "list": l});
-                actions.push((
-                    ResolvedStep::Send {
-                        session: 0,
-                        request: v.clone(),
-                        shown: v,
-                        bind: None,
-                    },
-                    true,
-                ));
-            }
-            let tenths = (setup.settle.as_secs_f64() * 10.0).round() as u16;
-            if tenths > 0 && !touched.is_empty() {
-                actions.push((
-                    ResolvedStep::Wait {
-                        tenths,
-                        settle: true,
-                    },
-                    true,
-                ));
-            }
-            continue;
-        } else {
-            break;
-        };
-        let mut action = action;
-        match &mut action {
-            ResolvedStep::Send {
-                session,
-                request,
-                shown,
-                bind,
-            } => {
-                // A field of a part the target lacks is taken out of the request; a step that
-                // cannot do without such a part is left out, not failed (§2).
-                let (dropped, rest) = match fit(request, shown, &offer) {
-                    Fit::Send(dropped) => (dropped, Vec::new()),
-                    Fit::Split(dropped, rest) => (dropped, rest),
-                    Fit::LeaveOut(f) => {
-                        coverage.leave_out(format!("part {}", f.as_str()));
-                        continue;
-                    }
-                };
-                for f in dropped {
-                    *coverage.dropped.entry(f.as_str().to_string()).or_default() += 1;
-                }
-                if !rest.is_empty() {
-                    coverage.did("update cut into calls apart");
-                }
-                // The later parts go next, before any other step (popped last first).
-                for (request, shown) in rest.into_iter().rev() {
-                    actions.push((
-                        ResolvedStep::Send {
-                            session: *session,
-                            request,
-                            shown,
-                            bind: None,
-                        },
-                        final_check,
-                    ));
-                }
-                let expected = oracle.handle_value(request);
+            for (request, shown) in std::iter::once((request, shown)).chain(rest) {
+                let expected = oracle.handle_value(&request);
                 let l = request["list"].as_str().unwrap_or_default().to_string();
                 if let (Response::Task(t), Some("create")) =
                     (&expected, request.get("op").and_then(Value::as_str))
                 {
-                    let list_ids = ids.entry(l.clone()).or_default();
+                    let list_ids = ids.entry(l).or_default();
                     list_ids.created.push(t.id);
                     list_ids.last = Some(t.id);
-                    *bind = Some(format!("{l}{}", t.id));
-                } else if let Some(id) = request
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .and_then(|i| i.parse::<u64>().ok())
-                    && let Some(list_ids) = ids.get_mut(&l)
-                    && list_ids.created.contains(&TaskId(id))
-                {
-                    list_ids.last = Some(TaskId(id));
                 }
-                let asked = std::time::Instant::now();
-                let actual = sessions
-                    .get(*session)
-                    .and_then(|s| s.call(request).map_err(|e| e.to_string()))
-                    .and_then(|v| Response::from_json(&v, op_of(request)));
-                coverage.requests += asked.elapsed();
-                coverage.sent(request, &actual, final_check);
-                let divergence = match &actual {
-                    Err(e) => Some(Divergence {
-                        at: records.len(),
-                        expected: expected.clone(),
-                        actual: Err(e.clone()),
-                        differences: vec![format!("target error: {e}")],
-                    }),
-                    Ok(a) => {
-                        let d = differences(&expected, a);
-                        (!d.is_empty()).then(|| Divergence {
-                            at: records.len(),
-                            expected: expected.clone(),
-                            actual: Ok(a.clone()),
-                            differences: d,
-                        })
-                    }
-                };
-                records.push(Record {
-                    action: action.clone(),
-                    expected: Some(expected),
-                    final_check,
-                });
-                if divergence.is_some() {
-                    coverage.cases = case_started.elapsed();
-                    return Ok(History {
-                        records,
-                        divergence,
-                        coverage,
-                    });
-                }
+                let shown = unbind(shown, &self.ids);
+                out.push(LaneRequest { request, shown });
             }
+        }
+        out
+    }
+
+    /// Restarts, waits, session events and files written by another program.
+    fn other(&mut self, action: ResolvedStep, final_check: bool) -> Result<Option<End>, CaseError> {
+        let root = self.ready.root();
+        let outside = self.ready.sandbox.path().join("outside");
+        let claude_layout = self.ready.hello.layout == Layout::ClaudeCode;
+        match &action {
+            ResolvedStep::Send { .. } => unreachable!("sends are handled by the caller"),
             ResolvedStep::Restart { session } => {
                 let session = *session;
                 // Only a session that is open can be restarted; otherwise nothing happens.
-                let Some(mut s) = sessions.open.remove(&session) else {
-                    coverage.leave_out("restart of a session not open");
-                    continue;
+                let Some(mut s) = self.ready.sessions.remove(&session) else {
+                    self.coverage.leave_out("restart of a session not open");
+                    return Ok(None);
                 };
-                coverage.did("restart");
+                self.coverage.did("restart");
                 s.kill();
                 drop(s);
-                records.push(Record {
-                    action: action.clone(),
-                    expected: None,
-                    final_check,
-                });
-                if let Err(e) = sessions.get(session) {
-                    return Ok(broke_at_last(&records, &e, "restart", coverage));
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
+                if let Err(e) = self.session(session) {
+                    return Ok(Some(broke_at_last(&self.records, &e, "restart")));
                 }
             }
             ResolvedStep::Wait { tenths, settle } => {
-                coverage.did(if *settle { "settle" } else { "wait" });
-                std::thread::sleep(std::time::Duration::from_millis(u64::from(*tenths) * 100));
-                records.push(Record {
-                    action,
-                    expected: None,
-                    final_check,
-                });
+                self.coverage.did(if *settle { "settle" } else { "wait" });
+                std::thread::sleep(Duration::from_millis(u64::from(*tenths) * 100));
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
             }
             ResolvedStep::Event { session, event } => {
                 let (session, event) = (*session, *event);
                 // Only a session that is open has a conversation to act on.
-                if !sessions.open.contains_key(&session) {
-                    coverage.leave_out(format!("{} of a session not open", event.name()));
-                    continue;
+                if !self.ready.sessions.contains_key(&session) {
+                    self.coverage
+                        .leave_out(format!("{} of a session not open", event.name()));
+                    return Ok(None);
                 }
-                coverage.did(event.name());
-                records.push(Record {
-                    action: action.clone(),
-                    expected: None,
-                    final_check,
-                });
-                if let Err(e) = session_event(&mut sessions, session, event) {
-                    return Ok(broke_at_last(&records, &e, event.name(), coverage));
+                self.coverage.did(event.name());
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
+                if let Err(e) = self.session_event(session, event) {
+                    return Ok(Some(broke_at_last(&self.records, &e, event.name())));
                 }
             }
             ResolvedStep::Garbage { list, id } => {
-                if hello.layout != Layout::ClaudeCode {
-                    coverage.leave_out("files in an opaque layout");
-                    continue;
+                if !claude_layout {
+                    self.coverage.leave_out("files in an opaque layout");
+                    return Ok(None);
                 }
-                coverage.did("garbage file");
-                let path = task_path(&root, list, *id);
+                self.coverage.did("garbage file");
+                let path = task_path(&root, &self.folder(list), *id);
                 write(&path, b"{\"id\": \"")?;
-                oracle
+                self.oracle
                     .corrupt
                     .insert((list.parse().expect("valid"), *id), Damage::Garbage);
-                records.push(Record {
-                    action,
-                    expected: None,
-                    final_check,
-                });
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
             }
             ResolvedStep::Symlink {
                 list,
@@ -471,14 +1014,14 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
                 outside: name,
                 content,
             } => {
-                if hello.layout != Layout::ClaudeCode {
-                    coverage.leave_out("files in an opaque layout");
-                    continue;
+                if !claude_layout {
+                    self.coverage.leave_out("files in an opaque layout");
+                    return Ok(None);
                 }
-                coverage.did("symbolic link");
-                let target = outside.join(&*name);
+                self.coverage.did("symbolic link");
+                let target = outside.join(name);
                 write(&target, content.to_string().as_bytes())?;
-                let path = task_path(&root, list, *id);
+                let path = task_path(&root, &self.folder(list), *id);
                 let _ = std::fs::remove_file(&path);
                 // A store that keeps its files elsewhere (a mutant, an opaque-minded store
                 // behind a claude-code hello) may have no folder for the list.
@@ -490,24 +1033,21 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
                 std::os::unix::fs::symlink(&target, &path)
                     .map_err(|e| format!("failed to link {}: {e}", path.display()))
                     .map_err(CaseError::Harness)?;
-                oracle
+                self.oracle
                     .corrupt
                     .insert((list.parse().expect("valid"), *id), Damage::Symlink);
-                records.push(Record {
-                    action,
-                    expected: None,
-                    final_check,
-                });
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
             }
             ResolvedStep::WriteTask { list, id, task } => {
-                if hello.layout != Layout::ClaudeCode {
-                    coverage.leave_out("files in an opaque layout");
-                    continue;
+                if !claude_layout {
+                    self.coverage.leave_out("files in an opaque layout");
+                    return Ok(None);
                 }
-                coverage.did("task rewritten by another program");
+                self.coverage.did("task rewritten by another program");
                 let mut bytes = serde_json::to_vec_pretty(task).expect("values serialize");
                 bytes.push(b'\n');
-                write(&task_path(&root, list, *id), &bytes)?;
+                write(&task_path(&root, &self.folder(list), *id), &bytes)?;
                 let extra: Map<String, Value> = task
                     .as_object()
                     .expect("object")
@@ -515,57 +1055,112 @@ pub fn run_ready(setup: &Setup, ready: Ready, steps: &[Step]) -> Result<History,
                     .filter(|(k, _)| !taskproof_core::task::TASK_FIELDS.contains(&k.as_str()))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                oracle
+                self.oracle
                     .extras
                     .insert((list.parse().expect("valid"), *id), extra);
-                records.push(Record {
-                    action,
-                    expected: None,
-                    final_check,
-                });
+                self.records
+                    .push(Record::sequential(action.clone(), None, final_check));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Does `event` on open session `i` the way the scenario runner does: an agent session
+    /// acts on it as its user would; a connection to a store has no conversation to clear or
+    /// compact, and its exit and resume are a close and a new connection.
+    fn session_event(&mut self, i: usize, event: EventGen) -> Result<(), String> {
+        let s = self
+            .ready
+            .sessions
+            .get_mut(&i)
+            .expect("the caller checked it is open");
+        match event {
+            EventGen::Clear | EventGen::Compact => {
+                let e = if event == EventGen::Clear {
+                    SessionEvent::Clear
+                } else {
+                    SessionEvent::Compact
+                };
+                s.event(e).map(|_| ()).map_err(|e| e.to_string())
+            }
+            EventGen::ExitResume => {
+                if s.event(SessionEvent::Exit).map_err(|e| e.to_string())? {
+                    if s.event(SessionEvent::Resume).map_err(|e| e.to_string())? {
+                        return Ok(());
+                    }
+                } else {
+                    s.close().map_err(|e| e.to_string())?;
+                }
+                self.ready.sessions.remove(&i);
+                self.session(i).map(|_| ())
             }
         }
     }
-    for (_, mut s) in std::mem::take(&mut sessions.open) {
-        let _ = s.close();
-    }
-    coverage.cases = case_started.elapsed();
-    Ok(History {
-        records,
-        divergence: None,
-        coverage,
-    })
 }
 
-/// Does `event` on open session `i` the way the scenario runner does: an agent session
-/// acts on it as its user would; a connection to a store has no conversation to clear or
-/// compact, and its exit and resume are a close and a new connection.
-fn session_event(sessions: &mut Sessions<'_>, i: usize, event: EventGen) -> Result<(), String> {
-    let s = sessions
-        .open
-        .get_mut(&i)
-        .expect("the caller checked it is open");
-    match event {
-        EventGen::Clear | EventGen::Compact => {
-            let e = if event == EventGen::Clear {
-                SessionEvent::Clear
-            } else {
-                SessionEvent::Compact
-            };
-            s.event(e).map(|_| ()).map_err(|e| e.to_string())
-        }
-        EventGen::ExitResume => {
-            if s.event(SessionEvent::Exit).map_err(|e| e.to_string())? {
-                if s.event(SessionEvent::Resume).map_err(|e| e.to_string())? {
-                    return Ok(());
-                }
-            } else {
-                s.close().map_err(|e| e.to_string())?;
-            }
-            sessions.open.remove(&i);
-            sessions.get(i).map(|_| ())
-        }
+/// The list a generated request names, if it is one of the fuzzer's.
+fn step_list(step: &Step) -> Option<&'static str> {
+    match step {
+        Step::Create { list, .. }
+        | Step::Get { list, .. }
+        | Step::Update { list, .. }
+        | Step::Delete { list, .. }
+        | Step::List { list, .. }
+        | Step::Claim { list, .. } => Some(Resolver::list_name(*list)),
+        _ => None,
     }
+}
+
+/// The request as sent on a root shared by cases ([`CaseRun::wire`], for a lane's thread).
+fn wire_of(lists: Option<&[String]>, request: &Value) -> Value {
+    let mut wire = request.clone();
+    if let Some(names) = lists
+        && let Some(l) = request.get("list").and_then(Value::as_str)
+        && let Some(i) = LISTS.iter().position(|x| *x == l)
+    {
+        wire["list"] = Value::String(names[i].clone());
+    }
+    wire
+}
+
+/// `shown` with every variable that names a task the sequence did not create (one a lane's
+/// own create would take) written as the plain id.
+fn unbind(shown: Value, ids: &BTreeMap<String, Ids>) -> Value {
+    match shown {
+        Value::String(s) => {
+            let bound = s
+                .strip_prefix("${")
+                .and_then(|x| x.strip_suffix('}'))
+                .and_then(|var| {
+                    let split = var.find(|c: char| c.is_ascii_digit())?;
+                    let (l, n) = var.split_at(split);
+                    Some((l.to_string(), n.parse::<u64>().ok()?))
+                });
+            match bound {
+                Some((l, n)) if !ids.get(&l).is_some_and(|i| i.created.contains(&TaskId(n))) => {
+                    Value::String(n.to_string())
+                }
+                _ => Value::String(s),
+            }
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(|v| unbind(v, ids)).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, unbind(v, ids))).collect())
+        }
+        other => other,
+    }
+}
+
+/// The end of a case whose target broke on the last record's session step (`what`:
+/// `restart`, `clear`, …), which expected nothing but `done`.
+fn broke_at_last(records: &[Record], e: &str, what: &str) -> End {
+    End::Diverged(Box::new(Divergence {
+        at: records.len() - 1,
+        expected: Response::Done,
+        actual: Err(e.to_string()),
+        differences: vec![format!("target error on {what}: {e}")],
+        concurrent: None,
+    }))
 }
 
 fn task_path(root: &Path, list: &str, id: TaskId) -> PathBuf {

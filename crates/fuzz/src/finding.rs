@@ -6,17 +6,17 @@
 //! before it expect just success or the error kind the oracle gave, so the file reads as
 //! "do this, this, this, and then this must come back".
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
 use crate::driver::{Divergence, History, ResolvedStep};
-use crate::oracle::difference_fields;
 use crate::strategy::{EventGen, SESSIONS};
 use taskproof_core::protocol::{ErrorKind, Response};
 use taskproof_core::rule::Rule;
 use taskproof_core::task::{Task, TaskId};
 use taskproof_profile::Profile;
+use taskproof_profile::compare::difference_fields;
 
 /// A written-up divergence.
 #[derive(Debug, Clone)]
@@ -99,6 +99,9 @@ fn task_file(vars: &Vars, list: &str, id: TaskId) -> String {
 /// The rules a divergence involves: from the error the oracle expected, or else from what
 /// the request did and which fields differ, with the history for context.
 pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
+    if d.concurrent.is_some() {
+        return concurrent_rules(history, d);
+    }
     let mut out: BTreeSet<Rule> = BTreeSet::new();
     let ResolvedStep::Send { request, .. } = &history.records[d.at].action else {
         return vec![Rule::S14];
@@ -256,6 +259,24 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
 }
 
 /// A stable 64-bit FNV-1a hash, so fingerprints do not change between builds or platforms.
+/// The rules a history no order explains involves: S19 (operations from several sessions
+/// are linearizable), and S20 when the request that could not be placed is a claim, S1 when
+/// it is a create whose id differs (an id handed out twice).
+fn concurrent_rules(history: &History, d: &Divergence) -> Vec<Rule> {
+    let mut out = vec![Rule::S19];
+    if let ResolvedStep::Send { request, .. } = &history.records[d.at].action {
+        match request.get("op").and_then(Value::as_str) {
+            Some("claim") => out.push(Rule::S20),
+            Some("create") if d.differences.iter().any(|x| x.contains("field id")) => {
+                out.push(Rule::S1)
+            }
+            _ => {}
+        }
+    }
+    out.sort_by_key(|r| r.as_str());
+    out
+}
+
 fn fnv1a(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
@@ -286,6 +307,15 @@ pub fn fingerprint(history: &History, d: &Divergence, rules: &[Rule]) -> String 
         Ok(r) => kind(r),
         Err(_) => "protocol-error".into(),
     };
+    if d.concurrent.is_some() {
+        // What diverged: which request no order could place, how the target answered it,
+        // and the rules; the model's answer depends on the order the search reached.
+        let text = format!(
+            "concurrent|{op}|{actual}|{}",
+            taskproof_core::rule::join(rules, ",")
+        );
+        return format!("{:012x}", fnv1a(&text) >> 16);
+    }
     let fields: Vec<String> = difference_fields(&d.differences).into_iter().collect();
     let text = format!(
         "{op}|{}|{actual}|{}|{}",
@@ -310,7 +340,13 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     let fingerprint = fingerprint(history, d, &rules);
     let mut vars = Vars::default();
     let mut steps = Vec::new();
-    for (i, rec) in history.records[..=d.at].iter().enumerate() {
+    let sequential = history
+        .records
+        .iter()
+        .position(|r| r.concurrent)
+        .unwrap_or(d.at + 1)
+        .min(d.at + 1);
+    for (i, rec) in history.records[..sequential].iter().enumerate() {
         let diverging = i == d.at;
         match &rec.action {
             ResolvedStep::Send {
@@ -400,6 +436,9 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
             }
         }
     }
+    if sequential <= d.at {
+        steps.push(concurrent_block(history, d, sequential));
+    }
     let op = match &history.records[d.at].action {
         ResolvedStep::Send { request, .. } => {
             request["op"].as_str().unwrap_or("request").to_string()
@@ -423,11 +462,46 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
     })
 }
 
+/// The history from its parallel part on as a scenario's `concurrent` block: each lane's
+/// requests in order (`sends`), what `main` sent after them (`then`, the final listings
+/// included, up to the last request the case sent), judged as one history against the
+/// profile's model (`verify: linearizable`): the block fails when no order of its requests
+/// explains the answers, whatever order the race takes when it is replayed.
+fn concurrent_block(history: &History, d: &Divergence, from: usize) -> Value {
+    let mut lanes: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
+    let mut then = Vec::new();
+    for rec in &history.records[from..] {
+        let ResolvedStep::Send { session, shown, .. } = &rec.action else {
+            continue;
+        };
+        match rec.lane {
+            Some(lane) => lanes.entry(lane).or_default().push(shown.clone()),
+            None => {
+                let mut step = Map::new();
+                if *session != 0 {
+                    step.insert("session".into(), json!(SESSIONS[*session]));
+                }
+                step.insert("send".into(), shown.clone());
+                then.push(Value::Object(step));
+            }
+        }
+    }
+    let lanes: Vec<Value> = lanes
+        .into_iter()
+        .map(|(lane, sends)| json!({"session": SESSIONS[lane % SESSIONS.len()], "sends": sends}))
+        .collect();
+    let mut block = json!({"lanes": lanes, "verify": "linearizable"});
+    if !then.is_empty() {
+        block["then"] = Value::Array(then);
+    }
+    json!({"concurrent": block, "note": format!("found: {}", d.summary())})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::driver::{Setup, run_case};
-    use crate::strategy::{Ref, Step, Subject};
+    use crate::strategy::{Case, Ref, Step, Subject};
     use taskproof_session::SessionOptions;
     use taskproof_store::Mutant;
     use taskproof_targets::TargetSpec;
@@ -455,8 +529,9 @@ mod tests {
             },
             scratch: scratch.path().to_path_buf(),
             settle: std::time::Duration::ZERO,
+            reuse: false,
         };
-        let history = run_case(&setup, steps).unwrap();
+        let history = run_case(&setup, &Case::sequence(steps.to_vec())).unwrap();
         finding(&history, 7, Profile::Strict).expect("no-mirror diverges")
     }
 

@@ -175,6 +175,12 @@ fn found(plan: &Plan, f: &Found, color: bool) -> String {
         s.elapsed.as_secs_f64(),
         shrink_bound(plan, s.stopped)
     );
+    if let Some((failed, of)) = f.replays {
+        let _ = writeln!(
+            out,
+            "a race: its scenario failed in {failed} of {of} replays (--replays), so a replay that passes proves nothing"
+        );
+    }
     match &f.written {
         Written::New(p) => {
             let _ = writeln!(out, "wrote {}", p.display());
@@ -211,17 +217,29 @@ pub fn replay(plan: &Plan, f: &Found) -> String {
         Profile::Strict => Profile::Strict.to_string(),
         other => format!("written:{other}"),
     };
-    format!(
+    let mut line = format!(
         "taskproof run {} --target {} --profile {profile}",
-        f.written.path().display(),
+        shell_word(&f.written.path().display().to_string()),
         shell_word(&plan.setup.target.to_string()),
-    )
+    );
+    if let Some(m) = &plan.mapping {
+        let _ = write!(line, " --mapping {}", shell_word(&m.display().to_string()));
+    }
+    line
 }
 
 /// The last line of a run.
 pub fn summary(plan: &Plan, r: &Report) -> String {
     let rate = f64::from(r.cases) / r.elapsed.as_secs_f64().max(1e-9);
     let (profile, seed) = (plan.setup.profile, plan.seed);
+    let undecided = if r.unknown > 0 {
+        format!(
+            "; {} concurrent cases undecided (the search ran out of budget), counted as neither",
+            r.unknown
+        )
+    } else {
+        String::new()
+    };
     if r.found.is_empty() && r.unconfirmed.is_empty() && r.known.is_empty() {
         let stopped = if r.out_of_time {
             " (stopped at --time-limit)"
@@ -229,8 +247,8 @@ pub fn summary(plan: &Plan, r: &Report) -> String {
             ""
         };
         return format!(
-            "{} cases{stopped} agreed with the {profile} model ({}), seed {seed}",
-            r.cases,
+            "{} cases{stopped} agreed with the {profile} model ({}), seed {seed}{undecided}",
+            r.cases.saturating_sub(r.unknown),
             rate_words(rate)
         );
     }
@@ -264,7 +282,7 @@ pub fn summary(plan: &Plan, r: &Report) -> String {
         ""
     };
     format!(
-        "{} cases{stopped}: {} ({}), seed {seed}",
+        "{} cases{stopped}: {} ({}), seed {seed}{undecided}",
         r.cases,
         parts.join(", "),
         rate_words(rate)
@@ -338,6 +356,15 @@ pub fn coverage(c: &Coverage) -> String {
     if !c.other.is_empty() {
         let _ = writeln!(out, "also done: {}", counts(&c.other));
     }
+    if c.concurrent > 0 {
+        let _ = writeln!(
+            out,
+            "concurrent: {} requests in parallel parts, {} pairs of them in flight at once, {} distinct interleavings",
+            c.concurrent,
+            c.overlapping,
+            c.interleavings.len()
+        );
+    }
     if !c.cases.is_zero() {
         let _ = writeln!(
             out,
@@ -399,7 +426,19 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
             start_ms: r.coverage.start.as_millis() as u64,
             requests_ms: r.coverage.requests.as_millis() as u64,
             cases_ms: r.coverage.cases.as_millis() as u64,
+            concurrent: r.coverage.concurrent,
+            overlapping: r.coverage.overlapping,
+            interleavings: r.coverage.interleavings.len() as u64,
         },
+        parallel_lanes: if plan.parallel.is_on() {
+            plan.parallel.lanes
+        } else {
+            0
+        },
+        parallel_steps: plan.parallel.steps,
+        concurrent_cases: r.concurrent_cases,
+        unknown_cases: r.unknown,
+        reused_root: r.reused_root,
         found: r
             .found
             .iter()
@@ -426,6 +465,8 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
                         .into()
                     }),
                 },
+                replays: f.replays.map(|(_, of)| of),
+                failed_replays: f.replays.map(|(failed, _)| failed),
             })
             .collect(),
         unconfirmed: r

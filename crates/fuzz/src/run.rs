@@ -26,10 +26,10 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::coverage::Coverage;
-use crate::driver::{CaseError, History, Prestart, Setup, run_ready};
+use crate::driver::{CaseError, History, Setup, Starts};
 use crate::finding::{Finding, finding, fingerprint_of};
 use crate::known::{KnownEntry, KnownFindings};
-use crate::strategy::{BetweenRequests, Offer, Step, steps};
+use crate::strategy::{BetweenRequests, Case, Offer, Parallel, Step, cases};
 use taskproof_report::Event;
 use taskproof_report::result::{Outcome, TargetInfo};
 use taskproof_scenario::{RunConfig, probe, run_scenario};
@@ -63,6 +63,11 @@ pub struct Plan {
     pub files: bool,
     /// Waits and session events in the generated sequences.
     pub between: BetweenRequests,
+    /// The parallel part of concurrent cases ([`Parallel::OFF`]: every case a sequence).
+    pub parallel: Parallel,
+    /// How many times a concurrent finding's scenario is replayed: a race shows in some
+    /// replays and not others, and the finding says in how many.
+    pub replays: u32,
     pub shrink: ShrinkLimit,
     /// Findings to leave out.
     pub known: KnownFindings,
@@ -71,11 +76,13 @@ pub struct Plan {
     /// Start no case after this much wall time since the run began (shrinking and replays
     /// count; `None`: run every case).
     pub time_limit: Option<Duration>,
-    /// Make each case's sandbox and first session while the case before it runs
-    /// ([`Prestart`]).
+    /// Make each case's sandbox and first session while the case before it runs, when
+    /// cases do not share a root ([`Starts`]).
     pub prestart: bool,
     /// Where findings are written, `fuzz-FINGERPRINT.json` each.
     pub out: PathBuf,
+    /// The target's mapping file (`--mapping`), which a finding's replay line names.
+    pub mapping: Option<PathBuf>,
 }
 
 /// Which bound ended shrinking before it ran out of simpler sequences.
@@ -124,6 +131,8 @@ pub struct Found {
     pub after: Duration,
     pub shrink: ShrinkReport,
     pub written: Written,
+    /// For a concurrent finding: in how many of how many replays its scenario failed.
+    pub replays: Option<(u32, u32)>,
 }
 
 /// A divergence that did not happen again when its scenario was replayed.
@@ -208,6 +217,13 @@ pub struct Report {
     pub repeats: BTreeMap<String, u32>,
     /// Fingerprint -> cases that met a known finding.
     pub known: BTreeMap<String, u32>,
+    /// Concurrent cases whose history the search could not decide within its budget:
+    /// neither agreed nor diverged.
+    pub unknown: u32,
+    /// Concurrent cases run (the rest were sequences).
+    pub concurrent_cases: u32,
+    /// Whether the cases shared one root, each on lists of its own.
+    pub reused_root: bool,
     /// True when `max_findings` ended the run early.
     pub stopped_early: bool,
     /// True when `time_limit` ended the run before its last case.
@@ -296,12 +312,14 @@ pub fn fuzz(plan: &Plan, on_event: &mut dyn FnMut(&FuzzEvent<'_>)) -> Result<Rep
         }
     };
     let offer = Offer::from_hello(&hello, plan.files);
+    let reused_root = plan.setup.reuse && hello.has(taskproof_core::protocol::Feature::Lists);
     on_event(&FuzzEvent::Started {
         plan,
         offer: &offer,
     });
     let mut report = run_cases(plan, &offer, &mut replayer, started, on_event)?;
     report.offer = Some(offer);
+    report.reused_root = reused_root;
     report.elapsed = started.elapsed();
     on_event(&FuzzEvent::Finished {
         plan,
@@ -318,9 +336,9 @@ fn run_cases(
     on_event: &mut dyn FnMut(&FuzzEvent<'_>),
 ) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
-    let strategy = steps(plan.steps, offer, true, plan.between);
+    let strategy = cases(plan.steps, offer, true, plan.between, plan.parallel);
     let mut report = Report::default();
-    let mut starts = Prestart::new(&plan.setup, plan.prestart);
+    let mut starts = Starts::new(&plan.setup, plan.prestart);
     // Fingerprints met so far: found, or not confirmed.
     let mut met: BTreeSet<String> = BTreeSet::new();
     for case in 1..=plan.cases {
@@ -331,17 +349,35 @@ fn run_cases(
         let mut tree = strategy
             .new_tree(&mut generator)
             .map_err(|e| RunError::Harness(format!("failed to generate case {case}: {e}")))?;
-        let history = run_ready(&plan.setup, starts.take()?, &tree.current())?;
+        let current = tree.current();
+        let history = starts.run(&current)?;
         let after = started.elapsed();
         report.coverage.add(&history.coverage);
         report.cases = case;
+        report.concurrent_cases += u32::from(current.is_concurrent());
+        report.unknown += u32::from(history.unknown);
         on_event(&FuzzEvent::Progress {
             cases: case,
             shrinking: None,
         });
-        let Some(fp) = fingerprint_of(&history) else {
+        let Some(mut fp) = fingerprint_of(&history) else {
             continue;
         };
+        // A parallel part no order explains may be a sequence's bug met in a concurrent
+        // case: the same requests one after another show it too, and it is that sequence's
+        // finding, labelled by what diverged there, and shrunk and replayed as a sequence.
+        let mut history = history;
+        let mut serial = false;
+        if history
+            .divergence
+            .as_ref()
+            .is_some_and(|d| d.concurrent.is_some())
+        {
+            let sequence = starts.run(&current.serialized())?;
+            if let Some(seq_fp) = fingerprint_of(&sequence) {
+                (history, fp, serial) = (sequence, seq_fp, true);
+            }
+        }
         if let Some(entry) = plan.known.get(&fp) {
             let n = report.known.entry(fp.clone()).or_default();
             if *n == 0 {
@@ -365,7 +401,7 @@ fn run_cases(
             cases: case,
             shrinking: Some(&fp),
         });
-        let (history, shrink) = shrink(plan, &mut starts, &mut tree, history, &fp)?;
+        let (history, shrink) = shrink(plan, &mut starts, &mut tree, history, &fp, serial)?;
         let finding = finding(&history, plan.seed, plan.setup.profile)
             .expect("a shrunk history keeps its divergence");
         match replayer.replay(&finding, &history)? {
@@ -382,7 +418,7 @@ fn run_cases(
                 });
                 report.unconfirmed.push(u);
             }
-            Ok(()) => {
+            Ok(replays) => {
                 let path = finding_path(&plan.out, &finding);
                 let new = write_finding(&plan.out, &finding).map_err(|e| {
                     RunError::Harness(format!("failed to write {}: {e}", path.display()))
@@ -397,6 +433,7 @@ fn run_cases(
                     } else {
                         Written::Existing(path)
                     },
+                    replays,
                 };
                 on_event(&FuzzEvent::Finding {
                     plan,
@@ -416,14 +453,21 @@ fn run_cases(
     Ok(report)
 }
 
+/// How many times shrinking runs a simpler concurrent case before it takes it for one that
+/// does not diverge.
+const RACE_TRIES: u32 = 3;
+
 /// Shrinks a case that diverged with fingerprint `fp`, keeping only simpler sequences that
 /// diverge the same way, within the plan's bounds. Returns the simplest history met.
+/// `serial`: the finding is the sequence a concurrent case's requests make one after another
+/// ([`Case::serialized`]), and each simpler case is run so.
 fn shrink(
     plan: &Plan,
-    starts: &mut Prestart,
-    tree: &mut impl ValueTree<Value = Vec<Step>>,
+    starts: &mut Starts,
+    tree: &mut impl ValueTree<Value = Case>,
     found: History,
     fp: &str,
+    serial: bool,
 ) -> Result<(History, ShrinkReport), RunError> {
     let started = Instant::now();
     let from_steps = tree.current().len();
@@ -441,15 +485,31 @@ fn shrink(
                 break;
             }
             runs += 1;
-            let candidate = tree.current();
-            let history = run_ready(&plan.setup, starts.take()?, &candidate)?;
+            let candidate = if serial {
+                tree.current().serialized()
+            } else {
+                tree.current()
+            };
+            let same = |h: &History| fingerprint_of(h).as_deref() == Some(fp);
+            let mut history = starts.run(&candidate)?;
+            // A race shows in some runs and not others: a simpler concurrent case is kept
+            // when one of up to three runs diverges the same way.
+            if candidate.is_concurrent() {
+                for _ in 1..RACE_TRIES {
+                    if same(&history) {
+                        break;
+                    }
+                    history = starts.run(&candidate)?;
+                }
+            }
             // A sequence that waits shows what time does only when the wait is long enough,
             // and a wait that was just long enough once may not be the next time: such a
             // simpler sequence is kept only when a second run diverges the same way too.
-            let waits = candidate.iter().any(|s| matches!(s, Step::Wait { .. }));
-            let same = |h: &History| fingerprint_of(h).as_deref() == Some(fp);
-            let kept = same(&history)
-                && (!waits || same(&run_ready(&plan.setup, starts.take()?, &candidate)?));
+            let waits = candidate
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Wait { .. }));
+            let kept = same(&history) && (!waits || same(&starts.run(&candidate)?));
             let more = if kept {
                 best = (candidate.len(), history);
                 tree.simplify()
@@ -504,14 +564,16 @@ impl<'a> Replayer<'a> {
         self.target.get_or_insert_with(|| probe(&self.config))
     }
 
-    /// `Ok(Ok(()))` when the scenario fails against the target as the case did (or the
+    /// `Ok(Ok(replays))` when the scenario fails against the target as the case did (or the
     /// target breaks on it, when breaking was the divergence), `Ok(Err(what happened
-    /// instead))` when it does not.
+    /// instead))` when it does not. A concurrent finding's scenario is replayed
+    /// [`Plan::replays`] times, and `replays` says in how many it failed: a race shows in
+    /// some runs and not others (PULSE's race in dets showed in 1 of 1,000).
     fn replay(
         &mut self,
         finding: &Finding,
         history: &History,
-    ) -> Result<Result<(), String>, RunError> {
+    ) -> Result<Result<Option<(u32, u32)>, String>, RunError> {
         let file = finding_path(&self.plan.out, finding);
         let scenario =
             taskproof_scenario::load::parse_scenario(&finding.scenario, &file).map_err(|e| {
@@ -521,10 +583,31 @@ impl<'a> Replayer<'a> {
                 ))
             })?;
         let target = self.target.get_or_insert_with(|| probe(&self.config));
-        let broke = history
-            .divergence
-            .as_ref()
-            .is_some_and(|d| d.actual.is_err());
+        let broke = history.broke();
+        let failed = |r: &taskproof_report::result::ScenarioResult| {
+            matches!(r.result, Ok(Outcome::Fail(_))) || (broke && r.result.is_err())
+        };
+        let concurrent = history.records.iter().any(|r| r.concurrent);
+        if concurrent {
+            let of = self.plan.replays.max(1);
+            let mut fails = 0;
+            let mut last = None;
+            for _ in 0..of {
+                let result = run_scenario(&scenario, &self.config, target);
+                if failed(&result) {
+                    fails += 1;
+                } else {
+                    last = Some(result);
+                }
+            }
+            return Ok(match (fails, last) {
+                (0, Some(result)) => Err(format!(
+                    "{} (0 of {of} replays failed)",
+                    not_failed(&result)
+                )),
+                _ => Ok(Some((fails, of))),
+            });
+        }
         // A case that waited met something time does: shrinking keeps the shortest wait that
         // showed it once, which may not show it every time, so such a scenario is replayed up
         // to three times and confirmed by the first replay that fails.
@@ -534,25 +617,32 @@ impl<'a> Replayer<'a> {
             .any(|r| matches!(r.action, crate::driver::ResolvedStep::Wait { .. }));
         let mut result = run_scenario(&scenario, &self.config, target);
         for _ in 1..if timed { 3 } else { 1 } {
-            if matches!(result.result, Ok(Outcome::Fail(_))) || (broke && result.result.is_err()) {
+            if failed(&result) {
                 break;
             }
             result = run_scenario(&scenario, &self.config, target);
         }
-        Ok(match &result.result {
-            Ok(Outcome::Fail(_)) => Ok(()),
-            Err(_) if broke => Ok(()),
-            Ok(Outcome::Pass) => Err("its scenario passed when replayed".into()),
-            Ok(Outcome::Skip(why)) => Err(format!("its scenario was skipped when replayed: {why}")),
-            Ok(Outcome::NotJudged(_)) => Err(format!(
-                "its scenario was not judged when replayed: {}",
-                result.reason().unwrap_or_default()
-            )),
-            Err(e) => Err(format!(
-                "the target broke when its scenario was replayed: {}",
-                e.message
-            )),
+        Ok(if failed(&result) {
+            Ok(None)
+        } else {
+            Err(not_failed(&result))
         })
+    }
+}
+
+/// What a replay that did not fail gave instead.
+fn not_failed(result: &taskproof_report::result::ScenarioResult) -> String {
+    match &result.result {
+        Ok(Outcome::Skip(why)) => format!("its scenario was skipped when replayed: {why}"),
+        Ok(Outcome::NotJudged(_)) => format!(
+            "its scenario was not judged when replayed: {}",
+            result.reason().unwrap_or_default()
+        ),
+        Err(e) => format!(
+            "the target broke when its scenario was replayed: {}",
+            e.message
+        ),
+        _ => "its scenario passed when replayed".into(),
     }
 }
 
@@ -584,7 +674,7 @@ mod tests {
     use taskproof_targets::TargetSpec;
 
     fn first_case(seed: u64) -> Vec<Step> {
-        steps(
+        crate::strategy::steps(
             24,
             &Offer::everything(true),
             true,
@@ -612,18 +702,22 @@ mod tests {
                 },
                 scratch: scratch.to_path_buf(),
                 settle: std::time::Duration::ZERO,
+                reuse: true,
             },
             cases: 40,
             steps: 24,
             seed: 3,
             files: true,
             between: BetweenRequests::default(),
+            parallel: Parallel::default(),
+            replays: 5,
             shrink,
             known: KnownFindings::default(),
             max_findings: Some(1),
             time_limit: None,
             prestart: true,
             out: out.to_path_buf(),
+            mapping: None,
         }
     }
 

@@ -24,8 +24,9 @@ use taskproof_core::protocol::{Feature, Hello, Layout};
 
 /// The lists a sequence uses: mostly one, sometimes a second (isolation, S13).
 pub const LISTS: [&str; 2] = ["l", "m"];
-/// The sessions a sequence uses: mostly `main`; `b` and `c` are other processes on the root.
-pub const SESSIONS: [&str; 3] = ["main", "b", "c"];
+/// The sessions a case uses: a sequence mostly `main`, `b` and `c` other processes on the
+/// root; the lanes of a parallel part the first two to four, one each.
+pub const SESSIONS: [&str; 4] = ["main", "b", "c", "d"];
 
 /// A task named by position: `Created(n)` is the n-th live-or-deleted task created in the
 /// list (modulo how many there are), `Last` the task the sequence last named or created in
@@ -428,6 +429,23 @@ fn bad(offer: &Offer) -> BoxedStrategy<Bad> {
 /// Steps for a target that offers `offer`: `sessions` when several sessions and restarts are
 /// wanted, and what may happen `between` requests.
 pub fn step(offer: &Offer, sessions: bool, between: BetweenRequests) -> BoxedStrategy<Step> {
+    steps_of(offer, sessions, between, false)
+}
+
+/// The steps of a parallel part's lane, and of what follows it: requests only (a lane is one
+/// session sending one request after another; no restarts, files, waits or malformed
+/// requests), weighted toward what races: deletes, claims and updates of the few tasks the
+/// case made before it. The session is the lane's, whatever the step says.
+pub fn lane_step(offer: &Offer) -> BoxedStrategy<Step> {
+    steps_of(offer, false, BetweenRequests::default(), true)
+}
+
+fn steps_of(
+    offer: &Offer,
+    sessions: bool,
+    between: BetweenRequests,
+    lane: bool,
+) -> BoxedStrategy<Step> {
     let sess = move || -> BoxedStrategy<u8> {
         if sessions {
             session().boxed()
@@ -519,6 +537,18 @@ pub fn step(offer: &Offer, sessions: bool, between: BetweenRequests) -> BoxedStr
     )
         .prop_map(|(s, event)| Step::Event { s, event });
     let weight = |offered: bool, w: u32| if offered { w } else { 0 };
+    if lane {
+        let arms: Vec<(u32, BoxedStrategy<Step>)> = vec![
+            (4, create.boxed()),
+            (3, get.boxed()),
+            (6, update.boxed()),
+            (5, status_walk.boxed()),
+            (weight(offer.has(Feature::Delete), 5), delete.boxed()),
+            (2, listing.boxed()),
+            (weight(offer.has(Feature::Claim), 5), claim.boxed()),
+        ];
+        return Union::new_weighted(arms.into_iter().filter(|(w, _)| *w > 0).collect()).boxed();
+    }
     // proptest refuses an arm of weight 0, so the arms a target cannot have are left out.
     let arms: Vec<(u32, BoxedStrategy<Step>)> = vec![
         (10, create.boxed()),
@@ -571,4 +601,116 @@ pub fn steps(
             first
         })
         .boxed()
+}
+
+/// How big a case's parallel part may be: `lanes` sessions at most (two at least; below two
+/// there is no parallel part, and every case is a sequence), each sending up to `steps`
+/// requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallel {
+    pub lanes: u8,
+    pub steps: u8,
+}
+
+impl Parallel {
+    /// No parallel part: every case is one sequence, as before issue 53.
+    pub const OFF: Parallel = Parallel { lanes: 0, steps: 0 };
+
+    pub fn is_on(self) -> bool {
+        self.lanes >= 2 && self.steps >= 1
+    }
+}
+
+impl Default for Parallel {
+    /// Two or three sessions of up to three requests each: enough for a delete to meet an
+    /// update or a claim of the same task, small enough that the history of the whole list
+    /// is searched in milliseconds.
+    fn default() -> Parallel {
+        Parallel { lanes: 3, steps: 3 }
+    }
+}
+
+/// One case: a sequence (`steps`), and in a concurrent case then a parallel part (`lanes`,
+/// each one session's requests, sent at the same time as the other lanes') and the
+/// requests after it (`then`, by `main`). A case without lanes is a sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub steps: Vec<Step>,
+    pub lanes: Vec<Vec<Step>>,
+    pub then: Vec<Step>,
+}
+
+impl Case {
+    /// A case that is one sequence.
+    pub fn sequence(steps: Vec<Step>) -> Case {
+        Case {
+            steps,
+            lanes: Vec::new(),
+            then: Vec::new(),
+        }
+    }
+
+    pub fn is_concurrent(&self) -> bool {
+        !self.lanes.is_empty()
+    }
+
+    /// Every step of the case, lanes and what follows them included.
+    pub fn len(&self) -> usize {
+        self.steps.len() + self.lanes.iter().map(Vec::len).sum::<usize>() + self.then.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The same requests as one sequence: the lanes one after another, in order, then what
+    /// follows them. A concurrent case whose divergence this shows too found no race but a
+    /// sequence's bug, which is reported as the sequence's.
+    pub fn serialized(&self) -> Case {
+        let mut steps = self.steps.clone();
+        for lane in &self.lanes {
+            steps.extend(lane.iter().cloned());
+        }
+        steps.extend(self.then.iter().cloned());
+        Case::sequence(steps)
+    }
+}
+
+/// The cases of a run. With the parallel part off they are exactly the sequences of
+/// [`steps`] (the same seed gives the sequences it gave before issue 53); with it on, half
+/// of the cases are such sequences and half are concurrent: one to three plain creates and
+/// up to four more requests by `main` (no files or malformed requests: the replay's model
+/// knows neither), then the lanes, then up to two requests by `main`
+/// before the final listings. Shrinking makes each part shorter and the lanes fewer (two at
+/// least: a case of one lane is a sequence, another finding).
+pub fn cases(
+    max: usize,
+    offer: &Offer,
+    sessions: bool,
+    between: BetweenRequests,
+    parallel: Parallel,
+) -> BoxedStrategy<Case> {
+    let sequences = steps(max, offer, sessions, between).prop_map(Case::sequence);
+    if !parallel.is_on() {
+        return sequences.boxed();
+    }
+    let lane_steps = usize::from(parallel.steps);
+    let concurrent = (
+        vec(plain_create(), 1..=3),
+        vec(lane_step(offer), 0..=4),
+        vec(
+            vec(lane_step(offer), 1..=lane_steps),
+            2..=usize::from(parallel.lanes).min(SESSIONS.len()),
+        ),
+        vec(lane_step(offer), 0..=2),
+    )
+        .prop_map(|(mut first, rest, lanes, then)| {
+            first.extend(rest);
+            Case {
+                steps: first,
+                lanes,
+                then,
+            }
+        });
+    prop_oneof![1 => sequences, 1 => concurrent].boxed()
 }

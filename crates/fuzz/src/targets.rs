@@ -462,7 +462,7 @@ pub fn store_ops(data: &[u8]) {
         };
         let resp = store.handle(&req);
         let expected = model.handle(&req);
-        let diffs = super::oracle::differences(&expected, &resp);
+        let diffs = taskproof_profile::compare::differences(&expected, &resp);
         assert!(
             diffs.is_empty(),
             "step {i}: {req:?}: the store answered {resp:?}, the model {expected:?}: {diffs:?}"

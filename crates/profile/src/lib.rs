@@ -9,6 +9,7 @@
 //! holds a target to one with `taskproof run --profile NAME` ([`Choice`]), and
 //! `taskproof profile diff` compares two ([`diff`]).
 
+pub mod compare;
 pub mod diff;
 pub mod format;
 pub mod hold;

@@ -18,6 +18,7 @@ pub mod files;
 pub mod history;
 pub mod linear;
 pub mod mix;
+pub mod model;
 pub mod own;
 pub mod partition;
 mod readers;

@@ -299,11 +299,24 @@ struct Frame<S> {
 /// Checks `entries` against `model`, spending at most `budget` steps (one step is one
 /// attempt to place one operation).
 pub fn check<M: Sequential>(model: &M, entries: &[Entry<M::Op>], budget: u64) -> Verdict {
+    check_to(model, entries, budget).0
+}
+
+/// [`check`], and with a linearizable history the state after the order it found: what a
+/// caller that goes on from the history (the fuzzer's sequential steps after a parallel
+/// part) holds the target to next. Another order may explain the history too and end in
+/// another state; the caller that meets an answer this state does not explain checks the
+/// longer history again.
+pub fn check_to<M: Sequential>(
+    model: &M,
+    entries: &[Entry<M::Op>],
+    budget: u64,
+) -> (Verdict, Option<M::State>) {
     match search(model, entries, budget, false) {
         // The witness needs the state at the deepest point, which costs a copy of the
         // state every time the search goes deeper; a history that fails is searched again,
         // the same way, keeping it.
-        Verdict::NotLinearizable { .. } => search(model, entries, budget, true),
+        (Verdict::NotLinearizable { .. }, _) => search(model, entries, budget, true),
         v => v,
     }
 }
@@ -315,7 +328,7 @@ fn search<M: Sequential>(
     entries: &[Entry<M::Op>],
     budget: u64,
     explain: bool,
-) -> Verdict {
+) -> (Verdict, Option<M::State>) {
     let mut events = Events::new(entries);
     let required_total = entries.iter().filter(|e| !e.optional).count();
     let mut placed_required = 0usize;
@@ -332,7 +345,7 @@ fn search<M: Sequential>(
     loop {
         if fresh {
             if placed_required == required_total {
-                return Verdict::Linearizable { steps };
+                return (Verdict::Linearizable { steps }, Some(state));
             }
             let start = choices.len();
             let bound = events.candidates(entries, &mut choices, &mut optional);
@@ -358,7 +371,7 @@ fn search<M: Sequential>(
             frame.next += 1;
             steps += 1;
             if steps > budget {
-                return Verdict::Unknown { steps };
+                return (Verdict::Unknown { steps }, None);
             }
             let (op, after) = match choice {
                 Choice::Place(op) => match model.step(&state, &entries[op].op) {
@@ -391,7 +404,7 @@ fn search<M: Sequential>(
         choices.truncate(done.start);
         let Some(parent) = stack.last_mut() else {
             let (prefix, stuck, at) = deepest.expect("a history with required operations");
-            return Verdict::NotLinearizable {
+            let verdict = Verdict::NotLinearizable {
                 stuck,
                 prefix,
                 reason: at
@@ -399,6 +412,7 @@ fn search<M: Sequential>(
                     .unwrap_or_default(),
                 steps,
             };
+            return (verdict, None);
         };
         let (op, before) = parent
             .chosen

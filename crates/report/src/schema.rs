@@ -396,6 +396,21 @@ pub struct FuzzReport {
     pub files: bool,
     /// What the cases sent and left out (format 2).
     pub coverage: FuzzCoverage,
+    /// The parallel part of concurrent cases: most sessions (0: every case a sequence) and
+    /// most requests per session; the cases that had one; those whose history the search
+    /// could not decide within its budget (neither agreed nor diverged); and whether the
+    /// cases shared one root, each on lists of its own. (Reports written before issue 53
+    /// read them as 0 and false.)
+    #[serde(default)]
+    pub parallel_lanes: u8,
+    #[serde(default)]
+    pub parallel_steps: u8,
+    #[serde(default)]
+    pub concurrent_cases: u32,
+    #[serde(default)]
+    pub unknown_cases: u32,
+    #[serde(default)]
+    pub reused_root: bool,
     pub found: Vec<FuzzFound>,
     pub unconfirmed: Vec<FuzzUnconfirmed>,
     pub known: Vec<FuzzKnown>,
@@ -418,6 +433,12 @@ pub struct FuzzFound {
     /// shrinking (format 2).
     pub after_ms: u64,
     pub shrink: FuzzShrink,
+    /// A concurrent finding's scenario replayed `replays` times, failing in `failed_replays`
+    /// of them (absent for a sequence's finding, replayed until it fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replays: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_replays: Option<u32>,
 }
 
 /// What a fuzz run's cases sent and left out (docs/fuzzing.md, "What a run sent").
@@ -452,6 +473,14 @@ pub struct FuzzCoverage {
     pub requests_ms: u64,
     #[serde(default)]
     pub cases_ms: u64,
+    /// Requests sent in parallel parts; pairs of them from different sessions in flight at
+    /// once; distinct interleavings of sends and answers met (issue 53; 0 before it).
+    #[serde(default)]
+    pub concurrent: u64,
+    #[serde(default)]
+    pub overlapping: u64,
+    #[serde(default)]
+    pub interleavings: u64,
 }
 
 /// How a finding was shrunk.

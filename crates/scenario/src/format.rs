@@ -111,8 +111,8 @@ impl Step {
                 }
             }
             Action::Concurrent(c) => {
-                for lane in &c.lanes {
-                    out.extend(request_features(&lane.send));
+                for request in c.requests() {
+                    out.extend(request_features(request));
                 }
             }
             _ => {}
@@ -299,9 +299,22 @@ pub struct Concurrent {
     /// race on the same task is rare).
     pub lockstep: bool,
     pub verify: Verify,
-    /// The list the verification reads.
+    /// The list the verification reads (empty for `linearizable`, which reads none).
     pub list: String,
     pub expect: PerProfile<VerifyExpect>,
+    /// Requests sent one after another once every lane is done (`linearizable` only: they
+    /// are judged with the lanes' as one history, the final listings of a fuzz finding).
+    pub then: Vec<ThenSend>,
+}
+
+impl Concurrent {
+    /// Every request the block sends, as written (`${…}` not filled in).
+    pub fn requests(&self) -> impl Iterator<Item = &Value> {
+        self.lanes
+            .iter()
+            .flat_map(|l| l.requests())
+            .chain(self.then.iter().map(|t| &t.send))
+    }
 }
 
 /// One thread of a concurrent block.
@@ -309,7 +322,30 @@ pub struct Concurrent {
 pub struct Lane {
     pub session: String,
     pub repeat: usize,
-    /// The request, with `${i}` the repetition number.
+    /// The request, with `${i}` the repetition number (`Null` when the lane has `sends`).
+    pub send: Value,
+    /// Requests sent one after another, each once, instead of `send` repeated (a fuzz
+    /// finding's lanes: each session's own requests).
+    pub sends: Vec<Value>,
+}
+
+impl Lane {
+    /// The lane's requests as written: `send` (once, before `${i}` is filled in) or each of
+    /// `sends`.
+    pub fn requests(&self) -> impl Iterator<Item = &Value> {
+        let one = if self.sends.is_empty() {
+            Some(&self.send)
+        } else {
+            None
+        };
+        one.into_iter().chain(self.sends.iter())
+    }
+}
+
+/// A request a concurrent block sends after its lanes.
+#[derive(Debug, Clone)]
+pub struct ThenSend {
+    pub session: String,
     pub send: Value,
 }
 
@@ -320,14 +356,19 @@ pub enum Verify {
     UniqueIds,
     OneClaim,
     Acyclic,
+    /// Some order of the block's requests (the lanes', then `then`'s) respecting real time
+    /// has the profile's model, given every request the scenario sent before the block,
+    /// answer each as the target did (S19, against the model of the whole store).
+    Linearizable,
 }
 
 impl Verify {
-    pub const ALL: [Verify; 4] = [
+    pub const ALL: [Verify; 5] = [
         Verify::MetadataKept,
         Verify::UniqueIds,
         Verify::OneClaim,
         Verify::Acyclic,
+        Verify::Linearizable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -336,6 +377,7 @@ impl Verify {
             Verify::UniqueIds => "unique_ids",
             Verify::OneClaim => "one_claim",
             Verify::Acyclic => "acyclic",
+            Verify::Linearizable => "linearizable",
         }
     }
 }

@@ -16,6 +16,7 @@ use taskproof_core::protocol::{Answer, Request};
 use taskproof_core::task::Task;
 use taskproof_race::check;
 use taskproof_race::history::History;
+use taskproof_race::model::{Judged, Sent as ModelSent, Timed, judge};
 use taskproof_session::{Session, TargetError};
 
 /// The name of the session a concurrent block's verification reads through; scenario
@@ -31,11 +32,29 @@ impl Run<'_> {
             for i in 0..lane.repeat {
                 let mut vars = self.vars.clone();
                 vars.insert("i".into(), json!(i));
-                let r = vars::substitute(&lane.send, &vars).map_err(|e| self.unbound(step, e))?;
+                let template = lane.sends.get(i).unwrap_or(&lane.send);
+                let r = vars::substitute(template, &vars).map_err(|e| self.unbound(step, e))?;
                 reqs.push(r);
             }
             plans.push((lane.session.clone(), reqs));
         }
+        // A linearizable block's model: the profile's, given what the scenario sent so far.
+        let model = if c.verify == Verify::Linearizable {
+            let Some(mut model) = taskproof_profile::oracle::Oracle::new(self.config.profile)
+            else {
+                self.notes.push(format!(
+                    "steps[{}] not judged: profile {} has no model to search a linearizable block against",
+                    step.index, self.config.profile
+                ));
+                return Ok(());
+            };
+            for r in &self.sent {
+                model.handle_value(r);
+            }
+            Some(model)
+        } else {
+            None
+        };
         // Lanes not yet open start together: each would start on the same root with nothing
         // happening between, so starting them at once changes nothing but the wait. With
         // `start_ahead` 0 every session opens alone, where it is first used.
@@ -149,6 +168,9 @@ impl Run<'_> {
         if let Some(e) = first_error {
             return Err(e);
         }
+        if let Some(model) = model {
+            return self.linearizable(step, c, model, lanes, t0);
+        }
         let list = self.fill_text(step, &c.list)?;
         let tasks = self.listing(step, VERIFY_SESSION, &list)?;
         self.end(VERIFY_SESSION, false)
@@ -206,6 +228,99 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// Judges a `linearizable` block: its `then` requests are sent one after another once
+    /// the lanes are done, and the whole history must be explained by some order of its
+    /// requests (real time respected) in which `model` answers as the target did.
+    fn linearizable(
+        &mut self,
+        step: &Step,
+        c: &Concurrent,
+        model: taskproof_profile::oracle::Oracle,
+        lanes: Vec<(String, Vec<Sent>)>,
+        t0: Instant,
+    ) -> Result<(), Stop> {
+        let mut history: Vec<Timed> = Vec::new();
+        for (name, log) in &lanes {
+            for (req, invoke, at, answer) in log {
+                let Some(response) = answer.response.clone() else {
+                    continue;
+                };
+                self.sent.push(req.clone());
+                history.push(Timed {
+                    sent: ModelSent {
+                        who: name.clone(),
+                        request: req.clone(),
+                        answer: response,
+                    },
+                    invoke: *invoke,
+                    complete: *at,
+                });
+            }
+        }
+        for t in &c.then {
+            let request = self.fill(step, &t.send)?;
+            let invoke = t0.elapsed();
+            let answer = self.call(step, &t.session, &request)?;
+            let complete = t0.elapsed();
+            if let Some(response) = answer.response {
+                history.push(Timed {
+                    sent: ModelSent {
+                        who: t.session.clone(),
+                        request,
+                        answer: response,
+                    },
+                    invoke,
+                    complete,
+                });
+            }
+        }
+        history.sort_by_key(|t| t.invoke);
+        let why = match judge(&model, &history, LINEARIZABLE_BUDGET) {
+            Judged::Explained { .. } => return Ok(()),
+            Judged::Unknown { steps } => format!(
+                "undecided: the search for an order ran out of its budget after {steps} steps; not a pass"
+            ),
+            Judged::Unexplained {
+                stuck,
+                placed,
+                reason,
+                ..
+            } => {
+                let s = &history[stuck];
+                format!(
+                    "no order of the block's {} requests explains the answers: the deepest order placed {placed} of them, then {}'s {} ({} ms to {} ms) could not be placed: {reason}",
+                    history.len(),
+                    s.sent.who,
+                    s.sent.request,
+                    s.invoke.as_millis(),
+                    s.complete.as_millis(),
+                )
+            }
+        };
+        match c.expect.get(self.config.profile) {
+            Some(VerifyExpect::Any) | None => {
+                self.notes.push(format!(
+                    "steps[{}] (not promised under {}): {why}",
+                    step.index, self.config.profile
+                ));
+                Ok(())
+            }
+            Some(VerifyExpect::Holds) => Err(self.fail(
+                step,
+                None,
+                json!({"verify": "linearizable", "expect": "holds"}),
+                json!({"requests": history.len()}),
+                why,
+            )),
+        }
+    }
+}
+
+/// The search's budget for one `linearizable` block (the fuzzer's, as its findings are
+/// such blocks).
+const LINEARIZABLE_BUDGET: u64 = 2_000_000;
+
 /// One request of a concurrent lane: the request, when it was sent and answered (since the
 /// block started), and the answer.
 type LaneEntry = (Value, Duration, Duration, Result<Value, TargetError>);
@@ -255,6 +370,7 @@ fn verify(v: Verify, history: &History, tasks: &[Task]) -> Vec<String> {
         Verify::Acyclic => {
             return violations(&Graph::new(tasks), Invariant::Acyclic);
         }
+        Verify::Linearizable => unreachable!("judged by Run::linearizable"),
     };
     witnesses.into_iter().map(|w| w.text).collect()
 }

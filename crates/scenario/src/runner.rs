@@ -125,6 +125,7 @@ pub(super) fn judge(
         last_event: None,
         timeline: Vec::new(),
         started: std::time::Instant::now(),
+        sent: Vec::new(),
     };
     let delay = |index: usize| config.delays.get(&(s.id.clone(), index)).copied();
     let timeline = s.steps_for(config.profile).any(|st| {
@@ -336,6 +337,9 @@ pub(super) struct Run<'a> {
     /// In a scenario with session steps: the root's files after each step, for the witness.
     pub(super) timeline: Vec<(usize, std::time::Instant, Vec<String>)>,
     pub(super) started: std::time::Instant,
+    /// Every request answered so far, as sent, in order: what a `linearizable` block gives
+    /// the profile's model before it searches the block's history.
+    pub(super) sent: Vec<Value>,
 }
 
 /// A session step and what the root held just before it.
@@ -698,7 +702,9 @@ impl Run<'_> {
                 format!("session {session}: {e}"),
             )
         })?;
-        Answer::decode(request, answer)
-            .map_err(|m| Self::target_error(step, Some(request.clone()), m))
+        let answer = Answer::decode(request, answer)
+            .map_err(|m| Self::target_error(step, Some(request.clone()), m))?;
+        self.sent.push(request.clone());
+        Ok(answer)
     }
 }

@@ -355,8 +355,9 @@ pub fn late_starts(s: &Scenario, profile: Profile) -> usize {
             Action::Send { .. } | Action::Check { .. } => first(&step.session, &mut open),
             Action::Concurrent(c) => {
                 let lanes: usize = c.lanes.iter().map(|l| first(&l.session, &mut open)).sum();
+                let then: usize = c.then.iter().map(|t| first(&t.session, &mut open)).sum();
                 // Lanes start together; the verification session starts after them.
-                usize::from(lanes > 0) + 1
+                usize::from(lanes > 0) + 1 + then
             }
             _ => 0,
         };
@@ -435,6 +436,9 @@ pub fn early_sessions(s: &Scenario, profile: Profile) -> Vec<String> {
             Action::Concurrent(c) => {
                 for lane in &c.lanes {
                     add(&lane.session, &mut out);
+                }
+                for t in &c.then {
+                    add(&t.session, &mut out);
                 }
                 break;
             }

@@ -149,7 +149,11 @@ pub(super) fn parse_concurrent(
     path: &str,
     active: &[Profile],
 ) -> Result<Concurrent, FieldError> {
-    let o = Fields::only(v, path, &["lanes", "lockstep", "verify", "list", "expect"])?;
+    let o = Fields::only(
+        v,
+        path,
+        &["lanes", "lockstep", "verify", "list", "expect", "then"],
+    )?;
     let lanes_v = match o.req("lanes")? {
         Value::Array(a) if !a.is_empty() => a,
         _ => {
@@ -163,7 +167,7 @@ pub(super) fn parse_concurrent(
     let mut names = BTreeSet::new();
     for (k, l) in lanes_v.iter().enumerate() {
         let lp = format!("{}[{k}]", o.at("lanes"));
-        let lo = Fields::only(l, &lp, &["session", "repeat", "send"])?;
+        let lo = Fields::only(l, &lp, &["session", "repeat", "send", "sends"])?;
         let session = match lo.get("session") {
             Some(s) => session_name(s, &lo.at("session"))?,
             None => format!("lane{k}"),
@@ -186,10 +190,45 @@ pub(super) fn parse_concurrent(
                 }
             },
         };
+        let (send, sends) = match (lo.get("send"), lo.get("sends")) {
+            (Some(send), None) => (send.clone(), Vec::new()),
+            (None, Some(Value::Array(a))) if !a.is_empty() && lo.get("repeat").is_none() => {
+                (Value::Null, a.clone())
+            }
+            (None, Some(Value::Array(a))) if !a.is_empty() => {
+                return Err(FieldError::new(
+                    lo.at("repeat"),
+                    "a lane with `sends` sends each once; `repeat` is for `send`",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(FieldError::new(
+                    lo.at("sends"),
+                    "expected a non-empty array of requests",
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(FieldError::new(
+                    lo.at("sends"),
+                    "a lane has `send` (repeated) or `sends` (each once), not both",
+                ));
+            }
+            (None, None) => {
+                return Err(FieldError::new(
+                    lp.clone(),
+                    "a lane needs `send` (with `repeat`) or `sends`",
+                ));
+            }
+        };
         lanes.push(Lane {
             session,
-            repeat,
-            send: lo.req("send")?.clone(),
+            repeat: if sends.is_empty() {
+                repeat
+            } else {
+                sends.len()
+            },
+            send,
+            sends,
         });
     }
     let lockstep = match o.get("lockstep") {
@@ -225,11 +264,48 @@ pub(super) fn parse_concurrent(
         None => PerProfile::same(VerifyExpect::Holds),
         Some(e) => per_profile(e, &o.at("expect"), active, parse_verify_expect)?,
     };
+    let linearizable = verify == Verify::Linearizable;
+    let then = match o.get("then") {
+        None => Vec::new(),
+        Some(_) if !linearizable => {
+            return Err(FieldError::new(
+                o.at("then"),
+                "`then` is judged with the lanes as one history: it needs verify \"linearizable\"",
+            ));
+        }
+        Some(Value::Array(a)) => {
+            let mut then = Vec::with_capacity(a.len());
+            for (k, t) in a.iter().enumerate() {
+                let tp = format!("{}[{k}]", o.at("then"));
+                let to = Fields::only(t, &tp, &["session", "send"])?;
+                let session = match to.get("session") {
+                    Some(s) => session_name(s, &to.at("session"))?,
+                    None => "main".to_string(),
+                };
+                then.push(ThenSend {
+                    session,
+                    send: to.req("send")?.clone(),
+                });
+            }
+            then
+        }
+        Some(other) => {
+            return Err(FieldError::new(
+                o.at("then"),
+                format!("expected an array of {{\"send\": …}} steps, got {other}"),
+            ));
+        }
+    };
+    let list = match (o.get("list"), linearizable) {
+        (None, true) => String::new(),
+        _ => o.req_str("list")?,
+    };
     Ok(Concurrent {
         lanes,
         lockstep,
         verify,
-        list: o.req_str("list")?,
+        list,
         expect,
+        then,
     })
 }

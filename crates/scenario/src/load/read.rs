@@ -221,9 +221,8 @@ fn check_session_lists(s: &Scenario) -> Result<(), FieldError> {
         match &step.action {
             Action::Concurrent(c)
                 if c.list == SESSION_LIST
-                    || c.lanes.iter().any(|l| {
-                        l.send.get("list").and_then(Value::as_str) == Some(SESSION_LIST)
-                    }) =>
+                    || c.requests()
+                        .any(|r| r.get("list").and_then(Value::as_str) == Some(SESSION_LIST)) =>
             {
                 return Err(FieldError::new(
                     at("concurrent"),
@@ -300,6 +299,9 @@ fn check_resumes(s: &Scenario) -> Result<(), FieldError> {
                 Action::Concurrent(c) => {
                     for lane in &c.lanes {
                         ended.remove(lane.session.as_str());
+                    }
+                    for t in &c.then {
+                        ended.remove(t.session.as_str());
                     }
                 }
                 Action::Send { .. } | Action::Check { .. } => {

@@ -68,7 +68,15 @@ pub(crate) fn templated(step: &Step) -> Vec<(Value, String)> {
         Action::Concurrent(c) => {
             let mut out = vec![(s(&c.list), format!("{p}.concurrent.list"))];
             for (k, l) in c.lanes.iter().enumerate() {
-                out.push((l.send.clone(), format!("{p}.concurrent.lanes[{k}].send")));
+                if l.sends.is_empty() {
+                    out.push((l.send.clone(), format!("{p}.concurrent.lanes[{k}].send")));
+                }
+                for (j, r) in l.sends.iter().enumerate() {
+                    out.push((r.clone(), format!("{p}.concurrent.lanes[{k}].sends[{j}]")));
+                }
+            }
+            for (k, t) in c.then.iter().enumerate() {
+                out.push((t.send.clone(), format!("{p}.concurrent.then[{k}].send")));
             }
             out
         }
