@@ -109,6 +109,21 @@ pub fn started(plan: &Plan, offer: &Offer) -> String {
             plan.setup.settle.as_secs_f64()
         );
     }
+    if plan.parallel().is_on()
+        && let Some(why) = plan.setup.target.not_atomic()
+    {
+        let _ = writeln!(
+            out,
+            "in parallel parts an answer is judged by its kind only (a listing whole), as {why}"
+        );
+    }
+    if plan.parallel.is_on() && !plan.parallel().is_on() {
+        let _ = writeln!(
+            out,
+            "no parallel parts: the {} model promises nothing of concurrent sessions",
+            plan.setup.profile
+        );
+    }
     if !plan.known.is_empty() {
         let _ = writeln!(out, "leaving out {} known findings", plan.known.len());
     }
@@ -430,7 +445,7 @@ pub fn report(plan: &Plan, r: &Report) -> FuzzReport {
             overlapping: r.coverage.overlapping,
             interleavings: r.coverage.interleavings.len() as u64,
         },
-        parallel_lanes: if plan.parallel.is_on() {
+        parallel_lanes: if plan.parallel().is_on() {
             plan.parallel.lanes
         } else {
             0

@@ -85,6 +85,20 @@ pub struct Plan {
     pub mapping: Option<PathBuf>,
 }
 
+impl Plan {
+    /// The parallel part the cases get: the plan's, where the profile's model promises
+    /// anything of concurrent sessions. The strict model does (S19: operations from any
+    /// number of sessions are linearizable); Claude Code 2.1.17's does not (SPEC §4: two
+    /// processes writing one task lose updates), so against it every case is a sequence.
+    pub fn parallel(&self) -> Parallel {
+        if self.setup.profile == taskproof_profile::Profile::Strict {
+            self.parallel
+        } else {
+            Parallel::OFF
+        }
+    }
+}
+
 /// Which bound ended shrinking before it ran out of simpler sequences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShrinkStop {
@@ -336,7 +350,7 @@ fn run_cases(
     on_event: &mut dyn FnMut(&FuzzEvent<'_>),
 ) -> Result<Report, RunError> {
     let mut generator = generator(plan.seed);
-    let strategy = cases(plan.steps, offer, true, plan.between, plan.parallel);
+    let strategy = cases(plan.steps, offer, true, plan.between, plan.parallel());
     let mut report = Report::default();
     let mut starts = Starts::new(&plan.setup, plan.prestart);
     // Fingerprints met so far: found, or not confirmed.

@@ -638,6 +638,9 @@ pub struct Case {
     pub steps: Vec<Step>,
     pub lanes: Vec<Vec<Step>>,
     pub then: Vec<Step>,
+    /// Send the lanes' requests one after another (lane by lane, each session its own
+    /// requests) instead of at once: [`Case::serialized`].
+    pub serial: bool,
 }
 
 impl Case {
@@ -647,6 +650,7 @@ impl Case {
             steps,
             lanes: Vec::new(),
             then: Vec::new(),
+            serial: false,
         }
     }
 
@@ -663,16 +667,15 @@ impl Case {
         self.len() == 0
     }
 
-    /// The same requests as one sequence: the lanes one after another, in order, then what
-    /// follows them. A concurrent case whose divergence this shows too found no race but a
-    /// sequence's bug, which is reported as the sequence's.
+    /// The same requests, the lanes' sent one after another (lane by lane) instead of at
+    /// once, and each answer compared with the model's as a sequence's is. A concurrent case
+    /// whose divergence this shows too found no race but a sequence's bug, which is reported
+    /// as the sequence's.
     pub fn serialized(&self) -> Case {
-        let mut steps = self.steps.clone();
-        for lane in &self.lanes {
-            steps.extend(lane.iter().cloned());
+        Case {
+            serial: true,
+            ..self.clone()
         }
-        steps.extend(self.then.iter().cloned());
-        Case::sequence(steps)
     }
 }
 
@@ -710,6 +713,7 @@ pub fn cases(
                 steps: first,
                 lanes,
                 then,
+                serial: false,
             }
         });
     prop_oneof![1 => sequences, 1 => concurrent].boxed()

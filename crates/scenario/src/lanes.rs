@@ -99,6 +99,8 @@ impl Run<'_> {
             taken.push((name, s, reqs));
         }
         let barrier = Barrier::new(taken.len());
+        // In lockstep, every lane meets every round, the longest lane's count of them.
+        let rounds = taken.iter().map(|(_, _, r)| r.len()).max().unwrap_or(0);
         let t0 = Instant::now();
         type LaneLog = Vec<LaneEntry>;
         let finished: Vec<(String, Box<dyn Session>, LaneLog)> = std::thread::scope(|scope| {
@@ -111,6 +113,7 @@ impl Run<'_> {
                         let mut log = Vec::with_capacity(reqs.len());
                         let mut broke = false;
                         barrier.wait();
+                        let count = reqs.len();
                         for (k, r) in reqs.into_iter().enumerate() {
                             if lockstep && k > 0 {
                                 barrier.wait();
@@ -127,6 +130,12 @@ impl Run<'_> {
                             let answer = s.call(&r);
                             broke = answer.is_err();
                             log.push((r, invoke, t0.elapsed(), answer));
+                        }
+                        // A shorter lane in lockstep meets the rounds it has no request for.
+                        if lockstep {
+                            for _ in count.max(1)..rounds {
+                                barrier.wait();
+                            }
                         }
                         (name, s, log)
                     })
@@ -240,6 +249,9 @@ impl Run<'_> {
         lanes: Vec<(String, Vec<Sent>)>,
         t0: Instant,
     ) -> Result<(), Stop> {
+        // Through a target that reads its answers apart from the change, an answer is judged
+        // by its kind only (taskproof_race::model::Sent::loose), as the fuzzer judged it.
+        let loose = self.config.target.not_atomic().is_some();
         let mut history: Vec<Timed> = Vec::new();
         for (name, log) in &lanes {
             for (req, invoke, at, answer) in log {
@@ -252,6 +264,7 @@ impl Run<'_> {
                         who: name.clone(),
                         request: req.clone(),
                         answer: response,
+                        loose,
                     },
                     invoke: *invoke,
                     complete: *at,
@@ -267,8 +280,10 @@ impl Run<'_> {
                 history.push(Timed {
                     sent: ModelSent {
                         who: t.session.clone(),
-                        request,
+                        request: request.clone(),
                         answer: response,
+                        // A listing is one read: judged whole.
+                        loose: loose && request["op"] != "list",
                     },
                     invoke,
                     complete,

@@ -399,6 +399,59 @@ pub(super) mod tests {
         assert!(s.needs_for(Profile::Strict).contains_key(&Feature::Delete));
     }
 
+    /// Issue 53: a fuzz finding's concurrent block: lanes of their own requests (`sends`),
+    /// requests after them (`then`), judged `linearizable`, which reads no list. `then`
+    /// belongs to that verify only, and a lane has `send` or `sends`, not both.
+    #[test]
+    fn a_linearizable_block_has_lanes_of_requests_and_then() {
+        let s = parse(base(json!([
+            {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "bind": {"t": "task.id"}},
+            {"concurrent": {
+                "lanes": [
+                    {"session": "main", "sends": [{"op": "delete", "list": "l", "id": "${t}"}]},
+                    {"session": "b", "sends": [
+                        {"op": "update", "list": "l", "id": "${t}", "patch": {"description": "d"}},
+                        {"op": "get", "list": "l", "id": "${t}"}]}],
+                "then": [{"send": {"op": "list", "list": "l"}}],
+                "verify": "linearizable"}}
+        ])))
+        .unwrap();
+        let Action::Concurrent(c) = &s.steps[1].action else {
+            panic!("{:?}", s.steps[1].action)
+        };
+        assert_eq!(c.verify, crate::format::Verify::Linearizable);
+        assert_eq!(c.lanes[1].repeat, 2);
+        assert_eq!(c.then[0].session, "main");
+        assert_eq!(c.requests().count(), 4);
+        let bad = |block: Value, field: &str, words: &str| {
+            let e = parse(base(json!([{"concurrent": block}]))).unwrap_err();
+            assert_eq!(e.field, field, "{}", e.message);
+            assert!(e.message.contains(words), "{}", e.message);
+        };
+        bad(
+            json!({"lanes": [{"sends": [{"op": "list", "list": "l"}]}], "verify": "acyclic",
+                   "list": "l", "then": [{"send": {"op": "list", "list": "l"}}]}),
+            "steps[0].concurrent.then",
+            "linearizable",
+        );
+        bad(
+            json!({"lanes": [{"send": {"op": "list", "list": "l"}, "sends": [{"op": "list", "list": "l"}]}],
+                   "verify": "linearizable"}),
+            "steps[0].concurrent.lanes[0].sends",
+            "not both",
+        );
+        bad(
+            json!({"lanes": [{"sends": []}], "verify": "linearizable"}),
+            "steps[0].concurrent.lanes[0].sends",
+            "non-empty",
+        );
+        bad(
+            json!({"lanes": [{"sends": [{"op": "list", "list": "l"}]}], "verify": "acyclic"}),
+            "steps[0].concurrent.list",
+            "",
+        );
+    }
+
     /// The session's own list: a step that sends to it needs `session_list`; a concurrent
     /// block and a file step cannot name it.
     #[test]
