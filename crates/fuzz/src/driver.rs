@@ -121,6 +121,8 @@ pub struct History {
     /// The search ran out of budget on the history from the parallel part on: the case
     /// neither agreed nor diverged.
     pub unknown: bool,
+    /// The parallel part's lanes met before each round of requests.
+    pub lockstep: bool,
     /// What the case sent and left out.
     pub coverage: Coverage,
 }
@@ -430,6 +432,7 @@ fn run_on(
         records: run.records,
         divergence,
         unknown,
+        lockstep: case.lockstep,
         coverage,
     })
 }
@@ -449,7 +452,7 @@ impl CaseRun<'_> {
             }
         }
         if case.is_concurrent() {
-            if let Some(end) = self.parallel(&case.lanes, case.serial)? {
+            if let Some(end) = self.parallel(&case.lanes, case.serial, case.lockstep)? {
                 return Ok(end);
             }
             for step in &case.then {
@@ -784,12 +787,18 @@ impl CaseRun<'_> {
         Ok(self.ready.sessions.get_mut(&i).expect("just opened"))
     }
 
-    /// The parallel part (`serial`: its requests sent one after another instead): each
+    /// The parallel part (`serial`: its requests sent one after another instead; `lockstep`:
+    /// the lanes meet before each round): each
     /// lane's requests resolved first (against the oracle as the
     /// sequence left it, each lane as if it ran alone), the lanes' sessions opened, then
     /// released together, each lane sending its requests one after another on a thread of
     /// its own. The history is then searched for an order the oracle explains.
-    fn parallel(&mut self, lanes: &[Vec<Step>], serial: bool) -> Result<Option<End>, CaseError> {
+    fn parallel(
+        &mut self,
+        lanes: &[Vec<Step>],
+        serial: bool,
+        lockstep: bool,
+    ) -> Result<Option<End>, CaseError> {
         let mut planned: Vec<Vec<LaneRequest>> = Vec::with_capacity(lanes.len());
         for lane in lanes {
             planned.push(self.plan_lane(lane));
@@ -821,10 +830,11 @@ impl CaseRun<'_> {
         let mut sessions: Vec<Box<dyn Session>> = (0..planned.len())
             .map(|i| self.ready.sessions.remove(&i).expect("opened above"))
             .collect();
-        // The lanes meet before each round of requests (lockstep), so that the n-th requests
-        // of all lanes really race: lanes that only start together drift apart within a
-        // request or two. A lane that ran out of requests, or whose session broke, still
-        // meets the barrier every round, so no lane waits for it.
+        // In lockstep the lanes meet before each round of requests, so that the n-th
+        // requests of all lanes really race (lanes that only start together drift apart
+        // within a request or two); otherwise only before the first. A lane that ran out of
+        // requests, or whose session broke, still meets the barrier every round, so no lane
+        // waits for it.
         let rounds = planned.iter().map(Vec::len).max().unwrap_or(0);
         let barrier = std::sync::Barrier::new(planned.len());
         let origin = Instant::now();
@@ -839,8 +849,10 @@ impl CaseRun<'_> {
                         let mut out = Vec::with_capacity(requests.len());
                         let mut requests = requests.into_iter();
                         let mut broke = false;
-                        for _ in 0..rounds {
-                            barrier.wait();
+                        for round in 0..rounds {
+                            if lockstep || round == 0 {
+                                barrier.wait();
+                            }
                             let Some(r) = requests.next().filter(|_| !broke) else {
                                 continue;
                             };
@@ -1314,6 +1326,7 @@ mod tests {
             lanes: vec![vec![create(2), create(3)], vec![create(4), create(5)]],
             then: vec![Step::List { s: 0, list: 0 }],
             serial: false,
+            lockstep: true,
         };
         let h = run_case(&setup, &case).unwrap();
         assert!(h.divergence.is_none(), "{:?}", h.divergence);

@@ -436,7 +436,7 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
         }
     }
     if sequential <= d.at {
-        steps.push(concurrent_block(history, d, sequential));
+        steps.push(concurrent_block(history, d, sequential, history.lockstep));
     }
     let op = match &history.records[d.at].action {
         ResolvedStep::Send { request, .. } => {
@@ -464,10 +464,10 @@ pub fn finding(history: &History, seed: u64, profile: Profile) -> Option<Finding
 /// The history from its parallel part on as a scenario's `concurrent` block: each lane's
 /// requests in order (`sends`), what `main` sent after them (`then`, the final listings
 /// included, up to the last request the case sent), the lanes meeting before each round of
-/// requests as the case's did (`lockstep`), judged as one history against the
+/// requests when the case's did (`lockstep`), judged as one history against the
 /// profile's model (`verify: linearizable`): the block fails when no order of its requests
 /// explains the answers, whatever order the race takes when it is replayed.
-fn concurrent_block(history: &History, d: &Divergence, from: usize) -> Value {
+fn concurrent_block(history: &History, d: &Divergence, from: usize, lockstep: bool) -> Value {
     let mut lanes: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     let mut then = Vec::new();
     for rec in &history.records[from..] {
@@ -490,7 +490,10 @@ fn concurrent_block(history: &History, d: &Divergence, from: usize) -> Value {
         .into_iter()
         .map(|(lane, sends)| json!({"session": SESSIONS[lane % SESSIONS.len()], "sends": sends}))
         .collect();
-    let mut block = json!({"lanes": lanes, "lockstep": true, "verify": "linearizable"});
+    let mut block = json!({"lanes": lanes, "verify": "linearizable"});
+    if lockstep {
+        block["lockstep"] = Value::Bool(true);
+    }
     if !then.is_empty() {
         block["then"] = Value::Array(then);
     }

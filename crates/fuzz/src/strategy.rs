@@ -641,6 +641,11 @@ pub struct Case {
     /// Send the lanes' requests one after another (lane by lane, each session its own
     /// requests) instead of at once: [`Case::serialized`].
     pub serial: bool,
+    /// The lanes meet before each round of requests, so the n-th requests of all lanes
+    /// start together; otherwise they only start together and then drift, so a lane's later
+    /// request meets another's earlier one. Half the concurrent cases each way: which one
+    /// meets a store's race depends on how long its requests take.
+    pub lockstep: bool,
 }
 
 impl Case {
@@ -651,6 +656,7 @@ impl Case {
             lanes: Vec::new(),
             then: Vec::new(),
             serial: false,
+            lockstep: false,
         }
     }
 
@@ -706,14 +712,16 @@ pub fn cases(
             2..=usize::from(parallel.lanes).min(SESSIONS.len()),
         ),
         vec(lane_step(offer), 0..=2),
+        any::<bool>(),
     )
-        .prop_map(|(mut first, rest, lanes, then)| {
+        .prop_map(|(mut first, rest, lanes, then, lockstep)| {
             first.extend(rest);
             Case {
                 steps: first,
                 lanes,
                 then,
                 serial: false,
+                lockstep,
             }
         });
     prop_oneof![1 => sequences, 1 => concurrent].boxed()
