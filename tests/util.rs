@@ -74,9 +74,9 @@ pub fn write(dir: &Path, name: &str, contents: &str) {
     std::fs::write(dir.join(name), contents).expect("write file");
 }
 
-/// A `taskproof serve` process on `root` with extra arguments (e.g. `--no-fsync`).
+/// A `taskproof serve adapter` process on `root` with extra arguments (e.g. `--no-fsync`).
 pub fn serve(root: &Path, args: &str) -> ProcessSession {
-    let cmd = format!("exec '{}' serve {args}", bin());
+    let cmd = format!("exec '{}' serve adapter {args}", bin());
     ProcessSession::spawn(&cmd, root, Duration::from_secs(20)).expect("start taskproof serve")
 }
 
