@@ -45,7 +45,6 @@ const RULES: &[(&str, Kind)] = &[
     ("reports/mcp/*/target.json", Kind::MatrixTarget),
     ("reports/matrix/*/run.json", Kind::Run),
     ("reports/matrix/*/race.json", Kind::Race),
-    ("reports/matrix/*/race-*.json", Kind::Race),
     ("reports/mcp/*/run.json", Kind::Run),
     ("reports/mcp/*/race-*.json", Kind::Race),
     ("reports/race-*.json", Kind::Race),
