@@ -22,7 +22,7 @@
 //! match its hash is never taken for a task. Appends are not fsynced: what the journal guards
 //! against is another process deleting task files, which the page cache survives, and an fsync
 //! per tool call would cost more than the hook's whole budget; a power cut can lose the last
-//! entries, never turn a torn one into a task. A hook run takes the flock ([`lock`]) before it
+//! entries, never turn a torn one into a task. A hook run takes the flock ([`lock()`]) before it
 //! reads the list, so runs on one list journal it in the order they read it. A compaction
 //! writes a new file whole (fsynced) through one temporary name per journal and renames it
 //! over the old.
