@@ -4,7 +4,7 @@
 #   - every mutant of the reference store: found or not, the written scenario replayed
 #     against the mutant (must fail) and the reference (must pass), and kept under
 #     reports/fuzz-findings/;
-#   - cases per second in-process and through `cmd:taskproof serve`;
+#   - cases per second in-process and through `cmd:taskproof serve adapter`;
 #   - executions per second of every cargo-fuzz target (via scripts/fuzz-smoke.sh).
 #
 #   scripts/fuzz-report.sh                 # FUZZ_SECONDS=30 per cargo-fuzz target
@@ -100,7 +100,7 @@ mkdir -p reports
     echo "| target | cases/s |"
     echo "|---|---|"
     echo "| \`reference\` (in-process store on real files, fsync off), 1000 cases | $inproc_rate |"
-    echo "| \`cmd:taskproof serve --no-fsync\` (one process per session, real SIGKILL on restart), 200 cases | $cmd_rate |"
+    echo "| \`cmd:taskproof serve adapter --no-fsync\` (one process per session, real SIGKILL on restart), 200 cases | $cmd_rate |"
     echo
     echo "## Mutants"
     echo

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The MCP targets' recorded profiles and matrix columns (issue 26): `taskproof mcp` through
+# The MCP targets' recorded profiles and matrix columns (issue 26): `taskproof serve mcp` through
 # mappings/taskproof.toml and Task Master's MCP server through mappings/task-master.toml.
 # Task Master 0.43.1 is installed as mappings/task-master.toml says, into
 # ~/.cache/taskproof/task-master-0.43.1 (outside the repository), unless it is there.
 #
 #   scripts/mcp-columns.sh            # both
-#   scripts/mcp-columns.sh taskproof  # only `taskproof mcp`
+#   scripts/mcp-columns.sh taskproof  # only `taskproof serve mcp`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
@@ -14,12 +14,12 @@ export PATH="$PWD/target/release:$PATH"
 log() { echo "== $* (load: $(cut -d' ' -f1-3 /proc/loadavg))"; }
 
 if [ "$which" = all ] || [ "$which" = taskproof ]; then
-  t='mcp:taskproof mcp'
+  t='mcp:taskproof serve mcp'
   log "record $t"
-  taskproof record --target "$t" --mapping mappings/taskproof.toml --name taskproof-mcp \
+  taskproof profile record --target "$t" --mapping mappings/taskproof.toml --name taskproof-mcp \
     --out profiles/taskproof-mcp.json
   log "matrix column $t"
-  taskproof matrix --target "$t" --mapping mappings/taskproof.toml \
+  taskproof maint matrix --target "$t" --mapping mappings/taskproof.toml \
     --label "taskproof-mcp=$t" --out reports
 fi
 
@@ -33,12 +33,12 @@ if [ "$which" = all ] || [ "$which" = task-master ]; then
   fi
   t="mcp:node $tm/node_modules/task-master-ai/dist/mcp-server.js"
   log "record $t"
-  taskproof record --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
+  taskproof profile record --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
     --name task-master-0.43.1-mcp --out profiles/task-master-0.43.1-mcp.json
   log "matrix column $t"
-  taskproof matrix --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
+  taskproof maint matrix --target "$t" --mapping mappings/task-master.toml --timeout 300 --start-timeout 300 --jobs 2 \
     --label "task-master-0.43.1-mcp=$t" --out reports
 fi
 
 log "rebuild the pages with every column"
-taskproof matrix --from reports/matrix --from reports/claude-code --out reports
+taskproof maint matrix --from reports/matrix --from reports/claude-code --out reports

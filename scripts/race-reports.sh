@@ -68,8 +68,8 @@ run_if reference-kill md reference-kill "Reference store, in-process, with --kil
   "In-process sessions cannot be interrupted mid-request: a killed session's request runs to its end, its answer is discarded (the request is recorded as unknown), and the store instance is dropped and replaced. Real mid-request SIGKILLs are in [race-reference-cmd-kill](race-reference-cmd-kill.md). fsync off." \
   -- race --target reference --workload all --writers 16 --ops 1000 --seed $SEED --no-fsync --readers 1 --kill
 
-run_if reference-cmd md reference-cmd "Reference store as 16 processes (cmd:taskproof serve)" \
-  "Every writer is its own \`taskproof serve --no-fsync\` process on the shared root." \
+run_if reference-cmd md reference-cmd "Reference store as 16 processes (cmd:taskproof serve adapter)" \
+  "Every writer is its own \`taskproof serve adapter --no-fsync\` process on the shared root." \
   -- race --target "$SERVE" --workload all --writers 16 --ops 1000 --seed $SEED --readers 1
 
 run_if reference-cmd-kill md reference-cmd-kill "Reference store as processes, SIGKILLed at random moments" \
@@ -77,7 +77,7 @@ run_if reference-cmd-kill md reference-cmd-kill "Reference store as processes, S
   -- race --target "$SERVE" --workload all --writers 16 --ops 1000 --seed $SEED --readers 1 --kill
 
 run_if mixed-claude-code md mixed-reference-claude-code-2.1.112 "Mixed race: the reference and the real Claude Code 2.1.112 on one list, every workload, 5 runs" \
-  "Two reference sessions (in-process, with Claude Code's lock directories, as \`taskproof mcp\` opens the store) and two sessions of the unmodified Claude Code 2.1.112 CLI (driven by the scripted model) write one list at once; writers 0-1 are the reference's, 2-3 Claude Code's. Each writer waits 50 ms between requests so that both overlap. Every lost acknowledged change is charged to one target (docs/race.md, \"Mixed races\"): the reference's count must be zero; Claude Code's comes from its unlocked TaskUpdate. fsync on. The other anomalies (torn writes, double claims, ...) are Claude Code's too: it truncates files before writing them and claims through TaskUpdate." \
+  "Two reference sessions (in-process, with Claude Code's lock directories, as \`taskproof serve mcp\` opens the store) and two sessions of the unmodified Claude Code 2.1.112 CLI (driven by the scripted model) write one list at once; writers 0-1 are the reference's, 2-3 Claude Code's. Each writer waits 50 ms between requests so that both overlap. Every lost acknowledged change is charged to one target (docs/race.md, \"Mixed races\"): the reference's count must be zero; Claude Code's comes from its unlocked TaskUpdate. fsync on. The other anomalies (torn writes, double claims, ...) are Claude Code's too: it truncates files before writing them and claims through TaskUpdate." \
   -- race --target reference --target claude-code@2.1.112 --writers 2 --ops 10 --workload all --think 0.05 --runs 5 --seed $SEED
 
 run_if naive-metadata md naive-metadata "Naive store (Claude Code 2.1.17 model): metadata, 100 runs" \

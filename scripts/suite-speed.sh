@@ -5,7 +5,7 @@
 #
 # Every configuration runs in the same invocation of this script, alternating, ROUNDS times
 # (default 2), so the ratios compare runs under the same load:
-#   - the built-in suite against `cmd:sleep SLEEP; exec taskproof serve --no-fsync` (a target
+#   - the built-in suite against `cmd:sleep SLEEP; exec taskproof serve adapter --no-fsync` (a target
 #     that takes SLEEP seconds, default 2, to start), with sessions started where they are
 #     first used (--start-ahead 0: today's behaviour) and started ahead (the default);
 #   - the reference store in-process, both ways (it must stay under 2 s);
@@ -123,7 +123,7 @@ release binary: $scenarios built-in scenarios, $cores cores, load average $load 
 (the machine is shared, so only ratios within this run count). Each configuration ran
 $rounds times, alternating; the table shows the median wall time and every run.
 
-The slow target is \`cmd:sleep $sleep_s; exec taskproof serve --no-fsync\`: every session (a
+The slow target is \`cmd:sleep $sleep_s; exec taskproof serve adapter --no-fsync\`: every session (a
 process) takes $sleep_s s to start, as a node adapter does on a loaded machine. "Today" is
 \`--start-ahead 0 --jobs $cores\`: each session starts where the scenario first uses it, one
 at a time, one scenario per core, which is how the runner worked before. "Ahead" is the

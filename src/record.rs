@@ -2,7 +2,7 @@
 //! every scenario several times and one with a concurrent block more often, strict's steps
 //! observed ([`observe`]); the steps whose answers differed between runs (racy), probed for
 //! time ([`time_probe`], [`fold_probe`]); and what a recording says of how it was made
-//! ([`recorded_about`], [`hello_name`]). `taskproof record` writes the profile, `hold`
+//! ([`recorded_about`], [`hello_name`]). `taskproof profile record` writes the profile, `hold`
 //! compares what it saw with one, `profile probe` probes an existing one.
 
 use std::sync::Arc;

@@ -111,10 +111,9 @@ fn each_mutant_fails_its_rules_scenario_with_a_witness() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn the_python_example_runner_passes_the_background_suite() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let (code, report, text) = run_bg(&[
         "--target",
         "bg-cmd:python3 examples/adapters/background/runner.py --output-cap 1048576",
@@ -215,10 +214,9 @@ for line in sys.stdin:
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_runner_answering_garbage_is_a_target_error() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),
@@ -233,10 +231,9 @@ fn a_runner_answering_garbage_is_a_target_error() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_runner_that_hangs_is_a_target_error_within_the_timeout() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let target = fake_runner(dir.path(), "        import time; time.sleep(3600)");
     let (code, _report, text) = run_bg(&[
@@ -252,10 +249,9 @@ fn a_runner_that_hangs_is_a_target_error_within_the_timeout() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_runner_that_never_notifies_fails_the_one_notification_rule() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),
@@ -327,10 +323,9 @@ fn the_race_accounts_for_every_task_id() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_malformed_notification_is_a_target_error_naming_the_field() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let target = fake_runner(
         dir.path(),

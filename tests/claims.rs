@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::util::{Tool, can_run, repo, taskproof, tempdir};
+use crate::util::{Tool, repo, require, taskproof, tempdir};
 
 /// A repository with `repro/claims.toml` holding `claims` and the scripts named in it.
 fn register(dir: &Path, claims: &str, scripts: &[(&str, &str)]) {
@@ -312,10 +312,9 @@ fn timing_out(dir: &Path, script: &str) {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_setsid), ignore = "needs setsid on PATH")]
 fn a_reproduction_past_its_limit_gets_sigterm_to_end_the_sessions_it_started() {
-    if !can_run(&[Tool::Setsid]) {
-        return;
-    }
+    require(&[Tool::Setsid]);
     // As repro/lib does: the product in a session of its own (out of the script's group),
     // ended by the script's SIGTERM handler. SIGKILL at once would leave it running, holding
     // the script's pipes.
@@ -346,10 +345,9 @@ fn a_reproduction_past_its_limit_gets_sigterm_to_end_the_sessions_it_started() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_setsid), ignore = "needs setsid on PATH")]
 fn a_process_that_left_the_group_and_ignores_sigterm_does_not_hold_the_check() {
-    if !can_run(&[Tool::Setsid]) {
-        return;
-    }
+    require(&[Tool::Setsid]);
     // Its grandchild leaves the group, ignores SIGTERM and keeps the script's stdout and
     // stderr open: the check ends at its bounds all the same and reports the limit.
     let d = tempdir();

@@ -2,7 +2,7 @@
 //! cache (`.ci/run` fills it first), driven end to end through its own task tools.
 //!
 //! These tests need node and npm; without them they are skipped, each naming what is
-//! missing (under CI, which installs them, they fail instead: tests/util.rs `can_run`). The version is
+//! missing (under CI, which installs them, they fail instead: tests/util.rs `require`). The version is
 //! `TASKPROOF_TEST_CLAUDE_CODE` (default 2.1.112, the fastest to drive: print mode). The
 //! tests fail if the CLI's tools did not really run: every `tool_use` of the scripted model
 //! must come back as a `tool_result`, and the tasks must be on disk in the root, written by
@@ -24,9 +24,7 @@ fn version() -> String {
 /// Installs the version (a no-op when the cache has it); `None` (the test is skipped, or
 /// fails under CI) without node and npm.
 fn prepared() -> Option<ClaudeCode> {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return None;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let cc = ClaudeCode::parse(&version()).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");
     Some(cc)
@@ -56,6 +54,7 @@ fn on_disk(root: &Path, list: &str, id: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_cli_runs_its_real_tools_for_every_request() {
     let Some(cc) = prepared() else {
         return;
@@ -137,6 +136,7 @@ fn the_cli_runs_its_real_tools_for_every_request() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_small_race_runs_against_the_real_cli() {
     let Some(cc) = prepared() else {
         return;
@@ -178,6 +178,7 @@ fn a_small_race_runs_against_the_real_cli() {
 /// 7 s; this one 15 s, so that a test machine busy with other tests still sees the 5 s
 /// timer fire within the wait.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
     if prepared().is_none() {
         return;
@@ -225,6 +226,7 @@ fn a_finished_list_left_idle_is_deleted_and_the_witness_shows_the_files_go() {
 /// (`layout::claude_code_name`, used by the target and by `check`) is pinned here against
 /// the folders the real tool makes.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_list_folder_names_are_the_real_tools_and_taskproofs_sanitiser_agrees() {
     let Some(cc) = prepared() else {
         return;

@@ -19,9 +19,7 @@ fn version() -> String {
 /// A session on the real CLI; `None` (the test is skipped, or fails under CI) without node
 /// and npm.
 fn open(root: &std::path::Path) -> Option<ClaudeCodeBg> {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return None;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let cc = ClaudeCode::parse(&version()).expect("a version number");
     let options = BgOptions {
         timeout: Duration::from_secs(60),
@@ -38,6 +36,7 @@ fn work(command: &str) -> BgWork {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_task_that_completes_is_notified_exactly_once_with_its_exit_code() {
     let root = tempfile::tempdir().unwrap();
     let Some(mut s) = open(root.path()) else {
@@ -62,6 +61,7 @@ fn a_task_that_completes_is_notified_exactly_once_with_its_exit_code() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_kill_ends_the_task_and_its_processes() {
     let root = tempfile::tempdir().unwrap();
     let Some(mut s) = open(root.path()) else {
@@ -107,6 +107,7 @@ fn a_kill_ends_the_task_and_its_processes() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn tasks_left_running_by_a_killed_session_are_seen_and_then_cleaned_up() {
     let root = tempfile::tempdir().unwrap();
     let Some(mut s) = open(root.path()) else {

@@ -51,7 +51,7 @@ fn has_event(version: &str, event: &str) -> bool {
 }
 
 /// Installs the version (a no-op when the cache has it); `None` without node and npm (the
-/// test is skipped, or fails under CI: tests/util.rs `can_run`).
+/// test is skipped, or fails under CI: tests/util.rs `require`).
 fn prepared() -> Option<ClaudeCode> {
     prepared_version(&version())
 }
@@ -59,9 +59,7 @@ fn prepared() -> Option<ClaudeCode> {
 /// Installs `version` (a no-op when the cache has it); `None` without node and npm, as
 /// [`prepared`]. tests/claude_code_restore.rs uses it too.
 pub(crate) fn prepared_version(version: &str) -> Option<ClaudeCode> {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return None;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let cc = ClaudeCode::parse(version).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");
     Some(cc)
@@ -196,6 +194,7 @@ fn the_documented_snippet_is_the_file_these_tests_install() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn claude_code_refuses_a_task_update_that_would_close_a_cycle() {
     let Some(cc) = prepared() else {
         return;
@@ -241,6 +240,7 @@ fn write_task(dir: &Path, id: &str, subject: &str, blocks: &[&str], blocked_by: 
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_harmless_update_on_a_list_that_already_holds_a_cycle_goes_through() {
     let Some(cc) = prepared() else {
         return;
@@ -284,6 +284,7 @@ fn a_harmless_update_on_a_list_that_already_holds_a_cycle_goes_through() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_task_completed_hook_leaves_a_task_with_an_open_blocker_not_completed() {
     let Some(cc) = prepared() else {
         return;
@@ -323,6 +324,7 @@ fn the_task_completed_hook_leaves_a_task_with_an_open_blocker_not_completed() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_task_created_hook_rolls_back_a_task_with_an_empty_subject() {
     let Some(cc) = prepared() else {
         return;

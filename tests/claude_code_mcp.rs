@@ -73,10 +73,9 @@ fn task_file(root: &Path, id: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn claude_code_calls_the_servers_tools_and_reads_their_tasks_with_its_own() {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
     let install = ClaudeCode::parse(&version)
         .expect("a version number")

@@ -14,7 +14,7 @@
 //!
 //! Run on 2.1.112 and on the newest version measured (`TASKPROOF_TEST_CLAUDE_CODE_NEWEST`,
 //! default 2.1.332). They need node and npm; without them they are skipped, each naming what
-//! is missing (under CI they fail instead: tests/util.rs `can_run`).
+//! is missing (under CI they fail instead: tests/util.rs `require`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -211,11 +211,13 @@ fn cut(text: &str, n: usize) -> String {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn claude_code_2_1_112_finished_list_is_reset_then_named_and_restored() {
     finished_list_is_reset_named_and_restored("2.1.112");
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn claude_code_newest_finished_list_is_reset_then_named_and_restored() {
     let version =
         std::env::var("TASKPROOF_TEST_CLAUDE_CODE_NEWEST").unwrap_or_else(|_| "2.1.332".into());

@@ -4,7 +4,7 @@
 //!
 //! The parsing and the errors for a missing node need nothing. The tests that install the
 //! package need node and npm; without them they are skipped, each naming what is missing
-//! (under CI, which installs them, they fail instead: tests/util.rs `can_run`).
+//! (under CI, which installs them, they fail instead: tests/util.rs `require`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use taskproof_session::{Session, SessionOptions};
 use taskproof_targets::TargetSpec;
 
-use crate::util::{Tool, can_run, taskproof, tempdir};
+use crate::util::{Tool, require, taskproof, tempdir};
 
 const VERSION: &str = "0.3.0";
 
@@ -78,10 +78,9 @@ fn a_missing_node_is_named_and_nothing_is_installed() {
 
 /// A version npm does not have is named as such, and leaves no half-installed folder.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_version_npm_does_not_have_is_named() {
-    if !can_run(&[Tool::Npm]) {
-        return;
-    }
+    require(&[Tool::Npm]);
     let cache = tempdir();
     let out = taskproof()
         .args([
@@ -120,10 +119,9 @@ fn on_disk(root: &Path, rel: &str) -> String {
 /// writes the tasks: `ROOT/{list}/{id}.json` in its own format (four-space indent), its team
 /// beside them under the adapter's HOME, and blockers mirrored by its `addBlocks`.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_package_writes_the_tasks_under_the_root() {
-    if !can_run(&[Tool::Npm]) {
-        return;
-    }
+    require(&[Tool::Npm]);
     let spec: TargetSpec = format!("claude-code-controller@{VERSION}").parse().unwrap();
     spec.prepare()
         .expect("install claude-code-controller with npm");
@@ -172,10 +170,9 @@ fn the_package_writes_the_tasks_under_the_root() {
 /// An installation the cache holds is used as it is, without npm (none is on PATH here), and an
 /// adapter file there that is not taskproof's is replaced by the built-in one before the run.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_cached_installation_is_reused_and_its_adapter_rewritten() {
-    if !can_run(&[Tool::Npm]) {
-        return;
-    }
+    require(&[Tool::Npm]);
     let spec: TargetSpec = format!("claude-code-controller@{VERSION}").parse().unwrap();
     spec.prepare()
         .expect("install claude-code-controller with npm");

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::run::run_in;
-use crate::util::{Tool, can_run, repo, tempdir};
+use crate::util::{Tool, repo, require, tempdir};
 
 fn fixtures() -> PathBuf {
     repo().join("tests/fixtures/export")
@@ -320,10 +320,9 @@ fn mcp_cache() -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_real_mcp_servers_failure_replays_with_the_server_and_a_shell() {
-    if !can_run(&[Tool::Npm]) {
-        return;
-    }
+    require(&[Tool::Npm]);
     // ohno-mcp 0.20.0 accepts a two-task cycle (reports/mcp/ohno-mcp/run.md); one server per
     // list, started with --db {root}/{list}.db and HOME in the root, ids made up per run.
     let prefix = mcp_cache().join("@stevestomp+ohno-mcp@0.20.0");

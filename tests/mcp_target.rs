@@ -11,7 +11,7 @@ use taskproof_session::{Session, SessionOptions, TargetError};
 use taskproof_targets::TargetSpec;
 use taskproof_targets::mcp::McpTarget;
 
-use crate::util::{Tool, bin, can_run, repo, taskproof_in, tempdir, write};
+use crate::util::{Tool, bin, repo, require, taskproof_in, tempdir, write};
 
 fn fake_server() -> PathBuf {
     repo().join("tests/fixtures/mcp/fake-server.sh")
@@ -458,10 +458,9 @@ fn ok(s: &mut dyn Session, request: Value) -> Value {
 /// server's random keys are wire ids 1, 2, … through the id table, also for a new session; a
 /// delete whose answer is plain text is done.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_server_that_answers_markdown_is_read_through_patterns() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, root, target, mut s) = open_text("text.toml", &|t| t);
     let body = "first line\nsecond line\n\n## not a heading, a line of the body\n\n**bold** text";
     let a = ok(
@@ -524,10 +523,9 @@ fn a_server_that_answers_markdown_is_read_through_patterns() {
 /// folder (the text fixture without `--data`) keeps it with the session's, and a run leaves
 /// nothing where taskproof was started.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_server_without_cwd_works_in_the_session_folder_not_taskproofs() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let no_data = |t: String| t.replace("args = [\"--data\", \"{root}/{list}\"]\n", "");
     let (_m, root, _target, mut s) = open_text("text.toml", &|t| no_data(t));
     ok(
@@ -657,10 +655,9 @@ fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, St
 /// a deleted task's id again fails, and without the draft's `ignore_case` the wire's "done"
 /// reaches the server as its own word.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let dir = tempdir();
     let draft = dir.path().join("draft.toml");
     let out = taskproof_in(dir.path())
@@ -734,10 +731,9 @@ fn a_text_server_mapped_from_its_draft_needs_no_change_to_ids_lists_or_status() 
 /// it, and the server's words refused in any case (`ignore_case`), the `Draft` the mapping
 /// names in `refuse` included, without reaching the server.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn an_owner_removed_by_null_and_server_words_refused_in_any_case() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let dir = tempdir();
     std::fs::copy(
         repo().join("tests/fixtures/mcp/text-tasks.toml"),
@@ -801,10 +797,9 @@ fn an_owner_removed_by_null_and_server_words_refused_in_any_case() {
 /// `server.per_list`: a list's server starts on the list's first use, in its own folder; a
 /// list name that cannot name a folder is refused before any server starts.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn one_server_per_list_starts_on_first_use() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, root, _target, mut s) = open_text("text.toml", &|t| t);
     assert!(
         std::fs::read_dir(root.path()).unwrap().next().is_none(),
@@ -847,10 +842,9 @@ fn one_server_per_list_starts_on_first_use() {
 /// which the fixture declares with `edges` and `edge_removal`), and hello says the mapping is
 /// then not atomic.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, _root, _target, mut s) = open_text("text.toml", &|t| t);
     for subject in ["a", "b", "c"] {
         ok(
@@ -905,10 +899,9 @@ fn whole_list_edges_are_read_modify_write_and_hello_says_so() {
 /// read nothing, is judged. Through an atomic mapping (`taskproof mcp`'s) the same scenario is
 /// judged.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_concurrent_block_the_mapping_reads_then_writes_is_not_judged() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let run = |target: &str, mapping: &Path, report: &Path| {
         let out = taskproof_in(repo())
             .args(["run", "--target", target, "--mapping"])
@@ -970,10 +963,9 @@ fn a_concurrent_block_the_mapping_reads_then_writes_is_not_judged() {
 /// A refusal in a result without isError is an error (`errors.detect`); a call's kind is
 /// renamed by `error_kinds`; a create refused after its task was made is undone.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn errors_inside_results_and_undo_of_a_refused_create() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, _root, _target, mut s) = open_text("text.toml", &|t| t);
     ok(
         &mut *s,
@@ -1009,10 +1001,9 @@ fn errors_inside_results_and_undo_of_a_refused_create() {
 /// first create; a list never written has nothing on the server and is answered so without a
 /// call.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn lists_as_containers_the_server_names() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, root, _target, mut s) = open_text("text-boards.toml", &|t| t);
     let empty = ok(&mut *s, json!({"op": "list", "list": "x"}));
     assert_eq!(empty["tasks"], json!([]));
@@ -1056,10 +1047,9 @@ fn lists_as_containers_the_server_names() {
 /// when its mapping declares metadata, passes when it keeps it, and is not judged on it when
 /// the mapping does not declare it.
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_server_that_drops_declared_metadata_fails_and_undeclared_is_not_judged() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let run = |server_flag: &str, declare: bool| {
         let dir = tempdir();
         let mut text =
@@ -1169,10 +1159,9 @@ fn misused_mapping_features_are_usage_errors_naming_the_key() {
 /// given, a refusal inside a JSON result (`errors.detect` `at`), a get that picks the task from
 /// a list, and a list read from Markdown inside a JSON string (`text_at`).
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn statuses_from_fields_conditions_and_json_refusals() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let (_m, target) = text_target("text.toml", &|t| {
         t.replace(
             "[status]\npending = \"open\"\nin_progress = \"doing\"\ncompleted = \"done\"",
@@ -1295,10 +1284,9 @@ fn statuses_from_fields_conditions_and_json_refusals() {
 /// so that a checker sees the acknowledged change and its loss; without `task`, the read-back
 /// is the answer (not_found).
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_create_lost_before_its_read_back_answers_what_was_acknowledged() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let edit = |fallback: bool| {
         move |t: String| {
             let t = t.replace(

@@ -3,7 +3,7 @@
 //! own `anthropic` provider by the scripted model.
 //!
 //! These tests need node and npm; without them they are skipped, each naming what is missing
-//! (under CI, which installs them, they fail instead: tests/util.rs `can_run`). They fail if
+//! (under CI, which installs them, they fail instead: tests/util.rs `require`). They fail if
 //! the tools did not really run: the tasks must be the plugin's own files in the list's
 //! folder (`T-{uuid}.json`, with the `threadID` only the plugin writes), numbered on the wire
 //! through the root's id book.
@@ -16,9 +16,7 @@ use taskproof_opencode::{OhMyOpencode, OpencodeSession};
 use taskproof_session::{Session, SessionOptions};
 
 fn prepared() -> Option<taskproof_opencode::Installation> {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return None;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let spec = OhMyOpencode::parse("4.19.4").expect("a version number");
     Some(
         spec.prepare()
@@ -55,6 +53,7 @@ fn plugin_files(root: &Path, list: &str) -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_plugin_runs_its_real_tools_for_every_request_in_one_opencode_turn() {
     let Some(install) = prepared() else {
         return;

@@ -12,7 +12,7 @@ use taskproof_scenario::{Action, RunConfig, Scenario};
 use taskproof_store::Mutant;
 use taskproof_targets::TargetSpec;
 
-use crate::util::{Tool, can_run, repo, taskproof_in, tempdir};
+use crate::util::{Tool, repo, require, taskproof_in, tempdir};
 
 /// The shipped scenarios without concurrent blocks (those are recorded the same way, only
 /// slower; the racy marking has its own test below).
@@ -432,10 +432,9 @@ sys.exit(serve.wait())
 "#;
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn record_repeats_every_scenario_and_marks_a_step_that_differs_as_racy() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     std::fs::write(dir.path().join("flaky.py"), FLAKY_PROXY).unwrap();
     std::fs::write(
@@ -818,10 +817,9 @@ fn contradicts(written: &taskproof_scenario::Expect, strict: &taskproof_scenario
 /// never reuses a deleted id, as its own recording and 2.1.21's say, so it passes them on that
 /// scenario and fails 2.1.20's, which recorded the reuse, naming the step.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn the_real_claude_code_2_1_112_passes_its_recording_and_fails_2_1_20s_on_id_reuse() {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return;
-    }
+    require(&[crate::util::Tool::Npm]);
     let dir = tempdir();
     let ids = scenario_file("ids-never-reused-after-delete-and-restart");
     let ids = ids.to_str().unwrap();
@@ -888,10 +886,9 @@ fn only_file_ending(dir: &Path, suffix: &str) -> (String, String) {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn the_hold_script_passes_a_store_held_to_its_own_recording_and_keeps_the_reports() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let out = tempdir();
     let o = hold_script(out.path(), None, &["hand-written-files"]);
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -925,10 +922,9 @@ fn the_hold_script_passes_a_store_held_to_its_own_recording_and_keeps_the_report
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn the_hold_script_fails_a_store_that_differs_and_refuses_an_unknown_profile() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let out = tempdir();
     // The reference store does what strict expects, where the naive one's recording saw
     // lost updates and duplicate ids: held to that recording it fails.

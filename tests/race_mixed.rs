@@ -162,10 +162,9 @@ fn a_target_given_twice_is_a_usage_error() {
 /// The real Claude Code 2.1.112 and the reference on one list: every workload, 2 sessions of
 /// each. Whatever Claude Code loses, the reference loses nothing.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
     let cc = ClaudeCode::parse(&version).expect("a version number");
     cc.prepare().expect("install Claude Code with npm");

@@ -18,7 +18,7 @@ use taskproof_race::files::FileKind;
 use taskproof_race::{Config, Mix, RaceReport, Workload, WorkloadReport};
 use taskproof_targets::TargetSpec;
 
-use crate::util::{Tool, can_run, repo, taskproof_with};
+use crate::util::{Tool, repo, require, taskproof_with};
 
 fn product(mode: &str) -> String {
     format!(
@@ -52,10 +52,9 @@ fn lost_witnesses(w: &WorkloadReport, target: &str) -> usize {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn two_products_in_their_own_id_schemes_each_keep_their_own_tasks() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let b = product("tuuid");
     let report: RaceReport = taskproof_race::run_all(
         &config(2, 10, 1),
@@ -150,10 +149,9 @@ fn two_products_in_their_own_id_schemes_each_keep_their_own_tasks() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_task_file_another_product_wrote_over_is_that_products_loss() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let b = product("counting");
     let mix = mix(&b, true);
     let mut charged_to_b = 0;
@@ -232,10 +230,9 @@ fn a_task_file_another_product_wrote_over_is_that_products_loss() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn the_command_says_what_each_did_to_the_others_files() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let md = dir.path().join("r.md");

@@ -661,10 +661,9 @@ fn own_counter_target(dir: &Path, layout: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn processes_that_each_count_ids_on_their_own_are_caught() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let target = own_counter_target(dir.path(), "opaque");
     let r = run(&[
@@ -688,10 +687,9 @@ fn processes_that_each_count_ids_on_their_own_are_caught() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_store_without_the_files_a_setup_step_assumes_is_skipped_not_failed() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     // The store writes no .highwatermark, so removing it fails: the scenario does not apply.
     let dir = tempdir();
     let target = own_counter_target(dir.path(), "claude-code");
@@ -755,10 +753,9 @@ sys.exit(serve.wait())
 "#;
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn against_an_opaque_store_only_the_file_steps_and_what_depends_on_them_are_skipped() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let dir = tempdir();
     let proxy = dir.path().join("opaque.py");
     std::fs::write(&proxy, OPAQUE_PROXY).unwrap();

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::run::run_in;
-use crate::util::{Tool, bin, can_run, tempdir};
+use crate::util::{Tool, bin, require, tempdir};
 
 fn scenario(id: &str, steps: &str) -> String {
     format!(
@@ -225,10 +225,9 @@ fn the_sessions_own_list_is_not_judged_against_a_store() {
 /// "files kept, the agent no longer sees them", not "files deleted", and the JSON witness
 /// has the finding `kept_unseen` with both lists. About 10 s on an idle machine.
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn clear_leaves_the_sessions_own_list_on_disk_out_of_the_agents_reach() {
-    if !can_run(&[Tool::Npm]) {
-        return;
-    }
+    require(&[Tool::Npm]);
     let dir = tempdir();
     let report = dir.path().join("report.json");
     let r = run_in(

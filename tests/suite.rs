@@ -134,10 +134,9 @@ fn the_naive_store_fails_under_strict_exactly_where_the_runtime_test_found_troub
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn the_example_python_adapter_passes_under_the_s07_profile() {
-    if !crate::util::can_run(&[crate::util::Tool::Python]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Python]);
     let script = repo().join("examples/adapters/python/s07_adapter.py");
     assert!(script.exists(), "{} is missing", script.display());
     let cmd = format!("python3 {}", script.display());

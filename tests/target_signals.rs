@@ -240,11 +240,10 @@ fn a_closed_adapter_leaves_nothing_running() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn sigterm_to_run_on_claude_code_ends_every_cli() {
     // The real CLI (cached by .ci/run; installed here otherwise), as tests/claude_code.rs.
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let version = std::env::var("TASKPROOF_TEST_CLAUDE_CODE").unwrap_or_else(|_| "2.1.112".into());
     let cc = taskproof_claude_code::ClaudeCode::parse(&version).unwrap();
     cc.prepare().expect("install Claude Code with npm");

@@ -79,10 +79,21 @@ fn the_reference_run_ends_with_its_notes_and_summary() {
 
 #[test]
 fn the_main_commands_help() {
-    for command in ["run", "race", "fuzz", "check", "matrix", "hold"] {
-        let (code, out) = taskproof(&[command, "--help"]);
+    for command in [
+        "run",
+        "race",
+        "fuzz",
+        "check",
+        "maint matrix",
+        "profile hold",
+        "serve",
+        "versions",
+    ] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let (code, out) = taskproof(&args);
         assert_eq!(code, 0, "{command} --help: {out}");
-        insta::assert_snapshot!(format!("help_{command}"), out);
+        insta::assert_snapshot!(format!("help_{}", command.replace(' ', "_")), out);
     }
     let (code, out) = taskproof(&["--help"]);
     assert_eq!(code, 0, "{out}");

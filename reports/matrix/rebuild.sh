@@ -30,7 +30,8 @@
 #                       installed from npm on first use, ~900 MB); suite and race, into
 #                       reports/matrix/oh-my-opencode-V (about 25 min at load 10: every
 #                       session starts an OpenCode).
-# The five MCP servers' columns are copies of reports/mcp/NAME/, which reports/mcp/run.sh
+# The five MCP servers' columns are read from reports/mcp/NAME/ itself (index.json names
+# ../mcp/NAME; NAME/target.json is the column's label), which reports/mcp/run.sh
 # reruns. Each command's exit status, seconds and load go to stderr; a column that fails to
 # run leaves its old reports and the script goes on, exiting 1 at the end.
 set -uo pipefail

@@ -1,4 +1,4 @@
-//! `taskproof bisect`: which published version changed a behaviour. Given a version range
+//! `taskproof versions bisect`: which published version changed a behaviour. Given a version range
 //! of a target ([`versions`]), a scenario (or one step of it, or a race and an anomaly) and
 //! what counts as the change ([`judge::Change`]), it runs only the versions it needs
 //! ([`search`]) and names the last version before the change and the first after, each

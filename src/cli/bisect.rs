@@ -1,11 +1,10 @@
-//! `taskproof bisect`: which published version of a target changed a behaviour
+//! `taskproof versions bisect`: which published version of a target changed a behaviour
 //! (docs/bisect.md).
 
 use super::verdict::Verdict;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::Seconds;
 use crate::bisect::{
     self, Change, Found, Judged, Limits, Order, RaceProbe, Range, ScenarioProbe, parse_anomaly,
 };
@@ -38,9 +37,9 @@ alike, 2 on bad input (nothing installed), 3 when no answer could be had (an end
 range could not be run or was flaky).
 
 Examples:
-  taskproof bisect --target 'claude-code@2.1.17..2.1.112' --scenario ids-never-reused-after-delete-and-restart
-  taskproof bisect --target 'claude-code@2.1.20..latest' --scenario rt07-deletion --step 4 --change answer
-  taskproof bisect --target 'claude-code@2.1.17..2.1.112' --workload create --anomaly duplicate_ids --repeat 2")]
+  taskproof versions bisect --target 'claude-code@2.1.17..2.1.112' --scenario ids-never-reused-after-delete-and-restart
+  taskproof versions bisect --target 'claude-code@2.1.20..latest' --scenario rt07-deletion --step 4 --change answer
+  taskproof versions bisect --target 'claude-code@2.1.17..2.1.112' --workload create --anomaly duplicate_ids --repeat 2")]
 pub struct Args {
     /// The versions: KIND@A..B, e.g. claude-code@2.1.17..2.1.112 or claude-code@2.1.17..latest.
     #[arg(long, short, value_name = "KIND@A..B")]
@@ -79,6 +78,10 @@ pub struct Args {
 /// Which versions of the range are taken, in what order, and how each is judged: the
 /// options `bisect` and `timeline` share.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("timeout", |a| a.default_value("60")),
+    mut_arg("start_timeout", |a| a.default_value("120")),
+)]
 pub struct EachVersion {
     /// Runs of each version before it is judged; runs that disagree make it flaky.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
@@ -90,20 +93,16 @@ pub struct EachVersion {
     /// versions, or `npm view PACKAGE time versions dist-tags --json`).
     #[arg(long, value_name = "FILE")]
     pub versions: Option<PathBuf>,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello.
-    #[arg(long, value_name = "SECS", default_value = "120")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub limits: super::common::Limits,
 }
 
 impl EachVersion {
     /// How long a version's requests and sessions may take.
     pub fn limits(&self) -> Limits {
         Limits {
-            timeout: self.timeout.0,
-            start_timeout: self.start_timeout.0,
+            timeout: self.limits.timeout.0,
+            start_timeout: self.limits.start_timeout.0,
         }
     }
 }
@@ -116,7 +115,7 @@ enum Probe {
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
-        eprintln!("taskproof bisect: {msg}");
+        eprintln!("taskproof versions bisect: {msg}");
         Ok(Verdict::Usage)
     };
     let limits = args.each.limits();
@@ -203,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
                 && bisect::versions::by_version(u, last).is_lt()
         })
         .collect();
-    println!("taskproof bisect {}: {what}", args.target);
+    println!("taskproof versions bisect {}: {what}", args.target);
     println!(
         "{} versions from {first} to {last}, by {} ({}){}; at most {} to run{}",
         versions.len(),

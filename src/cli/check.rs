@@ -79,9 +79,8 @@ pub struct Args {
     /// array of tasks as a whole list); exit 2 with the reasons on stderr to refuse it.
     #[arg(long)]
     pub stdin: bool,
-    /// When to colour the report.
-    #[arg(long, value_enum, default_value_t = super::Color::Auto)]
-    pub color: super::Color,
+    #[command(flatten)]
+    pub color: super::common::ColorOpt,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
@@ -134,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Box::new(TerminalReporter::new(
             stdout,
             Output::from_env(),
-            args.color.into(),
+            args.color.color.into(),
         ))
     };
     // A closed pipe (`| head`) is not a failure of the check; any other write error is.

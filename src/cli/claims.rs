@@ -1,4 +1,4 @@
-//! `taskproof claims`: the register of claims about real products and the reruns of their
+//! `taskproof maint claims`: the register of claims about real products and the reruns of their
 //! reproductions (src/claims, repro/README.md).
 
 use std::path::PathBuf;
@@ -32,10 +32,10 @@ usage errors or a malformed register (named by file, claim and key); 3 when a re
 could not answer (the product did not install or start, a limit passed) and none disagreed.
 
 Examples:
-  taskproof claims list
-  taskproof claims check --claim cc-bg-end-during-the-spawning-turn
-  taskproof claims check --product claude-code --version 2.1.340
-  taskproof claims check --record")]
+  taskproof maint claims list
+  taskproof maint claims check --claim cc-bg-end-during-the-spawning-turn
+  taskproof maint claims check --product claude-code --version 2.1.340
+  taskproof maint claims check --record")]
 pub struct Args {
     #[command(subcommand)]
     pub command: Sub,
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
 
 fn load(path: &std::path::Path) -> Result<Register, Verdict> {
     Register::load(path).map_err(|e| {
-        eprintln!("taskproof claims: {e}");
+        eprintln!("taskproof maint claims: {e}");
         Verdict::Usage
     })
 }
@@ -101,7 +101,7 @@ fn load_for_list(args: &Common) -> Result<Register, Verdict> {
         Some(path) => load(path),
         None if local.exists() => load(&local),
         None => Register::builtin().map_err(|e| {
-            eprintln!("taskproof claims: {e}");
+            eprintln!("taskproof maint claims: {e}");
             Verdict::Usage
         }),
     }
@@ -121,12 +121,12 @@ fn load_for_check(args: &Common) -> Result<Register, Verdict> {
         .map(|d| d.display().to_string())
         .unwrap_or_else(|_| ".".into());
     eprintln!(
-        "taskproof claims check: {here} is not a checkout of the taskproof repository: it has no \
+        "taskproof maint claims check: {here} is not a checkout of the taskproof repository: it has no \
          {} and none of the reproduction scripts the register names (repro/claude-code/, \
          reports/mcp/*/repro/, with their helpers in repro/lib/), which are not built into the \
          binary. Clone the repository this taskproof was built from and run \
-         `taskproof claims check` at its root, or pass --register CHECKOUT/{}; \
-         `taskproof claims list` reads the built-in register anywhere.",
+         `taskproof maint claims check` at its root, or pass --register CHECKOUT/{}; \
+         `taskproof maint claims list` reads the built-in register anywhere.",
         claims::DEFAULT_REGISTER,
         claims::DEFAULT_REGISTER
     );
@@ -138,25 +138,27 @@ fn list(args: Common) -> anyhow::Result<Verdict> {
         Ok(r) => r,
         Err(code) => return Ok(code),
     };
+    // One write through `print_stdout`, so `maint claims list | head` ends quietly.
+    let mut out = String::new();
     for c in &register.claims {
         let versions: Vec<String> = c
             .versions()
             .into_iter()
             .map(|v| format!("{v} {}", yes_no(c.expect.get(&v).copied())))
             .collect();
-        println!("{} [{}] {}", c.id, c.status.as_str(), c.product);
-        println!("  says: {}", c.says);
-        println!("  asks: {} ({})", c.asks, versions.join(", "));
+        out.push_str(&format!("{} [{}] {}\n", c.id, c.status.as_str(), c.product));
+        out.push_str(&format!("  says: {}\n", c.says));
+        out.push_str(&format!("  asks: {} ({})\n", c.asks, versions.join(", ")));
         if let Some(why) = &c.why {
-            println!("  why:  {why}");
+            out.push_str(&format!("  why:  {why}\n"));
         }
     }
-    println!(
-        "{} claims in {}",
+    out.push_str(&format!(
+        "{} claims in {}\n",
         register.claims.len(),
         register.path.display()
-    );
-    Ok(Verdict::Clean)
+    ));
+    Ok(super::print_stdout(&out))
 }
 
 fn yes_no(a: Option<bool>) -> &'static str {
@@ -184,13 +186,13 @@ fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
         .find(|id| !register.claims.iter().any(|c| c.id == **id))
     {
         eprintln!(
-            "taskproof claims: --claim {unknown}: no such claim in {}",
+            "taskproof maint claims: --claim {unknown}: no such claim in {}",
             register.path.display()
         );
         return Ok(Verdict::Usage);
     }
     if chosen.is_empty() {
-        eprintln!("taskproof claims: no claim is chosen");
+        eprintln!("taskproof maint claims: no claim is chosen");
         return Ok(Verdict::Usage);
     }
     let mut results: Vec<Outcome> = Vec::new();
@@ -263,7 +265,7 @@ fn check(args: CheckArgs) -> anyhow::Result<Verdict> {
     println!("{agree} agree with the register, {differ} differ, {broke} could not answer{unnamed}");
     if args.record {
         if let Err(e) = register.record(&results) {
-            eprintln!("taskproof claims: {e}");
+            eprintln!("taskproof maint claims: {e}");
             return Ok(Verdict::Usage);
         }
         println!("recorded in {}", register.path.display());

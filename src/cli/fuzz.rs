@@ -17,9 +17,9 @@ use taskproof_report::Event;
 use taskproof_report::output::Output;
 use taskproof_reporters::terminal::TerminalReporter;
 use taskproof_session::SessionOptions;
-use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("report", |a| a.help("Also write a report of the run: json:PATH or md:PATH (repeatable)")))]
 #[command(after_long_help = "\
 Examples:
   taskproof fuzz --cases 1000
@@ -63,15 +63,8 @@ Exit status: 0 when no case diverged but for known or unconfirmed findings, 1 wh
 finding was confirmed, 2 on bad arguments or a bad --known file, 3 when the target could
 not be started.")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
-    /// or claude-code-controller@VERSION for that npm package's task API.
-    #[arg(long, default_value = "reference")]
-    pub target: TargetSpec,
-    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
-    /// mcp-draft COMMAND` writes a draft).
-    #[arg(long, value_name = "FILE")]
-    pub mapping: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub on: super::common::TargetOpts,
     /// The profile whose model the target is compared with (default: the target's own;
     /// `strict` and `hand-written-files`, the scenario files' cc-2.1.17, have models).
     #[arg(long, value_parser = taskproof_profile::parse_promises)]
@@ -133,12 +126,8 @@ pub struct Args {
     /// Seconds a target may take to answer one request.
     #[arg(long, value_name = "SECS", default_value = "10")]
     pub timeout: Seconds,
-    /// Also write a report of the run: json:PATH or md:PATH (repeatable).
-    #[arg(long, value_name = "KIND:PATH")]
-    pub report: Vec<ReportSpec>,
-    /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: super::Color,
+    #[command(flatten)]
+    pub output: super::common::OutputOpts,
     /// Generate `wait` steps of up to SECS seconds (0 to 600, in tenths; default 0: none).
     /// A wait shrinks toward no wait.
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = super::race::settle_seconds)]
@@ -157,12 +146,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
-    let mut args = args;
-    args.target = args
+    let target = args
+        .on
         .target
-        .with_mapping(args.mapping.as_deref())
+        .clone()
+        .with_mapping(args.on.mapping())
         .map_err(anyhow::Error::msg)?;
     if args
+        .output
         .report
         .iter()
         .any(|r| matches!(r, ReportSpec::Junit(_)))
@@ -172,12 +163,10 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         );
         return Ok(Verdict::Usage);
     }
-    if let Some(code) = super::prepare_target(&args.target) {
+    if let Some(code) = super::prepare_target(&target) {
         return Ok(code);
     }
-    let profile = args
-        .profile
-        .unwrap_or_else(|| args.target.default_profile());
+    let profile = args.profile.unwrap_or_else(|| target.default_profile());
     if taskproof_profile::oracle::Oracle::new(profile).is_none() {
         eprintln!(
             "taskproof fuzz: profile {profile} has no model to compare with; use strict or hand-written-files"
@@ -202,12 +191,12 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     };
     let settle = match args.settle {
         Some(s) => Duration::from_secs_f64(s),
-        None if args.target.acts_after_answering() => taskproof_race::driver::DEFAULT_SETTLE,
+        None if target.acts_after_answering() => taskproof_race::driver::DEFAULT_SETTLE,
         None => Duration::ZERO,
     };
     let plan = Plan {
         setup: Setup {
-            target: args.target.clone(),
+            target: target.clone(),
             profile,
             session_options: SessionOptions {
                 timeout: args.timeout.0,
@@ -249,11 +238,11 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         mapping: args.mapping.clone(),
     };
     let mut reporters = Reporters::new(
-        &args.report,
+        &args.output.report,
         Box::new(TerminalReporter::new(
             std::io::stdout().lock(),
             Output::from_env(),
-            args.color.into(),
+            args.output.color.color.into(),
         )),
     );
     let result = fuzz(&plan, &mut |e| {

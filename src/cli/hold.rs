@@ -1,4 +1,4 @@
-//! `taskproof hold`: the release watch. Records what a target does now (as `record` does)
+//! `taskproof profile hold`: the release watch. Records what a target does now (as `record` does)
 //! and compares it with a recorded profile (as `profile diff` does): exit 1 with the diff,
 //! per rule, when the behaviour changed (docs/bisect.md, "Release watch").
 
@@ -7,14 +7,17 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::Seconds;
 use super::record::observe_for;
 use crate::record::{Knobs, Observed, hello_name, recorded_about};
 use taskproof_profile::diff;
 use taskproof_profile::recorded::{self, Recorded};
-use taskproof_targets::TargetSpec;
 
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("target", |a| a.required(true).default_value(None)),
+    mut_arg("timeout", |a| a.default_value("60")),
+    mut_arg("start_timeout", |a| a.default_value("120")),
+)]
 #[command(after_long_help = "\
 Runs the scenarios the profile recorded (the built-in suite, or PATHS, less any scenario
 the profile does not have) against the target as `record` does, writes what it saw as a
@@ -29,22 +32,17 @@ wanted), 2 on a usage error or a profile that cannot be read, 3 when the target 
 be installed or started, or broke the protocol.
 
 As a scheduled CI job (.github/workflows/release-watch.yml):
-  taskproof hold --target claude-code@latest --profile claude-code-2.1.330 --out seen.json
+  taskproof profile hold --target claude-code@latest --profile claude-code-2.1.330 --out seen.json
 
 Examples:
-  taskproof hold --target claude-code@latest --profile claude-code-2.1.330
-  taskproof hold --target naive --profile hand-written-files
-  taskproof hold --target 'cmd:python3 my_adapter.py' --profile profiles/my-store.json")]
+  taskproof profile hold --target claude-code@latest --profile claude-code-2.1.330
+  taskproof profile hold --target naive --profile hand-written-files
+  taskproof profile hold --target 'cmd:python3 my_adapter.py' --profile profiles/my-store.json")]
 pub struct Args {
     /// Scenario files or folders [default: the built-in suite].
     pub paths: Vec<PathBuf>,
-    /// The store to watch: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping) or claude-code@VERSION (claude-code@latest).
-    #[arg(long, short)]
-    pub target: TargetSpec,
-    /// The mapping file of an mcp:COMMAND target.
-    #[arg(long, value_name = "FILE")]
-    pub mapping: Option<PathBuf>,
+    #[command(flatten)]
+    pub on: super::common::TargetOpts,
     /// The recorded profile to hold the target to: a built-in name (`taskproof profile
     /// list`) or a profile file.
     #[arg(long, short)]
@@ -59,12 +57,8 @@ pub struct Args {
     /// How many times, at least, each scenario with a concurrent block runs.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello.
-    #[arg(long, value_name = "SECS", default_value = "120")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub limits: super::common::Limits,
     /// Scenarios run at once [default: as for `run`].
     #[arg(long, short, default_value_t = 0, hide_default_value = true)]
     pub jobs: usize,
@@ -72,10 +66,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
-        eprintln!("taskproof hold: {msg}");
+        eprintln!("taskproof profile hold: {msg}");
         Ok(Verdict::Usage)
     };
-    let target = match args.target.clone().with_mapping(args.mapping.as_deref()) {
+    let target = match args.on.target.clone().with_mapping(args.on.mapping()) {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
@@ -105,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     held.scenarios
         .retain(|id, _| run_ids.contains(&id.as_str()));
     println!(
-        "taskproof hold: {} held to {} ({}): {} scenario(s){}{}",
+        "taskproof profile hold: {} held to {} ({}): {} scenario(s){}{}",
         target,
         held.name,
         held.file,
@@ -149,8 +143,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         &Knobs {
             repeat: args.repeat as usize,
             runs: args.runs as usize,
-            timeout: args.timeout.0,
-            start_timeout: args.start_timeout.0,
+            timeout: args.limits.timeout.0,
+            start_timeout: args.limits.start_timeout.0,
             jobs: args.jobs,
             start_ahead: taskproof_scenario::DEFAULT_START_AHEAD,
         },
@@ -159,13 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Err(code) => return Ok(code),
     };
     let name = hello_name(&hello.name, &hello.version);
-    let mut about = recorded_about(
-        &target,
-        args.mapping.as_deref(),
-        &hello,
-        args.repeat,
-        raced_runs,
-    );
+    let mut about = recorded_about(&target, args.on.mapping(), &hello, args.repeat, raced_runs);
     about["held_to"] = json!(held.name);
     let seen = Recorded::from_runs(&name, about, observer.take());
     let out = args

@@ -1,4 +1,4 @@
-//! `taskproof log LIST`: a list's audit log, one change per line (see `docs/audit.md`).
+//! `taskproof serve log LIST`: a list's audit log, one change per line (see `docs/audit.md`).
 
 use super::verdict::Verdict;
 use std::path::PathBuf;
@@ -11,14 +11,14 @@ use taskproof_store::audit::{AUDIT_NAME, Record, read_log};
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
-The root is chosen as `taskproof mcp` chooses it: --root, else $CLAUDE_CONFIG_DIR/tasks, else
+The root is chosen as `taskproof serve mcp` chooses it: --root, else $CLAUDE_CONFIG_DIR/tasks, else
 ~/.claude/tasks. Each line shows when, who, which operation, and per task what changed
 (field: before -> after). --json prints the records as stored.
 
 Examples:
-  taskproof log team
-  taskproof log team --task 3 --actor agent-a
-  taskproof log team --root /srv/tasks --json")]
+  taskproof serve log team
+  taskproof serve log team --task 3 --actor agent-a
+  taskproof serve log team --root /srv/tasks --json")]
 pub struct Args {
     /// The list whose log to show.
     pub list: String,
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             anyhow::bail!(
-                "{}: no audit log; a list gets one when `taskproof mcp` first changes it",
+                "{}: no audit log; a list gets one when `taskproof serve mcp` first changes it",
                 path.display()
             )
         }

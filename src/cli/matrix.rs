@@ -1,4 +1,4 @@
-//! `taskproof matrix`: run the suite and a short race per workload against each target (as
+//! `taskproof maint matrix`: run the suite and a short race per workload against each target (as
 //! child `taskproof run` and `taskproof race` processes of this same binary, so every target
 //! is run exactly as those commands run it, and a target that crashes takes nothing else
 //! down), save each target's JSON reports, and build `matrix.md` and `matrix.html` from
@@ -20,7 +20,7 @@ Each --target is run twice, by this same binary: `taskproof run` (the built-in s
 per workload, seed --race-seed), both held to --profile (strict: the matrix shows where each
 store differs from the contract). Their JSON reports are saved in OUT/matrix/LABEL/
 (run.json, race.json, and target.json saying why a report is missing), so that
-`taskproof matrix --from OUT/matrix` rebuilds the pages without running anything.
+`taskproof maint matrix --from OUT/matrix` rebuilds the pages without running anything.
 
 A target that cannot start is a column of errors with the reason, never a failure of the
 command. Saved reports from elsewhere can be added: --from DIR (a target's folder holding
@@ -39,11 +39,11 @@ Exit status: 0 when the pages were written (failing cells are the matrix's conte
 error of the command), 2 on a usage error or a report that cannot be read or written.
 
 Examples:
-  taskproof matrix --target reference --target naive --target claude-code@2.1.17
-  taskproof matrix --target 'cmd:python3 s07_adapter.py' --label s07='cmd:python3 s07_adapter.py'
-  taskproof matrix --from reports/matrix --from reports/claude-code --out reports
-  taskproof matrix --target 'mcp:taskproof mcp' --mapping mappings/taskproof.toml
-  taskproof matrix --run a/run.json --race a/race.json --out /tmp/m")]
+  taskproof maint matrix --target reference --target naive --target claude-code@2.1.17
+  taskproof maint matrix --target 'cmd:python3 s07_adapter.py' --label s07='cmd:python3 s07_adapter.py'
+  taskproof maint matrix --from reports/matrix --from reports/claude-code --out reports
+  taskproof maint matrix --target 'mcp:taskproof serve mcp' --mapping mappings/taskproof.toml
+  taskproof maint matrix --run a/run.json --race a/race.json --out /tmp/m")]
 pub struct Args {
     /// A target to run: reference, naive, mutant:NAME, cmd:COMMAND or claude-code@VERSION
     /// (repeatable; one column each).
@@ -217,7 +217,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
     };
     let _ = std::fs::remove_file(dir.join("target.json"));
 
-    eprintln!("taskproof matrix: {label}: running the suite");
+    eprintln!("taskproof maint matrix: {label}: running the suite");
     let run_json = dir.join("run.json");
     let mut cmd = child(exe, "run", spec, args, &run_json);
     cmd.arg("--color").arg("never");
@@ -231,7 +231,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
     let mut started = true;
     match run_child(cmd, &run_json, "run") {
         Child::Report(last) => {
-            eprintln!("taskproof matrix: {label}: {last}");
+            eprintln!("taskproof maint matrix: {label}: {last}");
             if let Ok(r) = taskproof_matrix::input::read_run(&run_json)
                 && r.target.error.is_some()
             {
@@ -239,7 +239,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
             }
         }
         Child::NoReport(why) => {
-            eprintln!("taskproof matrix: {label}: {why}");
+            eprintln!("taskproof maint matrix: {label}: {why}");
             manifest.run_error = Some(why);
             started = false;
         }
@@ -260,7 +260,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
             Some("not run: the target could not start (see its scenarios)".into());
     } else {
         eprintln!(
-            "taskproof matrix: {label}: racing {} writers x {} requests per workload",
+            "taskproof maint matrix: {label}: racing {} writers x {} requests per workload",
             args.race_writers, args.race_ops
         );
         let mut cmd = child(exe, "race", spec, args, &race_json);
@@ -271,9 +271,9 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
             .arg("--seed")
             .arg(args.race_seed.to_string());
         match run_child(cmd, &race_json, "race") {
-            Child::Report(last) => eprintln!("taskproof matrix: {label}: {last}"),
+            Child::Report(last) => eprintln!("taskproof maint matrix: {label}: {last}"),
             Child::NoReport(why) | Child::Usage(why) => {
-                eprintln!("taskproof matrix: {label}: {why}");
+                eprintln!("taskproof maint matrix: {label}: {why}");
                 manifest.race_error = Some(why);
             }
         }
@@ -286,7 +286,7 @@ fn run_target(exe: &Path, spec: &str, label: &str, dir: &Path, args: &Args) -> R
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
-        eprintln!("taskproof matrix: {msg}");
+        eprintln!("taskproof maint matrix: {msg}");
         Ok(Verdict::Usage)
     };
     if args.target.is_empty() && args.from.is_empty() && args.run.is_empty() && args.race.is_empty()
@@ -414,7 +414,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         sources.push(format!("--race {}", f.display()));
     }
     let note = format!(
-        "Built by taskproof {} from the JSON reports of taskproof run and taskproof race; rebuild with: taskproof matrix {}",
+        "Built by taskproof {} from the JSON reports of taskproof run and taskproof race; rebuild with: taskproof maint matrix {}",
         env!("CARGO_PKG_VERSION"),
         sources.join(" ")
     );

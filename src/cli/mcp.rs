@@ -1,4 +1,4 @@
-//! `taskproof mcp`: the strict store as an MCP server on stdio (see `docs/mcp.md`).
+//! `taskproof serve mcp`: the strict store as an MCP server on stdio (see `docs/mcp.md`).
 
 use super::verdict::Verdict;
 use std::path::PathBuf;
@@ -18,9 +18,9 @@ name one (argument `list`). The actor recorded in the audit log is the call's `a
 $TASKPROOF_ACTOR, else the MCP client's name.
 
 Examples:
-  claude mcp add taskproof -- taskproof mcp
-  CLAUDE_CODE_TASK_LIST_ID=team claude mcp add taskproof -- taskproof mcp
-  taskproof mcp --root /tmp/tasks --list team")]
+  claude mcp add taskproof -- taskproof serve mcp
+  CLAUDE_CODE_TASK_LIST_ID=team claude mcp add taskproof -- taskproof serve mcp
+  taskproof serve mcp --root /tmp/tasks --list team")]
 pub struct Args {
     /// The folder holding one folder per task list (default: Claude Code's, see below).
     #[arg(long, value_name = "DIR")]

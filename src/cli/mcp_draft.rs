@@ -1,4 +1,4 @@
-//! `taskproof mcp-draft COMMAND`: a draft mapping file for an MCP task server
+//! `taskproof mapping draft COMMAND`: a draft mapping file for an MCP task server
 //! (docs/mcp-targets.md).
 
 use super::verdict::Verdict;
@@ -11,8 +11,8 @@ use taskproof_targets::mcp::draft;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Examples:
-  taskproof mcp-draft 'taskproof mcp' --out my-mapping.toml
-  taskproof run --target 'mcp:taskproof mcp' --mapping my-mapping.toml
+  taskproof mapping draft 'taskproof serve mcp' --out my-mapping.toml
+  taskproof run --target 'mcp:taskproof serve mcp' --mapping my-mapping.toml
 
 The server is started with TASKPROOF_ROOT, HOME and its working folder in a scratch folder;
 its tools and input schemas become comments of the draft. Each tool chosen for an operation
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let text = match draft::draft(&args.command, options, !args.no_probe) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("taskproof mcp-draft: {e}");
+            eprintln!("taskproof mapping draft: {e}");
             return Ok(Verdict::TargetBroke);
         }
     };

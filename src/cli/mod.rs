@@ -1,9 +1,12 @@
-//! The command line: clap definitions, dispatch, and the mapping of errors to exit codes
+//! The command line: the tree of commands and their dispatch ([`app`]), the option groups
+//! they share ([`common`]), one file per command, and the mapping of errors to exit codes
 //! (see [`exit`]).
 
+pub mod app;
 pub mod bisect;
 pub mod check;
 pub mod claims;
+pub mod common;
 pub mod exit;
 pub mod fuzz;
 pub mod hold;
@@ -66,111 +69,7 @@ impl From<Drive> for taskproof_session::Drive {
 
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
-
-/// Conformance test harness, race harness and fuzzer for agent task stores.
-#[derive(Debug, Parser)]
-#[command(name = "taskproof", version, about, long_about = None)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run scenario files against a target and report pass, fail, skip or error for each.
-    Run(run::Args),
-    /// Run the whole suite against a target and write what it did as a recorded profile.
-    Record(record::Args),
-    /// Compare recorded profiles (`diff A B`) or list the built-in ones, without a target.
-    Profile(profile::Args),
-    /// Race concurrent writers against one store and count what they lose.
-    Race(race::Args),
-    /// Find which published version of a target changed a behaviour: the last version
-    /// before the change and the first after, each with its witness.
-    Bisect(bisect::Args),
-    /// The version ranges over which each task-store behaviour held across published
-    /// versions (reports/claude-code/timeline.md and .html), bisecting each change.
-    Timeline(timeline::Args),
-    /// The release watch: record what a target does now and compare it with a recorded
-    /// profile; exit 1 with the diff, per rule, when it changed.
-    Hold(hold::Args),
-    /// Race kills against the completions of background tasks and account for every task
-    /// id: notified once, twice or never (docs/background.md).
-    RaceBackground(race_background::Args),
-    /// The register of claims about real products (repro/claims.toml): list them, or rerun
-    /// their reproductions, which share no code with taskproof, and compare.
-    Claims(claims::Args),
-    /// Run random operation sequences against a target and its profile's model.
-    Fuzz(fuzz::Args),
-    /// Audit task folders on disk (and repair them with --fix), or judge a change as a
-    /// Claude Code hook (--stdin).
-    Check(check::Args),
-    /// Run the suite and a short race against several targets and build the conformance
-    /// matrix (reports/matrix.md and .html), or rebuild it from saved reports.
-    Matrix(matrix::Args),
-    /// List the built-in scenarios, or export them to a folder.
-    Scenarios(scenarios::Args),
-    /// Serve a store over the adapter protocol on stdin/stdout (root from TASKPROOF_ROOT).
-    Serve(serve::Args),
-    /// Serve the reference background-task runner over the background protocol on
-    /// stdin/stdout (session folder from TASKPROOF_ROOT).
-    ServeBackground(serve_background::Args),
-    /// Serve the strict store to agents as an MCP server on stdio (`claude mcp add taskproof
-    /// -- taskproof mcp`).
-    Mcp(mcp::Args),
-    /// Write a draft mapping file for an MCP task server (an mcp:COMMAND target), from its
-    /// tool list.
-    McpDraft(mcp_draft::Args),
-    /// Show a list's audit log (the changes `taskproof mcp` and the strict store recorded).
-    Log(log::Args),
-}
-
-/// Parses the command line, runs the command and returns the process exit code: every
-/// command says what it concluded as a [`Verdict`], and [`Verdict::process_exit_code`] is the
-/// one place a verdict becomes a code.
-pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let verdict = if e.use_stderr() {
-                Verdict::Usage
-            } else {
-                Verdict::Clean
-            };
-            let _ = e.print();
-            return verdict.process_exit_code();
-        }
-    };
-    let result = match cli.command {
-        Command::Run(a) => run::run(a),
-        Command::Record(a) => record::run(a),
-        Command::Profile(a) => profile::run(a),
-        Command::Race(a) => race::run(a),
-        Command::Bisect(a) => bisect::run(a),
-        Command::Timeline(a) => timeline::run(a),
-        Command::Hold(a) => hold::run(a),
-        Command::RaceBackground(a) => race_background::run(a),
-        Command::Claims(a) => claims::run(a),
-        Command::Fuzz(a) => fuzz::run(a),
-        Command::Check(a) => check::run(a),
-        Command::Matrix(a) => matrix::run(a),
-        Command::Scenarios(a) => scenarios::run(a),
-        Command::Serve(a) => serve::run(a),
-        Command::ServeBackground(a) => serve_background::run(a),
-        Command::Mcp(a) => mcp::run(a),
-        Command::McpDraft(a) => mcp_draft::run(a),
-        Command::Log(a) => log::run(a),
-    };
-    match result {
-        Ok(verdict) => verdict,
-        Err(e) => {
-            eprintln!("taskproof: {e:#}");
-            Verdict::Usage
-        }
-    }
-    .process_exit_code()
-}
+pub use app::{Cli, Command, main};
 
 /// Writes `text` to stdout. A reader that went away (`taskproof scenarios list | head -2`)
 /// is a normal, quiet end, not an error; any other failure is one (exit 2).

@@ -1,4 +1,5 @@
-//! `taskproof profile`: the recorded profiles, without any target. `diff A B` says what
+//! `taskproof profile`: the recorded profiles. `record` and `hold` run a target (their
+//! options and bodies are in `record.rs` and `hold.rs`); the rest need none. `diff A B` says what
 //! changed from A to B, per rule and per scenario (exit 0 when nothing did, 1 when
 //! something did, 2 when a profile cannot be read); `merge` joins recordings of one target
 //! made at different times; `list` shows the built-in ones.
@@ -19,6 +20,11 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Run the whole suite against a target and write what it did as a recorded profile.
+    Record(super::record::Args),
+    /// The release watch: record what a target does now and compare it with a recorded
+    /// profile; exit 1 with the diff, per rule, when it changed.
+    Hold(super::hold::Args),
     /// Say what changed between two recorded profiles, per rule and per scenario.
     #[command(after_long_help = "\
 Examples:
@@ -38,7 +44,7 @@ when a profile cannot be read.")]
     /// they saw differently becomes racy.
     #[command(after_long_help = "\
 Examples:
-  taskproof record --target claude-code@2.1.21 --out new.json
+  taskproof profile record --target claude-code@2.1.21 --out new.json
   taskproof profile merge new.json profiles/claude-code-2.1.21.json --out profiles/claude-code-2.1.21.json
 
 A store whose answers depend on timing can answer the same way in every run of one recording
@@ -102,6 +108,8 @@ start.")]
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     match args.command {
+        Command::Record(a) => super::record::run(a),
+        Command::Hold(a) => super::hold::run(a),
         Command::List => {
             let mut out = String::new();
             for (name, aliases, text) in BUILTIN {

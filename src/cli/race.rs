@@ -25,7 +25,7 @@ at once, --writers sessions of each (`--target reference --target claude-code@2.
 --writers 2` runs 2 reference sessions and 2 Claude Code sessions). Writers 0..N-1 run the
 first target, N..2N-1 the second, and so on. --think SECS spaces each writer's requests, so
 that fast and slow targets overlap. The reference then also takes Claude Code's lock
-directories, as `taskproof mcp` does.
+directories, as `taskproof serve mcp` does.
 
 When every target keeps the same files (the layout its hello names, not opaque), they share
 the tasks: the first target creates the workload's tasks and lists the end state, and the
@@ -59,7 +59,7 @@ usage errors, 3 when the target could not be started or broke the protocol.
 Examples:
   taskproof race --workload metadata --writers 16 --ops 1000 --no-fsync
   taskproof race --target naive --workload metadata --runs 100 --seed 1
-  taskproof race --target 'cmd:taskproof serve --no-fsync' --kill --report json:race.json
+  taskproof race --target 'cmd:taskproof serve adapter --no-fsync' --kill --report json:race.json
   taskproof race --target reference --target claude-code@2.1.112 --writers 2 --ops 20 \
       --workload metadata --think 0.05
   taskproof race --target reference --target \

@@ -1,4 +1,4 @@
-//! `taskproof race-background`: the kill/complete race against a background-task target
+//! `taskproof race background`: the kill/complete race against a background-task target
 //! (crates/background/src/race.rs, docs/background.md "The race").
 
 use std::path::PathBuf;
@@ -22,9 +22,9 @@ process outlived the session; 1 otherwise; 2 on usage errors; 3 when the target 
 start or broke the protocol.
 
 Examples:
-  taskproof race-background --tasks 100
-  taskproof race-background --target mutant:double-notify --report md:race.md
-  taskproof race-background --target 'bg-cmd:python3 examples/adapters/background/runner.py'")]
+  taskproof race background --tasks 100
+  taskproof race background --target mutant:double-notify --report md:race.md
+  taskproof race background --target 'bg-cmd:python3 examples/adapters/background/runner.py'")]
 pub struct Args {
     /// The background-task target: reference, mutant:NAME, in-process:reference or
     /// bg-cmd:COMMAND (docs/background.md).
@@ -39,12 +39,8 @@ pub struct Args {
     /// Seconds between the kill offsets of consecutive tasks.
     #[arg(long, value_name = "SECS", default_value = "0.001")]
     pub step: f64,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "10")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello.
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub limits: super::common::Limits,
     /// Also write a report: json:PATH or md:PATH (repeatable).
     #[arg(long, value_name = "KIND:PATH")]
     pub report: Vec<String>,
@@ -57,7 +53,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if !(args.step.is_finite() && args.step >= 0.0) {
-        eprintln!("taskproof race-background: --step must be 0 or more seconds");
+        eprintln!("taskproof race background: --step must be 0 or more seconds");
         return Ok(Verdict::Usage);
     }
     let mut reports: Vec<(bool, PathBuf)> = Vec::new();
@@ -67,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             Some(("md", p)) if !p.is_empty() => reports.push((false, PathBuf::from(p))),
             _ => {
                 eprintln!(
-                    "taskproof race-background: --report {r:?}: expected json:PATH or md:PATH"
+                    "taskproof race background: --report {r:?}: expected json:PATH or md:PATH"
                 );
                 return Ok(Verdict::Usage);
             }
@@ -81,8 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         target: args.target,
         open: BgOpen {
             limits: taskproof_background::protocol::Limits {
-                timeout: args.timeout.0,
-                start_timeout: args.start_timeout.0,
+                timeout: args.limits.timeout.0,
+                start_timeout: args.limits.start_timeout.0,
             },
             output_cap: None,
             model_log,
@@ -95,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Ok(r) => r,
         Err(e) => {
             eprintln!(
-                "taskproof race-background: the target {} failed: {e:#}",
+                "taskproof race background: the target {} failed: {e:#}",
                 config.target
             );
             return Ok(Verdict::TargetBroke);
@@ -109,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             md.clone()
         };
         if let Err(e) = taskproof_report::events::write_report(path, bytes.as_bytes()) {
-            eprintln!("taskproof race-background: {e}");
+            eprintln!("taskproof race background: {e}");
             return Ok(Verdict::Usage);
         }
     }

@@ -1,4 +1,4 @@
-//! `taskproof record`: run the whole suite against a target without judging it, and write
+//! `taskproof profile record`: run the whole suite against a target without judging it, and write
 //! what it did as a recorded profile (docs/profiles.md). Every scenario runs `--repeat`
 //! times, and one with a concurrent block at least `--runs` times; a step whose observation
 //! differs between runs is recorded as racy, so the file does not flip between recordings.
@@ -11,7 +11,6 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::Seconds;
 use crate::record::{
     Knobs, NotStarted, Observed, fold_probe, hello_name, observe, racy_steps, recorded_about,
     time_probe,
@@ -23,9 +22,9 @@ use taskproof_targets::TargetSpec;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Examples:
-  taskproof record --target naive --out profiles/hand-written-files.json
-  taskproof record --target claude-code@2.1.21 --out profiles/claude-code-2.1.21.json
-  taskproof record --target 'cmd:python3 my_adapter.py' --name my-store --repeat 3 --runs 5
+  taskproof profile record --target naive --out profiles/hand-written-files.json
+  taskproof profile record --target claude-code@2.1.21 --out profiles/claude-code-2.1.21.json
+  taskproof profile record --target 'cmd:python3 my_adapter.py' --name my-store --repeat 3 --runs 5
   taskproof profile diff profiles/claude-code-2.1.20.json profiles/claude-code-2.1.21.json
 
 The profile lists, per scenario, the steps where the target did not do what strict expects
@@ -47,14 +46,8 @@ with that scenario recorded as an error).")]
 pub struct Args {
     /// Scenario files or folders [default: the built-in suite].
     pub paths: Vec<PathBuf>,
-    /// The store to record: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND
-    /// (with --mapping) or claude-code@VERSION.
-    #[arg(long, short, default_value = "reference")]
-    pub target: TargetSpec,
-    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
-    /// mcp-draft COMMAND` writes a draft).
-    #[arg(long, value_name = "FILE")]
-    pub mapping: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub on: super::common::TargetOpts,
     /// Where to write the profile [default: profiles/NAME.json].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -71,12 +64,8 @@ pub struct Args {
     /// block held is recorded).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "10")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello.
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub limits: super::common::Limits,
     /// Scenarios run at once [default: as for `run`].
     #[arg(long, short, default_value_t = 0, hide_default_value = true)]
     pub jobs: usize,
@@ -100,13 +89,14 @@ pub(crate) fn valid_name(s: &str) -> bool {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
-    let mut args = args;
-    args.target = args
+    let target = args
+        .on
         .target
-        .with_mapping(args.mapping.as_deref())
+        .clone()
+        .with_mapping(args.on.mapping())
         .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
-        eprintln!("taskproof record: {msg}");
+        eprintln!("taskproof profile record: {msg}");
         Ok(Verdict::Usage)
     };
     let Some(scenarios) =
@@ -128,13 +118,13 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     }
     let observed = match observe_for(
         "record",
-        &args.target,
+        &target,
         &scenarios,
         &Knobs {
             repeat: args.repeat as usize,
             runs: args.runs as usize,
-            timeout: args.timeout.0,
-            start_timeout: args.start_timeout.0,
+            timeout: args.limits.timeout.0,
+            start_timeout: args.limits.start_timeout.0,
             jobs: args.jobs,
             start_ahead: args.start_ahead,
         },
@@ -160,26 +150,20 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             &racy,
             probe,
             (args.repeat as usize).max(2),
-            &mut |line| eprintln!("taskproof record: {line}"),
+            &mut |line| eprintln!("taskproof profile record: {line}"),
         )
     };
     let name = args
         .name
         .or(from_out)
         .unwrap_or_else(|| hello_name(&hello.name, &hello.version));
-    let mut about = recorded_about(
-        &args.target,
-        args.mapping.as_deref(),
-        &hello,
-        args.repeat,
-        raced_runs,
-    );
+    let mut about = recorded_about(&target, args.on.mapping(), &hello, args.repeat, raced_runs);
     about["time_probe_seconds"] = json!(args.time_probe);
     let mut profile = Recorded::from_runs(&name, about, runs);
     for result in &probed {
         let (_, words) = fold_probe(&mut profile, result, probe);
         let (id, index, _) = result;
-        eprintln!("taskproof record: time probe of {id} steps[{index}]: {words}");
+        eprintln!("taskproof profile record: time probe of {id} steps[{index}]: {words}");
     }
 
     let out = args.out.unwrap_or_else(|| recorded::default_path(&name));
@@ -211,12 +195,12 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     println!(
         "recorded {} scenarios against {} into {} (profile {name}): {strict} as strict expects, {differ} differ, {skipped} skipped, {errors} errors; {racy} racy steps, {timed} time-dependent",
         profile.scenarios.len(),
-        args.target,
+        target,
         out.display()
     );
     if errors > 0 {
         eprintln!(
-            "taskproof record: the target broke the protocol in {errors} scenario(s); they are recorded as errors"
+            "taskproof profile record: the target broke the protocol in {errors} scenario(s); they are recorded as errors"
         );
         return Ok(Verdict::TargetBroke);
     }

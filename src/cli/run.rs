@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::Seconds;
 use super::verdict::{Reporters, Verdict, conclude};
 use taskproof_profile::{Choice, Mode, Profile};
 use taskproof_report::Event;
@@ -58,13 +57,11 @@ pub struct Args {
     /// runners: docs/background.md).
     #[arg(long, default_value = "store", value_parser = ["store", "background"])]
     pub suite: String,
-    /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
-    /// mcp-draft COMMAND` writes a draft).
-    #[arg(long, value_name = "FILE")]
-    pub mapping: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub mapping: super::common::MappingOpt,
     /// The profile the target is held to: strict, a recorded profile built in (see
     /// `taskproof profile list`), a recorded profile file's path (*.json, written by
-    /// `taskproof record`), or written:cc-2.1.17 / written:s07 (the expectations written
+    /// `taskproof profile record`), or written:cc-2.1.17 / written:s07 (the expectations written
     /// into the scenario files under those names, as fuzz's replay lines use them)
     /// [default: strict; hand-written-files for naive].
     #[arg(long, short, value_parser = parse_profile)]
@@ -82,12 +79,8 @@ pub struct Args {
     /// Scenarios expected to fail, one id and reason per line (see docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub skip_file: Vec<PathBuf>,
-    /// Seconds a request may go unanswered before the target is judged hung.
-    #[arg(long, value_name = "SECS", default_value = "10")]
-    pub timeout: Seconds,
-    /// Seconds a session may take to start and answer hello (start-up is not a request).
-    #[arg(long, value_name = "SECS", default_value = "60")]
-    pub start_timeout: Seconds,
+    #[command(flatten)]
+    pub limits: super::common::Limits,
     /// Run every step of a failing scenario and report every difference, instead of
     /// stopping at its first failing step.
     #[arg(long)]
@@ -97,9 +90,6 @@ pub struct Args {
     /// session alone, where it is first used).
     #[arg(long, value_name = "N", default_value_t = taskproof_scenario::DEFAULT_START_AHEAD)]
     pub start_ahead: usize,
-    /// Also write a report: json:PATH, junit:PATH or md:PATH (repeatable).
-    #[arg(long, value_name = "KIND:PATH")]
-    pub report: Vec<ReportSpec>,
     /// With a target driven by a scripted model (claude-code@VERSION), keep the model's own
     /// log in DIR: every request the CLI sent and every answer, one JSON line each, a file
     /// per scenario (docs/claude-code.md, "The model's log"), so a verdict can be checked
@@ -113,9 +103,8 @@ pub struct Args {
     /// the store and a shell (docs/reports.md, "Exporting failures").
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
-    /// Color the terminal output (auto: when stdout is a terminal and NO_COLOR is unset).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: super::Color,
+    #[command(flatten)]
+    pub output: super::common::OutputOpts,
 }
 
 /// `--partition K/N`, 1 <= K <= N.
@@ -218,7 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         }
     };
     let target = target
-        .with_mapping(args.mapping.as_deref())
+        .with_mapping(args.mapping.mapping.as_deref())
         .map_err(anyhow::Error::msg)?;
     let usage = |msg: String| {
         eprintln!("taskproof run: {msg}");
@@ -267,8 +256,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         profile,
         mode,
         target,
-        timeout: args.timeout.0,
-        start_timeout: args.start_timeout.0,
+        timeout: args.limits.timeout.0,
+        start_timeout: args.limits.start_timeout.0,
         keep_going: args.keep_going,
         start_ahead: args.start_ahead,
         jobs: args.jobs,
@@ -286,11 +275,11 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
 /// The reporters `--report` asks for, then the terminal's.
 fn reporters_of(args: &Args) -> Reporters {
     Reporters::new(
-        &args.report,
+        &args.output.report,
         Box::new(TerminalReporter::new(
             std::io::stdout().lock(),
             Output::from_env(),
-            args.color.into(),
+            args.output.color.color.into(),
         )),
     )
 }
@@ -309,7 +298,7 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
         Ok(t) => t,
         Err(e) => return usage(format!("invalid --target {:?}: {e}", args.target)),
     };
-    if args.profile.is_some() || args.mapping.is_some() || !args.skip_file.is_empty() {
+    if args.profile.is_some() || args.mapping.mapping.is_some() || !args.skip_file.is_empty() {
         return usage(
             "--profile, --mapping and --skip-file are for the store suite; the background suite holds every target to docs/background.md".into(),
         );
@@ -356,8 +345,8 @@ fn run_background(args: Args) -> anyhow::Result<Verdict> {
         target,
         open: BgOpen {
             limits: taskproof_background::protocol::Limits {
-                timeout: args.timeout.0,
-                start_timeout: args.start_timeout.0,
+                timeout: args.limits.timeout.0,
+                start_timeout: args.limits.start_timeout.0,
             },
             output_cap: None,
             model_log: None,
@@ -440,6 +429,7 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Seconds;
 
     #[test]
     fn filters_are_shell_globs_and_a_bad_one_is_named() {

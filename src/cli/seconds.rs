@@ -53,25 +53,35 @@ mod tests {
         for (command, flag) in [
             ("run", "--timeout"),
             ("run", "--start-timeout"),
-            ("record", "--timeout"),
-            ("record", "--start-timeout"),
+            ("profile record", "--timeout"),
+            ("profile record", "--start-timeout"),
+            ("profile hold", "--timeout"),
             ("race", "--timeout"),
             ("race", "--duration"),
+            ("race background", "--start-timeout"),
             ("fuzz", "--timeout"),
-            ("matrix", "--timeout"),
-            ("matrix", "--start-timeout"),
+            ("versions timeline", "--timeout"),
+            ("versions timeline", "--start-timeout"),
+            ("maint matrix", "--timeout"),
+            ("maint matrix", "--start-timeout"),
         ] {
-            let e = crate::cli::Cli::try_parse_from(["taskproof", command, flag, "0"])
-                .expect_err(command);
+            let line = |value: &str| {
+                let mut words = vec!["taskproof"];
+                words.extend(command.split(' '));
+                // `profile hold` needs its target and profile before the flag is read.
+                if command == "profile hold" {
+                    words.extend(["--target", "naive", "--profile", "strict"]);
+                }
+                words.extend([flag, value]);
+                crate::cli::Cli::try_parse_from(words)
+            };
+            let e = line("0").expect_err(command);
             let text = e.to_string();
             assert!(
                 text.contains(&format!("'{flag} <SECS>'")) && text.contains("seconds above 0"),
                 "{command} {flag}: {text}"
             );
-            assert!(
-                crate::cli::Cli::try_parse_from(["taskproof", command, flag, "2.5"]).is_ok(),
-                "{command} {flag} 2.5"
-            );
+            assert!(line("2.5").is_ok(), "{command} {flag} 2.5");
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `taskproof serve`: a store behind the adapter protocol on stdin/stdout.
+//! `taskproof serve adapter`: a store behind the adapter protocol on stdin/stdout.
 
 use super::verdict::Verdict;
 use std::io::{self, BufRead, Read, Write};
@@ -18,9 +18,9 @@ const MAX_LINE: usize = 64 * 1024 * 1024;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Examples:
-  TASKPROOF_ROOT=/tmp/tasks taskproof serve
-  echo '{\"op\":\"hello\"}' | TASKPROOF_ROOT=/tmp/tasks taskproof serve --profile cc-2.1.17
-  taskproof run --target 'cmd:taskproof serve'")]
+  TASKPROOF_ROOT=/tmp/tasks taskproof serve adapter
+  echo '{\"op\":\"hello\"}' | TASKPROOF_ROOT=/tmp/tasks taskproof serve adapter --profile cc-2.1.17
+  taskproof run --target 'cmd:taskproof serve adapter'")]
 pub struct Args {
     /// The behaviour to serve: the strict reference store, or the model of Claude Code
     /// 2.1.17 (no lock, no checks, last write wins).

@@ -1,4 +1,4 @@
-//! `taskproof serve-background`: the reference background-task runner behind the background
+//! `taskproof serve background`: the reference background-task runner behind the background
 //! protocol on stdin/stdout (docs/background.md, "The protocol").
 
 use super::verdict::Verdict;
@@ -15,8 +15,8 @@ use taskproof_background::{BgMutant, Runner, RunnerOptions};
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Examples:
-  echo '{\"op\":\"hello\"}' | TASKPROOF_ROOT=/tmp/session taskproof serve-background
-  taskproof run --suite background --target 'bg-cmd:taskproof serve-background'
+  echo '{\"op\":\"hello\"}' | TASKPROOF_ROOT=/tmp/session taskproof serve background
+  taskproof run --suite background --target 'bg-cmd:taskproof serve background'
 
 Task outputs go to $TASKPROOF_ROOT/tasks/ID.output. Each task runs `sh -c COMMAND` in a process
 group of its own; ending the session (`end`, or the end of stdin) kills every task still

@@ -1,4 +1,4 @@
-//! `taskproof timeline`: the version ranges over which each behaviour held
+//! `taskproof versions timeline`: the version ranges over which each behaviour held
 //! (docs/bisect.md, "Timeline").
 
 use super::verdict::Verdict;
@@ -27,10 +27,10 @@ bg-session-end (scenarios of `run --suite background`, judged from
 reports/claude-code/VERSION/background-suite.json where a version has one).
 
 Examples:
-  taskproof timeline
-  taskproof timeline --row ids-reused --row delete --samples 1
-  taskproof timeline --no-run
-  taskproof timeline --no-run --reports shards/ --cache out/timeline.json --out out")]
+  taskproof versions timeline
+  taskproof versions timeline --row ids-reused --row delete --samples 1
+  taskproof versions timeline --no-run
+  taskproof versions timeline --no-run --reports shards/ --cache out/timeline.json --out out")]
 pub struct Args {
     /// The versions: claude-code@A..B (B may be `latest`).
     #[arg(
@@ -110,7 +110,7 @@ fn without_stderr(j: Judged) -> Judged {
 
 pub fn run(args: Args) -> anyhow::Result<Verdict> {
     let usage = |msg: String| {
-        eprintln!("taskproof timeline: {msg}");
+        eprintln!("taskproof versions timeline: {msg}");
         Ok(Verdict::Usage)
     };
     let mut rows = timeline::rows::claude_code();
@@ -207,7 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         versions[versions.len() - 1]
     );
     println!(
-        "taskproof timeline {range}: {} rows, {} versions, {} samples per row{}",
+        "taskproof versions timeline {range}: {} rows, {} versions, {} samples per row{}",
         rows.len(),
         versions.len(),
         args.samples,
@@ -294,7 +294,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     // A claim anchored to nothing the pages show would have its word said nowhere.
     for v in t.unmatched(&timeline::rows::claude_code()) {
         eprintln!(
-            "taskproof timeline: warning: {}: claim {}: its timeline anchor {} matches no row \
+            "taskproof versions timeline: warning: {}: claim {}: its timeline anchor {} matches no row \
              and no change point of this timeline, so the pages say nothing of it",
             args.repo.join(crate::claims::DEFAULT_REGISTER).display(),
             v.claim,

@@ -1,4 +1,4 @@
-//! `taskproof timeline`: for a set of behaviours (rows), the version ranges over which each
+//! `taskproof versions timeline`: for a set of behaviours (rows), the version ranges over which each
 //! answer held across a target's published versions, found by bisecting each change rather
 //! than running every version ([`build`]), seeded with the versions already measured
 //! ([`seeds`]), cached in a JSON file, and shown as Markdown and HTML ([`page`]).

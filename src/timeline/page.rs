@@ -55,7 +55,7 @@ pub fn markdown(t: &Timeline) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "# Claude Code task-store behaviour, {}\n\n\
-         Built by `taskproof timeline` from `reports/claude-code/timeline.json` (every judged \
+         Built by `taskproof versions timeline` from `reports/claude-code/timeline.json` (every judged \
          version, with where its answer comes from). {} versions, in version-number order. \
          Each row was judged at both ends, at every version already measured (the run and race \
          reports under `reports/claude-code/` and the recorded profiles under `profiles/`, \
@@ -161,7 +161,7 @@ pub fn markdown(t: &Timeline) -> String {
                 .filter(|p| p.source.starts_with("run "))
                 .count();
             out.push_str(&format!(
-                " ({ran} run by `taskproof timeline`, {} read from checked-in reports and profiles).\n",
+                " ({ran} run by `taskproof versions timeline`, {} read from checked-in reports and profiles).\n",
                 r.points.len() - ran
             ));
         }

@@ -678,10 +678,9 @@ impl LockHolder {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_flock), ignore = "needs flock on PATH")]
 fn a_list_locked_by_a_writer_is_read_but_its_temporary_files_are_not_judged() {
-    if !crate::util::can_run(&[crate::util::Tool::Flock]) {
-        return;
-    }
+    crate::util::require(&[crate::util::Tool::Flock]);
     let tmp = tempdir();
     put(tmp.path(), Layout::Cc, 1, "pending", &[], &[]);
     write(tmp.path(), ".tmp", "{");

@@ -83,8 +83,15 @@ mod tests {
         let store_error =
             std::io::Error::other("/t/a: Too many levels of symbolic links (os error 40)");
         let e = CheckError::io(&path, store_error);
+        // The error and its sources, as a caller that prints the whole chain shows them.
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            chain.push_str(&format!(": {s}"));
+            source = s.source();
+        }
         assert_eq!(
-            format!("{:#}", anyhow::Error::from(e)),
+            chain,
             "read /t/a: Too many levels of symbolic links (os error 40)"
         );
         let plain = CheckError::io(path, std::io::ErrorKind::NotFound.into());

@@ -376,7 +376,9 @@ pub fn load_from(dir: &Path) -> Result<Vec<Column>, ReadError> {
         .collect()
 }
 
-/// `index.json`: the order of the target folders `taskproof matrix` wrote.
+/// `index.json`: the order of the target folders `taskproof matrix` wrote. An entry is a path
+/// relative to the index's folder, so a column can be read where its run was made
+/// (reports/matrix/index.json names `../mcp/NAME`) instead of from a copy.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Index {
     pub format_version: u64,

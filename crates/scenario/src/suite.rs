@@ -74,7 +74,7 @@ pub struct RunConfig {
     pub model_log: Option<std::path::PathBuf>,
     /// A folder to write each failing scenario into for its maintainer (`DIR/ID/`: the
     /// lines a process target was sent and answered, a replay script and a report;
-    /// `taskproof run --export`, crates/scenario/src/export.rs).
+    /// `taskproof run --export`, crates/scenario/src/export/).
     pub export: Option<std::path::PathBuf>,
 }
 
