@@ -316,6 +316,7 @@ mod timeline {
             title: "cycles refused",
             probe: RowProbe::Scenario(SCENARIO.into()),
             reading: "fail: a cycle is accepted; pass: refused",
+            config: taskproof_claude_code::Config::TeamsOff,
         }
     }
 
@@ -533,12 +534,14 @@ mod timeline {
                 title: "notified",
                 probe: RowProbe::Background("completion".into(), "B2"),
                 reading: "",
+                config: taskproof_claude_code::Config::TeamsOff,
             },
             Row {
                 id: "store",
                 title: "store",
                 probe: RowProbe::Scenario("completion".into()),
                 reading: "",
+                config: taskproof_claude_code::Config::TeamsOff,
             },
         ];
         let mut cache = Cache::default();
