@@ -144,7 +144,15 @@ fn list(args: Common) -> anyhow::Result<Verdict> {
             .into_iter()
             .map(|v| format!("{v} {}", yes_no(c.expect.get(&v).copied())))
             .collect();
-        println!("{} [{}] {}", c.id, c.status.as_str(), c.product);
+        match &c.configuration {
+            Some(config) => println!(
+                "{} [{}] {} (configuration {config})",
+                c.id,
+                c.status.as_str(),
+                c.product
+            ),
+            None => println!("{} [{}] {}", c.id, c.status.as_str(), c.product),
+        }
         println!("  says: {}", c.says);
         println!("  asks: {} ({})", c.asks, versions.join(", "));
         if let Some(why) = &c.why {
