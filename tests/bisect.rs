@@ -440,7 +440,7 @@ mod timeline {
         write(&repo.join("repro"), "x.py", "");
         let claim = |id: &str, anchor: &str| {
             format!(
-                "[[claim]]\nid = \"{id}\"\nproduct = \"claude-code\"\nsays = \"s\"\n\
+                "[[claim]]\nid = \"{id}\"\nproduct = \"claude-code\"\nconfiguration = \"teams-off\"\nsays = \"s\"\n\
                  asks = \"a\"\nrepro = \"repro/x.py\"\nstatus = \"confirmed\"\n\
                  timeline = [\"{anchor}\"]\n\n[claim.expect]\n\"2.1.17\" = true\n\n"
             )

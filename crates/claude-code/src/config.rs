@@ -29,7 +29,9 @@ pub enum Config {
     TeamsEnv,
     /// `{"env": {"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1"}}` in the user's settings.json.
     TeamsSettings,
-    /// `--agent-teams` on the CLI's command line.
+    /// `--agent-teams` on the CLI's command line. Measured: every version tried refuses it
+    /// as an unknown option and does not start (docs/claude-code.md), although the teams
+    /// gate reads it from the process's arguments.
     TeamsFlag,
 }
 
