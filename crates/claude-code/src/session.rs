@@ -556,10 +556,13 @@ impl ClaudeCodeSession {
     fn follow_conversation(&mut self, list: &str, id: &str, n: u64) {
         let old = self.conversations.insert(list.to_string(), id.to_string());
         if let Some(old) = old.filter(|old| old != id) {
-            let own = if list == SESSION_LIST {
-                format!("; the session's own list is {id} now")
-            } else {
-                String::new()
+            let own = match (&self.own_team, list == SESSION_LIST) {
+                // With teams on, the list is the team's, whose folder does not follow the id.
+                (Some(team), true) if self.teams_in_terminal() => {
+                    format!("; the session's own list stays the team folder {team}")
+                }
+                (_, true) => format!("; the session's own list is {id} now"),
+                (_, false) => String::new(),
             };
             self.note(format!(
                 "request {n}: the CLI of list {list:?} names session id {id}, no longer {old}{own}"
