@@ -97,7 +97,12 @@ fn each_way_of_switching_teams_on_makes_the_own_list_a_session_folder() {
         let own = s
             .own_list()
             .expect("the own list is known once its CLI ran");
-        assert_eq!(lists, [own.clone()], "{config}\n{}", s.stderr());
+        assert_eq!(
+            lists,
+            std::slice::from_ref(&own),
+            "{config}\n{}",
+            s.stderr()
+        );
         if config.teams() {
             assert!(is_session_folder(&own), "{config}: {own}\n{}", s.stderr());
             assert!(
@@ -169,7 +174,7 @@ fn with_teams_on_2_1_276_loses_the_own_list_on_resume_and_leaves_its_files() {
     assert!(is_session_folder(&before) && is_session_folder(&after));
     assert_ne!(before, after, "a new team under a fresh id\n{stderr}");
     // The two task files lie untouched in the old folder; the new one holds none.
-    assert_eq!(lists, [before.clone()]);
+    assert_eq!(lists, std::slice::from_ref(&before));
     // With teams off the same version keeps it.
     let off = cc.with_config(Config::TeamsOff);
     let (listed, _, before, after, stderr) = resume_and_list(&off);
