@@ -316,6 +316,7 @@ mod timeline {
             title: "cycles refused",
             probe: RowProbe::Scenario(SCENARIO.into()),
             reading: "fail: a cycle is accepted; pass: refused",
+            config: taskproof_claude_code::Config::TeamsOff,
         }
     }
 
@@ -439,7 +440,7 @@ mod timeline {
         write(&repo.join("repro"), "x.py", "");
         let claim = |id: &str, anchor: &str| {
             format!(
-                "[[claim]]\nid = \"{id}\"\nproduct = \"claude-code\"\nsays = \"s\"\n\
+                "[[claim]]\nid = \"{id}\"\nproduct = \"claude-code\"\nconfiguration = \"teams-off\"\nsays = \"s\"\n\
                  asks = \"a\"\nrepro = \"repro/x.py\"\nstatus = \"confirmed\"\n\
                  timeline = [\"{anchor}\"]\n\n[claim.expect]\n\"2.1.17\" = true\n\n"
             )
@@ -533,12 +534,14 @@ mod timeline {
                 title: "notified",
                 probe: RowProbe::Background("completion".into(), "B2"),
                 reading: "",
+                config: taskproof_claude_code::Config::TeamsOff,
             },
             Row {
                 id: "store",
                 title: "store",
                 probe: RowProbe::Scenario("completion".into()),
                 reading: "",
+                config: taskproof_claude_code::Config::TeamsOff,
             },
         ];
         let mut cache = Cache::default();

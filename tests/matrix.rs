@@ -19,12 +19,14 @@ fn good() -> Vec<taskproof_matrix::Column> {
 fn columns_follow_the_index_and_take_labels_from_target_json() {
     let cols = good();
     let labels: Vec<&str> = cols.iter().map(|c| c.label.as_str()).collect();
-    // alpha and gamma have no target.json: their label is the spec of their reports.
+    // alpha and gamma have no target.json: their label is the spec of their reports, and for
+    // Claude Code the configuration its run was in (teams-off: the report is from before
+    // configurations were named).
     assert_eq!(
         labels,
         [
             "cmd:alpha --fast",
-            "claude-code@9.9.9",
+            "claude-code@9.9.9 (teams-off)",
             "Beta store",
             "delta"
         ]

@@ -69,6 +69,7 @@ const RULES: &[(&str, Kind)] = &[
     ),
     ("reports/claude-code/*/between-requests.json", Kind::Run),
     ("reports/claude-code/*/session-list.json", Kind::Run),
+    ("reports/claude-code/*/resume-*.json", Kind::Run),
     ("reports/claude-code/*/terminal-suite.json", Kind::Run),
     ("reports/background/race-*.json", Kind::BgRace),
     ("reports/background/*.json", Kind::Run),

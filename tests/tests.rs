@@ -16,6 +16,7 @@ mod claude_code_background;
 mod claude_code_hook;
 mod claude_code_mcp;
 mod claude_code_restore;
+mod claude_code_teams;
 mod controller;
 mod docs;
 mod export;

@@ -6,6 +6,7 @@
 #   reports/matrix/rebuild.sh                      # every column below, then the pages
 #   reports/matrix/rebuild.sh reference naive      # only these columns, then the pages
 #   reports/matrix/rebuild.sh claude-code@2.1.340  # a Claude Code version (a new column)
+#   reports/matrix/rebuild.sh claude-code@2.1.332:teams-env  # that version with agent teams on
 #   reports/matrix/rebuild.sh --pages              # only the pages, from the reports as they are
 #
 # Columns, each run with the release binary under the strict profile:
@@ -23,6 +24,10 @@
 #                       scripts/claude-code-reports.sh cuts them; its races there are that
 #                       script's. Without arguments: every version of reports/claude-code that
 #                       has a run.json.
+#   claude-code@V:CONFIG  the same in a named configuration (docs/claude-code.md, "Configurations
+#                       and agent teams"), into reports/claude-code/V:CONFIG/; its column is
+#                       labelled with the configuration, as every Claude Code column is
+#                       (teams-off for the default).
 #   claude-code-controller@V  node and npm; the npm package claude-code-controller V (installed
 #                       into the Claude Code cache on first use) through taskproof's built-in
 #                       adapter; suite and race, into reports/matrix/claude-code-controller-V.

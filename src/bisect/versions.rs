@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use taskproof_claude_code::cache_dir;
+use taskproof_claude_code::{ClaudeCode, Config};
 use taskproof_targets::TargetSpec;
 
 /// The version `latest` stands for: the registry's `latest` dist-tag.
@@ -35,8 +36,9 @@ pub struct Range {
 /// What kind of target a range ranges over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Family {
-    /// `@anthropic-ai/claude-code` on npm.
-    ClaudeCode,
+    /// `@anthropic-ai/claude-code` on npm, every version run in one configuration (teams
+    /// off unless the range names another: `claude-code@A..B:teams-env`).
+    ClaudeCode(Config),
     /// A target spec with `{version}` in it, replaced by each version.
     Template(String),
 }
@@ -45,7 +47,9 @@ impl Family {
     /// The target that runs `version`.
     pub fn target(&self, version: &str) -> Result<TargetSpec, String> {
         match self {
-            Family::ClaudeCode => format!("claude-code@{version}").parse(),
+            Family::ClaudeCode(config) => {
+                Ok(ClaudeCode::parse(version)?.with_config(*config).into())
+            }
             Family::Template(t) => t.replace("{version}", version).parse(),
         }
     }
@@ -53,7 +57,7 @@ impl Family {
     /// The family's name as written before `@`.
     pub fn name(&self) -> &str {
         match self {
-            Family::ClaudeCode => "claude-code",
+            Family::ClaudeCode(_) => "claude-code",
             Family::Template(t) => t,
         }
     }
@@ -61,15 +65,18 @@ impl Family {
 
 impl std::fmt::Display for Range {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}@{}..{}", self.family.name(), self.from, self.to)
+        write!(f, "{}@{}..{}", self.family.name(), self.from, self.to)?;
+        match self.family {
+            Family::ClaudeCode(config) if config != Config::TeamsOff => write!(f, ":{config}"),
+            _ => Ok(()),
+        }
     }
 }
 
 impl std::str::FromStr for Range {
     type Err = String;
     fn from_str(s: &str) -> Result<Range, String> {
-        let expected =
-            "expected KIND@A..B, e.g. claude-code@2.1.17..2.1.112 or claude-code@2.1.17..latest";
+        let expected = "expected KIND@A..B, e.g. claude-code@2.1.17..2.1.112, claude-code@2.1.17..latest or claude-code@2.1.207..2.1.332:teams-env";
         let (kind, range) = s
             .rsplit_once('@')
             .ok_or_else(|| format!("{s:?}: no @; {expected}"))?;
@@ -77,6 +84,14 @@ impl std::str::FromStr for Range {
             .split_once("..")
             .ok_or_else(|| format!("{s:?}: no .. after @; {expected}"))?;
         let (from, to) = (from.trim(), to.trim());
+        // A Claude Code range may end in the configuration every version runs in.
+        let (to, config) = match to.split_once(':') {
+            Some((to, config)) if kind == "claude-code" => (
+                to,
+                Config::parse(config).map_err(|e| format!("{s:?}: {e}"))?,
+            ),
+            _ => (to, Config::TeamsOff),
+        };
         if from.is_empty() || to.is_empty() {
             return Err(format!("{s:?}: the range needs both ends; {expected}"));
         }
@@ -96,7 +111,7 @@ impl std::str::FromStr for Range {
             ));
         }
         let family = if kind == "claude-code" {
-            Family::ClaudeCode
+            Family::ClaudeCode(config)
         } else if kind.contains("{version}") {
             // Checked now, so that a bad template is an error before anything runs.
             kind.replace("{version}", from)
@@ -361,7 +376,7 @@ pub fn published(range: &Range, file: Option<&Path>) -> Result<Published, String
         return Published::parse(&text, &f.display().to_string());
     }
     match &range.family {
-        Family::ClaudeCode => npm_versions(range),
+        Family::ClaudeCode(_) => npm_versions(range),
         Family::Template(t) => Err(format!(
             "{t}: a template target has no registry; give its versions with --versions FILE"
         )),
@@ -445,8 +460,20 @@ mod tests {
     #[test]
     fn ranges_parse_and_refuse_what_cannot_be_a_range() {
         let r: Range = "claude-code@2.1.17..latest".parse().unwrap();
-        assert_eq!(r.family, Family::ClaudeCode);
+        assert_eq!(r.family, Family::ClaudeCode(Config::TeamsOff));
         assert_eq!((r.from.as_str(), r.to.as_str()), ("2.1.17", "latest"));
+        let teams: Range = "claude-code@2.1.207..2.1.332:teams-env".parse().unwrap();
+        assert_eq!(teams.family, Family::ClaudeCode(Config::TeamsEnv));
+        assert_eq!(teams.to, "2.1.332");
+        assert_eq!(teams.to_string(), "claude-code@2.1.207..2.1.332:teams-env");
+        assert_eq!(
+            teams.family.target("2.1.276").unwrap().to_string(),
+            "claude-code@2.1.276:teams-env"
+        );
+        let e = "claude-code@2.1.207..2.1.332:teams"
+            .parse::<Range>()
+            .unwrap_err();
+        assert!(e.contains("unknown Claude Code configuration"), "{e}");
         let t: Range = "cmd:sh a.sh {version}@1.0.0..1.0.9".parse().unwrap();
         assert_eq!(t.family, Family::Template("cmd:sh a.sh {version}".into()));
         assert_eq!(

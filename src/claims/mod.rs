@@ -90,6 +90,13 @@ pub struct Claim {
     pub id: String,
     /// `claude-code`, or `mcp:PACKAGE`.
     pub product: String,
+    /// The configuration the claim holds for: for Claude Code one of
+    /// `taskproof_claude_code::Config`'s names (`teams-off`, the default, or agent teams
+    /// on: `teams-env`, `teams-settings`, `teams-flag`; issue 54), required there, since a
+    /// verdict measured with teams off says nothing about teams on. Other products have
+    /// none.
+    #[serde(default)]
+    pub configuration: Option<String>,
     /// The claim, as published.
     pub says: String,
     /// The yes/no question the reproduction answers.
@@ -217,6 +224,25 @@ impl Register {
             }
             if c.expect.is_empty() {
                 return Err(format!("{}: names no version", at("expect")));
+            }
+            match (c.product.as_str(), c.configuration.as_deref()) {
+                ("claude-code", None) => {
+                    return Err(format!(
+                        "{}: a Claude Code claim names the configuration it holds for (teams-off for the default)",
+                        at("configuration")
+                    ));
+                }
+                ("claude-code", Some(name)) => {
+                    taskproof_claude_code::Config::parse(name)
+                        .map_err(|e| format!("{}: {e}", at("configuration")))?;
+                }
+                (_, Some(_)) => {
+                    return Err(format!(
+                        "{}: only Claude Code claims have a configuration",
+                        at("configuration")
+                    ));
+                }
+                (_, None) => {}
             }
             if let Some(root) = &root
                 && !root.join(&c.repro).is_file()
@@ -532,6 +558,7 @@ mod tests {
         Claim {
             id: "c".into(),
             product: "claude-code".into(),
+            configuration: Some("teams-off".into()),
             says: "s".into(),
             asks: "a".into(),
             sources: vec![],
@@ -555,5 +582,34 @@ mod tests {
         assert_eq!(c.expected("2.1.20"), Some(false), "2.1.9 < 2.1.20 < 2.1.40");
         assert_eq!(c.expected("1.0.0"), None, "nothing below it");
         assert_eq!(c.versions(), ["2.1.9", "2.1.40", "2.1.41"]);
+    }
+
+    const ONE: &str = "[[claim]]\nid = \"c\"\nproduct = \"claude-code\"\nsays = \"s\"\nasks = \"a\"\nrepro = \"x.py\"\nstatus = \"confirmed\"\n";
+
+    #[test]
+    fn a_claude_code_claim_names_a_known_configuration_and_others_none() {
+        let path = Path::new("claims.toml");
+        let with = |extra: &str| format!("{ONE}{extra}[claim.expect]\n\"2.1.332\" = true\n");
+        let e = Register::parse(&with(""), path, None).unwrap_err();
+        assert!(e.contains("claim[0] (c).configuration"), "{e}");
+        assert!(e.contains("teams-off for the default"), "{e}");
+        let e = Register::parse(&with("configuration = \"teams\"\n"), path, None).unwrap_err();
+        assert!(
+            e.contains("unknown Claude Code configuration \"teams\""),
+            "{e}"
+        );
+        let r = Register::parse(&with("configuration = \"teams-env\"\n"), path, None).unwrap();
+        assert_eq!(r.claims[0].configuration.as_deref(), Some("teams-env"));
+        let other = with("configuration = \"teams-env\"\n").replace("\"claude-code\"", "\"mcp:x\"");
+        let e = Register::parse(&other, path, None).unwrap_err();
+        assert!(e.contains("only Claude Code claims"), "{e}");
+    }
+
+    #[test]
+    fn every_claude_code_claim_of_the_checked_in_register_names_its_configuration() {
+        let r = Register::builtin().unwrap();
+        for c in r.claims.iter().filter(|c| c.product == "claude-code") {
+            assert!(c.configuration.is_some(), "{}", c.id);
+        }
     }
 }

@@ -146,9 +146,21 @@ fn list(args: Common) -> anyhow::Result<Verdict> {
             .into_iter()
             .map(|v| format!("{v} {}", yes_no(c.expect.get(&v).copied())))
             .collect();
-        out.push_str(&format!("{} [{}] {}\n", c.id, c.status.as_str(), c.product));
-        out.push_str(&format!("  says: {}\n", c.says));
-        out.push_str(&format!("  asks: {} ({})\n", c.asks, versions.join(", ")));
+        match &c.configuration {
+            Some(config) => out.push_str(&format!(
+                "{} [{}] {} (configuration {config})
+",
+                c.id,
+                c.status.as_str(),
+                c.product
+            )),
+            None => out.push_str(&format!("{} [{}] {}
+", c.id, c.status.as_str(), c.product)),
+        }
+        out.push_str(&format!("  says: {}
+", c.says));
+        out.push_str(&format!("  asks: {} ({})
+", c.asks, versions.join(", ")));
         if let Some(why) = &c.why {
             out.push_str(&format!("  why:  {why}\n"));
         }

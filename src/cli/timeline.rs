@@ -190,7 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    if args.target.family == bisect::Family::ClaudeCode {
+    if matches!(args.target.family, bisect::Family::ClaudeCode(_)) {
         for dir in &args.reports {
             if !dir.is_dir() {
                 return usage(format!("--reports {}: not a folder", dir.display()));
@@ -230,7 +230,11 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             if args.no_run {
                 return None;
             }
-            let target = match family.target(v) {
+            // A Claude Code row runs in its own configuration.
+            let target = match match &family {
+                bisect::Family::ClaudeCode(_) => bisect::Family::ClaudeCode(row.config).target(v),
+                other => other.target(v),
+            } {
                 Ok(t) => t,
                 Err(e) => return Some(Judged::Unusable(e)),
             };

@@ -313,7 +313,7 @@ pub fn build_row(
     progress: &mut dyn FnMut(&str),
 ) -> RowTimeline {
     let n = versions.len();
-    let key = row.probe.key();
+    let key = row.key();
     let mut out = RowTimeline {
         row: row.clone(),
         points: BTreeMap::new(),

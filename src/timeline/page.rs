@@ -88,13 +88,13 @@ pub fn markdown(t: &Timeline) -> String {
         };
         out.push_str(&format!(
             "| {} | {} | {} |\n",
-            cell(r.row.title),
+            cell(&r.row.titled()),
             changes,
             cell(&spans_text(t, r))
         ));
     }
     for r in &t.rows {
-        out.push_str(&format!("\n## {}\n\n{}\n", r.row.title, r.row.reading));
+        out.push_str(&format!("\n## {}\n\n{}\n", r.row.titled(), r.row.reading));
         if let Some(v) = t.vouch_text(r.row.id) {
             out.push_str(&format!("\nThe register: {v}.\n"));
         }
@@ -309,7 +309,7 @@ pub fn html(t: &Timeline) -> String {
             .unwrap_or_default();
         rows.push_str(&format!(
             "<div class=\"row\"><div class=\"label\">{}{changes}{register}<small>{}</small></div><div class=\"bar\">{}</div></div>\n",
-            esc(r.row.title),
+            esc(&r.row.titled()),
             esc(&probe_text(r).unwrap_or_else(|| r.row.reading.to_string())),
             bar
         ));

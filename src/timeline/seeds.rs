@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::build::{Cache, Point};
 use super::rows::{Row, RowProbe};
 use crate::bisect::{Judged, Seen};
+use taskproof_claude_code::Config;
 use taskproof_race::report::RaceReport;
 use taskproof_report::schema::{OutcomeKind, RunReport, ScenarioReport, StepFailure};
 
@@ -92,7 +93,14 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
     versions.sort();
     for v in &versions {
         let dir = reports.join(v);
+        // The checked-in reports of reports/claude-code/V ran in the default configuration
+        // unless a run report names another (add_run_report checks it).
         for row in rows {
+            if row.config != Config::TeamsOff
+                && !matches!(row.probe, RowProbe::Scenario(_) | RowProbe::Step(..))
+            {
+                continue;
+            }
             match &row.probe {
                 RowProbe::Scenario(_) | RowProbe::Step(..) => {
                     for file in ["run.json", "between-requests.json"] {
@@ -128,7 +136,7 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
                         .unwrap_or_else(|| format!("no {name} in {requests} requests"));
                     let key = if count > 0 { "seen" } else { "none" };
                     cache.add(
-                        &row.probe.key(),
+                        &row.key(),
                         v,
                         Point {
                             judged: seen(
@@ -157,7 +165,13 @@ pub fn add_known(repo: &Path, rows: &[Row], cache: &mut Cache) {
 /// `version` for `rows`; `source` names it.
 fn add_run_report(r: &RunReport, version: &str, source: &str, rows: &[Row], cache: &mut Cache) {
     let scenario = |id: &str| r.scenarios.iter().find(|s| s.id == id);
-    for row in rows {
+    // A report from before configurations were named ran in the default (taskproof never
+    // switched agent teams on then).
+    let config = match r.target.configuration.as_deref() {
+        None => Some(Config::TeamsOff),
+        Some(name) => Config::parse(name).ok(),
+    };
+    for row in rows.iter().filter(|row| Some(row.config) == config) {
         // A background-task report (`run --suite background`) names its target so; its
         // scenarios are judged only for background rows, and a store report's only for the
         // others.
@@ -167,7 +181,7 @@ fn add_run_report(r: &RunReport, version: &str, source: &str, rows: &[Row], cach
             RowProbe::Step(id, n) if !background => (id, Some(*n)),
             RowProbe::Background(id, rule) if background => {
                 if let Some(s) = scenario(id) {
-                    add_rule_point(s, r, rule, version, source, &row.probe.key(), cache);
+                    add_rule_point(s, r, rule, version, source, &row.key(), cache);
                 }
                 continue;
             }
@@ -218,7 +232,7 @@ fn add_run_report(r: &RunReport, version: &str, source: &str, rows: &[Row], cach
             }
         };
         cache.add(
-            &row.probe.key(),
+            &row.key(),
             version,
             Point {
                 judged: seen(&key, summary, witness),
@@ -305,6 +319,8 @@ pub fn add_reports_dir(dir: &Path, rows: &[Row], cache: &mut Cache) -> usize {
         let Some(version) = r.target.spec.strip_prefix("claude-code@") else {
             continue;
         };
+        // `claude-code@V:CONFIG`: the configuration is the report's `configuration`.
+        let version = version.split(':').next().unwrap_or(version);
         // `latest` names the version its hello gave (a background report: `claude-code@V`).
         let version = r
             .target
@@ -336,7 +352,8 @@ fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
         let Some(p) = read_profile(&f.path()) else {
             continue;
         };
-        for row in rows {
+        // The recorded profiles ran in the default configuration.
+        for row in rows.iter().filter(|r| r.config == Config::TeamsOff) {
             let (id, step) = match &row.probe {
                 RowProbe::Scenario(id) => (id, None),
                 RowProbe::Step(id, n) => (id, Some(n.to_string())),
@@ -378,7 +395,7 @@ fn add_profiles(repo: &Path, rows: &[Row], cache: &mut Cache) {
                 None => String::new(),
             };
             cache.add(
-                &row.probe.key(),
+                &row.key(),
                 v,
                 Point {
                     judged: seen(key, summary, witness),

@@ -711,6 +711,11 @@ pub fn run_suite(
     };
     let target = TargetInfo {
         spec: config.target.to_string(),
+        // A background target of Claude Code takes no configuration: it runs the default.
+        configuration: match &config.target {
+            crate::targets::BgTarget::ClaudeCode(cc) => Some(cc.config.name().to_string()),
+            _ => None,
+        },
         hello,
         stderr: String::new(),
     };

@@ -10,6 +10,7 @@
 //! `taskproof-targets` lists [`KIND`] in its registry.
 
 pub mod background;
+mod config;
 mod install;
 mod mapping;
 mod process;
@@ -17,6 +18,7 @@ pub mod recognizer;
 mod session;
 mod version;
 
+pub use config::{Config, TEAMS_ENV, TEAMS_FLAG};
 pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
-pub use version::{ClaudeCode, DRIVE_ENV, KIND, drive, features};
+pub use version::{ClaudeCode, DRIVE_ENV, KIND, Release, drive, features};

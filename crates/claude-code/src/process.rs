@@ -15,6 +15,7 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::config::Config;
 use crate::install::Installation;
 use taskproof_core::protocol::SESSION_LIST;
 use taskproof_session::Drive;
@@ -53,6 +54,9 @@ pub struct Setup {
     pub cwd: PathBuf,
     /// Folders searched before the inherited `PATH` (see `session::Extra`).
     pub path: Vec<PathBuf>,
+    /// The target's configuration: what it adds to the environment and the command line
+    /// (its settings are written into `config` by the session).
+    pub configuration: Config,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +149,9 @@ fn environment(setup: &Setup, list: &str, base_url: &str) -> Vec<(&'static str, 
     if list != SESSION_LIST {
         env.push(("CLAUDE_CODE_TASK_LIST_ID", list.into()));
     }
+    if let Some((name, value)) = setup.configuration.env() {
+        env.push((name, value.into()));
+    }
     env.extend([
         // The task tools: on by this switch up to 2.1.112, by the todo switch later.
         ("CLAUDE_CODE_ENABLE_TASKS", "1".into()),
@@ -199,7 +206,8 @@ impl ClaudeProcess {
             .env_clear()
             .envs(environment(setup, list, base_url))
             .current_dir(&setup.cwd)
-            .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"]);
+            .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"])
+            .args(setup.configuration.args());
         match conversation {
             Conversation::New(id) => command.args(["--session-id", id]),
             Conversation::Resume(id) => command.args(["--resume", id]),
@@ -578,6 +586,7 @@ mod tests {
             config: config.path().to_path_buf(),
             cwd: config.path().to_path_buf(),
             path: Vec::new(),
+            configuration: Config::TeamsOff,
         };
         let named = environment(&setup, "shared-plan", "http://127.0.0.1:1");
         assert!(

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::install::Installation;
 use crate::mapping::{self, Features};
 use crate::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
@@ -98,6 +99,9 @@ pub struct ClaudeCodeSession {
     suspended: Option<Vec<String>>,
     /// Lists whose next CLI resumes its conversation.
     resuming: Vec<String>,
+    /// With agent teams on in the terminal UI: the team the CLI of the session's own list
+    /// made at start, whose folder holds that list (`note_own_team`).
+    own_team: Option<String>,
 }
 
 /// A new conversation id: a random UUID (version 4), as Claude Code makes its own.
@@ -150,8 +154,8 @@ impl ClaudeCodeSession {
         // that ends taskproof from here on removes it.
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-")
             .map_err(|e| spawn_error(format!("failed to create a config folder: {e}")))?;
-        let setup =
-            prepare_config(config.path(), &root, &install, extra, &options).map_err(spawn_error)?;
+        let setup = prepare_config(config.path(), &root, &install, extra, &options, spec.config)
+            .map_err(spawn_error)?;
         let features = version::features(&install.version);
         let mut options = options;
         let mut transcript = String::new();
@@ -207,6 +211,7 @@ impl ClaudeCodeSession {
             conversations: HashMap::new(),
             suspended: None,
             resuming: Vec::new(),
+            own_team: None,
         })
     }
 
@@ -280,6 +285,7 @@ impl ClaudeCodeSession {
             });
             let model = ScriptedModel::start(ClaudeCodeRecognizer, log)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
+            let teams_before = team_records(&self.setup.config);
             let mut cli = ClaudeProcess::start(&self.setup, list, &model.base_url(), &conversation)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             if let Err(reason) = cli.wait_ready(self.options.start_timeout) {
@@ -290,6 +296,9 @@ impl ClaudeCodeSession {
                     self.setup.install.version,
                     tail(&output)
                 )));
+            }
+            if list == SESSION_LIST && self.teams_in_terminal() {
+                self.note_own_team(&teams_before, conversation.id());
             }
             self.clis.insert(
                 list.to_string(),
@@ -468,8 +477,77 @@ impl ClaudeCodeSession {
     /// the folder of the CLI's session id.
     fn list_dir(&self, list: &str) -> PathBuf {
         match self.conversations.get(list) {
-            Some(id) if list == SESSION_LIST => mapping::list_dir(&self.root, id),
+            Some(id) if list == SESSION_LIST => {
+                mapping::list_dir(&self.root, &self.own_list_folder(id))
+            }
             _ => mapping::list_dir(&self.root, list),
+        }
+    }
+
+    /// The folder name of the session's own list while its conversation is `id`: `id`,
+    /// or with agent teams on in the terminal UI the team the CLI made of it at start. That
+    /// team is read from the CLI's own record (`teams/<name>/config.json` in the config
+    /// folder, whose `leadSessionId` names the conversation), since a version may key it to
+    /// another id than the conversation's (issue 54: 2.1.207 to 2.1.276 key a resumed
+    /// session's team to a fresh id); without a record, `session-<first 8 of id>`.
+    fn own_list_folder(&self, id: &str) -> String {
+        if !self.teams_in_terminal() {
+            return id.to_string();
+        }
+        match self
+            .own_team
+            .clone()
+            .or_else(|| lead_team(&self.setup.config, id))
+        {
+            Some(team) => taskproof_core::layout::claude_code_name(&team),
+            None => self.setup.configuration.own_list_folder(id, true),
+        }
+    }
+
+    /// Whether the session's own list is a team's: agent teams on, in the terminal UI.
+    fn teams_in_terminal(&self) -> bool {
+        self.setup.configuration.teams() && self.setup.drive == Drive::Terminal
+    }
+
+    /// After the CLI of the session's own list started with agent teams on: the team it made
+    /// of its session (a record in `teams/` that was not there before it started, written
+    /// by the time its input box shows, or within 2 s), which names the folder it keeps the
+    /// list in from now on. Measured on 2.1.276: `/exit` removes the record, and `--resume
+    /// ID` makes a new team keyed to a fresh id, not ID, while the requests go on naming ID;
+    /// so the team is taken from what the CLI wrote, not computed from the id.
+    fn note_own_team(&mut self, before: &[(String, String)], conversation: &str) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let made = loop {
+            let made: Vec<(String, String)> = team_records(&self.setup.config)
+                .into_iter()
+                .filter(|t| !before.contains(t))
+                .collect();
+            if !made.is_empty() || Instant::now() >= deadline {
+                break made;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        match made.as_slice() {
+            [(name, lead)] => {
+                self.note(format!(
+                    "agent teams: the CLI of list \"@session\" (conversation {conversation}) made team {name} led by session {lead}: its own list is the folder {name}"
+                ));
+                self.own_team = Some(name.clone());
+            }
+            [] => {
+                self.note(format!(
+                    "agent teams: the CLI of list \"@session\" (conversation {conversation}) made no team record within 2 s"
+                ));
+                self.own_team = None;
+            }
+            many => {
+                let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
+                self.note(format!(
+                    "agent teams: the CLI of list \"@session\" made several team records ({}); taking the one it leads",
+                    names.join(", ")
+                ));
+                self.own_team = None;
+            }
         }
     }
 
@@ -478,10 +556,13 @@ impl ClaudeCodeSession {
     fn follow_conversation(&mut self, list: &str, id: &str, n: u64) {
         let old = self.conversations.insert(list.to_string(), id.to_string());
         if let Some(old) = old.filter(|old| old != id) {
-            let own = if list == SESSION_LIST {
-                format!("; the session's own list is {id} now")
-            } else {
-                String::new()
+            let own = match (&self.own_team, list == SESSION_LIST) {
+                // With teams on, the list is the team's, whose folder does not follow the id.
+                (Some(team), true) if self.teams_in_terminal() => {
+                    format!("; the session's own list stays the team folder {team}")
+                }
+                (_, true) => format!("; the session's own list is {id} now"),
+                (_, false) => String::new(),
             };
             self.note(format!(
                 "request {n}: the CLI of list {list:?} names session id {id}, no longer {old}{own}"
@@ -651,6 +732,56 @@ fn transcript_exists(config: &Path, id: &str) -> bool {
         .any(|p| p.path().join(format!("{id}.jsonl")).is_file())
 }
 
+/// Every team record of the config folder: (team name, lead session id).
+fn team_records(config: &Path) -> Vec<(String, String)> {
+    let Ok(teams) = std::fs::read_dir(config.join("teams")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = teams
+        .flatten()
+        .filter_map(|t| {
+            let record: Value =
+                serde_json::from_slice(&std::fs::read(t.path().join("config.json")).ok()?).ok()?;
+            let name = record
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| t.file_name().to_string_lossy().into_owned());
+            let lead = record
+                .get("leadSessionId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            Some((name, lead))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The team whose lead is conversation `id`, from the CLI's team records
+/// (`CONFIG/teams/*/config.json`, `leadSessionId` and `name`): the newest when there are
+/// several.
+fn lead_team(config: &Path, id: &str) -> Option<String> {
+    let teams = std::fs::read_dir(config.join("teams")).ok()?;
+    teams
+        .flatten()
+        .filter_map(|t| {
+            let path = t.path().join("config.json");
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+            let record: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+            (record.get("leadSessionId")?.as_str()? == id).then_some(())?;
+            let name = record
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| t.file_name().to_string_lossy().into_owned());
+            Some((modified, name))
+        })
+        .max()
+        .map(|(_, name)| name)
+}
+
 /// The last part of a CLI's output, for an error message.
 fn tail(output: &str) -> String {
     let text: String = output.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -671,6 +802,7 @@ fn prepare_config(
     install: &Installation,
     extra: &Extra,
     options: &SessionOptions,
+    configuration: Config,
 ) -> Result<Setup, String> {
     std::env::join_paths(&extra.path)
         .map_err(|e| format!("failed to put the extra folders on PATH: {e}"))?;
@@ -683,7 +815,7 @@ fn prepare_config(
     std::os::unix::fs::symlink(root, config.join("tasks"))
         .map_err(|e| format!("failed to link {}/tasks to the root: {e}", config.display()))?;
     write_first_run_answers(config, &cwd)?;
-    if let Some(settings) = &extra.settings {
+    if let Some(settings) = configuration.settings(extra.settings.as_ref())? {
         let path = config.join("settings.json");
         std::fs::write(&path, format!("{settings:#}\n"))
             .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
@@ -694,6 +826,7 @@ fn prepare_config(
         config: config.to_path_buf(),
         cwd,
         path: extra.path.clone(),
+        configuration,
     })
 }
 
@@ -761,7 +894,7 @@ impl Session for ClaudeCodeSession {
     fn own_list(&self) -> Option<String> {
         self.conversations
             .get(SESSION_LIST)
-            .map(|id| taskproof_core::layout::claude_code_name(id))
+            .map(|id| taskproof_core::layout::claude_code_name(&self.own_list_folder(id)))
     }
 
     fn stderr(&self) -> String {

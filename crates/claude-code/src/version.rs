@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use std::path::Path;
 
+use crate::config::Config;
 use crate::install::{self, InstallError, Installation};
 use crate::mapping::Features;
 use crate::session::ClaudeCodeSession;
@@ -16,11 +17,11 @@ use taskproof_session::{Drive, Kind, Session, SessionOptions, Target, TargetErro
 /// `claude-code@VERSION` in the registry of target kinds.
 pub static KIND: Kind = Kind {
     prefix: "claude-code@",
-    syntax: "claude-code@VERSION",
+    syntax: "claude-code@VERSION[:CONFIG]",
     example: "claude-code@2.1.17",
     parse: |s| {
         if let Some(v) = s.strip_prefix("claude-code@") {
-            Some(ClaudeCode::parse(v).map(|cc| Arc::new(cc) as Arc<dyn Target>))
+            Some(ClaudeCode::parse_target(v).map(|cc| Arc::new(cc) as Arc<dyn Target>))
         } else if s == "claude-code" {
             Some(Err(
                 "claude-code needs a version: claude-code@2.1.17 or claude-code@latest".into(),
@@ -34,42 +35,72 @@ pub static KIND: Kind = Kind {
 
 /// A published version, or a dist-tag npm resolves (`latest`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ClaudeCode {
+pub enum Release {
     Version(String),
     Latest,
 }
 
+/// A Claude Code target: a release run in a configuration ([`Config`], agent teams off
+/// unless named).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClaudeCode {
+    pub release: Release,
+    pub config: Config,
+}
+
 impl ClaudeCode {
-    /// Parses what follows `claude-code@`.
+    /// Parses a release (what follows `claude-code@` when no configuration may be named),
+    /// in the default configuration.
     pub fn parse(s: &str) -> Result<ClaudeCode, String> {
-        if s == "latest" {
-            Ok(ClaudeCode::Latest)
+        let release = if s == "latest" {
+            Release::Latest
         } else if taskproof_session::npm::is_version(s) {
-            Ok(ClaudeCode::Version(s.to_string()))
+            Release::Version(s.to_string())
         } else {
-            Err(format!(
+            return Err(format!(
                 "claude-code@{s}: expected a published version such as 2.1.17, or latest"
-            ))
+            ));
+        };
+        Ok(ClaudeCode {
+            release,
+            config: Config::default(),
+        })
+    }
+
+    /// Parses what follows `claude-code@` in `--target`: a release, then optionally
+    /// `:CONFIG` ([`Config`]'s names: `claude-code@2.1.332:teams-env`).
+    pub fn parse_target(s: &str) -> Result<ClaudeCode, String> {
+        match s.split_once(':') {
+            None => ClaudeCode::parse(s),
+            Some((release, config)) => {
+                let config = Config::parse(config).map_err(|e| format!("claude-code@{s}: {e}"))?;
+                Ok(ClaudeCode::parse(release)?.with_config(config))
+            }
         }
+    }
+
+    /// The same release in `config`.
+    pub fn with_config(self, config: Config) -> ClaudeCode {
+        ClaudeCode { config, ..self }
     }
 
     /// Installs this version unless the cache has it, once per process, and says how to
     /// start it. Callers should do this before opening sessions, so that the download is
     /// never charged to a session's start-up.
     pub fn prepare(&self) -> Result<Installation, String> {
-        static DONE: OnceLock<Mutex<HashMap<ClaudeCode, Installation>>> = OnceLock::new();
+        static DONE: OnceLock<Mutex<HashMap<Release, Installation>>> = OnceLock::new();
         let done = DONE.get_or_init(Default::default);
         // Held across the install: sessions opened at once wait for one install.
         let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(found) = done.get(self) {
+        if let Some(found) = done.get(&self.release) {
             return Ok(found.clone());
         }
-        let version = match self {
-            ClaudeCode::Version(v) => v.clone(),
-            ClaudeCode::Latest => install::resolve_tag("latest").map_err(|e| failed(&e))?,
+        let version = match &self.release {
+            Release::Version(v) => v.clone(),
+            Release::Latest => install::resolve_tag("latest").map_err(|e| failed(&e))?,
         };
         let found = install::ensure(&version).map_err(|e| failed(&e))?;
-        done.insert(self.clone(), found.clone());
+        done.insert(self.release.clone(), found.clone());
         Ok(found)
     }
 }
@@ -102,6 +133,10 @@ impl Target for ClaudeCode {
         matches!(request, Request::Create { .. })
     }
 
+    fn configuration(&self) -> Option<String> {
+        Some(self.config.name().to_string())
+    }
+
     fn prepare(&self) -> Result<(), TargetError> {
         // The install ([`ClaudeCode::prepare`], the inherent method).
         ClaudeCode::prepare(self)
@@ -116,9 +151,15 @@ fn failed(e: &InstallError) -> String {
 
 impl fmt::Display for ClaudeCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClaudeCode::Version(v) => write!(f, "claude-code@{v}"),
-            ClaudeCode::Latest => f.write_str("claude-code@latest"),
+        match &self.release {
+            Release::Version(v) => write!(f, "claude-code@{v}")?,
+            Release::Latest => f.write_str("claude-code@latest")?,
+        }
+        // The default is written as it always was, so that a spec, a report's target and a
+        // matrix column of teams off read as before; the configuration is named beside it.
+        match self.config {
+            Config::TeamsOff => Ok(()),
+            c => write!(f, ":{c}"),
         }
     }
 }
@@ -188,15 +229,49 @@ mod tests {
 
     #[test]
     fn versions_parse_and_compare() {
-        assert_eq!(ClaudeCode::parse("latest"), Ok(ClaudeCode::Latest));
+        assert_eq!(
+            ClaudeCode::parse("latest").map(|c| c.release),
+            Ok(Release::Latest)
+        );
         assert_eq!(
             ClaudeCode::parse("2.1.17"),
-            Ok(ClaudeCode::Version("2.1.17".into()))
+            Ok(ClaudeCode {
+                release: Release::Version("2.1.17".into()),
+                config: Config::TeamsOff
+            })
         );
         assert!(ClaudeCode::parse("../x").is_err());
         assert!(numbers("2.1.112") > numbers("2.1.20"));
         assert!(!features("2.1.17").delete);
         assert!(features("2.1.20").delete);
+    }
+
+    #[test]
+    fn a_target_names_its_configuration_after_a_colon_and_the_default_is_teams_off() {
+        let on = ClaudeCode::parse_target("2.1.276:teams-env").unwrap();
+        assert_eq!(on.config, Config::TeamsEnv);
+        assert_eq!(on.to_string(), "claude-code@2.1.276:teams-env");
+        assert_eq!(on.configuration().as_deref(), Some("teams-env"));
+        let off = ClaudeCode::parse_target("2.1.276").unwrap();
+        assert_eq!(off.to_string(), "claude-code@2.1.276");
+        assert_eq!(off.configuration().as_deref(), Some("teams-off"));
+        // Named explicitly, the default is the same target.
+        assert_eq!(ClaudeCode::parse_target("2.1.276:teams-off"), Ok(off));
+        assert_eq!(
+            ClaudeCode::parse_target("latest:teams-flag")
+                .unwrap()
+                .to_string(),
+            "claude-code@latest:teams-flag"
+        );
+        let e = ClaudeCode::parse_target("2.1.276:teams").unwrap_err();
+        assert!(
+            e.starts_with("claude-code@2.1.276:teams: unknown Claude Code configuration"),
+            "{e}"
+        );
+        assert!(ClaudeCode::parse_target("2.1.276:").is_err());
+        assert!(ClaudeCode::parse_target("x:teams-env").is_err());
+        // A release alone, where no configuration may be named (background targets).
+        assert!(ClaudeCode::parse("2.1.276:teams-env").is_err());
     }
 
     #[test]

@@ -321,7 +321,7 @@ pub fn load_target_dir(dir: &Path) -> Result<Column, ReadError> {
         .map(|r| r.target.spec.clone())
         .or_else(|| col.races.first().map(|r| r.target.clone()))
         .unwrap_or_default();
-    col.label = col.spec.clone();
+    col.label = labelled(&col.spec, col.run.as_ref());
     if let Some(m) = manifest {
         col.label = m.label;
         if col.spec.is_empty() {
@@ -410,6 +410,21 @@ pub fn merge_index(base: &Path, ran: &[String]) -> Result<Index, ReadError> {
     })
 }
 
+/// A column's label when nothing names it: its spec, and the configuration its run was in
+/// when the target has named ones (Claude Code: `claude-code@2.1.332 (teams-off)`), so that
+/// every column says which configuration its verdicts hold for.
+fn labelled(spec: &str, run: Option<&RunReport>) -> String {
+    match run.and_then(|r| r.target.configuration.as_deref()) {
+        Some(config) => format!("{spec} ({config})"),
+        // Reports from before configurations were named: taskproof never switched agent
+        // teams on then, so a Claude Code run was in the default.
+        None if spec.starts_with("claude-code@") && !spec.contains(':') => {
+            format!("{spec} (teams-off)")
+        }
+        None => spec.to_string(),
+    }
+}
+
 /// Adds `--run FILE` and `--race FILE` reports: each run report is a column; each race
 /// report joins the column with the same target spec, or makes one.
 pub fn add_files(
@@ -420,7 +435,7 @@ pub fn add_files(
     for p in runs {
         let run = read_run(p)?;
         columns.push(Column {
-            label: run.target.spec.clone(),
+            label: labelled(&run.target.spec, Some(&run)),
             spec: run.target.spec.clone(),
             run: Some(run),
             sources: vec![p.clone()],

@@ -329,6 +329,9 @@ impl ScenarioResult {
 #[derive(Debug, Clone)]
 pub struct TargetInfo {
     pub spec: String,
+    /// The named configuration the target ran in (Claude Code: `teams-off`, `teams-env`,
+    /// ...), for kinds that have them: every verdict of the run holds for it only.
+    pub configuration: Option<String>,
     pub hello: Result<Hello, String>,
     /// The adapter's stderr when the hello failed.
     pub stderr: String,

@@ -161,6 +161,11 @@ impl Summary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunTarget {
     pub spec: String,
+    /// The named configuration the target ran in (Claude Code: `teams-off`, the default, or
+    /// agent teams on: `teams-env`, `teams-settings`, `teams-flag`); absent for kinds without
+    /// configurations and in reports written before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

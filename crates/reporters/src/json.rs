@@ -91,6 +91,7 @@ pub fn run_target(t: &TargetInfo) -> RunTarget {
     match &t.hello {
         Ok(h) => RunTarget {
             spec: t.spec.clone(),
+            configuration: t.configuration.clone(),
             protocol: Some(h.protocol),
             name: Some(h.name.clone()),
             version: Some(h.version.clone()),
@@ -101,6 +102,7 @@ pub fn run_target(t: &TargetInfo) -> RunTarget {
         },
         Err(e) => RunTarget {
             spec: t.spec.clone(),
+            configuration: t.configuration.clone(),
             error: Some(e.clone()),
             ..RunTarget::default()
         },

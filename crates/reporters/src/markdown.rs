@@ -33,7 +33,13 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
     let s = suite.summary();
     let mut out = String::new();
     let target = match &suite.target.hello {
-        Ok(h) => format!("`{}` ({} {})", suite.target.spec, h.name, h.version),
+        Ok(h) => format!(
+            "`{}` ({} {}{})",
+            suite.target.spec,
+            h.name,
+            h.version,
+            configuration_words(&suite.target.configuration)
+        ),
         Err(e) => format!("`{}` (hello failed: {})", suite.target.spec, cell(e)),
     };
     let _ = writeln!(out, "# taskproof run\n");
@@ -109,6 +115,14 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
     out
 }
 
+/// `, configuration NAME` for a target that runs in a named configuration, else nothing.
+pub fn configuration_words(configuration: &Option<String>) -> String {
+    configuration
+        .as_ref()
+        .map(|c| format!(", configuration {c}"))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +151,7 @@ mod tests {
         let suite = SuiteResult {
             target: TargetInfo {
                 spec: "naive".into(),
+                configuration: None,
                 hello: Err("x".into()),
                 stderr: String::new(),
             },

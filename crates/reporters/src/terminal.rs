@@ -82,13 +82,18 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 let about = match &target.hello {
                     // A background-task runner's hello (protocol 1, no features) has no store
                     // parts to name.
-                    Ok(h) if h.protocol < 2 && h.features.is_empty() => {
-                        format!("{} {}, layout {}", h.name, h.version, h.layout)
-                    }
-                    Ok(h) => format!(
-                        "{} {}, layout {}, {}",
+                    Ok(h) if h.protocol < 2 && h.features.is_empty() => format!(
+                        "{} {}{}, layout {}",
                         h.name,
                         h.version,
+                        crate::markdown::configuration_words(&target.configuration),
+                        h.layout
+                    ),
+                    Ok(h) => format!(
+                        "{} {}{}, layout {}, {}",
+                        h.name,
+                        h.version,
+                        crate::markdown::configuration_words(&target.configuration),
                         h.layout,
                         parts_text(&h.features)
                     ),

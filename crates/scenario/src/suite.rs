@@ -132,6 +132,7 @@ impl RunConfig {
 /// Asks the target's `hello` on a scratch root.
 pub fn probe(config: &RunConfig) -> TargetInfo {
     let spec = config.target.to_string();
+    let configuration = config.target.configuration();
     let scratch = match tempfile::Builder::new()
         .prefix("taskproof-hello-")
         .tempdir()
@@ -140,6 +141,7 @@ pub fn probe(config: &RunConfig) -> TargetInfo {
         Err(e) => {
             return TargetInfo {
                 spec,
+                configuration,
                 hello: Err(format!("failed to create a scratch root: {e}")),
                 stderr: String::new(),
             };
@@ -155,6 +157,7 @@ pub fn probe(config: &RunConfig) -> TargetInfo {
             let stderr = s.stderr();
             TargetInfo {
                 spec,
+                configuration,
                 hello: closed
                     .map(|()| hello)
                     .map_err(|e| format!("answered, but then at end of input: {e}")),
@@ -163,6 +166,7 @@ pub fn probe(config: &RunConfig) -> TargetInfo {
         }
         Err((e, stderr)) => TargetInfo {
             spec,
+            configuration,
             hello: Err(e.to_string()),
             stderr,
         },

@@ -337,6 +337,13 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
         Err(format!("{self} takes no mapping file"))
     }
 
+    /// The named configuration the target runs in, for targets that have more than one
+    /// (Claude Code: `teams-off`, the default, or agent teams on): every report names it,
+    /// since a verdict holds for that configuration only. `None` for kinds without any.
+    fn configuration(&self) -> Option<String> {
+        None
+    }
+
     /// Does the slow one-time work a target needs before sessions open (installing a
     /// Claude Code version with npm), so that it is charged to no session's time limits.
     /// Opening a session does it too when nobody did.

@@ -83,6 +83,12 @@ impl TargetSpec {
         self.0.kind()
     }
 
+    /// The named configuration the target runs in ([`Target::configuration`]), for kinds
+    /// that have them (Claude Code: `teams-off` unless another is named).
+    pub fn configuration(&self) -> Option<String> {
+        self.0.configuration()
+    }
+
     /// The profile a run holds this target to unless told otherwise.
     pub fn default_profile(&self) -> Profile {
         self.0.default_profile()

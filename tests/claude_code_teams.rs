@@ -1,0 +1,183 @@
+//! Claude Code with agent teams on (issue 54): the configurations of a `claude-code@` target
+//! run the real CLI, unmodified, with teams switched on the three ways a user would do it
+//! (the flag is refused by the CLI), and the session finds the session's own list where the
+//! CLI keeps it.
+//!
+//! They need node and npm and the versions in the cache (`.ci/run` fills it); without them
+//! they are skipped, or fail under CI (tests/util.rs `can_run`). The versions are
+//! `TASKPROOF_TEST_CLAUDE_CODE_NEWEST` (default 2.1.332, which keeps the list on resume
+//! with teams on) and `TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST` (default 2.1.276, which loses
+//! it: docs/claude-code.md, "Agent teams").
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use taskproof_claude_code::{ClaudeCode, ClaudeCodeSession, Config};
+use taskproof_session::{Drive, Session, SessionEvent, SessionOptions};
+
+fn prepared(env: &str, default: &str, config: Config) -> Option<ClaudeCode> {
+    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
+        return None;
+    }
+    let version = std::env::var(env).unwrap_or_else(|_| default.into());
+    let cc = ClaudeCode::parse(&version)
+        .expect("a version number")
+        .with_config(config);
+    cc.prepare().expect("install Claude Code with npm");
+    Some(cc)
+}
+
+/// A session that plays a user: the terminal UI, where teams rename the own list.
+fn options() -> SessionOptions {
+    SessionOptions {
+        timeout: Duration::from_secs(60),
+        start_timeout: Duration::from_secs(120),
+        interactive: true,
+        ..SessionOptions::default()
+    }
+}
+
+fn call(s: &mut ClaudeCodeSession, request: Value) -> Value {
+    let answer = s
+        .call(&request)
+        .unwrap_or_else(|e| panic!("{request}: {e}\n{}", s.stderr()));
+    assert_eq!(answer["ok"], true, "{request} -> {answer}\n{}", s.stderr());
+    answer
+}
+
+/// The folders of the root holding a task file `1.json`.
+fn lists_with_tasks(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("1.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+fn is_session_folder(name: &str) -> bool {
+    name.strip_prefix("session-")
+        .is_some_and(|hex| hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+#[test]
+fn each_way_of_switching_teams_on_makes_the_own_list_a_session_folder() {
+    for config in Config::ALL {
+        let Some(cc) = prepared("TASKPROOF_TEST_CLAUDE_CODE_NEWEST", "2.1.332", config) else {
+            return;
+        };
+        let root = tempfile::tempdir().unwrap();
+        let mut s = ClaudeCodeSession::open(&cc, root.path(), options())
+            .unwrap_or_else(|(e, err)| panic!("{config}: open: {e}\n{err}"));
+        assert_eq!(s.drive(), Drive::Terminal);
+        if config == Config::TeamsFlag {
+            // The teams gate reads `--agent-teams` from the process's arguments, but the
+            // command-line parser refuses it: the CLI does not start (measured on 2.1.177,
+            // 2.1.257, 2.1.276, 2.1.311 and 2.1.332).
+            let e = s
+                .call(&json!({"op": "create", "list": "@session", "task": {"subject": "a"}}))
+                .expect_err("the CLI refuses --agent-teams");
+            assert!(
+                e.to_string().contains("unknown option '--agent-teams'"),
+                "{e}\n{}",
+                s.stderr()
+            );
+            assert!(lists_with_tasks(root.path()).is_empty());
+            continue;
+        }
+        let a = call(
+            &mut s,
+            json!({"op": "create", "list": "@session", "task": {"subject": "a"}}),
+        );
+        assert_eq!(a["task"]["subject"], "a", "{config}: read from its file");
+        let lists = lists_with_tasks(root.path());
+        let own = s
+            .own_list()
+            .expect("the own list is known once its CLI ran");
+        assert_eq!(
+            lists,
+            std::slice::from_ref(&own),
+            "{config}\n{}",
+            s.stderr()
+        );
+        if config.teams() {
+            assert!(is_session_folder(&own), "{config}: {own}\n{}", s.stderr());
+            assert!(
+                s.stderr().contains(&format!("made team {own}")),
+                "{config}: the CLI's team record names the folder\n{}",
+                s.stderr()
+            );
+        } else {
+            // The session id itself: a UUID.
+            assert_eq!(own.len(), 36, "{config}: {own}");
+            assert!(!s.stderr().contains("agent teams"), "{}", s.stderr());
+        }
+        s.close().unwrap();
+    }
+}
+
+/// Creates two tasks on the own list, `/exit`s and resumes by session id, then lists.
+fn resume_and_list(cc: &ClaudeCode) -> (Value, Vec<String>, String, String, String) {
+    let root = tempfile::tempdir().unwrap();
+    let mut s = ClaudeCodeSession::open(cc, root.path(), options())
+        .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
+    for subject in ["a", "b"] {
+        call(
+            &mut s,
+            json!({"op": "create", "list": "@session", "task": {"subject": subject}}),
+        );
+    }
+    let before = s.own_list().unwrap();
+    s.event(SessionEvent::Exit).unwrap();
+    s.event(SessionEvent::Resume).unwrap();
+    let listed = call(&mut s, json!({"op": "list", "list": "@session"}));
+    let after = s.own_list().unwrap();
+    let lists = lists_with_tasks(root.path());
+    let stderr = s.stderr();
+    s.close().unwrap();
+    (listed, lists, before, after, stderr)
+}
+
+#[test]
+fn with_teams_on_the_newest_version_keeps_the_own_list_on_resume() {
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_NEWEST",
+        "2.1.332",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    let (listed, lists, before, after, stderr) = resume_and_list(&cc);
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 2, "{stderr}");
+    assert!(is_session_folder(&before), "{before}");
+    assert_eq!(
+        before, after,
+        "the team is keyed to the resumed id\n{stderr}"
+    );
+    assert_eq!(lists, [before]);
+}
+
+#[test]
+fn with_teams_on_2_1_276_loses_the_own_list_on_resume_and_leaves_its_files() {
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST",
+        "2.1.276",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    let (listed, lists, before, after, stderr) = resume_and_list(&cc);
+    assert_eq!(listed["tasks"], json!([]), "No tasks found\n{stderr}");
+    assert!(is_session_folder(&before) && is_session_folder(&after));
+    assert_ne!(before, after, "a new team under a fresh id\n{stderr}");
+    // The two task files lie untouched in the old folder; the new one holds none.
+    assert_eq!(lists, std::slice::from_ref(&before));
+    // With teams off the same version keeps it.
+    let off = cc.with_config(Config::TeamsOff);
+    let (listed, _, before, after, stderr) = resume_and_list(&off);
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 2, "{stderr}");
+    assert_eq!(before, after);
+}
