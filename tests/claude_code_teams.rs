@@ -3,8 +3,8 @@
 //! (the flag is refused by the CLI), and the session finds the session's own list where the
 //! CLI keeps it.
 //!
-//! They need node and npm and the versions in the cache (`.ci/run` fills it); without them
-//! they are skipped, or fail under CI (tests/util.rs `can_run`). The versions are
+//! They need node and npm and the versions in the cache (`.ci/run` fills it); without node
+//! they are ignored, and under CI a missing tool fails them (tests/util.rs `require`). The versions are
 //! `TASKPROOF_TEST_CLAUDE_CODE_NEWEST` (default 2.1.332, which keeps the list on resume
 //! with teams on) and `TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST` (default 2.1.276, which loses
 //! it: docs/claude-code.md, "Agent teams").
@@ -17,9 +17,7 @@ use taskproof_claude_code::{ClaudeCode, ClaudeCodeSession, Config};
 use taskproof_session::{Drive, Session, SessionEvent, SessionOptions};
 
 fn prepared(env: &str, default: &str, config: Config) -> Option<ClaudeCode> {
-    if !crate::util::can_run(&[crate::util::Tool::Npm]) {
-        return None;
-    }
+    crate::util::require(&[crate::util::Tool::Npm]);
     let version = std::env::var(env).unwrap_or_else(|_| default.into());
     let cc = ClaudeCode::parse(&version)
         .expect("a version number")
@@ -64,6 +62,7 @@ fn is_session_folder(name: &str) -> bool {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn each_way_of_switching_teams_on_makes_the_own_list_a_session_folder() {
     for config in Config::ALL {
         let Some(cc) = prepared("TASKPROOF_TEST_CLAUDE_CODE_NEWEST", "2.1.332", config) else {
@@ -142,6 +141,7 @@ fn resume_and_list(cc: &ClaudeCode) -> (Value, Vec<String>, String, String, Stri
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn with_teams_on_the_newest_version_keeps_the_own_list_on_resume() {
     let Some(cc) = prepared(
         "TASKPROOF_TEST_CLAUDE_CODE_NEWEST",
@@ -161,6 +161,7 @@ fn with_teams_on_the_newest_version_keeps_the_own_list_on_resume() {
 }
 
 #[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn with_teams_on_2_1_276_loses_the_own_list_on_resume_and_leaves_its_files() {
     let Some(cc) = prepared(
         "TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST",

@@ -154,13 +154,25 @@ fn list(args: Common) -> anyhow::Result<Verdict> {
                 c.status.as_str(),
                 c.product
             )),
-            None => out.push_str(&format!("{} [{}] {}
-", c.id, c.status.as_str(), c.product)),
+            None => out.push_str(&format!(
+                "{} [{}] {}
+",
+                c.id,
+                c.status.as_str(),
+                c.product
+            )),
         }
-        out.push_str(&format!("  says: {}
-", c.says));
-        out.push_str(&format!("  asks: {} ({})
-", c.asks, versions.join(", ")));
+        out.push_str(&format!(
+            "  says: {}
+",
+            c.says
+        ));
+        out.push_str(&format!(
+            "  asks: {} ({})
+",
+            c.asks,
+            versions.join(", ")
+        ));
         if let Some(why) = &c.why {
             out.push_str(&format!("  why:  {why}\n"));
         }

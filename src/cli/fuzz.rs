@@ -105,7 +105,7 @@ pub struct Args {
     #[arg(long)]
     pub no_prestart: bool,
     /// The most sessions in a concurrent case's parallel part (2 to 4); 0 or 1: no parallel
-    /// part, every case one sequence (the cases of a seed before issue 53).
+    /// part, every case one sequence.
     #[arg(long, value_name = "N", default_value_t = Parallel::default().lanes,
           value_parser = clap::value_parser!(u8).range(0..=4))]
     pub parallel: u8,
@@ -120,7 +120,8 @@ pub struct Args {
     pub replays: u32,
     /// Give each case a fresh root and fresh sessions even when the target declares lists
     /// (by default such a target's cases share one root and its sessions, each on lists of
-    /// its own): today's mode before issue 53, to measure what sharing saves.
+    /// its own): to measure what sharing saves, or for a target whose lists are not really
+    /// kept apart.
     #[arg(long)]
     pub fresh_root_per_case: bool,
     /// Seconds a target may take to answer one request.
@@ -235,7 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         time_limit: args.time_limit.map(|s| s.0),
         prestart: !args.no_prestart,
         out: args.out.clone(),
-        mapping: args.mapping.clone(),
+        mapping: args.on.mapping.mapping.clone(),
     };
     let mut reporters = Reporters::new(
         &args.output.report,
