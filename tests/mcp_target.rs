@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use taskproof_mcp_target::McpTarget;
 use taskproof_session::{Session, SessionOptions, TargetError};
 use taskproof_targets::TargetSpec;
-use taskproof_targets::mcp::McpTarget;
 
 use crate::util::{Tool, bin, can_run, repo, taskproof_in, tempdir, write};
 
@@ -317,7 +317,7 @@ fn every_shipped_and_fixture_mapping_loads() {
     files.sort();
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
-        if let Err(e) = taskproof_targets::mcp::Mapping::load(&f) {
+        if let Err(e) = taskproof_mcp_target::Mapping::load(&f) {
             panic!("{e}");
         }
     }
