@@ -22,6 +22,7 @@ mod export;
 mod fuzz;
 mod matrix;
 mod mcp;
+mod mcp_pool;
 mod mcp_target;
 mod opencode;
 mod profile;

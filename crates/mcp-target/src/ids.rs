@@ -111,11 +111,22 @@ impl McpSession {
 }
 
 /// The request's wire ids as the server's, through the id table (`task.ids = "table"`); a
-/// wire id the table does not know is left as it is.
-pub(crate) fn ids_in(vars: &mut Value, tables: &ids::Tables, list: &str) {
+/// wire id the table does not know is left as it is, unless on a server reused from another
+/// list (pool.rs) it names another task of the list as the server's id: then it is sent as
+/// `gone`, the id of a task deleted on that server, which a fresh server would not have had
+/// either.
+pub(crate) fn ids_in(vars: &mut Value, tables: &ids::Tables, list: &str, gone: Option<&str>) {
     let one = |v: &mut Value| {
         if let Value::String(s) = v {
-            *s = tables.server_id(list, s);
+            let server = tables.server_id(list, s);
+            let aliased = server == *s
+                && tables
+                    .known_wire_id(list, s)
+                    .is_some_and(|wire| wire != s.as_str());
+            *s = match gone {
+                Some(dead) if aliased => dead.to_string(),
+                _ => server,
+            };
         }
     };
     if let Some(id) = vars.get_mut("id") {

@@ -20,13 +20,14 @@
 //!
 //! Split by concern: the kind (kind.rs), the server process (server.rs), the session
 //! (session.rs), request translation (translate.rs), answer reading (read.rs, and text.rs
-//! for text written for a model), ids (ids.rs), and the mapping file and its compiler
+//! for text written for a model), ids (ids.rs), servers reused between lists (pool.rs), and the mapping file and its compiler
 //! (mapping/). The mapping generator, `taskproof mcp-draft`, is off this path: the crate
 //! taskproof-mcp-draft.
 
 mod ids;
 mod kind;
 pub mod mapping;
+mod pool;
 mod read;
 mod server;
 mod session;
@@ -35,5 +36,6 @@ mod translate;
 
 pub use kind::{KIND, McpTarget, Probe};
 pub use mapping::{Mapping, MappingError};
+pub use pool::why_not_reused;
 pub use server::with_stderr;
 pub use session::McpSession;

@@ -16,6 +16,7 @@ use taskproof_session::{Session, SessionOptions, TargetError};
 
 use crate::kind::McpTarget;
 use crate::mapping::Mapping;
+use crate::pool::Pooled;
 use crate::server::{EXIT_GRACE, Server, start, with_stderr};
 use crate::translate::Stop;
 
@@ -38,6 +39,11 @@ pub struct McpSession {
     pub(crate) book: Option<ids::Book>,
     /// Where the servers' lines go (`SessionOptions::wire`).
     pub(crate) wire: Option<WireLog>,
+    /// Servers emptied after their list was released, for lists named later (pool.rs).
+    pub(crate) pool: Vec<Pooled>,
+    /// With one server per list, the server's ids of the tasks deleted on each list's server
+    /// (on a server taken from the pool, those of its earlier lists too).
+    pub(crate) gone: BTreeMap<String, Vec<String>>,
 }
 
 /// Whether a list name can name a folder and a table key (SPEC §3, S13).
@@ -113,6 +119,8 @@ impl McpSession {
             tools,
             book,
             wire: options.wire,
+            pool: Vec::new(),
+            gone: BTreeMap::new(),
         })
     }
 
@@ -143,6 +151,9 @@ impl McpSession {
         for s in self.servers.values_mut() {
             s.kill();
         }
+        for p in &mut self.pool {
+            p.server.kill();
+        }
     }
 
     /// The server the request in progress talks to.
@@ -156,7 +167,7 @@ impl McpSession {
     /// (`server.per_list`), within the start-up limit.
     pub(crate) fn use_server(&mut self, list: &str) -> Result<(), Stop> {
         self.current = list.to_string();
-        if self.servers.contains_key(list) {
+        if self.servers.contains_key(list) || self.take_pooled(list) {
             return Ok(());
         }
         match start(
@@ -250,6 +261,10 @@ impl Session for McpSession {
                 .collect::<Vec<_>>()
                 .join("\n"),
         }
+    }
+
+    fn release_lists(&mut self, lists: &[&str]) {
+        self.release(lists);
     }
 
     fn start_ahead(&mut self, lists: &[&str]) {

@@ -177,7 +177,8 @@ impl McpSession {
             None => ids::Tables::default(),
         };
         if mapping.task.id_table {
-            ids_in(&mut vars, &tables, &list);
+            let gone = self.gone.get(&list).and_then(|g| g.first()).cloned();
+            ids_in(&mut vars, &tables, &list, gone.as_deref());
         }
         if mapping.container.is_some() {
             match self.container(&list, op == Op::Create, &tables)? {
@@ -260,6 +261,13 @@ impl McpSession {
                 return Err(Stop::Answer(refused));
             }
             Err(e) => return Err(e),
+        }
+        if op == Op::Delete
+            && mapping.launch.per_list
+            && let Some(Value::String(id)) = vars.get("id")
+        {
+            // A server's id it no longer has (pool.rs, ids.rs).
+            self.gone.entry(list.clone()).or_default().push(id.clone());
         }
         let mut answer = self.read_answer(op, map, &results, &vars, true)?;
         if mapping.task.id_table {

@@ -77,6 +77,10 @@ pub struct Launch {
     pub env: BTreeMap<String, String>,
     /// One server per list, started on the list's first use (`server.per_list`).
     pub per_list: bool,
+    /// Whether a server emptied through its own tools starts afresh (`server.reuse`, true
+    /// unless the mapping says the server keeps state a delete does not reset): with one
+    /// server per list, a released list's server may then serve a list named later.
+    pub reuse: bool,
 }
 
 impl Launch {

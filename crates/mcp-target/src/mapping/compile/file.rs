@@ -67,6 +67,7 @@ fn mapping(text: &str, path: &Path) -> Result<Mapping, MappingError> {
             cwd: raw.server.cwd,
             env: raw.server.env,
             per_list: raw.server.per_list,
+            reuse: raw.server.reuse.unwrap_or(true),
         },
         layout,
         features,

@@ -34,6 +34,14 @@ pub(super) fn server(
             }
         })
         .collect::<Result<BTreeSet<_>, _>>()?;
+    if raw.reuse.is_some() && !raw.per_list {
+        return Err(err(
+            "server.reuse",
+            "says whether a released list's server may serve another list: it needs \
+             server.per_list = true (one server per list)"
+                .into(),
+        ));
+    }
     if !raw.per_list {
         let launch = raw
             .args

@@ -22,6 +22,11 @@ fn bad_mappings_name_the_file_and_key() {
             "port",
         ),
         (
+            GOOD.replace("[server]", "[server]\nreuse = false"),
+            "server.reuse",
+            "server.per_list",
+        ),
+        (
             GOOD.replace("layout = \"claude-code\"", "layout = \"flat\""),
             "server.layout",
             "flat",
