@@ -24,6 +24,7 @@ mod matrix;
 mod mcp;
 mod mcp_pool;
 mod mcp_target;
+mod mcp_target_text;
 mod opencode;
 mod profile;
 mod race;
