@@ -22,6 +22,7 @@ mod export;
 mod fuzz;
 mod matrix;
 mod mcp;
+mod mcp_batch;
 mod mcp_pool;
 mod mcp_target;
 mod mcp_target_text;
