@@ -118,3 +118,58 @@ fn hidden_edges_judge_a_cycle_and_a_blocked_completion_on_the_answers_alone() {
         "the first edge, accepted, is read back empty: {rt04}"
     );
 }
+
+/// Issue 55's done-when for `mcp-draft`: on a server whose only create takes an array of
+/// tasks and whose only update is of the status, the draft builds the create's array of one
+/// task, picks the status-only update (no "task" in its name), runs its probes of get,
+/// update, delete and list on the task it made (each answer beside its operation), reads
+/// the renamed subject, and declares no `edges`, which no answer shows. Used exactly as
+/// written, it passes rt01 and rt02's first steps (create, get, in_progress, completed) and
+/// fails rt02 at the server's own defect: a completed task reopens (S4).
+#[test]
+fn a_draft_of_a_batch_create_and_status_only_server_passes_the_first_steps_unchanged() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    let draft = dir.path().join("draft.toml");
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &server(), "--out"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&draft).unwrap();
+    assert!(
+        text.contains("tool = \"addTasks\", args = { tasks = [{ title = \"{task.subject}\""),
+        "{text}"
+    );
+    assert!(text.contains("id = \"/tasks/0/id\""), "{text}");
+    assert!(
+        text.contains("tool = \"updateStatus\", when = \"patch.status\""),
+        "{text}"
+    );
+    assert!(text.contains("unsupported = [\"claim\"]"), "{text}");
+    for tool in ["getTask", "updateStatus", "deleteTask", "listTasks"] {
+        assert!(
+            text.contains(&format!("# PROBE: {tool} answered JSON")),
+            "{tool} probed: {text}"
+        );
+    }
+    assert!(text.contains("fields = { subject = \"title\" }"), "{text}");
+    let features = text.lines().find(|l| l.starts_with("features = ")).unwrap();
+    assert!(!features.contains("edges"), "{features}");
+
+    let all = run(&draft, &["rt01-basic-creation", "rt02-status-updates"]);
+    let rt01 = scenario(&all, "rt01-basic-creation");
+    assert_eq!(rt01["outcome"], "pass", "{rt01}");
+    let rt02 = scenario(&all, "rt02-status-updates");
+    assert_eq!(rt02["outcome"], "fail", "{rt02}");
+    let f = &rt02["failures"][0];
+    assert_eq!(f["step"], 3, "completed -> pending accepted: {f}");
+    assert_eq!(f["rules"], serde_json::json!(["S4"]), "{f}");
+}

@@ -100,6 +100,11 @@ pub struct Choice {
     pub consts: Vec<(String, Value)>,
     /// How it was chosen, for the CHECK line.
     pub why: String,
+    /// For a create that takes only an array of task objects (`addTasks {tasks: [{title}]}`):
+    /// that argument, given one task.
+    pub batch: Option<String>,
+    /// An update whose only change is the status (`updateStatus {id, status}`).
+    pub status_only: bool,
 }
 
 pub(crate) fn props(schema: &Value) -> Map<String, Value> {
@@ -148,6 +153,8 @@ pub fn choose(tools: &BTreeMap<String, (String, Value)>) -> BTreeMap<Op, Choice>
                         tool: tool.clone(),
                         consts: Vec::new(),
                         why: "from its name".into(),
+                        batch: None,
+                        status_only: false,
                     },
                 );
             }
@@ -197,6 +204,8 @@ pub fn choose(tools: &BTreeMap<String, (String, Value)>) -> BTreeMap<Op, Choice>
                         tool: tool.clone(),
                         why: format!("its argument {arg} takes {v:?}"),
                         consts,
+                        batch: None,
+                        status_only: false,
                     },
                 );
             }
@@ -213,15 +222,74 @@ pub fn choose(tools: &BTreeMap<String, (String, Value)>) -> BTreeMap<Op, Choice>
                         tool: tool.clone(),
                         consts: vec![(arg.clone(), json!(true))],
                         why: format!("its boolean argument {arg}"),
+                        batch: None,
+                        status_only: false,
+                    },
+                );
+            }
+            // An update whose only change is the status: an update verb and "status" in its
+            // name (no task word needed), an id and a status argument.
+            if op == Op::Update && !taken && status_only(tool, &ps) {
+                consider(
+                    40,
+                    Choice {
+                        tool: tool.clone(),
+                        consts: Vec::new(),
+                        why: "from its name and arguments: it changes only the status".into(),
+                        batch: None,
+                        status_only: true,
                     },
                 );
             }
         }
-        if let Some((_, _, c)) = best {
+        if let Some((_, _, mut c)) = best {
+            if op == Op::Create {
+                c.batch = batch_arg(&tools[&c.tool].1);
+            }
             chosen.insert(op, c);
         }
     }
     chosen
+}
+
+/// Whether a tool is an update of the status alone: its name an update verb and `status`
+/// with nothing else but task words, its arguments an id and a status.
+fn status_only(tool: &str, ps: &Map<String, Value>) -> bool {
+    let w = words(tool);
+    let verb = w.iter().any(|x| verbs(Op::Update).contains(&x.as_str()));
+    let rest_ok = w.iter().all(|x| {
+        x == "status"
+            || verbs(Op::Update).contains(&x.as_str())
+            || TASK_WORDS.contains(&x.as_str())
+            || NEUTRAL.contains(&x.as_str())
+    });
+    let arg = |want: &str| {
+        ps.keys()
+            .any(|k| guess_arg(Op::Update, k).as_deref() == Some(want))
+    };
+    verb && w.iter().any(|x| x == "status")
+        && rest_ok
+        && arg("{id}")
+        && arg("{patch.status|status}")
+}
+
+/// A create tool's argument that is an array of task objects, when no argument of its own
+/// takes the subject (`addTasks {tasks: [{title}]}`).
+pub(crate) fn batch_arg(schema: &Value) -> Option<String> {
+    let ps = props(schema);
+    let subject = |ps: &Map<String, Value>| {
+        ps.keys()
+            .any(|k| guess_arg(Op::Create, k).as_deref() == Some("{task.subject}"))
+    };
+    if subject(&ps) {
+        return None;
+    }
+    ps.iter()
+        .find(|(_, p)| {
+            schema_type(p) == Some("array")
+                && p.get("items").is_some_and(|items| subject(&props(items)))
+        })
+        .map(|(k, _)| k.clone())
 }
 
 /// The request path an argument of `op`'s tool most likely takes, by its name.

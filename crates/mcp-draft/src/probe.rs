@@ -78,6 +78,16 @@ pub(crate) fn probe_args(
     for (k, v) in &choice.consts {
         args.insert(k.clone(), v.clone());
     }
+    // A batch create: one task, in the array.
+    if let Some(b) = &choice.batch {
+        let plain_choice = Choice {
+            batch: None,
+            consts: Vec::new(),
+            ..choice.clone()
+        };
+        let item = probe_args(op, &plain_choice, &ps[b]["items"], id);
+        args.insert(b.clone(), json!([item]));
+    }
     args
 }
 

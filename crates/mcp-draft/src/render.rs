@@ -101,15 +101,27 @@ pub fn render_with(
             features.push(f);
         }
     }
-    let edges = tools.values().any(|(_, s)| {
+    // Edges only when some answer shows them: a tool that takes dependencies says nothing
+    // of whether they can be read back.
+    let takes_edges = tools.values().any(|(_, s)| {
         props(s).keys().any(|k| {
             let k = k.to_lowercase();
             k.contains("depend") || k.contains("blocked") || k == "blocks"
         })
     });
-    if edges {
+    let shows_edges = learned.values().any(|l| {
+        let t = l.excerpt.to_lowercase();
+        t.contains("depend") || t.contains("blocked") || t.contains("\"blocks\"")
+    });
+    if takes_edges && shows_edges {
         features.push("\"edges\"");
     }
+    let hidden = if takes_edges && !shows_edges {
+        "# CHECK: a tool takes dependencies, but no answer the probe saw shows them: add \"edges\"\n\
+         # if a tool reads them back, or \"edges\" and \"hidden_edges\" if none does.\n"
+    } else {
+        ""
+    };
     // Several lists: a tool takes the list, or one server per list keeps each apart.
     let per_process = learned.get(&Op::Create).is_some_and(|l| l.data.is_some());
     if lists_per_call(tools, chosen) || per_process {
@@ -158,7 +170,7 @@ pub fn render_with(
          layout = \"opaque\"\n\
          # CHECK: the optional parts of the contract the server has (docs/spec.md, \"Optional\n\
          # parts\"); guessed from the tools mapped and the arguments seen.\n\
-         features = [{}]\n\
+         {hidden}features = [{}]\n\
          {}",
         features.join(", "),
         form
@@ -222,12 +234,26 @@ pub fn render_with(
         }
         None => "",
     };
+    let renamed = renamed_fields(learned);
+    let fields_text = if renamed.is_empty() {
+        "# fields = { subject = \"title\", blockedBy = \"dependencies\" }".to_string()
+    } else {
+        let pairs: Vec<String> = renamed
+            .iter()
+            .map(|(wire, server)| format!("{wire} = {}", toml_string(server)))
+            .collect();
+        format!(
+            "# PROBE: the probe's task came back with these fields under the server's names.\n\
+             fields = {{ {} }}",
+            pairs.join(", ")
+        )
+    };
     let _ = writeln!(
         out,
         "# CHECK: the server's status words (from a status argument's enum when there is one).\n\
          [status]\n{status_text}\n\
          # CHECK: the server's field names, if they differ (wire = server).\n[task]\n\
-         # fields = {{ subject = \"title\", blockedBy = \"dependencies\" }}\n{ids_text}\n\
+         {fields_text}\n{ids_text}\n\
          # CHECK: read a few error results and say which text means which kind; a server that\n\
          # answers refusals without isError needs errors.detect.\n[errors]\n\
          text = [\n  {{ pattern = '(?i)not found|does not exist|no such', kind = \"not_found\" }},\n  \
@@ -252,8 +278,27 @@ pub fn render_with(
             .map(|(k, v)| format!("{} = {}", key(k), toml_value(v)))
             .collect();
         let mut unmatched = Vec::new();
+        let batch = choice.batch.as_ref().map(|b| {
+            let item = &props(schema)[b]["items"];
+            let inner: Vec<String> = props(item)
+                .iter()
+                .filter_map(|(p, ps)| {
+                    let v = typed(&guess_arg(op, p)?, ps);
+                    Some(format!("{} = {}", key(p), toml_string(&v)))
+                })
+                .collect();
+            (
+                b.clone(),
+                format!("{} = [{{ {} }}]", key(b), inner.join(", ")),
+            )
+        });
+        if let Some((_, b)) = &batch {
+            args.push(b.clone());
+        }
         for p in props(schema).keys() {
-            if choice.consts.iter().any(|(k, _)| k == p) {
+            if choice.consts.iter().any(|(k, _)| k == p)
+                || batch.as_ref().is_some_and(|(b, _)| b == p)
+            {
                 continue;
             }
             match guess_arg(op, p) {
@@ -266,6 +311,12 @@ pub fn render_with(
             }
         }
         let _ = writeln!(out, "[ops.{op}]\n# CHECK: {tool} guessed {}.", choice.why);
+        if let Some((b, _)) = &batch {
+            let _ = writeln!(
+                out,
+                "# CHECK: {tool} takes only an array of tasks ({b}): each request gives one."
+            );
+        }
         if !unmatched.is_empty() {
             let _ = writeln!(
                 out,
@@ -300,12 +351,27 @@ pub fn render_with(
             }
             None => String::new(),
         };
+        // A status-only update runs when the patch gives a status; every other change is
+        // one the server cannot make.
+        let when = if choice.status_only {
+            ", when = \"patch.status\""
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "calls = [{{ tool = {}, args = {{ {} }}{id} }}]",
+            "calls = [{{ tool = {}{when}, args = {{ {} }}{id} }}]",
             toml_string(tool),
             args.join(", ")
         );
+        if choice.status_only {
+            let _ = writeln!(
+                out,
+                "# CHECK: {tool} changes only the status: the other changes are unsupported.\n\
+                 unsupported_when = [\"patch.subject\", \"patch.description\", \"patch.owner\", \
+                 \"patch.metadata\", \"patch.activeForm\"]"
+            );
+        }
         // A task is read again (`fetch`) through [ops.get]: not without a get tool.
         let learned_answer = l.and_then(|l| l.answer.clone());
         let (learned_answer, no_get) = match learned_answer {
@@ -342,4 +408,37 @@ pub(crate) fn one_line(s: &str) -> String {
         .chars()
         .take(300)
         .collect()
+}
+
+/// The wire fields the probe's task came back under another name in a JSON answer: the key
+/// that holds the probe's subject, and the one that holds its description.
+fn renamed_fields(learned: &BTreeMap<Op, Learned>) -> Vec<(&'static str, String)> {
+    fn find(v: &Value, want: &str) -> Option<String> {
+        match v {
+            Value::Object(o) => o.iter().find_map(|(k, x)| match x {
+                Value::String(s) if s == want => Some(k.clone()),
+                other => find(other, want),
+            }),
+            Value::Array(a) => a.iter().find_map(|x| find(x, want)),
+            _ => None,
+        }
+    }
+    let docs: Vec<Value> = [Op::Get, Op::Create, Op::List]
+        .iter()
+        .filter_map(|op| learned.get(op))
+        .filter(|l| l.json && l.failed.is_none())
+        .filter_map(|l| serde_json::from_str(&l.excerpt).ok())
+        .collect();
+    let mut out = Vec::new();
+    for (wire, probe) in [
+        ("subject", PROBE_SUBJECT),
+        ("description", crate::patterns::PROBE_DESCRIPTION),
+    ] {
+        if let Some(k) = docs.iter().find_map(|d| find(d, probe))
+            && k != wire
+        {
+            out.push((wire, k));
+        }
+    }
+    out
 }

@@ -180,8 +180,13 @@ fn a_draft_parses_and_marks_its_guesses() {
         text.contains("# CHECK: arguments with no guess: weird"),
         "{text}"
     );
-    // A tool takes the list: several lists, per call.
-    assert!(text.contains("features = [\"edges\", \"lists\"]"), "{text}");
+    // A tool takes the list: several lists, per call. A tool takes dependencies, but with no
+    // probe no answer showed them: no edges, and a CHECK says what to declare.
+    assert!(text.contains("features = [\"lists\"]"), "{text}");
+    assert!(
+        text.contains("no answer the probe saw shows them: add \"edges\""),
+        "{text}"
+    );
     assert!(text.contains("task_update: does things"), "{text}");
     // The status words from the schema's enum.
     assert!(
@@ -458,4 +463,49 @@ fn ids_are_found_in_text_answers() {
         find_object(&doc, &names_probe, "").as_deref(),
         Some("/data/items/0")
     );
+}
+
+/// Issue 55.6: a create that takes only an array of task objects is chosen with that array
+/// (one task a request), and an update of the status alone is chosen though its name names
+/// no task; a tool that takes an array of something else, or a name with another word
+/// beside "status", is neither.
+#[test]
+fn a_batch_create_and_a_status_only_update_are_chosen() {
+    let tools: BTreeMap<String, (String, Value)> = [
+        (
+            "addTasks",
+            json!({"type": "object", "required": ["tasks"], "properties": {"tasks": {
+                "type": "array", "items": {"type": "object", "properties": {"title": {"type": "string"}}}}}}),
+        ),
+        (
+            "updateStatus",
+            json!({"type": "object", "properties": {"id": {"type": "string"},
+                "status": {"type": "string", "enum": ["todo", "done"]}}}),
+        ),
+        (
+            "setProjectStatus",
+            json!({"type": "object", "properties": {"id": {"type": "string"},
+                "status": {"type": "string"}}}),
+        ),
+        (
+            "getTask",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), ("does things".to_string(), v)))
+    .collect();
+    let chosen = choose(&tools);
+    assert_eq!(chosen[&Op::Create].tool, "addTasks");
+    assert_eq!(chosen[&Op::Create].batch.as_deref(), Some("tasks"));
+    assert_eq!(chosen[&Op::Update].tool, "updateStatus");
+    assert!(chosen[&Op::Update].status_only);
+    assert_eq!(batch_arg(&tools["getTask"].1), None);
+    let text = render("srv", "srv", "1", &tools);
+    assert!(
+        text.contains("args = { tasks = [{ title = \"{task.subject}\" }] }"),
+        "{text}"
+    );
+    assert!(text.contains("when = \"patch.status\""), "{text}");
+    Mapping::parse(&text, Path::new("d.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
 }
