@@ -5,8 +5,8 @@ use super::verdict::Verdict;
 use std::path::PathBuf;
 
 use super::Seconds;
+use taskproof_mcp_draft as draft;
 use taskproof_session::SessionOptions;
-use taskproof_targets::mcp::draft;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\

@@ -1,7 +1,7 @@
-//! taskproof's MCP code (docs/architecture.md, "Crates"): the server (`taskproof mcp`, the
-//! reference store served to agents as tools) and the client the `mcp:` target speaks
-//! through. Every use of rmcp is here, so its generic code is compiled once for both roles.
-//! It needs the wire types and the store only, so it builds before the targets.
+//! taskproof's MCP server (docs/architecture.md, "Crates"): `taskproof mcp`, the reference
+//! store served to agents as tools. The client the `mcp:` target speaks through is a crate
+//! of its own (`taskproof-mcp-client`); the two share rmcp and nothing else. It needs the
+//! wire types and the store only.
 //!
 //! `taskproof mcp`: the strict reference store as a Model Context Protocol server on stdio,
 //! with tools that mirror Claude Code's task tools (see `docs/mcp.md`).
@@ -12,7 +12,6 @@
 //! whose text says what happened, or, for a failure, the rule that was broken and what to do
 //! instead (`isError: true`, which a model reads; never a protocol error).
 
-pub mod client;
 pub mod splice;
 pub mod tools;
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::expect::Expect;
 use crate::format::*;
 use crate::vars;
 use taskproof_core::protocol::{Feature, Hello};
@@ -83,6 +84,70 @@ pub fn opaque_skips(s: &Scenario, profile: Profile) -> BTreeMap<usize, String> {
         }
     }
     out
+}
+
+/// Against a target that declares [`Feature::HiddenEdges`] (it accepts or refuses
+/// dependencies but no answer shows them): the scenario as judged on the answers alone, and
+/// the steps that cannot be judged, each with why. A request step keeps its expectation of
+/// acceptance or refusal and of every other field, without `blocks`/`blockedBy`; a step that
+/// only reads (get, list) and expects edges, a step that binds a variable from edges, and a
+/// check of invariants or of ready tasks (which edges decide) are not judged, and neither is
+/// a step that uses a variable such a step would have bound. A read changes nothing, so the
+/// steps after it run as written.
+pub fn hidden_edges_view(s: &Scenario, profile: Profile) -> (Scenario, BTreeMap<usize, String>) {
+    const WHY: &str = "reads dependencies back, which the target accepts but never shows";
+    let mut view = s.clone();
+    let mut out = BTreeMap::new();
+    let mut unbound: BTreeMap<String, usize> = BTreeMap::new();
+    for step in view.steps.iter_mut().filter(|st| st.runs_under(profile)) {
+        let i = step.index;
+        let used = super::load::templated(step)
+            .iter()
+            .filter_map(|(v, p)| vars::uses(v, p).ok())
+            .flatten()
+            .map(|(name, _)| name)
+            .find_map(|v| unbound.get(&v).map(|j| (v, *j)));
+        if let Some((v, j)) = used {
+            out.insert(
+                i,
+                format!("uses ${{{v}}}, which steps[{j}] would have bound ({WHY})"),
+            );
+            continue;
+        }
+        match &mut step.action {
+            Action::Send {
+                request,
+                expect,
+                bind,
+            } => {
+                let reads = matches!(
+                    request.get("op").and_then(Value::as_str),
+                    Some("get" | "list")
+                );
+                let names_edges = expect.get(profile).is_some_and(Expect::names_edges);
+                if bind.iter().any(|(_, path)| path_names_edges(path)) || (reads && names_edges) {
+                    out.insert(i, WHY.to_string());
+                    for (name, _) in bind.iter() {
+                        unbound.entry(name.clone()).or_insert(i);
+                    }
+                } else if names_edges && let Some(e) = expect.get(profile) {
+                    *expect = PerProfile::same(e.without_edges());
+                }
+            }
+            Action::Check {
+                invariants, ready, ..
+            } if ready.is_some() || invariants.iter().any(|v| *v != Invariant::UniqueIds) => {
+                out.insert(i, WHY.to_string());
+            }
+            _ => {}
+        }
+    }
+    (view, out)
+}
+
+/// Whether a dotted answer path goes through a task's edges.
+fn path_names_edges(path: &str) -> bool {
+    path.split('.').any(|p| p == "blocks" || p == "blockedBy")
 }
 
 /// The list a file-writing step writes in: the first folder of its path, when it is plain.
@@ -243,6 +308,54 @@ mod tests {
             admit(&s, Profile::Strict, &rmw),
             Ok(vec![(Feature::Atomic, Some(2))])
         );
+    }
+
+    /// Against hidden edges: a write keeps its acceptance or refusal and loses only its
+    /// edges; a read of edges, a bind from them, what uses that bind, and a check of
+    /// invariants or ready tasks are not judged; the rest is as written.
+    #[test]
+    fn hidden_edges_are_judged_on_answers_and_their_read_backs_left_out() {
+        let s = scenario(json!([
+            {"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "expect": {"ok": true, "task": {"id": "1", "blockedBy": []}}},
+            {"send": {"op": "update", "list": "l", "id": "1", "patch": {"addBlockedBy": ["2"]}},
+             "expect": {"ok": true, "task": {"id": "1", "subject": "a", "blockedBy": ["2"]}}},
+            {"send": {"op": "update", "list": "l", "id": "2", "patch": {"addBlockedBy": ["1"]}}, "expect": {"error": "cycle"}},
+            {"send": {"op": "get", "list": "l", "id": "2"}, "expect": {"ok": true, "task": {"blockedBy": []}}},
+            {"send": {"op": "get", "list": "l", "id": "1"}, "bind": {"b": "task.blockedBy.0"}},
+            {"send": {"op": "get", "list": "l", "id": "${b}"}},
+            {"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true, "task": {"subject": "a"}}},
+            {"check": {"list": "l", "invariants": ["acyclic"], "ready": ["2"]}},
+            {"check": {"list": "l", "invariants": ["unique_ids"]}},
+        ]));
+        let (view, skips) = hidden_edges_view(&s, Profile::Strict);
+        assert_eq!(skips.keys().copied().collect::<Vec<_>>(), [3, 4, 5, 7]);
+        assert!(
+            skips[&5].starts_with("uses ${b}, which steps[4]"),
+            "{}",
+            skips[&5]
+        );
+        let expect = |i: usize| match &view.steps[i].action {
+            Action::Send { expect, .. } => expect.get(Profile::Strict).cloned(),
+            _ => None,
+        };
+        assert_eq!(
+            expect(1),
+            Some(Expect::Ok {
+                task: Some(json!({"id": "1", "subject": "a"})),
+                tasks: None,
+                corrupt: None
+            })
+        );
+        assert_eq!(
+            expect(2),
+            Some(Expect::Error(taskproof_core::protocol::ErrorKind::Cycle))
+        );
+        assert_eq!(expect(6), {
+            let Action::Send { expect, .. } = &s.steps[6].action else {
+                unreachable!()
+            };
+            expect.get(Profile::Strict).cloned()
+        });
     }
 
     #[test]

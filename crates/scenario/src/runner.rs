@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::finding;
 use crate::format::*;
-use crate::gate::{admit, opaque_skips, read_modify_write};
+use crate::gate::{admit, hidden_edges_view, opaque_skips, read_modify_write};
 use crate::sandbox::Sandbox;
 use crate::suite::{Prepared, RunConfig};
 use crate::vars::{self, Vars};
@@ -76,9 +76,21 @@ pub(super) fn judge(
     {
         return nothing(Ok(Outcome::Skip(reason)));
     }
-    let step_skips = match hello.layout {
+    let mut step_skips = match hello.layout {
         taskproof_core::protocol::Layout::Opaque => opaque_skips(s, config.profile),
         _ => BTreeMap::new(),
+    };
+    // Dependencies written but never shown: judged on the answers alone.
+    let hidden;
+    let s = if hello.has(taskproof_core::protocol::Feature::HiddenEdges) {
+        let (view, skips) = hidden_edges_view(s, config.profile);
+        for (i, why) in skips {
+            step_skips.entry(i).or_insert(why);
+        }
+        hidden = view;
+        &hidden
+    } else {
+        s
     };
     let judging: Vec<usize> = s
         .steps_for(config.profile)

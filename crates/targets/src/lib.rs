@@ -1,10 +1,11 @@
 //! taskproof's target registry and the kinds of target without a crate of their own:
-//! in-process stores, adapter processes, MCP servers (docs/architecture.md, "Crates").
+//! in-process stores and adapter processes (docs/architecture.md, "Crates").
 //!
 //! A [`TargetSpec`] names a target (`reference`, `naive`, `mutant:NAME`, `cmd:COMMAND`,
 //! `mcp:COMMAND`, `claude-code@VERSION`, `claude-code-controller@VERSION`): a handle on a
 //! `taskproof_session::Target`, implemented once per kind in its own module (`builtin`,
-//! `cmd`, [`mcp`], `controller`) or crate (the real Claude Code: `taskproof-claude-code`) and
+//! `cmd`, `controller`) or crate (MCP servers: `taskproof-mcp-target`; the real Claude Code:
+//! `taskproof-claude-code`) and
 //! found by parsing against the registry, [`KINDS`]. Each `taskproof_session::Session` is one
 //! connection to it on a root folder, which for `cmd:` and `claude-code-controller@` targets
 //! is one adapter process and for `claude-code@` the real CLI.
@@ -13,7 +14,6 @@ mod builtin;
 mod cmd;
 mod controller;
 mod inprocess;
-pub mod mcp;
 mod process;
 
 pub use inprocess::InProcessSession;
@@ -36,7 +36,7 @@ pub static KINDS: &[&Kind] = &[
     &builtin::NAIVE,
     &builtin::MUTANT,
     &cmd::KIND,
-    &mcp::KIND,
+    &taskproof_mcp_target::KIND,
     &taskproof_claude_code::KIND,
     &controller::KIND,
     &taskproof_opencode::KIND,

@@ -82,6 +82,12 @@ word_enum! {
         /// mapping's `status_from`). A create or update that gives `status: in_progress`
         /// needs it.
         InProgress => "in_progress",
+        /// Dependencies a target accepts or refuses but never shows: no answer carries a
+        /// task's `blocks`/`blockedBy` (an MCP server whose tools record dependencies and
+        /// return none). Declared beside `edges`: the edge rules (S5, S6, S7) are judged on
+        /// the answers alone (accepted or refused), and the steps that read edges back are
+        /// not judged.
+        HiddenEdges => "hidden_edges",
     }
 }
 
@@ -375,6 +381,13 @@ impl Hello {
                 "hello: feature atomic is not declared: a target has it unless its mapping's \
                  `{READ_MODIFY_WRITE}` names requests it performs by read-modify-write"
             ));
+        }
+        if features.contains(&Feature::HiddenEdges) && !features.contains(&Feature::Edges) {
+            return Err(
+                "hello: feature hidden_edges says that edges are accepted but never shown: it \
+                 needs edges"
+                    .into(),
+            );
         }
         if features.contains(&Feature::InProgress) {
             return Err(format!(

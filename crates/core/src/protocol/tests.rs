@@ -102,7 +102,12 @@ fn the_parts_of_a_store_are_every_part_but_the_sessions_own_list() {
         .collect();
     assert_eq!(
         missing,
-        [Feature::SessionList, Feature::Atomic, Feature::InProgress]
+        [
+            Feature::SessionList,
+            Feature::Atomic,
+            Feature::InProgress,
+            Feature::HiddenEdges
+        ]
     );
     assert!(
         Feature::ADDED_IN_2
@@ -150,7 +155,7 @@ fn a_protocol_1_hello_declares_every_part_protocol_2_added() {
         e,
         "unknown feature \"active-form\"; expected one of delete, claim, edges, metadata, \
          owner, active_form, edge_removal, edges_at_create, lists, session_list, atomic, \
-         in_progress"
+         in_progress, hidden_edges"
     );
 }
 

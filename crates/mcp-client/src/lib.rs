@@ -1,12 +1,11 @@
-//! The client side of MCP, for the `mcp:` target (taskproof-targets' `mcp`): one
-//! connection to a server over its stdio pipes, blocking, every step bounded by a limit the
-//! caller gives. rmcp's client runs on a current-thread tokio runtime owned by the
-//! connection.
+//! The client side of MCP, for the `mcp:` target (taskproof-mcp-target): one connection to
+//! a server over its stdio pipes, blocking, every step bounded by a limit the caller gives.
+//! rmcp's client runs on a current-thread tokio runtime owned by the connection.
 //!
-//! It lives here, beside the server, so that rmcp's generic code (the message types' serde,
-//! the service loop) is compiled in one crate for both roles and the target crate builds
-//! without rmcp or tokio (docs/architecture.md, "Build times"). What it hands back is plain
-//! data: tool lists, tool results and errors carry no rmcp type.
+//! It is a crate of its own, apart from the server (`taskproof mcp`, taskproof-mcp), so that
+//! the target crate builds without rmcp or tokio and without the server (docs/architecture.md,
+//! "Build times"). What it hands back is plain data: tool lists, tool results and errors
+//! carry no rmcp type.
 
 use std::fmt;
 use std::io;

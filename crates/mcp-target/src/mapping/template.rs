@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::{Mapping, Parse};
-use crate::mcp::text;
+use crate::text;
 
 /// The filters of a template, for messages.
 const FILTERS: &str =
@@ -506,7 +506,7 @@ impl Mapping {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::mapping::tests::{GOOD, parse};
+    use crate::mapping::tests::{GOOD, parse};
     use serde_json::json;
     use taskproof_core::protocol::Op;
 

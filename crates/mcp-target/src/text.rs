@@ -5,7 +5,7 @@
 use regex_lite::Regex;
 use serde_json::{Map, Value};
 
-use super::mapping::{TextHow, TextRead};
+use crate::mapping::{TextHow, TextRead};
 
 /// The part of `text` after the line where `start` first matches, up to `end`'s first match
 /// after it, or else up to the next Markdown heading (`#` to `######` and a space at the

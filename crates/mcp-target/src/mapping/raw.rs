@@ -42,6 +42,7 @@ pub(super) struct RawServer {
     pub(super) skip_stdout_noise: bool,
     #[serde(default)]
     pub(super) per_list: bool,
+    pub(super) reuse: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,0 +1,173 @@
+//! Issue 55's server shape (tests/fixtures/mcp/batch-server.py): JSON inside text answers, a
+//! create that takes only an array of tasks, a status-only update, dependencies written but
+//! never shown, no rename. Its mapping (tests/fixtures/mcp/batch.toml) declares the
+//! dependencies `hidden_edges`, so the edge rules are judged on the answers alone.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::util::{Tool, repo, require, taskproof_in, tempdir};
+
+fn server() -> String {
+    format!(
+        "python3 '{}'",
+        repo().join("tests/fixtures/mcp/batch-server.py").display()
+    )
+}
+
+fn mapping() -> PathBuf {
+    repo().join("tests/fixtures/mcp/batch.toml")
+}
+
+/// `taskproof run` of `scenarios` against the batch server through `mapping`: the JSON
+/// report's scenarios by id.
+fn run(mapping: &std::path::Path, scenarios: &[&str]) -> Vec<Value> {
+    let dir = tempdir();
+    let report = dir.path().join("r.json");
+    let mut cmd = taskproof_in(dir.path());
+    cmd.args(["run", "--target", &format!("mcp:{}", server())])
+        .arg("--mapping")
+        .arg(mapping);
+    for s in scenarios {
+        cmd.args(["--filter", s]);
+    }
+    let out = cmd
+        .arg("--report")
+        .arg(format!("json:{}", report.display()))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    json["scenarios"].as_array().unwrap().clone()
+}
+
+fn scenario<'a>(all: &'a [Value], id: &str) -> &'a Value {
+    all.iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not in {all:?}"))
+}
+
+/// Issue 55's done-when: the cycle and the blocked completion are judged, and failed, though
+/// no answer of the server shows a dependency: the step that makes the cycle is answered a
+/// success where the contract refuses it (S7), and so is the start of a task whose blockers
+/// are pending (S5). A step that reads edges back is not judged and named (rt01's get of the
+/// task's empty `blockedBy`), and the scenario still passes on the rest. Without
+/// `hidden_edges`, the same mapping's edge scenarios fail on edges the server never shows:
+/// the part is what lets them judge the rules.
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn hidden_edges_judge_a_cycle_and_a_blocked_completion_on_the_answers_alone() {
+    require(&[Tool::Python]);
+    let all = run(
+        &mapping(),
+        &[
+            "rt04-circular-dependency",
+            "blockers-must-be-completed-first",
+            "rt01-basic-creation",
+        ],
+    );
+    let rt04 = scenario(&all, "rt04-circular-dependency");
+    assert_eq!(rt04["outcome"], "fail", "{rt04}");
+    let f = &rt04["failures"][0];
+    assert_eq!(f["step"], 3, "the cycle's second edge: {f}");
+    assert_eq!(f["expected"], serde_json::json!({"error": "cycle"}), "{f}");
+    assert_eq!(f["actual"]["ok"], true, "{f}");
+    let s5 = scenario(&all, "blockers-must-be-completed-first");
+    assert_eq!(s5["outcome"], "fail", "{s5}");
+    let f = &s5["failures"][0];
+    assert_eq!(
+        f["step"], 4,
+        "a task started past its pending blockers: {f}"
+    );
+    assert_eq!(
+        f["expected"],
+        serde_json::json!({"error": "blocked"}),
+        "{f}"
+    );
+    let rt01 = scenario(&all, "rt01-basic-creation");
+    assert_eq!(rt01["outcome"], "pass", "{rt01}");
+    let skipped = rt01["skipped_steps"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["step"] == 1
+            && s["reason"]
+                .as_str()
+                .unwrap()
+                .contains("reads dependencies back")),
+        "{skipped:?}"
+    );
+
+    let dir = tempdir();
+    let shown = std::fs::read_to_string(mapping())
+        .unwrap()
+        .replace(", \"hidden_edges\"", "");
+    let plain = dir.path().join("m.toml");
+    std::fs::write(&plain, shown).unwrap();
+    let all = run(&plain, &["rt04-circular-dependency"]);
+    let rt04 = scenario(&all, "rt04-circular-dependency");
+    assert_eq!(rt04["outcome"], "fail", "{rt04}");
+    assert_eq!(
+        rt04["failures"][0]["step"], 2,
+        "the first edge, accepted, is read back empty: {rt04}"
+    );
+}
+
+/// Issue 55's done-when for `mcp-draft`: on a server whose only create takes an array of
+/// tasks and whose only update is of the status, the draft builds the create's array of one
+/// task, picks the status-only update (no "task" in its name), runs its probes of get,
+/// update, delete and list on the task it made (each answer beside its operation), reads
+/// the renamed subject, and declares no `edges`, which no answer shows. Used exactly as
+/// written, it passes rt01 and rt02's first steps (create, get, in_progress, completed) and
+/// fails rt02 at the server's own defect: a completed task reopens (S4).
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn a_draft_of_a_batch_create_and_status_only_server_passes_the_first_steps_unchanged() {
+    require(&[Tool::Python]);
+    let dir = tempdir();
+    let draft = dir.path().join("draft.toml");
+    let out = taskproof_in(dir.path())
+        .args(["mcp-draft", &server(), "--out"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&draft).unwrap();
+    assert!(
+        text.contains("tool = \"addTasks\", args = { tasks = [{ title = \"{task.subject}\""),
+        "{text}"
+    );
+    assert!(text.contains("id = \"/tasks/0/id\""), "{text}");
+    assert!(
+        text.contains("tool = \"updateStatus\", when = \"patch.status\""),
+        "{text}"
+    );
+    assert!(text.contains("unsupported = [\"claim\"]"), "{text}");
+    for tool in ["getTask", "updateStatus", "deleteTask", "listTasks"] {
+        assert!(
+            text.contains(&format!("# PROBE: {tool} answered JSON")),
+            "{tool} probed: {text}"
+        );
+    }
+    assert!(text.contains("fields = { subject = \"title\" }"), "{text}");
+    let features = text.lines().find(|l| l.starts_with("features = ")).unwrap();
+    assert!(!features.contains("edges"), "{features}");
+
+    let all = run(&draft, &["rt01-basic-creation", "rt02-status-updates"]);
+    let rt01 = scenario(&all, "rt01-basic-creation");
+    assert_eq!(rt01["outcome"], "pass", "{rt01}");
+    let rt02 = scenario(&all, "rt02-status-updates");
+    assert_eq!(rt02["outcome"], "fail", "{rt02}");
+    let f = &rt02["failures"][0];
+    assert_eq!(f["step"], 3, "completed -> pending accepted: {f}");
+    assert_eq!(f["rules"], serde_json::json!(["S4"]), "{f}");
+}

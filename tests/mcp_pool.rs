@@ -1,0 +1,188 @@
+//! `Session::release_lists` on an `mcp:` target with one server per list: a released list's
+//! server is emptied through the server's own tools and serves the next list named, and
+//! nothing of the released list reaches it (crates/mcp-target/src/pool.rs).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use taskproof_mcp_target::McpTarget;
+use taskproof_session::{Session, SessionOptions};
+use taskproof_targets::TargetSpec;
+
+use crate::util::{Tool, repo, require, tempdir, write};
+
+fn options() -> SessionOptions {
+    SessionOptions {
+        timeout: Duration::from_secs(5),
+        start_timeout: Duration::from_secs(10),
+        ..SessionOptions::default()
+    }
+}
+
+/// `mcp:text-tasks-server.py` (data in its working folder, one server per list, ids through
+/// the id table, deletes that archive: the server keeps what it deleted, out of sight) with
+/// its mapping, changed by `edit`, opened on `root`.
+fn open(root: &Path, edit: &dyn Fn(String) -> String) -> (tempfile::TempDir, Box<dyn Session>) {
+    let dir = tempdir();
+    let mapping =
+        std::fs::read_to_string(repo().join("tests/fixtures/mcp/text-tasks.toml")).unwrap();
+    write(dir.path(), "m.toml", &edit(mapping));
+    let command = format!(
+        "python3 '{}'",
+        repo()
+            .join("tests/fixtures/mcp/text-tasks-server.py")
+            .display()
+    );
+    let target = McpTarget::parse(&command)
+        .unwrap()
+        .with_mapping(&dir.path().join("m.toml"))
+        .unwrap();
+    let s = TargetSpec::from(target)
+        .open(root, options())
+        .expect("opens");
+    (dir, s)
+}
+
+fn call(s: &mut dyn Session, request: Value) -> Value {
+    s.call(&request).unwrap()
+}
+
+fn ok(s: &mut dyn Session, request: Value) -> Value {
+    let answer = call(s, request.clone());
+    assert_eq!(answer["ok"], true, "{request} -> {answer}");
+    answer
+}
+
+/// Fills `list` with three tasks, one done and one owned, and deletes one (the server's
+/// counter and its archive keep them).
+fn fill(s: &mut dyn Session, list: &str) {
+    for subject in ["first", "second", "third"] {
+        ok(
+            s,
+            json!({"op": "create", "list": list, "task": {"subject": format!("{subject} of {list}")}}),
+        );
+    }
+    ok(
+        s,
+        json!({"op": "update", "list": list, "id": "1", "patch": {"status": "completed"}}),
+    );
+    ok(
+        s,
+        json!({"op": "update", "list": list, "id": "2", "patch": {"owner": "agent-a"}}),
+    );
+    ok(s, json!({"op": "delete", "list": list, "id": "3"}));
+}
+
+/// What a list shows, as a fresh server shows it: the list, each task got by its id, and
+/// ids the list never gave.
+fn shown(s: &mut dyn Session, list: &str) -> Vec<Value> {
+    let mut out = vec![ok(s, json!({"op": "list", "list": list}))["tasks"].clone()];
+    for id in ["1", "2", "3", "4", "5", "6"] {
+        let a = call(s, json!({"op": "get", "list": list, "id": id}));
+        out.push(if a["ok"] == true {
+            a["task"].clone()
+        } else {
+            a["error"]["kind"].clone()
+        });
+    }
+    out
+}
+
+/// A released list's server is emptied and then serves the next list named instead of a new
+/// server (no folder is made for the new list: the server works in the released one's); the
+/// new list starts afresh: its ids from 1, nothing of the released list's tasks, statuses,
+/// owners or deleted ids shows, and what it shows is what a fresh server shows for the
+/// same requests. Three lists in a row, so a server reused twice is covered.
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn a_released_lists_server_is_emptied_and_serves_the_next_list_with_nothing_of_it() {
+    require(&[Tool::Python]);
+    // The baseline: each list on a server of its own.
+    let fresh_root = tempdir();
+    let (_m, mut fresh) = open(fresh_root.path(), &|t| t);
+    fill(&mut *fresh, "x");
+    ok(
+        &mut *fresh,
+        json!({"op": "create", "list": "y", "task": {"subject": "only of y"}}),
+    );
+    let want = shown(&mut *fresh, "y");
+    fresh.close().unwrap();
+
+    let root = tempdir();
+    let (_m, mut s) = open(root.path(), &|t| t);
+    fill(&mut *s, "a");
+    s.release_lists(&["a"]);
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "only of y"}}),
+    );
+    assert!(
+        !root.path().join("b").exists(),
+        "b took a's emptied server rather than starting one in its own folder"
+    );
+    assert_eq!(
+        shown(&mut *s, "b"),
+        want,
+        "b shows what a fresh server shows"
+    );
+    // Reused again, after b's own tasks.
+    fill(&mut *s, "b");
+    s.release_lists(&["b"]);
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "c", "task": {"subject": "only of y"}}),
+    );
+    assert!(!root.path().join("c").exists());
+    assert_eq!(
+        shown(&mut *s, "c"),
+        want,
+        "c shows what a fresh server shows"
+    );
+    s.close().unwrap();
+}
+
+/// A mapping that says the server keeps state a delete does not reset (`server.reuse =
+/// false`) gets a new server for the next list, started in that list's own folder, and the
+/// released one is stopped; so does a server that cannot be emptied (here: its delete is
+/// refused for every task).
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn a_server_that_keeps_state_or_cannot_be_emptied_is_stopped_not_reused() {
+    require(&[Tool::Python]);
+    let root = tempdir();
+    let (_m, mut s) = open(root.path(), &|t| {
+        t.replace("per_list = true", "per_list = true\nreuse = false")
+    });
+    fill(&mut *s, "a");
+    s.release_lists(&["a"]);
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "b"}}),
+    );
+    assert!(root.path().join("b").exists(), "a new server in b's folder");
+    s.close().unwrap();
+
+    // A delete the server always refuses (a tool argument it does not know is refused as
+    // invalid by the fixture): the list cannot be emptied.
+    let root = tempdir();
+    let (_m, mut s) = open(root.path(), &|t| {
+        t.replace(
+            "calls = [{ tool = \"task_archive\", args = { id = \"{id}\" } }]",
+            "calls = [{ tool = \"task_archive\", args = { id = \"nope-{id}\" } }]",
+        )
+    });
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "a", "task": {"subject": "kept"}}),
+    );
+    s.release_lists(&["a"]);
+    ok(
+        &mut *s,
+        json!({"op": "create", "list": "b", "task": {"subject": "b"}}),
+    );
+    assert!(root.path().join("b").exists(), "a new server in b's folder");
+    let b = ok(&mut *s, json!({"op": "list", "list": "b"}));
+    assert_eq!(b["tasks"].as_array().unwrap().len(), 1, "{b}");
+    s.close().unwrap();
+}
