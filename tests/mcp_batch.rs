@@ -171,3 +171,49 @@ fn a_draft_of_a_batch_create_and_status_only_server_passes_the_first_steps_uncha
     assert_eq!(f["step"], 3, "completed -> pending accepted: {f}");
     assert_eq!(f["rules"], serde_json::json!(["S4"]), "{f}");
 }
+
+/// Issue 55.7: a server's start (until `initialize` answers) has its own limit and is not
+/// charged to a request's: a server that takes 1.5 s to start answers the first request of
+/// its list under a request limit of 1 s, and `hello` says how long the start took and, for
+/// a slow one, which flags help (`--start-ahead`, `--start-timeout`).
+#[test]
+fn a_slow_start_is_not_charged_to_the_first_request_and_hello_names_the_flags() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let dir = tempdir();
+    let text = std::fs::read_to_string(mapping()).unwrap().replace(
+        "per_list = true\n",
+        "per_list = true\nenv = { BATCH_SERVER_START_DELAY = \"1.5\" }\n",
+    );
+    let slow = dir.path().join("m.toml");
+    std::fs::write(&slow, text).unwrap();
+    let target = taskproof_mcp_target::McpTarget::parse(&server())
+        .unwrap()
+        .with_mapping(&slow)
+        .unwrap();
+    let root = tempdir();
+    let options = taskproof_session::SessionOptions {
+        timeout: std::time::Duration::from_secs(1),
+        start_timeout: std::time::Duration::from_secs(20),
+        ..taskproof_session::SessionOptions::default()
+    };
+    let mut s = taskproof_targets::TargetSpec::from(target)
+        .open(root.path(), options)
+        .expect("opens");
+    let start = s.hello().mapping["start"].clone();
+    // At least the server's own delay (more on a loaded machine).
+    let took: f64 = start
+        .strip_prefix("initialize answered ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{start}"));
+    assert!(took >= 1.5, "{start}");
+    assert!(start.contains("--start-ahead N"), "{start}");
+    assert!(start.contains("--start-timeout"), "{start}");
+    let answer = s
+        .call(&serde_json::json!({"op": "create", "list": "l", "task": {"subject": "a"}}))
+        .unwrap();
+    assert_eq!(answer["ok"], true, "{answer}");
+    s.close().unwrap();
+}

@@ -158,6 +158,8 @@ impl Target for McpTarget {
 pub struct Probe {
     pub(crate) info: Option<ServerInfo>,
     pub(crate) tools: BTreeMap<String, (String, Value)>,
+    /// How long it took to answer `initialize`.
+    pub(crate) start: Duration,
 }
 
 impl McpTarget {
@@ -177,6 +179,7 @@ impl McpTarget {
         let p = Probe {
             info: s.info,
             tools: s.tools,
+            start: s.start,
         };
         *kept = Some(p.clone());
         Ok(p)

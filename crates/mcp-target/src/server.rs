@@ -133,6 +133,27 @@ pub(crate) struct Started {
     pub(crate) server: Server,
     pub(crate) info: Option<ServerInfo>,
     pub(crate) tools: BTreeMap<String, (String, Value)>,
+    /// How long the server took to answer `initialize` after it was started.
+    pub(crate) start: Duration,
+}
+
+/// What `hello` says of a server's start: how long `initialize` took to answer, under its
+/// own limit (`--start-timeout`, apart from each request's `--timeout`), and for a slow
+/// start (a quarter of the limit, or 1 s) which flags help.
+pub(crate) fn start_note(took: Duration, limit: Duration) -> String {
+    let mut note = format!(
+        "initialize answered {:.1} s after the server started (the start's own limit, \
+         --start-timeout, is {} s; no request's --timeout is charged for it)",
+        took.as_secs_f64(),
+        limit.as_secs()
+    );
+    if took * 4 > limit || took >= Duration::from_secs(1) {
+        note.push_str(
+            "; a slow start: --start-ahead N starts the servers of the next scenarios while one \
+             runs, and a larger --start-timeout keeps a loaded machine's starts from failing",
+        );
+    }
+    note
 }
 
 /// Starts the server of `command` with `mapping`'s launch on `root` (for `list`, with
@@ -226,6 +247,7 @@ pub(crate) fn start(
             return Err(fail(server, e));
         }
     };
+    let start = started.elapsed();
     let info = client.server();
     let left = limit.saturating_sub(started.elapsed());
     let listed = client.list_tools(left);
@@ -253,6 +275,7 @@ pub(crate) fn start(
         server,
         info,
         tools,
+        start,
     })
 }
 

@@ -17,7 +17,7 @@ use taskproof_session::{Session, SessionOptions, TargetError};
 use crate::kind::McpTarget;
 use crate::mapping::Mapping;
 use crate::pool::Pooled;
-use crate::server::{EXIT_GRACE, Server, start, with_stderr};
+use crate::server::{EXIT_GRACE, Server, start, start_note, with_stderr};
 use crate::translate::Stop;
 
 /// A connection to one server process, or with `server.per_list` to one per list.
@@ -67,9 +67,9 @@ impl McpSession {
         let root =
             std::path::absolute(root).map_err(|e| no_stderr(TargetError::Spawn(e.to_string())))?;
         let mut servers = BTreeMap::new();
-        let (info, tools) = if mapping.launch.per_list {
+        let (info, tools, took) = if mapping.launch.per_list {
             let p = target.probe(options.start_timeout)?;
-            (p.info, p.tools)
+            (p.info, p.tools, p.start)
         } else {
             let s = start(
                 &target.command,
@@ -80,7 +80,7 @@ impl McpSession {
                 options.wire.as_ref(),
             )?;
             servers.insert(String::new(), s.server);
-            (s.info, s.tools)
+            (s.info, s.tools, s.start)
         };
         let mut stated = mapping.stated();
         let (name, version) = match info.as_ref().and_then(|i| i.implementation.clone()) {
@@ -96,6 +96,7 @@ impl McpSession {
                 target.command
             ),
         );
+        stated.insert("start".into(), start_note(took, options.start_timeout));
         let hello = Hello {
             protocol: PROTOCOL_VERSION,
             name,
