@@ -704,7 +704,7 @@ fn a_store_without_the_files_a_setup_step_assumes_is_skipped_not_failed() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains(
-            "SKIP symlinked-highwatermark-is-never-written-through: the target does not meet the precondition at steps[2] (the store keeps its next id in l/.highwatermark, as Claude Code does): failed to remove the file: No such file or directory"
+            "SKIP symlinked-highwatermark-is-never-written-through: the target does not meet the precondition at steps[2] (the store keeps its next id in l/.highwatermark, as Claude Code does): could not remove the file: the root has no such file or folder"
         ),
         "{}",
         r.stdout

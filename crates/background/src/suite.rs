@@ -592,6 +592,7 @@ pub fn run_scenario(s: &BgScenario, config: &BgConfig) -> ScenarioResult {
         result,
         stderr: String::new(),
         notes,
+        target_notes: Vec::new(),
         skipped_steps: Vec::new(),
         time_dependent: Vec::new(),
         steps: Vec::new(),

@@ -67,6 +67,45 @@ pub struct StepFailure {
     pub witness: Option<EventWitness>,
 }
 
+impl StepFailure {
+    /// The failure's consequence class (docs/spec.md, "Consequence classes"): see
+    /// [`failure_class`].
+    pub fn class(&self) -> Option<Class> {
+        failure_class(&self.rules, &self.expected, &self.actual)
+    }
+}
+
+/// How a refusal failed: the kind the answer gave, and the kind the step expected (`None`
+/// when it expected a success). `None` when the answer is no refusal, or a refusal that says
+/// the data is gone or unreadable (`not_found`, `corrupt`, `io`), which is the rules' own.
+pub fn refused_instead(expected: &Value, actual: &Value) -> Option<(String, Option<String>)> {
+    if actual.get("ok") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let got = actual.pointer("/error/kind").and_then(Value::as_str)?;
+    if matches!(got, "not_found" | "corrupt" | "io") {
+        return None;
+    }
+    let wanted = expected
+        .get("error")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    (wanted.as_deref() != Some(got)).then(|| (got.to_string(), wanted))
+}
+
+/// A failure's consequence class: its first rule's, except for a refusal of the wrong kind
+/// (a self-edge refused as `cycle` where the contract says `dangling`) or of a request the
+/// contract accepts (an `unsupported` patch field): nothing was accepted, so it is no
+/// `accepts-refused` failure, and no data was lost; it is `input` (refused with another
+/// error). A refusal that says the task is gone (`not_found`, `corrupt`, `io`) keeps its
+/// rules' class: an acknowledged task that cannot be read back is lost data.
+pub fn failure_class(rules: &[Rule], expected: &Value, actual: &Value) -> Option<Class> {
+    if refused_instead(expected, actual).is_some() {
+        return Some(Class::Input);
+    }
+    Class::of(rules)
+}
+
 /// What happened between requests before a failing step: the last session step before it,
 /// the files of the root just before that step and when the failing step was judged, and
 /// the seconds in between. It shows a task that vanished without a `delete`: its file is in
@@ -240,6 +279,11 @@ pub struct ScenarioResult {
     /// Observations that do not fail the scenario (a concurrent block the profile does not
     /// promise, say).
     pub notes: Vec<String>,
+    /// Notes about the target that any scenario with such a step would get (`steps[6] wait:
+    /// reference runs in this process and does nothing between requests, …`): the terminal
+    /// says each once per run, after the scenarios; the JSON and Markdown reports keep them
+    /// with the scenario's notes ([`ScenarioResult::all_notes`]).
+    pub target_notes: Vec<String>,
     /// Steps that did not run while the rest of the scenario did.
     pub skipped_steps: Vec<StepSkip>,
     /// [recorded profiles] Steps the profile the run held the target to records as
@@ -263,6 +307,15 @@ impl ScenarioResult {
             Ok(Outcome::NotJudged(_)) => OutcomeKind::NotJudged,
             Err(_) => OutcomeKind::Error,
         }
+    }
+
+    /// The scenario's notes and then its notes about the target.
+    pub fn all_notes(&self) -> Vec<String> {
+        self.notes
+            .iter()
+            .chain(&self.target_notes)
+            .cloned()
+            .collect()
     }
 
     pub fn failures(&self) -> &[StepFailure] {
@@ -309,9 +362,30 @@ impl ScenarioResult {
         }
         self.failures()
             .iter()
-            .filter_map(|f| Class::of(&f.rules))
+            .filter_map(StepFailure::class)
             .min()
             .or_else(|| Class::of(&self.rules))
+    }
+
+    /// The class line of a failed scenario: the class and its title, and for a refusal
+    /// the class was given for, why it is no `accepts-refused` failure.
+    pub fn class_words(&self) -> Option<String> {
+        let c = self.class()?;
+        let why = self
+            .failures()
+            .iter()
+            .filter(|f| f.class() == Some(c))
+            .find_map(|f| refused_instead(&f.expected, &f.actual))
+            .map(|(got, wanted)| match wanted {
+                Some(w) => {
+                    format!(": refused as {got} where the contract says {w}; nothing was accepted")
+                }
+                None => format!(
+                    ": a request the contract accepts was refused ({got}); nothing was accepted"
+                ),
+            })
+            .unwrap_or_default();
+        Some(format!("{} ({}){why}", c.as_str(), c.title()))
     }
 
     /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
@@ -374,6 +448,53 @@ impl SuiteResult {
     }
 }
 
+/// The notes about the target of a run (`ScenarioResult::target_notes`), each said once:
+/// its words, then where it was met (`steps[6] wait: reference runs in this process …` of
+/// three scenarios is one line, `reference runs in this process … (3 scenarios:
+/// a steps[6] wait, …)`). In the order first met.
+pub fn target_notes_once(suite: &SuiteResult) -> Vec<String> {
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &suite.scenarios {
+        for n in &r.target_notes {
+            // `steps[6] wait: WORDS`: where, then the words.
+            let (at, words) = n.split_once(": ").unwrap_or(("", n));
+            let place = if at.is_empty() {
+                r.id.clone()
+            } else {
+                format!("{} {at}", r.id)
+            };
+            match said.iter_mut().find(|(w, _)| w == words) {
+                Some((_, places)) => places.push(place),
+                None => said.push((words.to_string(), vec![place])),
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(words, places)| {
+            let n = places.len();
+            format!(
+                "{words} ({n} scenario{}: {})",
+                if n == 1 { "" } else { "s" },
+                places.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Whether a scenario was not judged only for parts a store never has (`session_list`: an
+/// agent session's own list), so that the run says so once rather than per scenario.
+pub fn not_judged_for_agents_only(r: &ScenarioResult) -> Option<Vec<Feature>> {
+    let Ok(Outcome::NotJudged(parts)) = &r.result else {
+        return None;
+    };
+    let agent: Vec<Feature> = parts
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !Feature::OF_A_STORE.contains(f))
+        .collect();
+    (!agent.is_empty() && agent.len() == parts.len()).then_some(agent)
+}
+
 /// The lines that lead a run's summary with its worst failures: one per consequence class
 /// with a failure, most severe first (`data-loss (loses or corrupts acknowledged data), 2
 /// failed on S14, S19: ID, ID`); empty when nothing failed.
@@ -382,11 +503,12 @@ pub fn by_class_lines(suite: &SuiteResult) -> Vec<(Class, String)> {
         .by_class()
         .into_iter()
         .map(|(c, of)| {
-            // The rules that gave the class: each failure's first.
+            // The rules that gave the class: the first of each failure of that class.
             let rules: BTreeSet<Rule> = of
                 .iter()
-                .flat_map(|r| r.failures().iter().filter_map(|f| f.rules.first().copied()))
-                .filter(|r| r.class() == c)
+                .flat_map(|r| r.failures().iter())
+                .filter(|f| f.class() == Some(c))
+                .filter_map(|f| f.rules.first().copied())
                 .collect();
             let rules: Vec<Rule> = rules.into_iter().collect();
             let ids: Vec<&str> = of.iter().map(|r| r.id.as_str()).collect();
@@ -433,6 +555,7 @@ mod tests {
             result: Ok(Outcome::Fail(failures.iter().map(|r| failure(r)).collect())),
             stderr: String::new(),
             notes: Vec::new(),
+            target_notes: Vec::new(),
             skipped_steps: Vec::new(),
             time_dependent: Vec::new(),
             steps: Vec::new(),

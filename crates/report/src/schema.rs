@@ -266,10 +266,11 @@ pub fn by_class<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> 
             ids.sort();
             let mut rules: Vec<taskproof_core::rule::Rule> = of
                 .iter()
-                // The rules that gave the class: each failure's first.
-                .flat_map(|s| s.failures.iter().filter_map(|f| f.rules.first()))
+                // The rules that gave the class: the first of each failure of that class.
+                .flat_map(|s| s.failures.iter())
+                .filter(|f| f.consequence() == Some(c))
+                .filter_map(|f| f.rules.first())
                 .filter_map(|r| r.parse::<taskproof_core::rule::Rule>().ok())
-                .filter(|r| r.class() == c)
                 .collect();
             rules.sort();
             rules.dedup();
@@ -315,6 +316,19 @@ pub struct StepFailure {
     /// What happened between requests, for a failure after a session step (absent in
     /// reports written before session steps).
     pub witness: Option<Witness>,
+}
+
+impl StepFailure {
+    /// The failure's consequence class: the one the report gives, else (a report written
+    /// before classes) its first rule's.
+    pub fn consequence(&self) -> Option<Class> {
+        self.class.or_else(|| {
+            self.rules
+                .first()
+                .and_then(|r| r.parse::<taskproof_core::rule::Rule>().ok())
+                .map(|r| r.class())
+        })
+    }
 }
 
 /// The witness of a failure after a session step (`wait`, `clear`, `exit`, …).

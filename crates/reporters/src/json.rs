@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use taskproof_core::rule::{Class, Rule};
+use taskproof_core::rule::Rule;
 use taskproof_report::events::{Event, ReportError, Reporter, write_final};
 use taskproof_report::result::{self, ScenarioResult, SuiteResult, TargetInfo};
 use taskproof_report::schema::{
@@ -138,7 +138,7 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
             message: e.message.clone(),
         }),
         stderr: r.stderr.clone(),
-        notes: r.notes.clone(),
+        notes: r.all_notes(),
         time_dependent_steps: r.time_dependent.clone(),
         skipped_steps: r
             .skipped_steps
@@ -161,7 +161,7 @@ fn step_failure(f: &result::StepFailure) -> StepFailure {
         actual: f.actual.clone(),
         reason: f.reason.clone(),
         rules: rules(&f.rules),
-        class: Class::of(&f.rules),
+        class: f.class(),
         note: f.note.clone(),
         witness: f.witness.as_ref().map(|w| Witness {
             event: w.event.clone(),

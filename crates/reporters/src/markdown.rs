@@ -86,6 +86,12 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
             .map(|n| format!("- `{id}`: {}", cell(n)))
             .collect()
     });
+    let mut notes = notes;
+    notes.extend(
+        taskproof_report::result::target_notes_once(suite)
+            .iter()
+            .map(|n| format!("- {}", cell(n))),
+    );
     bullets(&mut out, "Notes (not failures):", &notes);
     let steps = each(&|r| {
         let id = &r.id;
@@ -126,6 +132,7 @@ mod tests {
             result: Ok(Outcome::Pass),
             stderr: String::new(),
             notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],
+            target_notes: Vec::new(),
             skipped_steps: vec![StepSkip {
                 step: 5,
                 reason: "touches files, but the target's layout is opaque".into(),

@@ -393,6 +393,7 @@ fn result_of(s: &Scenario, result: Result<Outcome, TargetFailure>) -> ScenarioRe
         result,
         stderr: String::new(),
         notes: Vec::new(),
+        target_notes: Vec::new(),
         skipped_steps: Vec::new(),
         time_dependent: Vec::new(),
         steps: Vec::new(),
@@ -495,7 +496,7 @@ fn run_prepared(
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         judge(s, config, target, prepared, &mut observed)
     }));
-    let (result, stderr, notes, skipped_steps, steps) = match ran {
+    let (result, stderr, notes, skipped_steps, steps, target_notes) = match ran {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -510,6 +511,7 @@ fn run_prepared(
                     message: format!("internal error: the harness panicked: {msg}"),
                 }),
                 String::new(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
                 Vec::new(),
@@ -582,6 +584,7 @@ fn run_prepared(
     ScenarioResult {
         stderr,
         notes,
+        target_notes,
         skipped_steps,
         time_dependent,
         steps,
