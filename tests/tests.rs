@@ -20,6 +20,7 @@ mod controller;
 mod docs;
 mod export;
 mod fuzz;
+mod judge;
 mod matrix;
 mod mcp;
 mod mcp_target;

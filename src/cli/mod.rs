@@ -7,6 +7,7 @@ pub mod claims;
 pub mod exit;
 pub mod fuzz;
 pub mod hold;
+pub mod judge;
 pub mod log;
 pub mod matrix;
 pub mod mcp;
@@ -106,6 +107,9 @@ pub enum Command {
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
     /// Claude Code hook (--stdin).
     Check(check::Args),
+    /// Judge one store with the suite, a short race and a fuzz budget, and end with one
+    /// to-do list: each broken rule, lost data first, with its witness and replay line.
+    Judge(judge::Args),
     /// Run the suite and a short race against several targets and build the conformance
     /// matrix (reports/matrix.md and .html), or rebuild it from saved reports.
     Matrix(matrix::Args),
@@ -154,6 +158,7 @@ pub fn main() -> i32 {
         Command::Claims(a) => claims::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
+        Command::Judge(a) => judge::run(a),
         Command::Matrix(a) => matrix::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Serve(a) => serve::run(a),
