@@ -34,6 +34,11 @@ pub(crate) struct Failed<'a> {
     pub target: &'a TargetInfo,
     pub result: &'a Result<Outcome, TargetFailure>,
     pub events: &'a [Event],
+    /// What `--profile` the run was given, as `run` takes it (`strict`, `written:s07`, a
+    /// recorded profile's name).
+    pub profile_flag: String,
+    /// What the target's sessions wrote to stderr (the tail, labelled by session).
+    pub stderr: &'a str,
 }
 
 /// Writes `DIR/ID/` for a failed (or errored) scenario and answers its README's path.
@@ -63,6 +68,9 @@ pub(crate) fn write(dir: &Path, f: &Failed<'_>) -> Result<PathBuf, String> {
         }
         Some(script.map(|s| s.taken))
     };
+    if !f.stderr.trim().is_empty() {
+        put("stderr.txt", f.stderr)?;
+    }
     let readme = folder.join("README.md");
     put("README.md", &readme_text(f, &processes, replay.as_ref()))?;
     Ok(readme)
@@ -156,6 +164,38 @@ fn wire_jsonl(events: &[Event]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The `taskproof run` line that runs this one scenario again as this run did: the target,
+/// its mapping file (an `mcp:` target's hello names it), the profile, and the scenario (by
+/// id when it is built in, else by its file's absolute path).
+fn rerun_line(f: &Failed<'_>) -> String {
+    let s = f.scenario;
+    let builtin = crate::builtin::files()
+        .iter()
+        .any(|(p, _)| std::path::Path::new(p) == s.file);
+    let mut line = String::from("taskproof run ");
+    if !builtin {
+        let path = std::fs::canonicalize(&s.file).unwrap_or_else(|_| s.file.clone());
+        line.push_str(&quote(&path.to_string_lossy()));
+        line.push(' ');
+    }
+    line.push_str(&format!("--target {}", quote(&f.target.spec)));
+    if let Some(m) = f
+        .target
+        .hello
+        .as_ref()
+        .ok()
+        .and_then(|h| h.mapping.get("mapping"))
+    {
+        line.push_str(&format!(" --mapping {}", quote(m)));
+    }
+    line.push_str(&format!(
+        " --profile {} --filter {}",
+        quote(&f.profile_flag),
+        quote(&s.id)
+    ));
+    line
 }
 
 /// `text` as one shell word in single quotes.
@@ -998,7 +1038,19 @@ fn readme_text(
          taskproof, \"The adapter protocol\"); the lines below are what the store itself was \
          sent and answered.\n"
     );
+    if !f.stderr.trim().is_empty() {
+        let _ = writeln!(
+            w,
+            "What the store wrote to stderr (its tail, by session; also in `stderr.txt`):\n"
+        );
+        let _ = writeln!(w, "```\n{}\n```\n", f.stderr.trim_end());
+    }
     let _ = writeln!(w, "## To reproduce\n");
+    let _ = writeln!(
+        w,
+        "With taskproof, as this run did:\n\n```sh\n{}\n```\n",
+        rerun_line(f)
+    );
     match replay {
         None => {
             let _ = writeln!(

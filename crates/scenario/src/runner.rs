@@ -301,6 +301,12 @@ pub(super) fn judge(
             target,
             result: &result,
             events: &events,
+            profile_flag: match &config.mode {
+                Mode::Hold(r) => r.name.clone(),
+                _ if config.profile == taskproof_profile::Profile::Strict => "strict".into(),
+                _ => format!("written:{}", config.profile),
+            },
+            stderr: &run.stderr(),
         };
         run.notes.push(match crate::export::write(dir, &failed) {
             Ok(readme) => format!("exported for its maintainer: {}", readme.display()),
