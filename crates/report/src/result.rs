@@ -487,10 +487,12 @@ pub fn not_judged_for_agents_only(r: &ScenarioResult) -> Option<Vec<Feature>> {
     let Ok(Outcome::NotJudged(parts)) = &r.result else {
         return None;
     };
+    // Only session_list: `atomic` and `in_progress` are never named in a hello, but a store
+    // can lack them, and the scenario then says so itself.
     let agent: Vec<Feature> = parts
         .iter()
         .map(|(f, _)| *f)
-        .filter(|f| !Feature::OF_A_STORE.contains(f))
+        .filter(|f| *f == Feature::SessionList)
         .collect();
     (!agent.is_empty() && agent.len() == parts.len()).then_some(agent)
 }

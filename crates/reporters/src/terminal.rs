@@ -492,7 +492,10 @@ mod tests {
             "{text}"
         );
         let joined: String = text.lines().map(str::trim).collect();
-        assert_eq!(joined, long);
+        assert_eq!(
+            joined.strip_prefix("actual:").map(str::trim_start),
+            Some(long.as_str())
+        );
         let longer = "word ".repeat(1000);
         let cut = super::folded("  why: ", &longer);
         assert_eq!(cut.lines().count(), super::FOLD_LINES + 1, "{cut}");
