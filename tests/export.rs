@@ -217,6 +217,22 @@ fn an_mcp_failure_is_exported_and_replays_with_a_shell_alone() {
     ] {
         assert!(readme.contains(part), "{part:?} not in:\n{readme}");
     }
+    // The taskproof line it gives carries the mapping file, and run as written it fails the
+    // same scenario the same way (issue 55: a replay line that replays).
+    let line = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("taskproof run "))
+        .unwrap_or_else(|| panic!("no taskproof line in:\n{readme}"));
+    assert!(line.contains("--mapping "), "{line}");
+    let words = shlex::split(line).expect("a shell line");
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let again = run_in(dir.path(), &words);
+    assert_eq!(again.code, 1, "{line}\n{}\n{}", again.stdout, again.stderr);
+    assert!(
+        again.stdout.contains("FAIL export-list-is-empty"),
+        "{line}\n{}",
+        again.stdout
+    );
 
     // The replay, with sh alone: the server lists the two tasks it should not have.
     let root = tempdir();

@@ -76,20 +76,21 @@ impl StepFailure {
 }
 
 /// How a refusal failed: the kind the answer gave, and the kind the step expected (`None`
-/// when it expected a success). `None` when the answer is no refusal, or a refusal that says
-/// the data is gone or unreadable (`not_found`, `corrupt`, `io`), which is the rules' own.
+/// when it expected a success). `None` when the answer is no refusal, the refusal the step
+/// expected, or, where a success was expected, a refusal that says the data is gone or
+/// unreadable (`not_found`, `corrupt`, `io`), which is the rules' own.
 pub fn refused_instead(expected: &Value, actual: &Value) -> Option<(String, Option<String>)> {
     if actual.get("ok") != Some(&Value::Bool(false)) {
         return None;
     }
     let got = actual.pointer("/error/kind").and_then(Value::as_str)?;
-    if matches!(got, "not_found" | "corrupt" | "io") {
-        return None;
-    }
     let wanted = expected
         .get("error")
         .and_then(Value::as_str)
         .map(str::to_string);
+    if wanted.is_none() && matches!(got, "not_found" | "corrupt" | "io") {
+        return None;
+    }
     (wanted.as_deref() != Some(got)).then(|| (got.to_string(), wanted))
 }
 
@@ -580,6 +581,52 @@ mod tests {
         let mut passed = bare.clone();
         passed.result = Ok(Outcome::Pass);
         assert_eq!(passed.class(), None);
+    }
+
+    #[test]
+    fn a_refusal_is_no_accepted_change_unless_it_says_the_task_is_gone() {
+        use serde_json::json;
+        let refused = |kind: &str| json!({"ok": false, "error": {"kind": kind, "message": "m"}});
+        // A self-edge at create refused as a cycle where the contract says dangling: the
+        // refusal is right, its reason wrong; nothing was accepted.
+        let wrong_kind = StepFailure {
+            expected: json!({"error": "dangling"}),
+            actual: refused("cycle"),
+            ..failing(&[Rule::S6], &[&[Rule::S6]]).failures()[0].clone()
+        };
+        assert_eq!(wrong_kind.class(), Some(Class::Input));
+        let mut scenario = failing(&[Rule::S7], &[&[Rule::S6]]);
+        scenario.result = Ok(Outcome::Fail(vec![wrong_kind.clone()]));
+        let words = scenario.class_words().unwrap();
+        assert!(
+            words.starts_with(
+                "input (input checking): refused as cycle where the contract says dangling"
+            ),
+            "{words}"
+        );
+        // A valid update refused as unsupported is no accepts-refused failure either.
+        let unsupported = StepFailure {
+            expected: json!({"ok": true}),
+            actual: refused("unsupported"),
+            ..wrong_kind.clone()
+        };
+        assert_eq!(unsupported.class(), Some(Class::Input));
+        // An acknowledged task answered as not found is lost: the rule's class stands.
+        let gone = StepFailure {
+            expected: json!({"ok": true}),
+            actual: refused("not_found"),
+            rules: vec![Rule::S14],
+            ..wrong_kind.clone()
+        };
+        assert_eq!(gone.class(), Some(Class::DataLoss));
+        // A refusal the contract asks for, accepted: the rule's class.
+        let accepted = StepFailure {
+            expected: json!({"error": "cycle"}),
+            actual: json!({"ok": true}),
+            rules: vec![Rule::S7],
+            ..wrong_kind
+        };
+        assert_eq!(accepted.class(), Some(Class::AcceptsRefused));
     }
 
     #[test]

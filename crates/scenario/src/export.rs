@@ -188,7 +188,9 @@ fn rerun_line(f: &Failed<'_>) -> String {
         .ok()
         .and_then(|h| h.mapping.get("mapping"))
     {
-        line.push_str(&format!(" --mapping {}", quote(m)));
+        // As the run found it, from wherever the line is run.
+        let m = std::fs::canonicalize(m).map_or_else(|_| m.clone(), |p| p.display().to_string());
+        line.push_str(&format!(" --mapping {}", quote(&m)));
     }
     line.push_str(&format!(
         " --profile {} --filter {}",
