@@ -594,6 +594,7 @@ pub fn run_scenario(s: &BgScenario, config: &BgConfig) -> ScenarioResult {
         notes,
         target_notes: Vec::new(),
         skipped_steps: Vec::new(),
+        step_count: s.steps.len(),
         time_dependent: Vec::new(),
         steps: Vec::new(),
         elapsed: started.elapsed(),

@@ -287,6 +287,8 @@ pub struct ScenarioResult {
     pub target_notes: Vec<String>,
     /// Steps that did not run while the rest of the scenario did.
     pub skipped_steps: Vec<StepSkip>,
+    /// The steps the scenario has under the run's profile, judged or not.
+    pub step_count: usize,
     /// [recorded profiles] Steps the profile the run held the target to records as
     /// time-dependent (`record`'s time probe): accepted either way, shown as such.
     pub time_dependent: Vec<usize>,
@@ -308,6 +310,17 @@ impl ScenarioResult {
             Ok(Outcome::NotJudged(_)) => OutcomeKind::NotJudged,
             Err(_) => OutcomeKind::Error,
         }
+    }
+
+    /// For a pass with steps that were not judged (file steps against an opaque layout, and
+    /// the steps that depend on them): how many steps were judged, of how many. A partial
+    /// pass is a pass, reported apart from a full one.
+    pub fn partial(&self) -> Option<(usize, usize)> {
+        if self.kind() != OutcomeKind::Pass || self.skipped_steps.is_empty() {
+            return None;
+        }
+        let of = self.step_count.max(self.skipped_steps.len());
+        Some((of - self.skipped_steps.len(), of))
     }
 
     /// The scenario's notes and then its notes about the target.
@@ -427,6 +440,9 @@ impl SuiteResult {
         let mut s = Summary::default();
         for r in &self.scenarios {
             s.add(r.kind());
+            if r.partial().is_some() {
+                s.partial += 1;
+            }
         }
         s
     }
@@ -560,6 +576,7 @@ mod tests {
             notes: Vec::new(),
             target_notes: Vec::new(),
             skipped_steps: Vec::new(),
+            step_count: 2,
             time_dependent: Vec::new(),
             steps: Vec::new(),
             elapsed: Duration::ZERO,
@@ -637,6 +654,7 @@ mod tests {
             skipped: 2,
             errors: 1,
             not_judged: 0,
+            partial: 0,
         };
         assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
         assert!(!s.ok());
@@ -649,6 +667,14 @@ mod tests {
         assert_eq!(
             scoped.line(),
             "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged"
+        );
+        let partly = Summary {
+            partial: 2,
+            ..scoped
+        };
+        assert_eq!(
+            partly.line(),
+            "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged, 2 of the passes partial (part of their steps not judged)"
         );
         assert!(scoped.ok(), "not judged is no failure");
     }

@@ -148,6 +148,9 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
                 reason: k.reason.clone(),
             })
             .collect(),
+        judged_steps: r
+            .partial()
+            .map(|(judged, steps)| taskproof_report::schema::JudgedSteps { judged, steps }),
         duration_ms: r.elapsed.as_millis() as u64,
     }
 }

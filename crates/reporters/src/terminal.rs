@@ -155,13 +155,28 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     }
                 };
                 let mut text = text;
-                for skip in &result.skipped_steps {
+                if let Some((judged, of)) = result.partial() {
                     text.push_str(&format!(
-                        "{} {} steps[{}]: {}\n",
+                        "{} {}: passed, {judged} of {of} steps judged\n",
+                        self.paint(style::YELLOW, "PARTIAL"),
+                        result.id
+                    ));
+                }
+                // The steps not judged, one line per reason.
+                let mut by_reason: Vec<(&str, Vec<usize>)> = Vec::new();
+                for skip in &result.skipped_steps {
+                    match by_reason.iter_mut().find(|(r, _)| *r == skip.reason) {
+                        Some((_, steps)) => steps.push(skip.step),
+                        None => by_reason.push((&skip.reason, vec![skip.step])),
+                    }
+                }
+                for (reason, steps) in by_reason {
+                    let steps: Vec<String> = steps.iter().map(|i| format!("steps[{i}]")).collect();
+                    text.push_str(&format!(
+                        "{} {} {}: {reason}\n",
                         self.paint(style::YELLOW, "SKIP"),
                         result.id,
-                        skip.step,
-                        skip.reason
+                        steps.join(", ")
                     ));
                 }
                 for n in &result.notes {
