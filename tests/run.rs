@@ -442,7 +442,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     assert_eq!(v["profile"], "strict");
     assert_eq!(
         v["summary"],
-        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0, "not_judged": 0})
+        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0, "not_judged": 0, "partial": 0})
     );
     let scenarios = v["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 5);
