@@ -121,3 +121,56 @@ fn a_printed_replay_line_replays_the_failure() {
     assert_eq!(replayed.status.code(), Some(1), "{line}\n{again}");
     assert!(again.contains("1 failed"), "{line}\n{again}");
 }
+
+/// A pass that judged part of its steps is a partial pass, told apart from a full one, with
+/// how many steps were judged: on the terminal, in the summary and in the JSON report. The
+/// planted store's layout is opaque, so the file steps of this scenario are not judged.
+#[test]
+fn a_pass_that_judged_part_of_its_steps_is_a_partial_pass() {
+    if !can_run(&[Tool::Python]) {
+        return;
+    }
+    let d = tempdir();
+    let store = repo().join("tests/fixtures/judge/planted_store.py");
+    let json = d.path().join("run.json");
+    let out = taskproof()
+        .current_dir(d.path())
+        .args(["run", "--target"])
+        .arg(format!("cmd:python3 {}", store.display()))
+        .args(["--filter", "stray-files-and-folders-are-skipped"])
+        .args(["--filter", "rt04-*", "--color", "never", "--report"])
+        .arg(format!("json:{}", json.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let partial = stdout
+        .lines()
+        .find(|l| l.starts_with("PARTIAL stray-files-and-folders-are-skipped: passed, "))
+        .unwrap_or_else(|| panic!("no PARTIAL line:\n{stdout}"));
+    assert!(!stdout.contains("PARTIAL rt04"), "{stdout}");
+    assert!(
+        stdout.ends_with(
+            "2 passed, 0 failed, 0 errors, 0 skipped, 1 of the passes partial (part of their steps not judged)\n"
+        ),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["summary"]["partial"], 1);
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "stray-files-and-folders-are-skipped")
+        .unwrap();
+    let (judged, steps) = (
+        s["judged_steps"]["judged"].as_u64().unwrap(),
+        s["judged_steps"]["steps"].as_u64().unwrap(),
+    );
+    assert!(judged < steps, "{s:#}");
+    assert!(
+        partial.ends_with(&format!("{judged} of {steps} steps judged")),
+        "{partial}"
+    );
+}
