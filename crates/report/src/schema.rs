@@ -187,6 +187,9 @@ pub struct RunTarget {
     /// Why the hello failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the target wrote to stderr as its hello failed (its tail; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
 }
 
 /// One scenario of a run report.

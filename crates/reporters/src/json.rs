@@ -98,10 +98,12 @@ pub fn run_target(t: &TargetInfo) -> RunTarget {
             features: Some(h.features.iter().map(|f| f.as_str().to_string()).collect()),
             mapping: (!h.mapping.is_empty()).then(|| h.mapping.clone()),
             error: None,
+            stderr: None,
         },
         Err(e) => RunTarget {
             spec: t.spec.clone(),
             error: Some(e.clone()),
+            stderr: (!t.stderr.trim().is_empty()).then(|| t.stderr.clone()),
             ..RunTarget::default()
         },
     }

@@ -190,7 +190,11 @@ pub fn run_suite(
             // run and the reporters say it once (the start event carries the reason).
             let results = scenarios
                 .iter()
-                .map(|s| not_run(s, format!("not run: the target failed its hello: {e}")))
+                .map(|s| ScenarioResult {
+                    // What the target said as it failed: the cause (`Aborted()`) is there.
+                    stderr: target.stderr.clone(),
+                    ..not_run(s, format!("not run: the target failed its hello: {e}"))
+                })
                 .collect();
             return finish(target, config, results, started, on_event);
         }
