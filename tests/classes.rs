@@ -134,3 +134,72 @@ fn every_reporter_names_each_failures_class_and_leads_with_lost_data() {
         assert!(case.contains(&format!("message=\"[{class}] ")), "{case}");
     }
 }
+
+/// A failure counts against the step that failed, not the scenario's later steps: an early
+/// update the store refuses (here a patch the reference rightly refuses, which the scenario
+/// wrongly expects to be taken) is no S14 data loss, though the scenario tests S14; and a
+/// refusal of the wrong kind is no `accepts-refused`.
+#[test]
+fn a_refused_step_counts_against_the_rule_its_refusal_breaks_not_the_scenarios() {
+    let dir = tempdir();
+    let scenario = |id: &str, steps: &str| {
+        format!(r#"{{"id": "{id}", "title": "t", "rules": ["S14"], "steps": {steps}}}"#)
+    };
+    std::fs::write(
+        dir.path().join("refused.json"),
+        scenario(
+            "refused-early",
+            r#"[{"send": {"op": "create", "list": "l", "task": {"subject": "a"}}, "expect": {"ok": true}},
+                {"send": {"op": "update", "list": "l", "id": "1", "patch": {"bogus": 1}}, "expect": {"ok": true}},
+                {"restart": "main"},
+                {"send": {"op": "get", "list": "l", "id": "1"}, "expect": {"ok": true}}]"#,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("wrong-kind.json"),
+        scenario(
+            "wrong-kind",
+            r#"[{"send": {"op": "update", "list": "l", "id": "7", "patch": {}}, "expect": {"error": "dangling"}}]"#,
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("run.json");
+    let out = taskproof()
+        .args(["run", ".", "--target", "reference", "--color", "never"])
+        .arg("--report")
+        .arg(format!("json:{}", json.display()))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let block = |id: &str| {
+        let at = stdout
+            .find(&format!("FAIL {id}"))
+            .unwrap_or_else(|| panic!("{id} did not fail:\n{stdout}"));
+        stdout[at..].split("\nFAIL ").next().unwrap().to_string()
+    };
+    let early = block("refused-early");
+    assert!(early.contains("\n  rules:    S11\n"), "{early}");
+    assert!(
+        early.contains(
+            "class:    input (input checking): a request the contract accepts was refused (invalid)"
+        ),
+        "{early}"
+    );
+    let wrong = block("wrong-kind");
+    assert!(wrong.contains("\n  rules:    S6\n"), "{wrong}");
+    assert!(
+        wrong.contains("class:    input (input checking): refused as not_found where the contract says dangling"),
+        "{wrong}"
+    );
+    assert!(!stdout.contains("data-loss"), "{stdout}");
+    assert!(!stdout.contains("accepts-refused"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["class"], "input", "{s:#}");
+        assert_eq!(s["failures"][0]["class"], "input", "{s:#}");
+    }
+}

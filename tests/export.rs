@@ -217,6 +217,22 @@ fn an_mcp_failure_is_exported_and_replays_with_a_shell_alone() {
     ] {
         assert!(readme.contains(part), "{part:?} not in:\n{readme}");
     }
+    // The taskproof line it gives carries the mapping file, and run as written it fails the
+    // same scenario the same way (issue 55: a replay line that replays).
+    let line = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("taskproof run "))
+        .unwrap_or_else(|| panic!("no taskproof line in:\n{readme}"));
+    assert!(line.contains("--mapping "), "{line}");
+    let words = shlex::split(line).expect("a shell line");
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let again = run_in(dir.path(), &words);
+    assert_eq!(again.code, 1, "{line}\n{}\n{}", again.stdout, again.stderr);
+    assert!(
+        again.stdout.contains("FAIL export-list-is-empty"),
+        "{line}\n{}",
+        again.stdout
+    );
 
     // The replay, with sh alone: the server lists the two tasks it should not have.
     let root = tempdir();
@@ -391,4 +407,72 @@ fn a_real_mcp_servers_failure_replays_with_the_server_and_a_shell() {
     let text = answer["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains(r#""success": true"#), "{text}\n{}", r.output);
     assert_eq!(gone(root.path()), Vec::<String>::new());
+}
+
+/// A target error carries the target's stderr and exit status into the JSON report and the
+/// exported folder: at a request (`Aborted()` and status 134 of SIGABRT), and at the hello,
+/// where no scenario runs (issue 55: both had an empty stderr).
+#[test]
+fn a_target_error_carries_its_stderr_and_exit_status_into_every_report() {
+    let dir = tempdir();
+    let adapter = fixtures().join("aborting-adapter.sh");
+    let (out, json) = (dir.path().join("out"), dir.path().join("run.json"));
+    let target = format!("cmd:sh '{}'", adapter.display());
+    let run = run_in(
+        dir.path(),
+        &[
+            "--filter",
+            "rt01-basic-creation",
+            "--target",
+            &target,
+            "--export",
+            out.to_str().unwrap(),
+            "--report",
+            &format!("json:{}", json.display()),
+        ],
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let s = &report["scenarios"][0];
+    assert_eq!(s["outcome"], "error", "{s:#}");
+    assert!(s["stderr"].as_str().unwrap().contains("Aborted()"), "{s:#}");
+    assert!(
+        s["error"]["message"].as_str().unwrap().contains("134"),
+        "{s:#}"
+    );
+    let folder = out.join("rt01-basic-creation");
+    let stderr = std::fs::read_to_string(folder.join("stderr.txt")).unwrap();
+    assert!(stderr.contains("Aborted()"), "{stderr}");
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains("Aborted()"), "{readme}");
+    assert!(readme.contains("134"), "{readme}");
+
+    // At the hello: said in the target and in every scenario of the JSON report.
+    let target = format!("cmd:sh '{}' --abort-at-hello", adapter.display());
+    let run = run_in(
+        dir.path(),
+        &[
+            "--filter",
+            "rt01-basic-creation",
+            "--target",
+            &target,
+            "--report",
+            &format!("json:{}", json.display()),
+        ],
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        report["target"]["stderr"]
+            .as_str()
+            .is_some_and(|e| e.contains("Aborted()")),
+        "{report:#}"
+    );
+    assert!(
+        report["scenarios"][0]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Aborted()"),
+        "{report:#}"
+    );
 }

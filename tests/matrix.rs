@@ -461,7 +461,8 @@ fn an_mcp_target_is_a_column_through_its_mapping() {
     // Every built-in scenario passes strict through the mapping: nothing else counted but
     // the three on an agent session's own list, not judged (∅) since a store has none.
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-    assert_eq!(cells[6..12], ["0", "0", "0", "0", "3", "0"], "{row}");
+    // The counts after ✓: ◐ ◷ ✗ ⌛ – ∅ !.
+    assert_eq!(cells[6..13], ["0", "0", "0", "0", "0", "3", "0"], "{row}");
 }
 
 /// Both pages lead with the failures by consequence class, most severe first; a column of

@@ -177,10 +177,9 @@ fn a_draft_of_a_batch_create_and_status_only_server_passes_the_first_steps_uncha
 /// its list under a request limit of 1 s, and `hello` says how long the start took and, for
 /// a slow one, which flags help (`--start-ahead`, `--start-timeout`).
 #[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
 fn a_slow_start_is_not_charged_to_the_first_request_and_hello_names_the_flags() {
-    if !can_run(&[Tool::Python]) {
-        return;
-    }
+    require(&[Tool::Python]);
     let dir = tempdir();
     let text = std::fs::read_to_string(mapping()).unwrap().replace(
         "per_list = true\n",

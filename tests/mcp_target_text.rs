@@ -687,11 +687,22 @@ fn a_server_that_drops_declared_metadata_fails_and_undeclared_is_not_judged() {
     let mutant = run(", \"--drop-metadata\"", true);
     assert!(mutant.contains("FAIL rt08-metadata"), "{mutant}");
     // The failure is the metadata the server dropped, not anything else of the step.
-    let why = mutant
+    // The why line, with the lines a long one is folded onto (indented under it).
+    let mut lines = mutant
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("why:"))
-        .unwrap_or_else(|| panic!("no why: {mutant}"))
-        .trim();
+        .skip_while(|l| !l.trim_start().starts_with("why:"));
+    let first = lines
+        .next()
+        .and_then(|l| l.trim_start().strip_prefix("why:"))
+        .unwrap_or_else(|| panic!("no why: {mutant}"));
+    let why: String = std::iter::once(first.trim())
+        .chain(
+            lines
+                .take_while(|l| l.starts_with("              "))
+                .map(str::trim),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         why.starts_with("task.metadata: expected {") && why.ends_with("}, got nothing"),
         "{why}"

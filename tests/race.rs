@@ -763,6 +763,38 @@ fn without_a_settle_phase_the_same_race_sees_nothing_vanish() {
     assert!(!stdout.contains("settle:"), "{stdout}");
 }
 
+/// A plain `cmd:` adapter declares nothing it does after answering, so a race against it has
+/// no settle phase unless asked (issue 55: it waited 7 s per workload); the one that removes
+/// files between requests is asked for one above.
+#[test]
+fn a_cmd_target_gets_no_settle_phase_by_default() {
+    let forgetful = forgetful_target();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("race.json");
+    let out = taskproof_with(&[
+        "race",
+        "--target",
+        &forgetful,
+        "--workload",
+        "finish",
+        "--writers",
+        "1",
+        "--ops",
+        "2",
+        "--seed",
+        "1",
+        "--report",
+        &format!("json:{}", json.display()),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("settle:"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(report["workloads"][0].get("settle").is_none(), "{report:#}");
+}
+
 /// A race report that cannot be written is a usage error (2) naming it, and the terminal
 /// still prints the race's summary: no reporter's error is dropped, none stops the others.
 #[test]

@@ -318,7 +318,7 @@ fn a_report_without_format_version_is_version_0_where_it_once_had_none() {
     .unwrap();
     let e = read_run(&run).expect_err("refused").to_string();
     assert!(
-        e.contains("run.json: format_version: this taskproof reads run reports of format 1 or 2, not one without format_version"),
+        e.contains("run.json: format_version: this taskproof reads run reports of format 1, 2 or 3, not one without format_version"),
         "{e}"
     );
     // And a version it does not know.

@@ -442,7 +442,7 @@ fn json_junit_and_markdown_reports_describe_the_same_run() {
     assert_eq!(v["profile"], "strict");
     assert_eq!(
         v["summary"],
-        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0, "not_judged": 0})
+        serde_json::json!({"passed": 4, "failed": 1, "skipped": 0, "errors": 0, "not_judged": 0, "partial": 0})
     );
     let scenarios = v["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 5);
@@ -702,7 +702,7 @@ fn a_store_without_the_files_a_setup_step_assumes_is_skipped_not_failed() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains(
-            "SKIP symlinked-highwatermark-is-never-written-through: the target does not meet the precondition at steps[2] (the store keeps its next id in l/.highwatermark, as Claude Code does): failed to remove the file: No such file or directory"
+            "SKIP symlinked-highwatermark-is-never-written-through: the target does not meet the precondition at steps[2] (the store keeps its next id in l/.highwatermark, as Claude Code does): could not remove the file: the root has no such file or folder"
         ),
         "{}",
         r.stdout

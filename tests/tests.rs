@@ -21,6 +21,7 @@ mod controller;
 mod docs;
 mod export;
 mod fuzz;
+mod judge;
 mod matrix;
 mod mcp;
 mod mcp_batch;

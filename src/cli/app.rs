@@ -23,8 +23,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The top-level commands. At most ten are shown; the tenth place is kept for `judge`, a
-/// command another branch adds.
+/// The top-level commands: at most ten are shown.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run scenario files against a target and report pass, fail, skip or error for each.
@@ -37,6 +36,9 @@ pub enum Command {
     /// Audit task folders on disk (and repair them with --fix), or judge a change as a
     /// Claude Code hook (--stdin).
     Check(check::Args),
+    /// Judge one store with the suite, a short race and a fuzz budget, and end with one
+    /// to-do list: each broken rule, lost data first, with its witness and replay line.
+    Judge(super::judge::Args),
     /// Recorded profiles: record a target's behaviour, hold a target to a profile, diff,
     /// merge, probe and list them.
     Profile(profile::Args),
@@ -226,6 +228,7 @@ fn dispatch(command: Command) -> anyhow::Result<Verdict> {
         }) => race_background::run(a),
         Command::Fuzz(a) => fuzz::run(a),
         Command::Check(a) => check::run(a),
+        Command::Judge(a) => super::judge::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Versions(v) => match v.command {
             VersionsSub::Bisect(a) => bisect::run(a),

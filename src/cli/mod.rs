@@ -10,6 +10,7 @@ pub mod common;
 pub mod exit;
 pub mod fuzz;
 pub mod hold;
+pub mod judge;
 pub mod log;
 pub mod matrix;
 pub mod mcp;

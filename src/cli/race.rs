@@ -83,8 +83,9 @@ pub struct Args {
     /// After the last acknowledgement, keep every writer's session open and idle this many
     /// seconds (0 to 600), then read the list back: a task or change gone then, with no
     /// request in flight, is lost and charged to the target that removed it. Default: 7
-    /// (longer than Claude Code's 5 s reset of a finished list) when a target's sessions are
-    /// processes, 0 for in-process stores alone, which do nothing between requests.
+    /// (longer than Claude Code's 5 s reset of a finished list) when a target declares that
+    /// it changes its store after answering (Claude Code), 0 otherwise (a cmd: adapter, an
+    /// in-process store).
     #[arg(long, value_name = "SECS", value_parser = settle_seconds)]
     pub settle: Option<f64>,
     /// How to drive Claude Code targets: `terminal` (its terminal UI in a pseudo-terminal,
@@ -214,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     };
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),
-        None if targets.iter().any(TargetSpec::acts_between_requests) => {
+        None if targets.iter().any(TargetSpec::acts_after_answering) => {
             taskproof_race::driver::DEFAULT_SETTLE
         }
         None => std::time::Duration::ZERO,

@@ -50,6 +50,9 @@ pub const ANOMALY_NAMES: [(&str, &str); 9] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
     Pass,
+    /// Passed, with part of its steps not judged (file steps against an opaque layout): a
+    /// partial pass, told apart from a full one.
+    Partial,
     /// Passed, at a step the recorded profile held to records as time-dependent.
     Timed,
     Fail,
@@ -68,8 +71,9 @@ pub enum State {
 }
 
 impl State {
-    pub const ALL: [State; 8] = [
+    pub const ALL: [State; 9] = [
         State::Pass,
+        State::Partial,
         State::Timed,
         State::Fail,
         State::Vanished,
@@ -82,6 +86,7 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::Pass => "pass",
+            State::Partial => "partial",
             State::Timed => "timed",
             State::Fail => "fail",
             State::Vanished => "vanished",
@@ -97,6 +102,7 @@ impl State {
     pub fn symbol(self) -> &'static str {
         match self {
             State::Pass => "✓",
+            State::Partial => "◐",
             State::Timed => "◷",
             State::Fail => "✗",
             State::Vanished => "⌛",
@@ -295,7 +301,7 @@ pub fn column_error(c: &Column) -> Option<String> {
 
 /// A scenario's cell state: its outcome, told apart where time decided it (a failure whose
 /// witness shows task files gone between requests; a pass at a time-dependent step).
-fn state_of(s: &ScenarioReport) -> State {
+pub(crate) fn state_of(s: &ScenarioReport) -> State {
     match s.outcome {
         OutcomeKind::Fail
             if s.failures
@@ -305,6 +311,7 @@ fn state_of(s: &ScenarioReport) -> State {
             State::Vanished
         }
         OutcomeKind::Pass if !s.time_dependent_steps.is_empty() => State::Timed,
+        OutcomeKind::Pass if s.partial() => State::Partial,
         o => o.into(),
     }
 }

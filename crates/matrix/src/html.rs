@@ -95,6 +95,7 @@ td.c summary::-webkit-details-marker{display:none}
 td.pass{background:var(--pass);color:#fff}
 td.fail{background:var(--fail);color:#fff}
 td.timed{background:var(--timed);color:#000}
+td.partial{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--pass) 4px 8px);color:#000}
 td.vanished{background:var(--vanished);color:#fff}
 td.skip{background:var(--skip);color:#222}
 td.notjudged{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--skip) 4px 8px);color:#222}
@@ -109,14 +110,14 @@ table.classes td.loss{background:var(--vanished);color:#fff;font-weight:700}
 table.classes td.some{background:var(--fail);color:#fff}
 table.classes td.zero{color:#999}
 .legend .pass{background:var(--pass);color:#fff}.legend .fail{background:var(--fail);color:#fff}
-.legend .timed{background:var(--timed)}.legend .vanished{background:var(--vanished);color:#fff}
+.legend .timed{background:var(--timed)}.legend .partial{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--pass) 4px 8px)}.legend .vanished{background:var(--vanished);color:#fff}
 .legend .skip{background:var(--skip)}.legend .notjudged{background:repeating-linear-gradient(135deg,#fff 0 4px,var(--skip) 4px 8px)}.legend .error{background:var(--error);color:#fff}.legend .none{background:#fff;color:#777}
 td.c summary:hover,td.c summary:focus{outline:2px solid #000;outline-offset:-2px}
 details[open]>summary{outline:3px solid #000;outline-offset:-3px}
 .pop{position:absolute;top:100%;left:0;z-index:10;width:38em;max-width:80vw;background:#fff;color:#1a1a1a;border:1px solid #777;box-shadow:0 4px 14px rgba(0,0,0,.25);padding:.6em .8em;text-align:left;font-weight:400;font-size:.85rem;white-space:normal;max-height:34em;overflow:auto}
 tr>td:nth-last-child(-n+4) .pop{left:auto;right:0}
 .pop .st{display:inline-block;padding:0 .4em;font-weight:700}
-.pop .st.pass{background:var(--pass);color:#fff}.pop .st.fail{background:var(--fail);color:#fff}.pop .st.timed{background:var(--timed)}.pop .st.vanished{background:var(--vanished);color:#fff}.pop .st.skip{background:var(--skip)}.pop .st.notjudged{background:var(--skip)}.pop .st.error{background:var(--error);color:#fff}.pop .st.none{border:1px solid var(--line)}
+.pop .st.pass{background:var(--pass);color:#fff}.pop .st.fail{background:var(--fail);color:#fff}.pop .st.timed{background:var(--timed)}.pop .st.partial{background:var(--pass);color:#fff}.pop .st.vanished{background:var(--vanished);color:#fff}.pop .st.skip{background:var(--skip)}.pop .st.notjudged{background:var(--skip)}.pop .st.error{background:var(--error);color:#fff}.pop .st.none{border:1px solid var(--line)}
 .pop dl{margin:.4em 0;display:grid;grid-template-columns:max-content 1fr;gap:.15em .6em}
 .pop dt{color:#555}.pop dd{margin:0}
 .pop pre{margin:0;white-space:pre-wrap;word-break:break-all;font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;background:#f6f6f6;padding:.15em .3em}
@@ -170,6 +171,9 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     for s in State::ALL {
         let meaning = match s {
             State::Pass => "pass: every answer met the contract",
+            State::Partial => {
+                "partial: passed, but part of its steps were not judged (file steps against an opaque layout)"
+            }
             State::Timed => {
                 "timed: passed; the recorded profile says a step's answer depends on time"
             }
@@ -322,7 +326,9 @@ fn scenario_cell(h: &mut String, id: &str, title: &str, cell: &Cell<'_>, col: &C
     };
     let has_detail = match (state, cell.scenario) {
         (State::Missing | State::RaceOnly, _) => false,
-        (State::Pass, Some(s)) => !s.notes.is_empty() || !s.skipped_steps.is_empty(),
+        (State::Pass | State::Partial, Some(s)) => {
+            !s.notes.is_empty() || !s.skipped_steps.is_empty()
+        }
         (State::Pass, None) => false,
         _ => true,
     };

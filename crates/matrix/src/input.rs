@@ -503,6 +503,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_pass_with_steps_not_judged_is_a_partial_pass_in_old_and_new_reports() {
+        // Format 2 knew no partial passes, but kept the steps not judged.
+        let old = r#"{"format_version": 2, "target": {"spec": "x"}, "profile": "strict",
+            "summary": {"passed": 2},
+            "scenarios": [{"id": "a", "outcome": "pass",
+                           "skipped_steps": [{"step": 3, "reason": "opaque"}]},
+                          {"id": "b", "outcome": "pass"}]}"#;
+        let r = parse_run(Path::new("run.json"), old).expect("reads");
+        assert_eq!(r.summary.partial, 0);
+        let states: Vec<crate::build::State> =
+            r.scenarios.iter().map(crate::build::state_of).collect();
+        assert_eq!(
+            states,
+            [crate::build::State::Partial, crate::build::State::Pass]
+        );
+        // Format 3 says how many steps were judged.
+        let new = old
+            .replace(r#""format_version": 2"#, r#""format_version": 3"#)
+            .replace(r#""passed": 2"#, r#""passed": 2, "partial": 1"#)
+            .replace(
+                r#""skipped_steps": [{"step": 3, "reason": "opaque"}]"#,
+                r#""skipped_steps": [{"step": 3, "reason": "opaque"}], "judged_steps": {"judged": 3, "steps": 4}"#,
+            );
+        let r = parse_run(Path::new("run.json"), &new).expect("reads");
+        assert_eq!(r.summary.partial, 1);
+        assert_eq!(
+            r.scenarios[0].judged_steps,
+            Some(taskproof_report::schema::JudgedSteps {
+                judged: 3,
+                steps: 4
+            })
+        );
+        assert!(r.scenarios[0].partial() && !r.scenarios[1].partial());
+    }
+
+    #[test]
     fn a_trimmed_run_report_is_read_as_far_as_it_goes() {
         let text = r#"{"format_version": 1, "target": {"spec": "x"}, "profile": "strict",
             "scenarios": [{"id": "a", "outcome": "pass",
@@ -537,7 +573,7 @@ mod tests {
         let e = parse_run(Path::new("run.json"), r#"{"format_version": 7}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "run.json: format_version: this taskproof reads run reports of format 1 or 2, not 7"
+            "run.json: format_version: this taskproof reads run reports of format 1, 2 or 3, not 7"
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("target.json");

@@ -100,19 +100,20 @@ pub fn render(m: &Matrix<'_>, title: &str, note: &str) -> String {
     }
     s.push('\n');
 
-    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◷ | ✗ | ⌛ | – | ∅ | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str("## Targets\n\n| column | target | hello | profile | ✓ | ◐ | ◷ | ✗ | ⌛ | – | ∅ | ! | · |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (i, c) in m.columns.iter().enumerate() {
         let hello = cut(&c.hello(), 200);
         let counts = m.counts(i);
         let n = |st: State| counts.get(&st).copied().unwrap_or(0);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             esc(&c.label),
             code(&c.spec),
             esc(&hello),
             esc(c.profile().unwrap_or("")),
             n(State::Pass),
+            n(State::Partial),
             n(State::Timed),
             n(State::Fail),
             n(State::Vanished),

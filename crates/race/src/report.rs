@@ -839,7 +839,10 @@ impl RaceReport {
             let more =
                 (w.total() + w.observed()).saturating_sub(SHOWN_WITNESSES.min(w.witnesses.len()));
             if more > 0 {
-                let _ = writeln!(s, "  ... and {more} more (see the JSON report)");
+                let _ = writeln!(
+                    s,
+                    "  ... and {more} more not shown here (a report written with --report json:PATH keeps up to {MAX_WITNESSES_PER_KIND} of each kind)"
+                );
             }
         }
         for r in &self.repeats {
@@ -1031,7 +1034,7 @@ fn render_files(s: &mut String, files: &FilesReport, parts: &[PartReport], charg
                 if c.findings.len() > SHOWN_WITNESSES {
                     let _ = writeln!(
                         s,
-                        "      ... and {} more (see the JSON report)",
+                        "      ... and {} more not shown here (a report written with --report json:PATH has them all)",
                         c.findings.len() - SHOWN_WITNESSES
                     );
                 }

@@ -155,11 +155,11 @@ impl<'h> TaskState<'h> {
         }
         let mut s = format!("status {}", self.status);
         if let Some(o) = &self.owner {
-            s += &format!(", owner {o:?}");
+            s += &format!(", owner {}", text(Some(o)));
         }
-        s += &format!(", subject {:?}", self.subject);
+        s += &format!(", subject {}", text(Some(self.subject)));
         if let Some(a) = &self.active_form {
-            s += &format!(", activeForm {a:?}");
+            s += &format!(", activeForm {}", text(Some(a)));
         }
         if !self.blocked_by.is_empty() {
             s += &format!(", blockedBy {}", ids(&self.blocked_by));
@@ -430,18 +430,27 @@ impl<'a> Sequential for SequentialTask<'a> {
             (Expect::Ok(Some(v)), Ok(n)) => {
                 let mut diffs = Vec::new();
                 if n.subject != v.subject {
-                    diffs.push(format!("subject {:?} for {:?}", v.subject, n.subject));
+                    diffs.push(format!(
+                        "subject {} for {}",
+                        text(Some(&v.subject)),
+                        text(Some(n.subject))
+                    ));
                 }
                 if n.status != v.status {
                     diffs.push(format!("status {} for {}", v.status, n.status));
                 }
                 if n.owner != v.owner.as_deref() {
-                    diffs.push(format!("owner {:?} for {:?}", v.owner, n.owner));
+                    diffs.push(format!(
+                        "owner {} for {}",
+                        text(v.owner.as_deref()),
+                        text(n.owner)
+                    ));
                 }
                 if n.active_form != v.active_form.as_deref() {
                     diffs.push(format!(
-                        "activeForm {:?} for {:?}",
-                        v.active_form, n.active_form
+                        "activeForm {} for {}",
+                        text(v.active_form.as_deref()),
+                        text(n.active_form)
                     ));
                 }
                 if n.blocks != v.blocks {
@@ -489,5 +498,13 @@ impl<'a> Sequential for SequentialTask<'a> {
             ),
             _ => format!("the task was {before}"),
         }
+    }
+}
+
+/// A text field as a witness shows it: quoted as JSON quotes it, or `unset`.
+fn text(v: Option<&str>) -> String {
+    match v {
+        Some(t) => serde_json::Value::from(t).to_string(),
+        None => "unset".into(),
     }
 }

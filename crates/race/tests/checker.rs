@@ -135,7 +135,11 @@ mod golden {
     fn verdicts_and_witnesses_are_those_of_the_checker_before_the_rewrite() {
         let text = text(&[300]);
         let digest = fnv(&text);
-        if digest != 0x93ba_52fb_0635_13cd {
+        // 0x93ba_52fb_0635_13cd until issue 55, whose witnesses say a text field as JSON
+        // quotes it or `unset` (`owner "intruder" for "o297"`, was `owner Some("intruder")
+        // for Some("o297")`): 94 of 872 lines changed, only in those words, each verdict
+        // and operation list the same (compared line by line with the earlier output).
+        if digest != 0x45f6_a858_1ef6_1219 {
             let path = std::env::temp_dir().join("taskproof-race-golden-300.txt");
             std::fs::write(&path, &text).expect("the findings are written for comparison");
             panic!(

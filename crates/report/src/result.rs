@@ -67,6 +67,46 @@ pub struct StepFailure {
     pub witness: Option<EventWitness>,
 }
 
+impl StepFailure {
+    /// The failure's consequence class (docs/spec.md, "Consequence classes"): see
+    /// [`failure_class`].
+    pub fn class(&self) -> Option<Class> {
+        failure_class(&self.rules, &self.expected, &self.actual)
+    }
+}
+
+/// How a refusal failed: the kind the answer gave, and the kind the step expected (`None`
+/// when it expected a success). `None` when the answer is no refusal, the refusal the step
+/// expected, or, where a success was expected, a refusal that says the data is gone or
+/// unreadable (`not_found`, `corrupt`, `io`), which is the rules' own.
+pub fn refused_instead(expected: &Value, actual: &Value) -> Option<(String, Option<String>)> {
+    if actual.get("ok") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let got = actual.pointer("/error/kind").and_then(Value::as_str)?;
+    let wanted = expected
+        .get("error")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if wanted.is_none() && matches!(got, "not_found" | "corrupt" | "io") {
+        return None;
+    }
+    (wanted.as_deref() != Some(got)).then(|| (got.to_string(), wanted))
+}
+
+/// A failure's consequence class: its first rule's, except for a refusal of the wrong kind
+/// (a self-edge refused as `cycle` where the contract says `dangling`) or of a request the
+/// contract accepts (an `unsupported` patch field): nothing was accepted, so it is no
+/// `accepts-refused` failure, and no data was lost; it is `input` (refused with another
+/// error). A refusal that says the task is gone (`not_found`, `corrupt`, `io`) keeps its
+/// rules' class: an acknowledged task that cannot be read back is lost data.
+pub fn failure_class(rules: &[Rule], expected: &Value, actual: &Value) -> Option<Class> {
+    if refused_instead(expected, actual).is_some() {
+        return Some(Class::Input);
+    }
+    Class::of(rules)
+}
+
 /// What happened between requests before a failing step: the last session step before it,
 /// the files of the root just before that step and when the failing step was judged, and
 /// the seconds in between. It shows a task that vanished without a `delete`: its file is in
@@ -240,8 +280,15 @@ pub struct ScenarioResult {
     /// Observations that do not fail the scenario (a concurrent block the profile does not
     /// promise, say).
     pub notes: Vec<String>,
+    /// Notes about the target that any scenario with such a step would get (`steps[6] wait:
+    /// reference runs in this process and does nothing between requests, …`): the terminal
+    /// says each once per run, after the scenarios; the JSON and Markdown reports keep them
+    /// with the scenario's notes ([`ScenarioResult::all_notes`]).
+    pub target_notes: Vec<String>,
     /// Steps that did not run while the rest of the scenario did.
     pub skipped_steps: Vec<StepSkip>,
+    /// The steps the scenario has under the run's profile, judged or not.
+    pub step_count: usize,
     /// [recorded profiles] Steps the profile the run held the target to records as
     /// time-dependent (`record`'s time probe): accepted either way, shown as such.
     pub time_dependent: Vec<usize>,
@@ -263,6 +310,26 @@ impl ScenarioResult {
             Ok(Outcome::NotJudged(_)) => OutcomeKind::NotJudged,
             Err(_) => OutcomeKind::Error,
         }
+    }
+
+    /// For a pass with steps that were not judged (file steps against an opaque layout, and
+    /// the steps that depend on them): how many steps were judged, of how many. A partial
+    /// pass is a pass, reported apart from a full one.
+    pub fn partial(&self) -> Option<(usize, usize)> {
+        if self.kind() != OutcomeKind::Pass || self.skipped_steps.is_empty() {
+            return None;
+        }
+        let of = self.step_count.max(self.skipped_steps.len());
+        Some((of - self.skipped_steps.len(), of))
+    }
+
+    /// The scenario's notes and then its notes about the target.
+    pub fn all_notes(&self) -> Vec<String> {
+        self.notes
+            .iter()
+            .chain(&self.target_notes)
+            .cloned()
+            .collect()
     }
 
     pub fn failures(&self) -> &[StepFailure] {
@@ -309,9 +376,30 @@ impl ScenarioResult {
         }
         self.failures()
             .iter()
-            .filter_map(|f| Class::of(&f.rules))
+            .filter_map(StepFailure::class)
             .min()
             .or_else(|| Class::of(&self.rules))
+    }
+
+    /// The class line of a failed scenario: the class and its title, and for a refusal
+    /// the class was given for, why it is no `accepts-refused` failure.
+    pub fn class_words(&self) -> Option<String> {
+        let c = self.class()?;
+        let why = self
+            .failures()
+            .iter()
+            .filter(|f| f.class() == Some(c))
+            .find_map(|f| refused_instead(&f.expected, &f.actual))
+            .map(|(got, wanted)| match wanted {
+                Some(w) => {
+                    format!(": refused as {got} where the contract says {w}; nothing was accepted")
+                }
+                None => format!(
+                    ": a request the contract accepts was refused ({got}); nothing was accepted"
+                ),
+            })
+            .unwrap_or_default();
+        Some(format!("{} ({}){why}", c.as_str(), c.title()))
     }
 
     /// The rule ids a failure is attributed to (the failing steps' rules), empty unless the
@@ -355,6 +443,9 @@ impl SuiteResult {
         let mut s = Summary::default();
         for r in &self.scenarios {
             s.add(r.kind());
+            if r.partial().is_some() {
+                s.partial += 1;
+            }
         }
         s
     }
@@ -377,6 +468,55 @@ impl SuiteResult {
     }
 }
 
+/// The notes about the target of a run (`ScenarioResult::target_notes`), each said once:
+/// its words, then where it was met (`steps[6] wait: reference runs in this process …` of
+/// three scenarios is one line, `reference runs in this process … (3 scenarios:
+/// a steps[6] wait, …)`). In the order first met.
+pub fn target_notes_once(suite: &SuiteResult) -> Vec<String> {
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &suite.scenarios {
+        for n in &r.target_notes {
+            // `steps[6] wait: WORDS`: where, then the words.
+            let (at, words) = n.split_once(": ").unwrap_or(("", n));
+            let place = if at.is_empty() {
+                r.id.clone()
+            } else {
+                format!("{} {at}", r.id)
+            };
+            match said.iter_mut().find(|(w, _)| w == words) {
+                Some((_, places)) => places.push(place),
+                None => said.push((words.to_string(), vec![place])),
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(words, places)| {
+            let n = places.len();
+            format!(
+                "{words} ({n} scenario{}: {})",
+                if n == 1 { "" } else { "s" },
+                places.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Whether a scenario was not judged only for parts a store never has (`session_list`: an
+/// agent session's own list), so that the run says so once rather than per scenario.
+pub fn not_judged_for_agents_only(r: &ScenarioResult) -> Option<Vec<Feature>> {
+    let Ok(Outcome::NotJudged(parts)) = &r.result else {
+        return None;
+    };
+    // Only session_list: `atomic` and `in_progress` are never named in a hello, but a store
+    // can lack them, and the scenario then says so itself.
+    let agent: Vec<Feature> = parts
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| *f == Feature::SessionList)
+        .collect();
+    (!agent.is_empty() && agent.len() == parts.len()).then_some(agent)
+}
+
 /// The lines that lead a run's summary with its worst failures: one per consequence class
 /// with a failure, most severe first (`data-loss (loses or corrupts acknowledged data), 2
 /// failed on S14, S19: ID, ID`); empty when nothing failed.
@@ -385,11 +525,12 @@ pub fn by_class_lines(suite: &SuiteResult) -> Vec<(Class, String)> {
         .by_class()
         .into_iter()
         .map(|(c, of)| {
-            // The rules that gave the class: each failure's first.
+            // The rules that gave the class: the first of each failure of that class.
             let rules: BTreeSet<Rule> = of
                 .iter()
-                .flat_map(|r| r.failures().iter().filter_map(|f| f.rules.first().copied()))
-                .filter(|r| r.class() == c)
+                .flat_map(|r| r.failures().iter())
+                .filter(|f| f.class() == Some(c))
+                .filter_map(|f| f.rules.first().copied())
                 .collect();
             let rules: Vec<Rule> = rules.into_iter().collect();
             let ids: Vec<&str> = of.iter().map(|r| r.id.as_str()).collect();
@@ -436,7 +577,9 @@ mod tests {
             result: Ok(Outcome::Fail(failures.iter().map(|r| failure(r)).collect())),
             stderr: String::new(),
             notes: Vec::new(),
+            target_notes: Vec::new(),
             skipped_steps: Vec::new(),
+            step_count: 2,
             time_dependent: Vec::new(),
             steps: Vec::new(),
             elapsed: Duration::ZERO,
@@ -461,6 +604,52 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_is_no_accepted_change_unless_it_says_the_task_is_gone() {
+        use serde_json::json;
+        let refused = |kind: &str| json!({"ok": false, "error": {"kind": kind, "message": "m"}});
+        // A self-edge at create refused as a cycle where the contract says dangling: the
+        // refusal is right, its reason wrong; nothing was accepted.
+        let wrong_kind = StepFailure {
+            expected: json!({"error": "dangling"}),
+            actual: refused("cycle"),
+            ..failing(&[Rule::S6], &[&[Rule::S6]]).failures()[0].clone()
+        };
+        assert_eq!(wrong_kind.class(), Some(Class::Input));
+        let mut scenario = failing(&[Rule::S7], &[&[Rule::S6]]);
+        scenario.result = Ok(Outcome::Fail(vec![wrong_kind.clone()]));
+        let words = scenario.class_words().unwrap();
+        assert!(
+            words.starts_with(
+                "input (input checking): refused as cycle where the contract says dangling"
+            ),
+            "{words}"
+        );
+        // A valid update refused as unsupported is no accepts-refused failure either.
+        let unsupported = StepFailure {
+            expected: json!({"ok": true}),
+            actual: refused("unsupported"),
+            ..wrong_kind.clone()
+        };
+        assert_eq!(unsupported.class(), Some(Class::Input));
+        // An acknowledged task answered as not found is lost: the rule's class stands.
+        let gone = StepFailure {
+            expected: json!({"ok": true}),
+            actual: refused("not_found"),
+            rules: vec![Rule::S14],
+            ..wrong_kind.clone()
+        };
+        assert_eq!(gone.class(), Some(Class::DataLoss));
+        // A refusal the contract asks for, accepted: the rule's class.
+        let accepted = StepFailure {
+            expected: json!({"error": "cycle"}),
+            actual: json!({"ok": true}),
+            rules: vec![Rule::S7],
+            ..wrong_kind
+        };
+        assert_eq!(accepted.class(), Some(Class::AcceptsRefused));
+    }
+
+    #[test]
     fn the_summary_line_counts_errors_apart_from_failures() {
         let s = Summary {
             passed: 3,
@@ -468,6 +657,7 @@ mod tests {
             skipped: 2,
             errors: 1,
             not_judged: 0,
+            partial: 0,
         };
         assert_eq!(s.line(), "3 passed, 1 failed, 1 errors, 2 skipped");
         assert!(!s.ok());
@@ -480,6 +670,14 @@ mod tests {
         assert_eq!(
             scoped.line(),
             "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged"
+        );
+        let partly = Summary {
+            partial: 2,
+            ..scoped
+        };
+        assert_eq!(
+            partly.line(),
+            "3 passed, 0 failed, 0 errors, 2 skipped, 4 not judged, 2 of the passes partial (part of their steps not judged)"
         );
         assert!(scoped.ok(), "not judged is no failure");
     }

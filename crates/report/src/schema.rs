@@ -34,11 +34,13 @@ use taskproof_core::rule::Class;
 /// The run report's format version; bumped on any incompatible change. Version 2 added the
 /// outcome `not_judged` (a scenario that needs an optional part the target does not
 /// declare), `summary.not_judged` and a scenario's `needs`; a version 1 report reads as
-/// version 2 with none of them.
-pub const RUN_FORMAT: u64 = 2;
+/// version 2 with none of them. Version 3 added partial passes: `summary.partial` and a
+/// pass's `judged_steps`; a version 1 or 2 report reads as version 3 without them (its
+/// passes with `skipped_steps` are partial all the same).
+pub const RUN_FORMAT: u64 = 3;
 /// The run report formats this taskproof reads: every one written since run reports carried
-/// a version (version 1 is version 2 without what 2 added).
-pub const RUN_FORMATS_READ: [u64; 2] = [1, RUN_FORMAT];
+/// a version (each earlier one is the next without what it added).
+pub const RUN_FORMATS_READ: [u64; 3] = [1, 2, RUN_FORMAT];
 /// The fuzz report's format version.
 pub const FUZZ_FORMAT: u64 = 2;
 /// The check report's format version.
@@ -121,6 +123,8 @@ pub struct Summary {
     pub errors: usize,
     /// Scenarios not judged: they need a part the target does not declare.
     pub not_judged: usize,
+    /// Of the `passed`, those with steps not judged (partial passes; format 3).
+    pub partial: usize,
 }
 
 impl Summary {
@@ -152,6 +156,12 @@ impl Summary {
         if self.not_judged > 0 {
             line.push_str(&format!(", {} not judged", self.not_judged));
         }
+        if self.partial > 0 {
+            line.push_str(&format!(
+                ", {} of the passes partial (part of their steps not judged)",
+                self.partial
+            ));
+        }
         line
     }
 }
@@ -182,6 +192,9 @@ pub struct RunTarget {
     /// Why the hello failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the target wrote to stderr as its hello failed (its tail; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
 }
 
 /// One scenario of a run report.
@@ -224,11 +237,29 @@ pub struct ScenarioReport {
     pub time_dependent_steps: Vec<usize>,
     #[serde(default)]
     pub skipped_steps: Vec<SkippedStep>,
+    /// For a pass with steps not judged (a partial pass): how many were judged, of how many
+    /// (format 3; [`ScenarioReport::partial`] derives it for earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_steps: Option<JudgedSteps>,
     #[serde(default)]
     pub duration_ms: u64,
 }
 
+/// How many steps of a partial pass were judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgedSteps {
+    pub judged: usize,
+    pub steps: usize,
+}
+
 impl ScenarioReport {
+    /// Whether it passed with steps not judged: the report's `judged_steps`, else (a report
+    /// written before format 3) a pass with `skipped_steps`, whose step count is unknown.
+    pub fn partial(&self) -> bool {
+        self.outcome == OutcomeKind::Pass
+            && (self.judged_steps.is_some() || !self.skipped_steps.is_empty())
+    }
+
     /// The consequence class of a failed scenario: the one the report gives, else (a report
     /// written before classes) as `run` gives it: the most severe class of its failures,
     /// each of which has its first rule's, or its own first rule's when no failure names a
@@ -271,10 +302,11 @@ pub fn by_class<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> 
             ids.sort();
             let mut rules: Vec<taskproof_core::rule::Rule> = of
                 .iter()
-                // The rules that gave the class: each failure's first.
-                .flat_map(|s| s.failures.iter().filter_map(|f| f.rules.first()))
+                // The rules that gave the class: the first of each failure of that class.
+                .flat_map(|s| s.failures.iter())
+                .filter(|f| f.consequence() == Some(c))
+                .filter_map(|f| f.rules.first())
                 .filter_map(|r| r.parse::<taskproof_core::rule::Rule>().ok())
-                .filter(|r| r.class() == c)
                 .collect();
             rules.sort();
             rules.dedup();
@@ -320,6 +352,19 @@ pub struct StepFailure {
     /// What happened between requests, for a failure after a session step (absent in
     /// reports written before session steps).
     pub witness: Option<Witness>,
+}
+
+impl StepFailure {
+    /// The failure's consequence class: the one the report gives, else (a report written
+    /// before classes) its first rule's.
+    pub fn consequence(&self) -> Option<Class> {
+        self.class.or_else(|| {
+            self.rules
+                .first()
+                .and_then(|r| r.parse::<taskproof_core::rule::Rule>().ok())
+                .map(|r| r.class())
+        })
+    }
 }
 
 /// The witness of a failure after a session step (`wait`, `clear`, `exit`, …).

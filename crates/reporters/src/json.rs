@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use taskproof_core::rule::{Class, Rule};
+use taskproof_core::rule::Rule;
 use taskproof_report::events::{Event, ReportError, Reporter, write_final};
 use taskproof_report::result::{self, ScenarioResult, SuiteResult, TargetInfo};
 use taskproof_report::schema::{
@@ -99,11 +99,13 @@ pub fn run_target(t: &TargetInfo) -> RunTarget {
             features: Some(h.features.iter().map(|f| f.as_str().to_string()).collect()),
             mapping: (!h.mapping.is_empty()).then(|| h.mapping.clone()),
             error: None,
+            stderr: None,
         },
         Err(e) => RunTarget {
             spec: t.spec.clone(),
             configuration: t.configuration.clone(),
             error: Some(e.clone()),
+            stderr: (!t.stderr.trim().is_empty()).then(|| t.stderr.clone()),
             ..RunTarget::default()
         },
     }
@@ -140,7 +142,7 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
             message: e.message.clone(),
         }),
         stderr: r.stderr.clone(),
-        notes: r.notes.clone(),
+        notes: r.all_notes(),
         time_dependent_steps: r.time_dependent.clone(),
         skipped_steps: r
             .skipped_steps
@@ -150,6 +152,9 @@ fn scenario_report(r: &ScenarioResult) -> ScenarioReport {
                 reason: k.reason.clone(),
             })
             .collect(),
+        judged_steps: r
+            .partial()
+            .map(|(judged, steps)| taskproof_report::schema::JudgedSteps { judged, steps }),
         duration_ms: r.elapsed.as_millis() as u64,
     }
 }
@@ -163,7 +168,7 @@ fn step_failure(f: &result::StepFailure) -> StepFailure {
         actual: f.actual.clone(),
         reason: f.reason.clone(),
         rules: rules(&f.rules),
-        class: Class::of(&f.rules),
+        class: f.class(),
         note: f.note.clone(),
         witness: f.witness.as_ref().map(|w| Witness {
             event: w.event.clone(),

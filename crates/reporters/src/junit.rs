@@ -70,6 +70,11 @@ pub fn to_junit(suite: &SuiteResult) -> Report {
         if r.kind() == OutcomeKind::NotJudged {
             tc.add_property(("outcome", r.kind().as_str()));
         }
+        // A partial pass: a pass, told apart, with how much was judged.
+        if let Some((judged, of)) = r.partial() {
+            tc.add_property(("outcome", "partial"));
+            tc.add_property(("judged_steps", format!("{judged}/{of}").as_str()));
+        }
         if let Some(c) = r.class() {
             tc.add_property(("class", c.as_str()));
         }

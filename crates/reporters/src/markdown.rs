@@ -76,7 +76,15 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
                 r.id,
                 r.kind().as_str(),
                 r.class().map(|c| c.as_str()).unwrap_or(""),
-                taskproof_core::rule::join(&r.rules, ", "),
+                // A failure counts against its failing steps' rules, an error against none.
+                match r.kind() {
+                    OutcomeKind::Fail => taskproof_core::rule::join(
+                        &r.failed_rules().into_iter().collect::<Vec<_>>(),
+                        ", "
+                    ),
+                    OutcomeKind::Error => String::new(),
+                    _ => taskproof_core::rule::join(&r.rules, ", "),
+                },
                 cell(&r.reason().unwrap_or_default())
             );
         }
@@ -92,6 +100,12 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
             .map(|n| format!("- `{id}`: {}", cell(n)))
             .collect()
     });
+    let mut notes = notes;
+    notes.extend(
+        taskproof_report::result::target_notes_once(suite)
+            .iter()
+            .map(|n| format!("- {}", cell(n))),
+    );
     bullets(&mut out, "Notes (not failures):", &notes);
     let steps = each(&|r| {
         let id = &r.id;
@@ -101,14 +115,32 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
             .collect()
     });
     bullets(&mut out, "Steps skipped:", &steps);
+    // Partial passes apart from full ones, each with how much was judged.
+    let partial: Vec<String> = suite
+        .scenarios
+        .iter()
+        .filter_map(|r| {
+            let (judged, of) = r.partial()?;
+            Some(format!("- `{}`: {judged} of {of} steps judged", r.id))
+        })
+        .collect();
+    bullets(
+        &mut out,
+        "Partial passes (passed, part of their steps not judged):",
+        &partial,
+    );
     let passed: Vec<String> = suite
         .scenarios
         .iter()
-        .filter(|r| r.kind() == OutcomeKind::Pass)
+        .filter(|r| r.kind() == OutcomeKind::Pass && r.partial().is_none())
         .map(|r| format!("`{}`", r.id))
         .collect();
     if !passed.is_empty() {
-        let _ = writeln!(out, "<details><summary>{} passed</summary>\n", passed.len());
+        let _ = writeln!(
+            out,
+            "<details><summary>{} passed, every step judged</summary>\n",
+            passed.len()
+        );
         let _ = writeln!(out, "{}\n", passed.join(", "));
         let _ = writeln!(out, "</details>");
     }
@@ -140,6 +172,8 @@ mod tests {
             result: Ok(Outcome::Pass),
             stderr: String::new(),
             notes: vec!["steps[3] (not promised under cc-2.1.17): one_claim: 2 of 2 | won".into()],
+            target_notes: Vec::new(),
+            step_count: 6,
             skipped_steps: vec![StepSkip {
                 step: 5,
                 reason: "touches files, but the target's layout is opaque".into(),
@@ -172,9 +206,15 @@ mod tests {
             ),
             "{md}"
         );
+        // A pass with a step not judged is a partial pass, counted and listed apart.
         assert!(
-            md.contains("**1 passed, 0 failed, 0 errors, 0 skipped**"),
+            md.contains("**1 passed, 0 failed, 0 errors, 0 skipped, 1 of the passes partial (part of their steps not judged)**"),
             "{md}"
         );
+        assert!(
+            md.contains("- `concurrent-claims`: 5 of 6 steps judged"),
+            "{md}"
+        );
+        assert!(!md.contains("passed, every step judged"), "{md}");
     }
 }

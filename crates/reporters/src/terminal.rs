@@ -131,6 +131,13 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                         result.id,
                         result.reason().unwrap_or_default()
                     ),
+                    // Said once for the run, at its end.
+                    OutcomeKind::NotJudged
+                        if taskproof_report::result::not_judged_for_agents_only(result)
+                            .is_some() =>
+                    {
+                        String::new()
+                    }
                     OutcomeKind::NotJudged => format!(
                         "{} {}: {}\n",
                         self.paint(style::YELLOW, "NOT JUDGED"),
@@ -153,13 +160,28 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     }
                 };
                 let mut text = text;
-                for skip in &result.skipped_steps {
+                if let Some((judged, of)) = result.partial() {
                     text.push_str(&format!(
-                        "{} {} steps[{}]: {}\n",
+                        "{} {}: passed, {judged} of {of} steps judged\n",
+                        self.paint(style::YELLOW, "PARTIAL"),
+                        result.id
+                    ));
+                }
+                // The steps not judged, one line per reason.
+                let mut by_reason: Vec<(&str, Vec<usize>)> = Vec::new();
+                for skip in &result.skipped_steps {
+                    match by_reason.iter_mut().find(|(r, _)| *r == skip.reason) {
+                        Some((_, steps)) => steps.push(skip.step),
+                        None => by_reason.push((&skip.reason, vec![skip.step])),
+                    }
+                }
+                for (reason, steps) in by_reason {
+                    let steps: Vec<String> = steps.iter().map(|i| format!("steps[{i}]")).collect();
+                    text.push_str(&format!(
+                        "{} {} {}: {reason}\n",
                         self.paint(style::YELLOW, "SKIP"),
                         result.id,
-                        skip.step,
-                        skip.reason
+                        steps.join(", ")
                     ));
                 }
                 for n in &result.notes {
@@ -214,6 +236,36 @@ impl<W: Write> Reporter for TerminalReporter<W> {
             Event::RunFinished { suite } => {
                 if let Some(pb) = self.progress.take() {
                     pb.finish_and_clear();
+                }
+                let mut once = String::new();
+                let agents: Vec<&ScenarioResult> = suite
+                    .scenarios
+                    .iter()
+                    .filter(|r| taskproof_report::result::not_judged_for_agents_only(r).is_some())
+                    .collect();
+                if !agents.is_empty() {
+                    let mut parts: Vec<&str> = agents
+                        .iter()
+                        .filter_map(|r| taskproof_report::result::not_judged_for_agents_only(r))
+                        .flatten()
+                        .map(|f| f.as_str())
+                        .collect();
+                    parts.sort_unstable();
+                    parts.dedup();
+                    once.push_str(&format!(
+                        "{} {} scenario{} on what only an agent session has ({}), which a store does not declare: {}\n",
+                        self.paint(style::YELLOW, "NOT JUDGED"),
+                        agents.len(),
+                        if agents.len() == 1 { "" } else { "s" },
+                        parts.join(", "),
+                        agents.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                for n in taskproof_report::result::target_notes_once(suite) {
+                    once.push_str(&format!("{} {n}\n", self.paint(style::CYAN, "NOTE")));
+                }
+                if !once.is_empty() {
+                    self.emit(&once)?;
                 }
                 let classes = taskproof_report::result::by_class_lines(suite);
                 if !classes.is_empty() {
@@ -272,6 +324,53 @@ pub fn parts_text(
     }
 }
 
+/// The widest line of a failure's request, expected, actual and why; a longer value goes on
+/// as many lines as it needs, each indented under the first.
+const FOLD_WIDTH: usize = 120;
+
+/// The most lines a folded value takes; the rest is cut, saying how much.
+const FOLD_LINES: usize = 8;
+
+/// `label` and `text` on lines of at most [`FOLD_WIDTH`] characters, broken after a `,` or a
+/// space where there is one (inside a long word, where there is none), each line after the
+/// first indented as wide as `label`; at most [`FOLD_LINES`] of them.
+fn folded(label: &str, text: &str) -> String {
+    let room = FOLD_WIDTH.saturating_sub(label.len()).max(20);
+    let indent = " ".repeat(label.len());
+    let mut out = String::new();
+    let mut rest = text;
+    let mut first = true;
+    loop {
+        let chars = rest.chars().count();
+        let line = if chars <= room {
+            rest
+        } else {
+            let limit = rest.char_indices().nth(room).map_or(rest.len(), |(i, _)| i);
+            let cut = rest[..limit]
+                .rfind([',', ' '])
+                .map(|i| i + 1)
+                .filter(|&i| i > limit / 2)
+                .unwrap_or(limit);
+            &rest[..cut]
+        };
+        out.push_str(if first { label } else { &indent });
+        out.push_str(line.trim_end());
+        out.push('\n');
+        first = false;
+        rest = rest[line.len()..].trim_start();
+        if rest.is_empty() {
+            return out;
+        }
+        if out.lines().count() == FOLD_LINES {
+            out.push_str(&format!(
+                "{indent}… ({} more characters)\n",
+                rest.chars().count()
+            ));
+            return out;
+        }
+    }
+}
+
 fn shown(v: &Value) -> String {
     let text = v.to_string();
     if text.len() <= MAX_SHOWN {
@@ -290,12 +389,20 @@ fn shown(v: &Value) -> String {
 pub fn failure_text(r: &ScenarioResult) -> String {
     let mut out = format!("{}: {}\n", r.id, r.title);
     out.push_str(&format!("  file:     {}\n", r.file.display()));
-    out.push_str(&format!(
-        "  rules:    {}\n",
-        taskproof_core::rule::join(&r.rules, ", ")
-    ));
-    if let Some(c) = r.class() {
-        out.push_str(&format!("  class:    {} ({})\n", c.as_str(), c.title()));
+    // A failure counts against the failing steps' rules; an error against none.
+    let rules = match r.kind() {
+        OutcomeKind::Fail => {
+            taskproof_core::rule::join(&r.failed_rules().into_iter().collect::<Vec<_>>(), ", ")
+        }
+        OutcomeKind::Error => format!(
+            "none broken: the target failed before a verdict (the scenario tests {})",
+            taskproof_core::rule::join(&r.rules, ", ")
+        ),
+        _ => taskproof_core::rule::join(&r.rules, ", "),
+    };
+    out.push_str(&format!("  rules:    {rules}\n"));
+    if let Some(c) = r.class_words() {
+        out.push_str(&format!("  class:    {c}\n"));
     }
     match &r.result {
         Err(e) => {
@@ -320,11 +427,11 @@ pub fn failure_text(r: &ScenarioResult) -> String {
                     out.push_str(&format!("    session:  {s}\n"));
                 }
                 if let Some(req) = &f.request {
-                    out.push_str(&format!("    request:  {}\n", shown(req)));
+                    out.push_str(&folded("    request:  ", &shown(req)));
                 }
-                out.push_str(&format!("    expected: {}\n", shown(&f.expected)));
-                out.push_str(&format!("    actual:   {}\n", shown(&f.actual)));
-                out.push_str(&format!("    why:      {}\n", f.reason));
+                out.push_str(&folded("    expected: ", &shown(&f.expected)));
+                out.push_str(&folded("    actual:   ", &shown(&f.actual)));
+                out.push_str(&folded("    why:      ", &f.reason));
                 if f.rules != r.rules {
                     out.push_str(&format!(
                         "    rules:    {}\n",
@@ -389,6 +496,33 @@ fn stderr_block(stderr: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn long_values_fold_under_their_label() {
+        let long = format!("{{\"a\":\"{}\",\"b\":1}}", "x".repeat(150));
+        let text = super::folded("    actual:   ", &long);
+        assert!(text.lines().count() > 1, "{text}");
+        assert!(
+            text.lines().all(|l| l.chars().count() <= super::FOLD_WIDTH),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|l| l.starts_with("              ")),
+            "{text}"
+        );
+        let joined: String = text.lines().map(str::trim).collect();
+        assert_eq!(
+            joined.strip_prefix("actual:").map(str::trim_start),
+            Some(long.as_str())
+        );
+        let longer = "word ".repeat(1000);
+        let cut = super::folded("  why: ", &longer);
+        assert_eq!(cut.lines().count(), super::FOLD_LINES + 1, "{cut}");
+        assert!(cut.trim_end().ends_with("more characters)"), "{cut}");
+        assert_eq!(super::folded("  why: ", "short"), "  why: short\n");
+    }
+
     use super::*;
 
     fn output(is_terminal: bool, is_ci: bool) -> Output {

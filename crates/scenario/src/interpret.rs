@@ -18,15 +18,31 @@ use taskproof_profile::{Mode, observe};
 use taskproof_report::result::{StepRecord, StepVerdict};
 use taskproof_session::SessionEvent;
 
+/// What a file operation of a step met, in words rather than the OS's (`No such file or
+/// directory (os error 2)` reads like a crash of the harness; it is what the root held).
+fn io_words(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::NotFound => "the root has no such file or folder".into(),
+        ErrorKind::PermissionDenied => "permission denied".into(),
+        ErrorKind::AlreadyExists => "something of that name is there already".into(),
+        ErrorKind::NotADirectory => "a part of its path is a file, not a folder".into(),
+        ErrorKind::IsADirectory => "it is a folder".into(),
+        ErrorKind::DirectoryNotEmpty => "the folder is not empty".into(),
+        other => other.to_string(),
+    }
+}
+
 impl Run<'_> {
     pub(super) fn step(&mut self, step: &Step) -> Result<(), Stop> {
         let io_fail = |run: &Run<'_>, what: &str, e: std::io::Error| {
+            let words = io_words(&e);
             run.fail(
                 step,
                 None,
                 json!(what),
-                json!(e.to_string()),
-                format!("failed to {what}: {e}"),
+                json!(words),
+                format!("could not {what}: {words}"),
             )
         };
         match &step.action {
@@ -126,8 +142,8 @@ impl Run<'_> {
                         "steps[{}] wait: {} runs in this process and does nothing between requests, so no time was spent waiting",
                         step.index, self.config.target
                     );
-                    if !self.notes.contains(&note) {
-                        self.notes.push(note);
+                    if !self.target_notes.contains(&note) {
+                        self.target_notes.push(note);
                     }
                 }
                 Ok(())
@@ -283,8 +299,8 @@ impl Run<'_> {
                     Ok(false) => {
                         // A connection to a store has no conversation: the user's command
                         // happens in the agent above the store, which sees nothing of it.
-                        self.notes.push(format!(
-                            "steps[{}] {event}: {}'s sessions are connections to a task store, not agent conversations; the {event} happens in the agent above the store, which sees nothing of it",
+                        self.target_notes.push(format!(
+                            "steps[{}] {event}: {}'s sessions are connections to a task store, not agent conversations; what a user does to an agent's conversation (/clear, /compact) happens in the agent above the store, which sees nothing of it",
                             step.index, self.config.target
                         ));
                         Ok(())

@@ -30,14 +30,16 @@ use taskproof_report::result::{
 };
 use taskproof_session::{Session, SessionOptions, TargetError};
 
-/// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped and
-/// the record of each judged request.
+/// A judged scenario: its outcome, its sessions' stderr, its notes, the steps skipped, the
+/// record of each judged request, and its notes about the target rather than the scenario
+/// (`ScenarioResult::target_notes`).
 pub(super) type Judged = (
     Result<Outcome, TargetFailure>,
     String,
     Vec<String>,
     Vec<StepSkip>,
     Vec<StepRecord>,
+    Vec<String>,
 );
 
 pub(super) fn judge(
@@ -47,7 +49,16 @@ pub(super) fn judge(
     prepared: Option<Prepared>,
     observed: &mut Observed,
 ) -> Judged {
-    let nothing = |result| (result, String::new(), Vec::new(), Vec::new(), Vec::new());
+    let nothing = |result| {
+        (
+            result,
+            String::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        )
+    };
     let hello = match &target.hello {
         Ok(h) => h,
         Err(e) => {
@@ -58,6 +69,7 @@ pub(super) fn judge(
                     message: format!("the target failed its hello: {e}"),
                 }),
                 target.stderr.clone(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
                 Vec::new(),
@@ -131,6 +143,7 @@ pub(super) fn judge(
         ended: Vec::new(),
         vars: Vars::new(),
         notes: Vec::new(),
+        target_notes: Vec::new(),
         steps: Vec::new(),
         observation: None,
         suspended: BTreeMap::new(),
@@ -301,13 +314,26 @@ pub(super) fn judge(
             target,
             result: &result,
             events: &events,
+            profile_flag: match &config.mode {
+                Mode::Hold(r) => r.name.clone(),
+                _ if config.profile == taskproof_profile::Profile::Strict => "strict".into(),
+                _ => format!("written:{}", config.profile),
+            },
+            stderr: &run.stderr(),
         };
         run.notes.push(match crate::export::write(dir, &failed) {
             Ok(readme) => format!("exported for its maintainer: {}", readme.display()),
             Err(e) => format!("--export: not written: {e}"),
         });
     }
-    (result, run.stderr(), run.notes, skipped, run.steps)
+    (
+        result,
+        run.stderr(),
+        run.notes,
+        skipped,
+        run.steps,
+        run.target_notes,
+    )
 }
 
 /// Why a scenario stopped early.
@@ -336,6 +362,9 @@ pub(super) struct Run<'a> {
     pub(super) ended: Vec<(String, String)>,
     pub(super) vars: Vars,
     pub(super) notes: Vec<String>,
+    /// Notes about the target that any scenario would get (a wait against a store that does
+    /// nothing between requests): the reports say each once per run.
+    pub(super) target_notes: Vec<String>,
     /// Every judged request so far.
     pub(super) steps: Vec<StepRecord>,
     /// [recorded profiles] What the current step showed, when it did not behave as strict
@@ -397,6 +426,42 @@ pub(super) fn files_under(root: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// For a step with no `rules` of its own whose request was refused: the rule the refusal
+/// breaks. A request the contract accepts breaks the rule its refusal's kind names
+/// (`blocked`: S5, `transition`: S4, `cycle`: S7, `dangling`: S6, `conflict`: S20), or for
+/// `invalid` and `unsupported` the rule of the request's op (create: S2, update: S11,
+/// delete: S10, claim: S20, get and list: S15); a refusal of the wrong kind breaks the rule
+/// of the kind the contract gives. The scenario's rules are what its later steps check,
+/// which this step never reached (rt09's persistence, after an update refused as
+/// `unsupported`).
+fn refused_rule(
+    step: &Step,
+    request: Option<&Value>,
+    expected: &Value,
+    actual: &Value,
+) -> Option<Rule> {
+    if step.rules.is_some() {
+        return None;
+    }
+    let (got, wanted) = taskproof_report::result::refused_instead(expected, actual)?;
+    let kind = wanted.unwrap_or(got);
+    Some(match kind.as_str() {
+        "blocked" => Rule::S5,
+        "transition" => Rule::S4,
+        "cycle" => Rule::S7,
+        "dangling" => Rule::S6,
+        "conflict" => Rule::S20,
+        _ => match request?.get("op").and_then(Value::as_str)? {
+            "create" => Rule::S2,
+            "update" => Rule::S11,
+            "delete" => Rule::S10,
+            "claim" => Rule::S20,
+            "get" | "list" => Rule::S15,
+            _ => return None,
+        },
+    })
+}
+
 /// The most stderr kept per session for the report, from the end.
 const STDERR_TAIL: usize = 4096;
 
@@ -415,6 +480,10 @@ impl Run<'_> {
         actual: Value,
         reason: impl Into<String>,
     ) -> Stop {
+        let rules = match refused_rule(step, request.as_ref(), &expected, &actual) {
+            Some(rule) => vec![rule],
+            None => self.rules(step),
+        };
         Stop::Fail(Box::new(StepFailure {
             step: Some(step.index),
             session: Some(step.session.clone()),
@@ -422,7 +491,7 @@ impl Run<'_> {
             expected,
             actual,
             reason: reason.into(),
-            rules: self.rules(step),
+            rules,
             note: step.note.clone(),
             step_json: Some(step.raw.clone()),
             witness: self.witness(),

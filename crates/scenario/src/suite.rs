@@ -194,7 +194,11 @@ pub fn run_suite(
             // run and the reporters say it once (the start event carries the reason).
             let results = scenarios
                 .iter()
-                .map(|s| not_run(s, format!("not run: the target failed its hello: {e}")))
+                .map(|s| ScenarioResult {
+                    // What the target said as it failed: the cause (`Aborted()`) is there.
+                    stderr: target.stderr.clone(),
+                    ..not_run(s, format!("not run: the target failed its hello: {e}"))
+                })
                 .collect();
             return finish(target, config, results, started, on_event);
         }
@@ -398,7 +402,9 @@ fn result_of(s: &Scenario, result: Result<Outcome, TargetFailure>) -> ScenarioRe
         result,
         stderr: String::new(),
         notes: Vec::new(),
+        target_notes: Vec::new(),
         skipped_steps: Vec::new(),
+        step_count: s.steps.len(),
         time_dependent: Vec::new(),
         steps: Vec::new(),
         elapsed: Duration::ZERO,
@@ -503,7 +509,7 @@ fn run_prepared(
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         judge(s, config, target, prepared, &mut observed)
     }));
-    let (result, stderr, notes, skipped_steps, steps) = match ran {
+    let (result, stderr, notes, skipped_steps, steps, target_notes) = match ran {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -518,6 +524,7 @@ fn run_prepared(
                     message: format!("internal error: the harness panicked: {msg}"),
                 }),
                 String::new(),
+                Vec::new(),
                 Vec::new(),
                 Vec::new(),
                 Vec::new(),
@@ -590,7 +597,9 @@ fn run_prepared(
     ScenarioResult {
         stderr,
         notes,
+        target_notes,
         skipped_steps,
+        step_count: s.steps_for(config.profile).count(),
         time_dependent,
         steps,
         elapsed: started.elapsed(),

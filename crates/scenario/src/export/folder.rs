@@ -21,6 +21,11 @@ pub(crate) struct Failed<'a> {
     pub target: &'a TargetInfo,
     pub result: &'a Result<Outcome, TargetFailure>,
     pub events: &'a [Event],
+    /// What `--profile` the run was given, as `run` takes it (`strict`, `written:s07`, a
+    /// recorded profile's name).
+    pub profile_flag: String,
+    /// What the target's sessions wrote to stderr (the tail, labelled by session).
+    pub stderr: &'a str,
 }
 
 /// Writes `DIR/ID/` for a failed (or errored) scenario and answers its README's path.
@@ -50,6 +55,9 @@ pub(crate) fn write(dir: &Path, f: &Failed<'_>) -> Result<PathBuf, String> {
         }
         Some(script.map(|s| s.taken))
     };
+    if !f.stderr.trim().is_empty() {
+        put("stderr.txt", f.stderr)?;
+    }
     let readme = folder.join("README.md");
     put("README.md", &readme_text(f, &processes, replay.as_ref()))?;
     Ok(readme)

@@ -253,7 +253,19 @@ pub(super) fn readme_text(
          taskproof, \"The adapter protocol\"); the lines below are what the store itself was \
          sent and answered.\n"
     );
+    if !f.stderr.trim().is_empty() {
+        let _ = writeln!(
+            w,
+            "What the store wrote to stderr (its tail, by session; also in `stderr.txt`):\n"
+        );
+        let _ = writeln!(w, "```\n{}\n```\n", f.stderr.trim_end());
+    }
     let _ = writeln!(w, "## To reproduce\n");
+    let _ = writeln!(
+        w,
+        "With taskproof, as this run did:\n\n```sh\n{}\n```\n",
+        rerun_line(f)
+    );
     match replay {
         None => {
             let _ = writeln!(
@@ -386,4 +398,38 @@ pub(super) fn lines_of_steps(events: &[Event], steps: &[usize]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The `taskproof run` line that runs this one scenario again as this run did: the target,
+/// its mapping file (an `mcp:` target's hello names it), the profile, and the scenario (by
+/// id when it is built in, else by its file's absolute path).
+fn rerun_line(f: &Failed<'_>) -> String {
+    let s = f.scenario;
+    let builtin = crate::builtin::files()
+        .iter()
+        .any(|(p, _)| std::path::Path::new(p) == s.file);
+    let mut line = String::from("taskproof run ");
+    if !builtin {
+        let path = std::fs::canonicalize(&s.file).unwrap_or_else(|_| s.file.clone());
+        line.push_str(&quote(&path.to_string_lossy()));
+        line.push(' ');
+    }
+    line.push_str(&format!("--target {}", quote(&f.target.spec)));
+    if let Some(m) = f
+        .target
+        .hello
+        .as_ref()
+        .ok()
+        .and_then(|h| h.mapping.get("mapping"))
+    {
+        // As the run found it, from wherever the line is run.
+        let m = std::fs::canonicalize(m).map_or_else(|_| m.clone(), |p| p.display().to_string());
+        line.push_str(&format!(" --mapping {}", quote(&m)));
+    }
+    line.push_str(&format!(
+        " --profile {} --filter {}",
+        quote(&f.profile_flag),
+        quote(&s.id)
+    ));
+    line
 }
