@@ -41,6 +41,13 @@ pub enum Workload {
     Claim,
     /// Writers complete blockers while others edit the dependents.
     Complete,
+    /// Writers update tasks while another writer deletes each of them: a task deleted with
+    /// an acknowledged delete never comes back (an update that read it before the delete
+    /// must not write it back after), and no update linearized after the delete succeeds.
+    DeleteUpdate,
+    /// Writers race to claim tasks while another writer deletes each of them: no claim
+    /// succeeds on a deleted task, and no deleted task comes back owned.
+    ClaimDelete,
     /// Writers complete every task of the list, each its own share, so that the list ends
     /// finished, as a team's list does when the work is done. With a settle phase it shows
     /// a store that removes a finished list on its own (Claude Code's reset,
@@ -49,13 +56,15 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Metadata,
         Workload::Fields,
         Workload::Create,
         Workload::Edges,
         Workload::Claim,
         Workload::Complete,
+        Workload::DeleteUpdate,
+        Workload::ClaimDelete,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +75,8 @@ impl Workload {
             Workload::Edges => "edges",
             Workload::Claim => "claim",
             Workload::Complete => "complete",
+            Workload::DeleteUpdate => "delete-update",
+            Workload::ClaimDelete => "claim-delete",
             Workload::Finish => "finish",
         }
     }
@@ -75,6 +86,8 @@ impl Workload {
         match self {
             Workload::Edges | Workload::Complete => &[Feature::Edges],
             Workload::Claim => &[Feature::Claim],
+            Workload::DeleteUpdate => &[Feature::Delete, Feature::Metadata],
+            Workload::ClaimDelete => &[Feature::Delete, Feature::Claim],
             _ => &[],
         }
     }
@@ -95,7 +108,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete, finish or all"
+                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete, delete-update, claim-delete, finish or all"
                 )
             })
     }
@@ -133,6 +146,9 @@ pub fn seeds(w: Workload, writers: usize, ops: usize) -> Vec<Seed> {
         }
         Workload::Claim => (0..ops.max(1))
             .map(|i| plain(format!("claimable {i}")))
+            .collect(),
+        Workload::DeleteUpdate | Workload::ClaimDelete => (0..ops.max(1))
+            .map(|i| plain(format!("doomed {i}")))
             .collect(),
         Workload::Finish => (0..writers * ops)
             .map(|i| plain(format!("task {i}")))
@@ -305,6 +321,43 @@ pub fn plan(
                 })
                 .collect()
         }
+        Workload::DeleteUpdate | Workload::ClaimDelete => {
+            // Everyone walks the same tasks in the same order, shuffled within windows of 4
+            // as in `claim`, so the requests on one task meet. Task `i` is deleted by writer
+            // `i mod writers`; every other writer updates (or claims) it, before or after
+            // the delete as scheduling has it. A lone writer deletes every other task and
+            // works on the rest, so that a plan always mixes the two kinds.
+            let n = ids.len();
+            let mut order: Vec<usize> = (0..ops).map(|k| k % n).collect();
+            for chunk in order.chunks_mut(4) {
+                chunk.shuffle(&mut rng);
+            }
+            order
+                .into_iter()
+                .enumerate()
+                .map(|(k, i)| {
+                    let deleter = if writers == 1 {
+                        i.is_multiple_of(2)
+                    } else {
+                        i % writers == writer
+                    };
+                    if deleter {
+                        Request::Delete {
+                            list: list(),
+                            id: ids[i],
+                        }
+                    } else if w == Workload::ClaimDelete {
+                        Request::Claim {
+                            list: list(),
+                            id: ids[i],
+                            owner: format!("w{writer}"),
+                        }
+                    } else {
+                        update(ids[i], metadata(key(k), json!(k)))
+                    }
+                })
+                .collect()
+        }
         Workload::Complete => {
             let pairs = ids.len() / 2;
             let completer = writers == 1 || writer.is_multiple_of(2);
@@ -357,6 +410,37 @@ mod tests {
             let a = plan(w, 1, 4, 20, &ids, 7);
             assert_eq!(a.len(), 20, "{w}");
             assert_eq!(a, plan(w, 1, 4, 20, &ids, 7), "{w}");
+        }
+    }
+
+    #[test]
+    fn each_doomed_task_is_deleted_once_and_worked_on_by_every_other_writer() {
+        for w in [Workload::DeleteUpdate, Workload::ClaimDelete] {
+            let ids: Vec<TaskId> = (1..=seeds(w, 4, 12).len() as u64).map(TaskId).collect();
+            assert_eq!(ids.len(), 12);
+            let plans: Vec<Vec<Request>> = (0..4).map(|i| plan(w, i, 4, 12, &ids, 3)).collect();
+            for id in &ids {
+                let (mut deletes, mut others) = (0, 0);
+                for p in &plans {
+                    for r in p {
+                        match r {
+                            Request::Delete { id: d, .. } if d == id => deletes += 1,
+                            Request::Update { id: u, .. }
+                                if u == id && w == Workload::DeleteUpdate =>
+                            {
+                                others += 1
+                            }
+                            Request::Claim { id: c, .. }
+                                if c == id && w == Workload::ClaimDelete =>
+                            {
+                                others += 1
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                assert_eq!((deletes, others), (1, 3), "{w} task {id}");
+            }
         }
     }
 
