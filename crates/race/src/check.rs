@@ -239,7 +239,7 @@ fn revival(history: &History, id: TaskId, final_tasks: &[Task]) -> Option<(Strin
     let seen_after = history
         .ops
         .iter()
-        .filter(|o| o.task_id() == Some(id) && o.invoke > gone && o.answer().is_some())
+        .filter(|o| o.task_id() == Some(id) && o.invoke > gone && o.is_ok())
         .min_by_key(|o| o.invoke);
     let evidence = match (listed, seen_after) {
         (Some(t), _) => format!(
@@ -251,7 +251,7 @@ fn revival(history: &History, id: TaskId, final_tasks: &[Task]) -> Option<(Strin
                 .unwrap_or_default()
         ),
         (None, Some(o)) => format!(
-            "{}'s {} sent at {} was answered with the task",
+            "{}'s {} sent at {} succeeded on it",
             o.who(),
             describe_request(&o.request),
             secs(o.invoke)
@@ -305,6 +305,38 @@ fn revival(history: &History, id: TaskId, final_tasks: &[Task]) -> Option<(Strin
         ),
         named,
     ))
+}
+
+/// Every task deleted with an acknowledged delete that is seen again afterwards: held by
+/// the final listing, or found by a request sent after the delete was acknowledged that
+/// succeeded (which had to be refused). A check of its own for callers that do not have the
+/// task's whole history (a scenario's `concurrent` block, whose tasks were created before
+/// it); [`linearizability`] judges the same within a race, against the per-task model.
+pub fn revived(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
+    let deleted: std::collections::BTreeSet<TaskId> = history
+        .ops
+        .iter()
+        .filter(|o| o.is_ok())
+        .filter_map(|o| match o.request {
+            Request::Delete { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    deleted
+        .into_iter()
+        .filter_map(|id| {
+            let (text, ops) = revival(history, id, final_tasks)?;
+            Some(Witness::new(
+                AnomalyKind::Nonlinearizable,
+                Some(id),
+                format!(
+                    "task {id} came back after its delete: {}",
+                    text.trim_start_matches("; ")
+                ),
+                ops,
+            ))
+        })
+        .collect()
 }
 
 /// A request in a few words.
@@ -518,6 +550,39 @@ mod tests {
                 && w.contains("wrote the task back"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn revived_names_a_deleted_task_listed_again_or_found_after_its_delete() {
+        let overlapping = vec![
+            (1, update("a"), 2, 9, Response::Task(with_key("a"))),
+            (2, delete(), 3, 5, Response::Done),
+        ];
+        let h = history(overlapping);
+        assert!(revived(&h, &[]).is_empty());
+        let w = revived(&h, &[with_key("a")]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].text.starts_with(
+                "task 1 came back after its delete: session 2 (writer 1) deleted task 1"
+            ) && w[0].text.contains("wrote the task back"),
+            "{}",
+            w[0].text
+        );
+        // Refused after the delete, as it must be: nothing came back.
+        let h = history(vec![
+            (2, delete(), 3, 5, Response::Done),
+            (1, update("a"), 6, 7, not_found()),
+        ]);
+        assert!(revived(&h, &[]).is_empty());
+        // Answered after the delete was acknowledged, though the listing lacks it again.
+        let h = history(vec![
+            (2, delete(), 3, 5, Response::Done),
+            (1, update("a"), 6, 7, Response::Task(with_key("a"))),
+        ]);
+        let w = revived(&h, &[]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].text.contains("succeeded on"), "{}", w[0].text);
     }
 
     #[test]

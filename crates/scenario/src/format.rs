@@ -320,14 +320,17 @@ pub enum Verify {
     UniqueIds,
     OneClaim,
     Acyclic,
+    /// No task deleted with an acknowledged delete comes back.
+    DeletedStayDeleted,
 }
 
 impl Verify {
-    pub const ALL: [Verify; 4] = [
+    pub const ALL: [Verify; 5] = [
         Verify::MetadataKept,
         Verify::UniqueIds,
         Verify::OneClaim,
         Verify::Acyclic,
+        Verify::DeletedStayDeleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -336,6 +339,7 @@ impl Verify {
             Verify::UniqueIds => "unique_ids",
             Verify::OneClaim => "one_claim",
             Verify::Acyclic => "acyclic",
+            Verify::DeletedStayDeleted => "deleted_stay_deleted",
         }
     }
 }
