@@ -248,8 +248,8 @@ fn claim_without_lock_mutant_is_caught_by_claim() {
 
 /// Rounds of the delete races below. The window a delete without the lock must hit is an
 /// update's (or the winning claim's) read-to-rename, which the fsync before the rename
-/// makes wide: measured in docs/race.md, every round or nearly caught it at loads of 17 to
-/// 27, where 20 rounds without fsync caught it once or twice.
+/// makes wide: measured (docs/race.md, 4 writers x 40, load 18 to 23), 19 and 15 runs of 20
+/// in-process and 20 and 19 behind `cmd:` caught it; without fsync, 5 and 0 of 20.
 const DELETE_ROUNDS: u64 = 10;
 
 /// Runs `workload` on `target` (with fsync) for up to [`DELETE_ROUNDS`] seeds until a run
