@@ -12,13 +12,15 @@ use taskproof_targets::TargetSpec;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
 Workloads:
-  metadata  every writer sets metadata keys of its own on one shared task
-  fields    writers change different fields (status, owner, subject, activeForm) of one task
-  create    every writer creates tasks (duplicate ids, overwritten tasks)
-  edges     writers add and remove blockers of one task; pairs add opposite edges at once
-  claim     writers race to claim the same pending tasks
-  complete  writers complete blockers while others edit the dependents
-  all       each in turn
+  metadata       every writer sets metadata keys of its own on one shared task
+  fields         writers change different fields (status, owner, subject, activeForm) of one task
+  create         every writer creates tasks (duplicate ids, overwritten tasks)
+  edges          writers add and remove blockers of one task; pairs add opposite edges at once
+  claim          writers race to claim the same pending tasks
+  complete       writers complete blockers while others edit the dependents
+  delete-update  writers update tasks while another deletes each (none may come back)
+  claim-delete   writers claim tasks while another deletes each (none may come back owned)
+  all            each in turn
 
 Mixed races: give --target more than once to have sessions of several targets write one list
 at once, --writers sessions of each (`--target reference --target claude-code@2.1.112

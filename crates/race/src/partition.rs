@@ -10,6 +10,11 @@
 //! one task and are left out; so is `ready` when judging a claim. Failures that do not
 //! describe the request (`io`, `corrupt`, `invalid`, `unsupported`) are counted by the
 //! checker, not modelled, and are taken to have changed nothing.
+//!
+//! A delete is an operation on the task it addresses (which then stays absent: a deleted
+//! task that an answer or the final listing shows again is not linearizable) and, like an
+//! edge change, an unobserved effect on every task the history ever links with it: the
+//! strict store removes the deleted task from its neighbours' edges (S10).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -50,7 +55,13 @@ pub fn partition<'h>(
     // Each task's list is given its room at once (at most one entry per task an operation
     // names): grown entry by entry, the lists were copied over and over.
     let mut room: BTreeMap<TaskId, usize> = BTreeMap::new();
+    let neighbours = linked(history);
     for op in &history.ops {
+        if let Request::Delete { id, .. } = &op.request {
+            for n in neighbours.get(id).into_iter().flatten() {
+                *room.entry(*n).or_default() += 1;
+            }
+        }
         let named: [&[TaskId]; 4] = match &op.request {
             Request::Create { task, .. } => [&task.blocked_by, &task.blocks, &[], &[]],
             Request::Update { patch, .. } => [
@@ -139,13 +150,21 @@ pub fn partition<'h>(
                 );
             }
             Request::Claim { id, owner, .. } => push(*id, Action::Claim { owner }, expect),
+            Request::Delete { id, .. } => {
+                if effects {
+                    for &n in neighbours.get(id).into_iter().flatten() {
+                        push(n, Action::Unlink { other: *id }, side(&expect));
+                    }
+                }
+                push(*id, Action::Delete, expect);
+            }
             Request::Get { id, .. } => {
                 if matches!(expect, Expect::Ok(_) | Expect::Fail(_)) {
                     push(*id, Action::Read, expect)
                 }
             }
-            // Workloads do not delete or list mid-run; hello reads nothing.
-            Request::Delete { .. } | Request::List { .. } | Request::Hello => {}
+            // Workloads do not list mid-run; hello reads nothing.
+            Request::List { .. } | Request::Hello => {}
         }
     }
     // Tasks that were only named by operations that left no entry.
@@ -286,6 +305,35 @@ pub fn prune_unobserved(entries: &mut Vec<Entry<TaskOp<'_>>>) {
             };
         edges || seen
     });
+}
+
+/// Every pair of tasks some request of the history links (an edge given at create or
+/// added by an update), both ways: the tasks a delete may have to unlink.
+fn linked(history: &History) -> HashMap<TaskId, Vec<TaskId>, FastHash> {
+    let mut out: HashMap<TaskId, Vec<TaskId>, FastHash> = HashMap::default();
+    let mut link = |a: TaskId, b: TaskId| {
+        for (x, y) in [(a, b), (b, a)] {
+            let v = out.entry(x).or_default();
+            if !v.contains(&y) {
+                v.push(y);
+            }
+        }
+    };
+    for op in &history.ops {
+        let (Some(id), others): (Option<TaskId>, [&[TaskId]; 2]) = (match &op.request {
+            Request::Create { task, .. } => (op.task_id(), [&task.blocked_by, &task.blocks]),
+            Request::Update { id, patch, .. } => {
+                (Some(*id), [&patch.add_blocked_by, &patch.add_blocks])
+            }
+            _ => (None, [&[]; 2]),
+        }) else {
+            continue;
+        };
+        for &x in others.into_iter().flatten() {
+            link(id, x);
+        }
+    }
+    out
 }
 
 fn edge(add: bool, in_blocks: bool, other: TaskId) -> Action<'static> {

@@ -14,13 +14,17 @@ use crate::linear::{Entry, Sequential};
 use taskproof_core::protocol::ErrorKind;
 use taskproof_core::task::{Change, NewTask, Patch, Status, TaskId};
 
-/// The model's state of one task. `exists: false` is a task that was never created.
+/// The model's state of one task. `exists: false` is a task that was never created, or
+/// one that was deleted (`deleted: true`): the strict store never gives a deleted task's id
+/// again, and nothing but a create brings a task into being, so a deleted task stays
+/// absent, and every later update, claim or read of it is refused (`not_found`).
 ///
 /// The strings are borrowed from the history's requests (every value the model can give a
 /// field comes from one), so that a step, which builds a new state, copies no text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TaskState<'h> {
     pub exists: bool,
+    pub deleted: bool,
     pub subject: &'h str,
     pub status: Status,
     pub owner: Option<&'h str>,
@@ -119,6 +123,7 @@ impl<'h> TaskState<'h> {
     fn absent(slots: usize) -> TaskState<'h> {
         TaskState {
             exists: false,
+            deleted: false,
             subject: "",
             status: Status::Pending,
             owner: None,
@@ -150,6 +155,9 @@ impl<'h> TaskState<'h> {
     }
 
     fn describe(&self) -> String {
+        if self.deleted {
+            return "deleted".into();
+        }
         if !self.exists {
             return "absent".into();
         }
@@ -196,12 +204,19 @@ pub enum Action<'h> {
     Claim {
         owner: &'h str,
     },
+    /// The task is removed; its id is never given again.
+    Delete,
     Read,
     /// The other side of an edge change addressed to another task (S8).
     Edge {
         add: bool,
         /// `true`: this task's `blocks` gains/loses `other`; `false`: its `blockedBy`.
         in_blocks: bool,
+        other: TaskId,
+    },
+    /// The other side of a delete of task `other` (S10): this task forgets its edges with
+    /// `other`. A task that does not exist is left as it is (the store skips it).
+    Unlink {
         other: TaskId,
     },
 }
@@ -278,15 +293,26 @@ impl<'a> SequentialTask<'a> {
     fn apply<'h>(&self, s: &TaskState<'h>, a: &Action<'h>) -> Result<TaskState<'h>, ErrorKind> {
         // Refusals are found before the state is copied.
         match a {
-            Action::Create { .. } if s.exists => {
+            Action::Create { .. } if s.exists || s.deleted => {
                 // Ids are assigned by the store: a create answered with the id of a task
-                // that exists is a duplicate id; nothing explains it.
+                // that exists, or of one deleted (ids are never given again), is a
+                // duplicate id; nothing explains it.
                 return Err(ErrorKind::Invalid);
             }
-            Action::Update { .. } | Action::Claim { .. } | Action::Read | Action::Edge { .. }
+            Action::Update { .. }
+            | Action::Claim { .. }
+            | Action::Delete
+            | Action::Read
+            | Action::Edge { .. }
                 if !s.exists =>
             {
                 return Err(ErrorKind::NotFound);
+            }
+            Action::Unlink { .. } if !s.exists => return Ok(s.clone()),
+            Action::Delete => {
+                let mut gone = TaskState::absent(self.slots.len());
+                gone.deleted = true;
+                return Ok(gone);
             }
             Action::Update { patch, .. }
                 if s.status == Status::Completed
@@ -352,7 +378,11 @@ impl<'a> SequentialTask<'a> {
                 n.status = Status::InProgress;
                 n.owner = Some(owner);
             }
-            Action::Read => {}
+            Action::Read | Action::Delete => {}
+            Action::Unlink { other } => {
+                n.blocks.remove(other);
+                n.blocked_by.remove(other);
+            }
             Action::Edge {
                 add,
                 in_blocks,
@@ -421,6 +451,9 @@ impl<'a> Sequential for SequentialTask<'a> {
     fn explain(&self, s: &TaskState<'a>, op: &TaskOp<'a>) -> String {
         let before = s.describe();
         match (&op.expect, self.apply(s, &op.action)) {
+            (Expect::Ok(_), Err(_)) if op.history_index.is_none() && s.deleted => {
+                "the final listing holds it, but it was deleted, and nothing brings a deleted task back".into()
+            }
             (Expect::Ok(_), Err(_)) if op.history_index.is_none() => {
                 "the final listing holds it, but no request that could have created it fits".into()
             }

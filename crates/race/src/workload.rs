@@ -23,6 +23,9 @@ const COMPLETE_PAIRS: usize = 100;
 /// task stays small and a run costs the store linear, not quadratic, work; each write has
 /// a value of its own (the request number), so every acknowledged value is still checked.
 pub const KEYS_PER_WRITER: usize = 8;
+/// How many requests in a row every writer sends to one task in `delete-update` and
+/// `claim-delete`.
+const BURST: usize = 4;
 /// How many tasks of its own each writer toggles as a blocker of the hub in `edges`.
 const EDGES_OWN: usize = 4;
 
@@ -41,6 +44,13 @@ pub enum Workload {
     Claim,
     /// Writers complete blockers while others edit the dependents.
     Complete,
+    /// Writers update tasks while another writer deletes each of them: a task deleted with
+    /// an acknowledged delete never comes back (an update that read it before the delete
+    /// must not write it back after), and no update linearized after the delete succeeds.
+    DeleteUpdate,
+    /// Writers race to claim tasks while another writer deletes each of them: no claim
+    /// succeeds on a deleted task, and no deleted task comes back owned.
+    ClaimDelete,
     /// Writers complete every task of the list, each its own share, so that the list ends
     /// finished, as a team's list does when the work is done. With a settle phase it shows
     /// a store that removes a finished list on its own (Claude Code's reset,
@@ -49,13 +59,15 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Metadata,
         Workload::Fields,
         Workload::Create,
         Workload::Edges,
         Workload::Claim,
         Workload::Complete,
+        Workload::DeleteUpdate,
+        Workload::ClaimDelete,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +78,8 @@ impl Workload {
             Workload::Edges => "edges",
             Workload::Claim => "claim",
             Workload::Complete => "complete",
+            Workload::DeleteUpdate => "delete-update",
+            Workload::ClaimDelete => "claim-delete",
             Workload::Finish => "finish",
         }
     }
@@ -75,6 +89,8 @@ impl Workload {
         match self {
             Workload::Edges | Workload::Complete => &[Feature::Edges],
             Workload::Claim => &[Feature::Claim],
+            Workload::DeleteUpdate => &[Feature::Delete, Feature::Metadata],
+            Workload::ClaimDelete => &[Feature::Delete, Feature::Claim],
             _ => &[],
         }
     }
@@ -95,7 +111,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete, finish or all"
+                    "unknown workload {s:?}; expected metadata, fields, create, edges, claim, complete, delete-update, claim-delete, finish or all"
                 )
             })
     }
@@ -133,6 +149,9 @@ pub fn seeds(w: Workload, writers: usize, ops: usize) -> Vec<Seed> {
         }
         Workload::Claim => (0..ops.max(1))
             .map(|i| plain(format!("claimable {i}")))
+            .collect(),
+        Workload::DeleteUpdate | Workload::ClaimDelete => (0..ops.div_ceil(BURST).max(1))
+            .map(|i| plain(format!("doomed {i}")))
             .collect(),
         Workload::Finish => (0..writers * ops)
             .map(|i| plain(format!("task {i}")))
@@ -305,6 +324,46 @@ pub fn plan(
                 })
                 .collect()
         }
+        Workload::DeleteUpdate | Workload::ClaimDelete => {
+            // Everyone works on the same task at the same time: `BURST` requests on task 0,
+            // then `BURST` on task 1, and so on. Task `i` is deleted by writer
+            // `i mod writers`, in the middle of its burst (for claims, at its start, where
+            // the one claim that can win is); every other request is an update (or a claim)
+            // of it. Requests on a task already deleted are refused at once, so the writers
+            // leave a task together and meet again on the next one: a delete races the
+            // requests of the same task instead of running ahead of them. A lone writer
+            // deletes every other task and works on the rest.
+            let n = ids.len();
+            let at = if w == Workload::ClaimDelete {
+                0
+            } else {
+                BURST / 2
+            };
+            (0..ops)
+                .map(|k| {
+                    let i = (k / BURST) % n;
+                    let deleter = if writers == 1 {
+                        i.is_multiple_of(2)
+                    } else {
+                        i % writers == writer
+                    };
+                    if deleter && k % BURST == at {
+                        Request::Delete {
+                            list: list(),
+                            id: ids[i],
+                        }
+                    } else if w == Workload::ClaimDelete {
+                        Request::Claim {
+                            list: list(),
+                            id: ids[i],
+                            owner: format!("w{writer}"),
+                        }
+                    } else {
+                        update(ids[i], metadata(key(k), json!(k)))
+                    }
+                })
+                .collect()
+        }
         Workload::Complete => {
             let pairs = ids.len() / 2;
             let completer = writers == 1 || writer.is_multiple_of(2);
@@ -357,6 +416,37 @@ mod tests {
             let a = plan(w, 1, 4, 20, &ids, 7);
             assert_eq!(a.len(), 20, "{w}");
             assert_eq!(a, plan(w, 1, 4, 20, &ids, 7), "{w}");
+        }
+    }
+
+    #[test]
+    fn each_doomed_task_is_deleted_once_in_a_burst_of_every_writers_requests() {
+        for w in [Workload::DeleteUpdate, Workload::ClaimDelete] {
+            let ids: Vec<TaskId> = (1..=seeds(w, 4, 12).len() as u64).map(TaskId).collect();
+            assert_eq!(ids.len(), 12 / BURST);
+            let plans: Vec<Vec<Request>> = (0..4).map(|i| plan(w, i, 4, 12, &ids, 3)).collect();
+            for id in &ids {
+                let (mut deletes, mut others) = (0, 0);
+                for p in &plans {
+                    for r in p {
+                        match r {
+                            Request::Delete { id: d, .. } if d == id => deletes += 1,
+                            Request::Update { id: u, .. }
+                                if u == id && w == Workload::DeleteUpdate =>
+                            {
+                                others += 1
+                            }
+                            Request::Claim { id: c, .. }
+                                if c == id && w == Workload::ClaimDelete =>
+                            {
+                                others += 1
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                assert_eq!((deletes, others), (1, 4 * BURST - 1), "{w} task {id}");
+            }
         }
     }
 

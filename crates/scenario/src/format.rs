@@ -360,15 +360,18 @@ pub enum Verify {
     /// has the profile's model, given every request the scenario sent before the block,
     /// answer each as the target did (S19, against the model of the whole store).
     Linearizable,
+    /// No task deleted with an acknowledged delete comes back.
+    DeletedStayDeleted,
 }
 
 impl Verify {
-    pub const ALL: [Verify; 5] = [
+    pub const ALL: [Verify; 6] = [
         Verify::MetadataKept,
         Verify::UniqueIds,
         Verify::OneClaim,
         Verify::Acyclic,
         Verify::Linearizable,
+        Verify::DeletedStayDeleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -378,6 +381,7 @@ impl Verify {
             Verify::OneClaim => "one_claim",
             Verify::Acyclic => "acyclic",
             Verify::Linearizable => "linearizable",
+            Verify::DeletedStayDeleted => "deleted_stay_deleted",
         }
     }
 }

@@ -386,8 +386,16 @@ fn verify(v: Verify, history: &History, tasks: &[Task]) -> Vec<String> {
             return violations(&Graph::new(tasks), Invariant::Acyclic);
         }
         Verify::Linearizable => unreachable!("judged by Run::linearizable"),
+        Verify::DeletedStayDeleted => deleted_stay_deleted(history, tasks),
     };
     witnesses.into_iter().map(|w| w.text).collect()
+}
+
+/// `deleted_stay_deleted`: no task deleted with an acknowledged delete is listed afterwards,
+/// and no request sent after that acknowledgement succeeded on it; each witness names the
+/// delete and the write that brought the task back ([`check::revived`]).
+fn deleted_stay_deleted(history: &History, tasks: &[Task]) -> Vec<check::Witness> {
+    check::revived(history, tasks)
 }
 
 #[cfg(test)]
@@ -462,6 +470,29 @@ mod tests {
         );
         let fine = history(vec![vec![create("t1", "1")]]);
         assert!(verify(Verify::UniqueIds, &fine, &listed).is_empty());
+    }
+
+    #[test]
+    fn deleted_stay_deleted_finds_a_task_written_back_after_its_delete() {
+        // Lane 0's update (sent at 0 ms, answered at 1 ms) meets lane 1's delete (1 to
+        // 2 ms): ordered before the delete it is fine, unless the task is listed afterwards.
+        let delete = (
+            json!({"op": "delete", "list": "l", "id": "1"}),
+            json!({"ok": true}),
+        );
+        let h = history(vec![
+            vec![update("1", json!({"a0": 0}), json!({"a0": 0}))],
+            vec![delete],
+        ]);
+        assert!(verify(Verify::DeletedStayDeleted, &h, &[]).is_empty());
+        let back = [task(1, None, json!({"a0": 0}))];
+        let found = verify(Verify::DeletedStayDeleted, &h, &back);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("task 1 came back after its delete")
+                && found[0].contains("the final listing still holds it"),
+            "{found:?}"
+        );
     }
 
     #[test]

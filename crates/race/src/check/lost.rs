@@ -158,6 +158,21 @@ fn twice(
     Witness::new(kind, Some(id), text, vec![first.index, dup.index])
 }
 
+/// Tasks a delete may have removed (acknowledged or unanswered): what was on them is gone
+/// legitimately, so their values and owners are not judged here; the linearizability check
+/// judges a deleted task that comes back.
+pub(super) fn deleted_tasks(history: &History) -> BTreeSet<TaskId> {
+    history
+        .ops
+        .iter()
+        .filter(|o| o.is_ok() || o.is_info())
+        .filter_map(|o| match o.request {
+            Request::Delete { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Keys that some request removes again (set to null, or the whole metadata removed): a
 /// change to them may be legitimately undone, so they are not judged.
 fn removed_keys(history: &History) -> (BTreeSet<(TaskId, String)>, BTreeSet<TaskId>) {
@@ -187,7 +202,8 @@ fn removed_keys(history: &History) -> (BTreeSet<(TaskId, String)>, BTreeSet<Task
 /// then overwritten, not lost. One witness per lost value.
 pub fn lost_metadata(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
-    let (removed, cleared) = removed_keys(history);
+    let (removed, mut cleared) = removed_keys(history);
+    cleared.extend(deleted_tasks(history));
     let keys = &history.keys;
     // (task, key number) -> the two writes of it that end last: (end, history index);
     // unanswered ones never end. A write is overwritten when another write of its key may
@@ -486,9 +502,11 @@ pub fn duplicate_ids(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     out
 }
 
-/// At most one acknowledged claim per task (S20), and its owner is the final owner.
+/// At most one acknowledged claim per task (S20), and its owner is the final owner (unless
+/// a delete may have removed the task since).
 pub fn claims(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
     let fin = final_map(final_tasks);
+    let deleted = deleted_tasks(history);
     let by_task = acked_by_task(history, |op| match op.request {
         Request::Claim { id, .. } => Some(id),
         _ => None,
@@ -514,7 +532,7 @@ pub fn claims(history: &History, final_tasks: &[Task]) -> Vec<Witness> {
             );
             out.push(twice(AnomalyKind::DoubleClaims, id, first, dup, text));
         }
-        if ops.len() == 1 {
+        if ops.len() == 1 && !deleted.contains(&id) {
             let owner = owner_of(first);
             let actual = fin.get(&id).and_then(|t| t.owner.clone());
             if actual.as_deref() != Some(owner.as_str()) {
