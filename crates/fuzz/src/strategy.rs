@@ -253,8 +253,24 @@ impl Offer {
     /// What `hello` declares; files only when `files` (the profile predicts them) and the
     /// layout is Claude Code's, which the harness knows how to write into.
     pub fn from_hello(hello: &Hello, files: bool) -> Offer {
+        // Edges a target accepts but never shows cannot be compared with the model's: the
+        // fuzzer leaves edges out for such a target (the suite judges them on the answers).
+        let hidden = hello.has(Feature::HiddenEdges);
+        let edge_part = |f: &Feature| {
+            matches!(
+                f,
+                Feature::Edges
+                    | Feature::EdgeRemoval
+                    | Feature::EdgesAtCreate
+                    | Feature::HiddenEdges
+            )
+        };
         Offer {
-            parts: Feature::ALL.into_iter().filter(|f| hello.has(*f)).collect(),
+            parts: Feature::ALL
+                .into_iter()
+                .filter(|f| hello.has(*f))
+                .filter(|f| !(hidden && edge_part(f)))
+                .collect(),
             apart: hello
                 .calls_apart()
                 .into_iter()
