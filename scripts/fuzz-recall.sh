@@ -4,6 +4,8 @@
 #
 #   scripts/fuzz-recall.sh [NAME...]    # default: every target below
 #
+# Concurrent cases are on (fuzz's default): the table has a column for what they found.
+#
 # BUDGET (seconds, default 240) is each run's --time-limit: no case starts after it, shrinking
 # and replays included (a finding met late is still shrunk and replayed, so a run can end a
 # little after it). SEED (default 1) and SHRINK (the --shrink-time, default 20) are the same for
@@ -21,6 +23,8 @@ TP=${TASKPROOF:-target/release/taskproof}
 BUDGET=${BUDGET:-240}
 SEED=${SEED:-1}
 SHRINK=${SHRINK:-20}
+# How often a concurrent finding's scenario is replayed (its rate is in the table).
+REPLAYS=${REPLAYS:-10}
 # shellcheck source=mcp-servers.sh
 . scripts/mcp-servers.sh
 LCC=${LEARN_CLAUDE_CODE_DIR:-/tmp/learn-claude-code}
@@ -37,6 +41,8 @@ target_of() {
     # terminal UI, docs/fuzzing.md); what vanishes between requests is the settle run's.
     claude-code-2.1.112) echo "--target|claude-code@2.1.112|--profile|strict|--settle|0|--timeout|60" ;;
     claude-code-2.1.332) echo "--target|claude-code@2.1.332|--profile|strict|--settle|0|--timeout|60" ;;
+    claude-code-controller) echo "--target|claude-code-controller@0.3.0|--timeout|60" ;;
+    oh-my-opencode) echo "--target|oh-my-opencode@4.19.4|--settle|0|--timeout|150" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;
   esac
 }
@@ -53,7 +59,7 @@ missing() {
   echo "$p"
 }
 
-ALL="dex mcp-taskmanager ohno-mcp task-orchestrator mcp-shrimp-task-manager learn-claude-code task-master claude-code-2.1.112 claude-code-2.1.332"
+ALL="dex mcp-taskmanager ohno-mcp task-orchestrator mcp-shrimp-task-manager learn-claude-code task-master claude-code-2.1.112 claude-code-2.1.332 claude-code-controller oh-my-opencode"
 for name in ${@:-$ALL}; do
   dir=$OUT/$name
   rm -rf "$dir"
@@ -73,7 +79,7 @@ for name in ${@:-$ALL}; do
   set -- $(target_of "$name")
   IFS=$old_ifs
   "$TP" fuzz "$@" --cases 100000 --time-limit "$BUDGET" --seed "$SEED" \
-    --shrink-time "$SHRINK" --color never --out "$dir/findings" \
+    --shrink-time "$SHRINK" --replays "$REPLAYS" --color never --out "$dir/findings" \
     --report "json:$dir/fuzz.json" > "$dir/fuzz.txt" 2>&1
   echo "exit status $?" >> "$dir/fuzz.txt"
   echo "load at end: $(cat /proc/loadavg)" >> "$dir/load.txt"

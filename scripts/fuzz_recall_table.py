@@ -29,12 +29,18 @@ TARGETS = [
     ("task-master", "task-master-ai 0.43.1 (cmd)", "reports/matrix/task-master-0.43.1/run.json"),
     ("claude-code-2.1.112", "Claude Code 2.1.112, print mode", "reports/claude-code/2.1.112/run.json"),
     ("claude-code-2.1.332", "Claude Code 2.1.332, print mode", "reports/claude-code/2.1.332/run.json"),
+    ("claude-code-controller", "claude-code-controller 0.3.0 (task API)", "reports/claude-code-controller/0.3.0/run.json"),
+    ("oh-my-opencode", "oh-my-opencode 4.19.4 (OpenCode)", "reports/oh-my-opencode/4.19.4/run.json"),
 ]
+
+# The rules a concurrent case's finding can name (issue 53): S19 for a history no order
+# explains, S20 for a claim, S1 for an id handed out twice.
+CONCURRENCY = ("S1", "S18", "S19", "S20")
 
 # Rules that one session's random sequence cannot reach, and what does.
 REACH = {
     "S18": "whole files under concurrent readers and SIGKILL mid-write: a sequence runs one request at a time, so no reader is ever concurrent with a write; `taskproof race` (its readers and kills) reaches it",
-    "S19": "concurrent writers: a sequence sends one request at a time; `taskproof race` reaches it (the race reports named in the row)",
+    "S19": "concurrent writers: the run's concurrent cases did not meet it within the budget (see *concurrency*); `taskproof race` reaches it at scale",
     "S14": "what vanishes between requests or over a restart: needs `--settle` (and for Claude Code its terminal UI), `--wait-max`, or restarts the target honours",
 }
 
@@ -71,13 +77,18 @@ def main():
     w = sys.stdout.write
     w("# Fuzzer recall on real targets\n\n")
     w(
-        "Made by `scripts/fuzz-recall.sh` (issue 47): `taskproof fuzz` against every real target "
+        "Made by `scripts/fuzz-recall.sh` (issues 47 and 53): `taskproof fuzz` against every real target "
         "taskproof has, each with the same budget, then this page by "
         "`scripts/fuzz_recall_table.py`. *Suite fails* are the rules of the failed scenarios in "
         "the checked-in suite report named per row; *fuzzer found* are the rules of the "
         "confirmed findings (shrunk, replayed as a scenario that fails, written under "
         "`reports/fuzz-recall/NAME/findings/`). docs/fuzzing.md says how to read a run's "
-        "summary.\n\n"
+        "summary. *Concurrency* (issue 53): the concurrent cases run (a parallel part of two or "
+        "three sessions judged against the model of the whole store), those the search left "
+        "undecided, and the concurrency rules (S1 by concurrent creates, S18, S19, S20) their "
+        "confirmed findings name, each with the time to its first finding and in how many "
+        "replays its scenario failed; the parallel part is off under a model that promises "
+        "nothing of concurrent sessions.\n\n"
     )
     rows = []
     details = []
@@ -88,7 +99,7 @@ def main():
         fj = os.path.join(d, "fuzz.json")
         if not_run or not os.path.exists(fj):
             why = not_run or "no run"
-            rows.append(f"| {product} | {', '.join(sorted(fails or [], key=rule_key))} | {why} | | | |")
+            rows.append(f"| {product} | {', '.join(sorted(fails or [], key=rule_key))} | {why} | | | | |")
             continue
         r = json.load(open(fj))
         load = read(os.path.join(d, "load.txt")).strip().replace("\n", "; ")
@@ -105,10 +116,30 @@ def main():
         secs = r["duration_ms"] / 1000
         rate = r["cases"] / secs if secs else 0
         found_words = ", ".join(f"{x} ({first[x][0]:.0f} s)" for x in sorted(found, key=rule_key))
+        conc = [f for f in r["found"] if f.get("replays")]
+        conc_rules = {}
+        for f in conc:
+            for rule in f["rules"]:
+                if rule in CONCURRENCY:
+                    t = f["after_ms"] / 1000
+                    if rule not in conc_rules or t < conc_rules[rule][0]:
+                        conc_rules[rule] = (t, f)
+        if r.get("parallel_lanes", 0) == 0:
+            concurrency = "off" + (" (cc-2.1.17 model)" if r["profile"] != "strict" else "")
+        else:
+            words = ", ".join(
+                f"{x} ({t:.0f} s, {f['failed_replays']} of {f['replays']} replays)"
+                for x, (t, f) in sorted(conc_rules.items(), key=lambda kv: rule_key(kv[0]))
+            )
+            concurrency = (
+                f"{r.get('concurrent_cases', 0)} cases, {r.get('unknown_cases', 0)} undecided; "
+                f"{words or 'nothing found'}"
+            )
         rows.append(
             f"| {product} | {', '.join(sorted(fails, key=rule_key)) or 'none'} "
             f"| {found_words or 'none'} | {', '.join(missed) or 'none'} "
-            f"| {', '.join(extra) or 'none'} | {r['cases']} cases in {secs:.0f} s ({rate:.2f} cases/s) |"
+            f"| {', '.join(extra) or 'none'} | {concurrency} "
+            f"| {r['cases']} cases in {secs:.0f} s ({rate:.2f} cases/s){' on one root' if r.get('reused_root') else ''} |"
         )
         c = r["coverage"]
         det = [f"## {product}\n"]
@@ -133,9 +164,18 @@ def main():
                 f"{c['cases_ms'] / 1000:.1f} s running cases, of which "
                 f"{c['requests_ms'] / 1000:.1f} s waiting for answers; the rest of the run "
                 f"({secs - c['cases_ms'] / 1000:.0f} s) is shrinking, replays and starts")
-        for f in r["found"]:
+        if c.get("concurrent"):
             det.append(
-                "- `{}` {} ({} s, case {}): {}; scenario `{}`, shrunk {}→{} steps".format(
+                f"- concurrent: {c['concurrent']} requests in parallel parts, "
+                f"{c['overlapping']} pairs of them in flight at once, "
+                f"{c['interleavings']} distinct interleavings")
+        for f in r["found"]:
+            rate = (
+                f", failed in {f['failed_replays']} of {f['replays']} replays"
+                if f.get("replays") else ""
+            )
+            det.append(
+                "- `{}` {} ({} s, case {}): {}; scenario `{}`, shrunk {}→{} steps{}".format(
                     f["fingerprint"],
                     ", ".join(f["rules"]),
                     round(f["after_ms"] / 1000),
@@ -144,6 +184,7 @@ def main():
                     os.path.relpath(f["file"], ROOT) if os.path.isabs(f["file"]) else f["file"],
                     f["shrink"]["from_steps"],
                     f["shrink"]["to_steps"],
+                    rate,
                 )
             )
         for u in r["unconfirmed"]:
@@ -151,8 +192,8 @@ def main():
         for m in missed:
             det.append(f"- **{m} not found**: " + REACH.get(m, "see the notes below"))
         details.append("\n".join(det) + "\n")
-    w("| target | suite fails | fuzzer found (time to first) | not found | found beyond the suite | cases |\n")
-    w("|---|---|---|---|---|---|\n")
+    w("| target | suite fails | fuzzer found (time to first) | not found | found beyond the suite | concurrency | cases |\n")
+    w("|---|---|---|---|---|---|---|\n")
     for row in rows:
         w(row + "\n")
     w("\n")

@@ -31,6 +31,8 @@ const ROUNDS: usize = 3;
 pub(crate) struct Pooled {
     pub(crate) server: Server,
     pub(crate) gone: Vec<String>,
+    /// The folder under the root the server keeps its store in.
+    pub(crate) folder: String,
 }
 
 /// Why a released list's server cannot serve another list under `mapping`, or `None` when
@@ -64,11 +66,46 @@ impl McpSession {
         if why_not_reused(&self.mapping).is_some() {
             return false;
         }
-        let Some(p) = self.pool.pop() else {
+        if self.pool.is_empty() {
+            return false;
+        }
+        // Every session's server of a list must keep one store: another session that starts
+        // a server for `list` starts it in the root's folder of that name. So the list's
+        // folder is made a link to the pooled server's, at once (a link is made whole or not
+        // at all). Where it is there already, another session made it: a pooled server of
+        // this session's that keeps its store in the folder it links to serves the list;
+        // without one, or where the folder is a real one (another session's fresh server
+        // keeps its store there), this session starts a server of its own beside it.
+        let path = self.root.join(list);
+        let taken = match std::fs::read_link(&path) {
+            Ok(to) => self
+                .pool
+                .iter()
+                .position(|p| std::path::Path::new(&p.folder) == to)
+                .map(|i| self.pool.remove(i)),
+            Err(_) if path.exists() => None,
+            Err(_) => {
+                let p = self.pool.pop().expect("checked above");
+                if std::os::unix::fs::symlink(&p.folder, &path).is_ok() {
+                    Some(p)
+                } else {
+                    // Another session linked or made it first: its link, or none.
+                    self.pool.push(p);
+                    std::fs::read_link(&path).ok().and_then(|to| {
+                        self.pool
+                            .iter()
+                            .position(|p| std::path::Path::new(&p.folder) == to)
+                            .map(|i| self.pool.remove(i))
+                    })
+                }
+            }
+        };
+        let Some(p) = taken else {
             return false;
         };
         self.servers.insert(list.to_string(), p.server);
         self.gone.insert(list.to_string(), p.gone);
+        self.folders.insert(list.to_string(), p.folder);
         true
     }
 
@@ -87,8 +124,16 @@ impl McpSession {
             self.current = String::new();
             let mut server = self.servers.remove(*list).expect("checked above");
             let gone = self.gone.remove(*list).unwrap_or_default();
+            let folder = self
+                .folders
+                .remove(*list)
+                .unwrap_or_else(|| (*list).to_string());
             match emptied {
-                Some(Ok(())) => self.pool.push(Pooled { server, gone }),
+                Some(Ok(())) => self.pool.push(Pooled {
+                    server,
+                    gone,
+                    folder,
+                }),
                 _ => server.kill(),
             }
         }

@@ -44,6 +44,9 @@ pub struct McpSession {
     /// With one server per list, the server's ids of the tasks deleted on each list's server
     /// (on a server taken from the pool, those of its earlier lists too).
     pub(crate) gone: BTreeMap<String, Vec<String>>,
+    /// The folder (under the root) a server taken from the pool keeps its store in, by the
+    /// list it serves now: the folder of the list it was started for.
+    pub(crate) folders: BTreeMap<String, String>,
 }
 
 /// Whether a list name can name a folder and a table key (SPEC §3, S13).
@@ -122,6 +125,7 @@ impl McpSession {
             wire: options.wire,
             pool: Vec::new(),
             gone: BTreeMap::new(),
+            folders: BTreeMap::new(),
         })
     }
 
