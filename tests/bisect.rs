@@ -707,7 +707,7 @@ mod workflows {
             "the merge downloads every shard's artefact"
         );
         let script = scripts(merge);
-        assert!(script.contains("taskproof matrix $runs"), "{script}");
+        assert!(script.contains("taskproof maint matrix $runs"), "{script}");
         assert!(
             script.contains("timeline --no-run --reports shards"),
             "{script}"

@@ -79,13 +79,13 @@ fn exit_and_resume_end_the_adapter_process_and_start_a_new_one() {
         ),
     )
     .unwrap();
-    let reference = format!("cmd:exec '{}' serve --no-fsync", bin());
+    let reference = format!("cmd:exec '{}' serve adapter --no-fsync", bin());
     let r = run_in(dir.path(), &[".", "--target", &reference]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     // A store that keeps its tasks in a folder private to each process loses them when the
     // session exits and a new process resumes: so `exit` really ended the process.
     let memory_only = format!(
-        "cmd:TMPDIR=\"$TASKPROOF_ROOT\" exec '{}' serve --no-fsync --mutant memory-only",
+        "cmd:TMPDIR=\"$TASKPROOF_ROOT\" exec '{}' serve adapter --no-fsync --mutant memory-only",
         bin()
     );
     let r = run_in(dir.path(), &[".", "--target", &memory_only]);
@@ -127,11 +127,11 @@ fn clear_and_compact_reach_no_store_and_the_run_says_so() {
 }
 
 /// An adapter whose store forgets a list a moment after it starts, between requests: the
-/// reference store behind `serve`, and a background job of the adapter's own that removes
+/// reference store behind `serve adapter`, and a background job of the adapter's own that removes
 /// the list's task files after 1 s (as Claude Code's reset of a finished list does).
 fn forgetful_target() -> String {
     format!(
-        "cmd:(sleep 1; rm -f \"$TASKPROOF_ROOT\"/l/*.json) & exec '{}' serve --no-fsync",
+        "cmd:(sleep 1; rm -f \"$TASKPROOF_ROOT\"/l/*.json) & exec '{}' serve adapter --no-fsync",
         bin()
     )
 }
