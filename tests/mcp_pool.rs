@@ -90,7 +90,7 @@ fn shown(s: &mut dyn Session, list: &str) -> Vec<Value> {
 }
 
 /// A released list's server is emptied and then serves the next list named instead of a new
-/// server (no folder is made for the new list: the server works in the released one's); the
+/// server (the new list's folder is a link to the released one's, where the server works); the
 /// new list starts afresh: its ids from 1, nothing of the released list's tasks, statuses,
 /// owners or deleted ids shows, and what it shows is what a fresh server shows for the
 /// same requests. Three lists in a row, so a server reused twice is covered.
@@ -117,9 +117,11 @@ fn a_released_lists_server_is_emptied_and_serves_the_next_list_with_nothing_of_i
         &mut *s,
         json!({"op": "create", "list": "b", "task": {"subject": "only of y"}}),
     );
-    assert!(
-        !root.path().join("b").exists(),
-        "b took a's emptied server rather than starting one in its own folder"
+    // b took a's emptied server rather than starting one: its folder is a link to the
+    // folder that server keeps its store in, where another session's server for b starts.
+    assert_eq!(
+        std::fs::read_link(root.path().join("b")).expect("b's folder is a link"),
+        Path::new("a"),
     );
     assert_eq!(
         shown(&mut *s, "b"),
@@ -133,13 +135,53 @@ fn a_released_lists_server_is_emptied_and_serves_the_next_list_with_nothing_of_i
         &mut *s,
         json!({"op": "create", "list": "c", "task": {"subject": "only of y"}}),
     );
-    assert!(!root.path().join("c").exists());
+    assert_eq!(
+        std::fs::read_link(root.path().join("c")).expect("c's folder is a link"),
+        Path::new("a"),
+    );
     assert_eq!(
         shown(&mut *s, "c"),
         want,
         "c shows what a fresh server shows"
     );
     s.close().unwrap();
+}
+
+/// Two sessions on one root keep one store for a list, whether a session's server for it
+/// came from the pool or was started: a task one session makes on the reused list is what
+/// the other lists. (Before, one session's reused server kept list b in a's folder while the
+/// other's fresh server kept it in b's, and each saw only its own tasks.)
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn sessions_on_one_root_share_a_reused_lists_store() {
+    require(&[Tool::Python]);
+    let root = tempdir();
+    let (_m1, mut one) = open(root.path(), &|t| t);
+    let (_m2, mut two) = open(root.path(), &|t| t);
+    let listed = |s: &mut dyn Session, list: &str| -> Vec<Value> {
+        ok(s, json!({"op": "list", "list": list}))["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    fill(&mut *one, "a");
+    assert_eq!(listed(&mut *two, "a"), listed(&mut *one, "a"));
+    one.release_lists(&["a"]);
+    two.release_lists(&["a"]);
+    ok(
+        &mut *one,
+        json!({"op": "create", "list": "b", "task": {"subject": "made by one"}}),
+    );
+    let seen = listed(&mut *two, "b");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["subject"], "made by one");
+    ok(
+        &mut *two,
+        json!({"op": "create", "list": "b", "task": {"subject": "made by two"}}),
+    );
+    assert_eq!(listed(&mut *one, "b").len(), 2);
+    one.close().unwrap();
+    two.close().unwrap();
 }
 
 /// A mapping that says the server keeps state a delete does not reset (`server.reuse =

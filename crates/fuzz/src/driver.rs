@@ -804,9 +804,14 @@ impl CaseRun<'_> {
             planned.push(self.plan_lane(lane));
         }
         if serial {
-            // The same requests one after another, each answer compared as a sequence's.
-            for (i, requests) in planned.into_iter().enumerate() {
-                for r in requests {
+            // The same requests one after another, each answer compared as a sequence's, in
+            // rounds as the lanes meet them (each lane's first request, then each lane's
+            // second, ...).
+            let rounds = planned.iter().map(Vec::len).max().unwrap_or(0);
+            let mut lanes: Vec<_> = planned.into_iter().map(Vec::into_iter).collect();
+            for _ in 0..rounds {
+                for (i, lane) in lanes.iter_mut().enumerate() {
+                    let Some(r) = lane.next() else { continue };
                     for l in LISTS.iter().filter(|l| r.request["list"] == **l) {
                         self.touched.insert(l);
                     }

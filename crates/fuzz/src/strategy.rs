@@ -654,8 +654,9 @@ pub struct Case {
     pub steps: Vec<Step>,
     pub lanes: Vec<Vec<Step>>,
     pub then: Vec<Step>,
-    /// Send the lanes' requests one after another (lane by lane, each session its own
-    /// requests) instead of at once: [`Case::serialized`].
+    /// Send the lanes' requests one after another (round by round: each lane's first, then
+    /// each lane's second, each by the lane's session) instead of at once:
+    /// [`Case::serialized`].
     pub serial: bool,
     /// The lanes meet before each round of requests, so the n-th requests of all lanes
     /// start together; otherwise they only start together and then drift, so a lane's later
@@ -689,7 +690,7 @@ impl Case {
         self.len() == 0
     }
 
-    /// The same requests, the lanes' sent one after another (lane by lane) instead of at
+    /// The same requests, the lanes' sent one after another (round by round) instead of at
     /// once, and each answer compared with the model's as a sequence's is. A concurrent case
     /// whose divergence this shows too found no race but a sequence's bug, which is reported
     /// as the sequence's.
