@@ -243,9 +243,10 @@ fn case_lists(n: u32) -> Vec<String> {
     LISTS.iter().map(|l| format!("c{n}-{l}")).collect()
 }
 
-/// Where the cases start: one root kept from case to case ([`reused`]), or a fresh one for
-/// each, the next made on another thread while a case runs (`prestart`; a real store's
-/// server takes about as long to start as a case takes to run).
+/// Where the cases start: one root kept from case to case (where sharing is honest: the
+/// target declares lists), or a fresh one for each, the next made on another thread while a
+/// case runs (`prestart`; a real store's server takes about as long to start as a case
+/// takes to run).
 pub struct Starts {
     setup: Setup,
     prestart: bool,

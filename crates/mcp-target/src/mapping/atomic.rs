@@ -83,7 +83,7 @@ impl Mapping {
         out.into_iter().collect()
     }
 
-    /// The request paths carried out in tool calls of their own ([`CALLS_APART`]): per writing
+    /// The request paths carried out in tool calls of their own ([`taskproof_core::protocol::CALLS_APART`]): per writing
     /// operation, each request path a call with a tool runs for (its `for_each`: a call per
     /// item) or on (a `when` condition on the request). A request with two of them, or with
     /// two items at a `for_each` path, is several calls with nothing to undo the first when a

@@ -9,7 +9,7 @@ use super::Mapping;
 impl Mapping {
     /// The statuses the server's tasks can have, when `status_from` reads them from its
     /// fields and no rule gives `in_progress` (a task done or not done): hello's
-    /// [`STATUSES`], so the steps that start a task are not judged.
+    /// [`taskproof_core::protocol::STATUSES`], so the steps that start a task are not judged.
     pub fn statuses(&self) -> Option<String> {
         let rules = &self.task.status_from;
         if rules.is_empty() || rules.iter().any(|r| r.status == "in_progress") {
