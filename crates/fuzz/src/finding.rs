@@ -178,6 +178,15 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
     let half_applied = differing
         .iter()
         .any(|(id, f)| refused.contains(&(id.clone(), f.as_str())));
+    // The id the target gave a create, if this list gave it to a task before.
+    let reused_here = match &d.actual {
+        Ok(Response::Task(t)) if op == "create" => history.records[..d.at].iter().any(|r| {
+            matches!(&r.action, ResolvedStep::Send { request, .. }
+                if request["op"] == "create" && list_of(request) == here)
+                && matches!(&r.expected, Some(Response::Task(e)) if e.id == t.id)
+        }),
+        _ => false,
+    };
     let lists: BTreeSet<String> = history.records[..=d.at]
         .iter()
         .map(|r| &r.action)
@@ -224,7 +233,9 @@ pub fn rules(history: &History, d: &Divergence) -> Vec<Rule> {
         for f in fields.iter().filter(|_| !half_applied) {
             let by_field = match f.as_str() {
                 // An id that another list's creates pushed up is isolation, not S1.
-                "id" if op == "create" && lists.len() > 1 => Some(Rule::S13),
+                // An id this list handed out before is an id reused (S1), whatever other list
+                // the sequence also used; only another id is one list seen in another.
+                "id" if op == "create" && lists.len() > 1 && !reused_here => Some(Rule::S13),
                 "id" if op == "create" => Some(Rule::S1),
                 "blocks" | "blockedBy" => Some(if deleted { Rule::S10 } else { Rule::S8 }),
                 "metadata" => Some(Rule::S12),
@@ -522,9 +533,13 @@ mod tests {
     }
 
     fn found(steps: &[Step]) -> Finding {
+        found_on(Mutant::NoMirror, steps)
+    }
+
+    fn found_on(mutant: Mutant, steps: &[Step]) -> Finding {
         let scratch = tempfile::tempdir().unwrap();
         let setup = Setup {
-            target: TargetSpec::mutant(Mutant::NoMirror),
+            target: TargetSpec::mutant(mutant),
             profile: Profile::Strict,
             session_options: SessionOptions {
                 durable: false,
@@ -535,7 +550,34 @@ mod tests {
             reuse: false,
         };
         let history = run_case(&setup, &Case::sequence(steps.to_vec())).unwrap();
-        finding(&history, 7, Profile::Strict).expect("no-mirror diverges")
+        finding(&history, 7, Profile::Strict).expect("the mutant diverges")
+    }
+
+    /// Issue 55: an id handed out again after the highest was deleted is S1, though the
+    /// sequence also used another list (a store author saw it reported as S13, "one list
+    /// seen in another").
+    #[test]
+    fn an_id_reused_in_its_own_list_is_s1_whatever_other_list_was_used() {
+        let delete = |task: Ref| Step::Delete {
+            s: 0,
+            list: 0,
+            task,
+        };
+        let mut other = create(9, vec![]);
+        if let Step::Create { list, .. } = &mut other {
+            *list = 1;
+        }
+        let f = found_on(
+            Mutant::ReusedIds,
+            &[
+                create(1, vec![]),
+                create(2, vec![]),
+                delete(Ref::Last),
+                other,
+                create(3, vec![]),
+            ],
+        );
+        assert_eq!(f.rules, [Rule::S1], "{}", f.summary);
     }
 
     #[test]
