@@ -123,13 +123,11 @@ impl Coverage {
             events.push((*answered, 1, *lane));
         }
         events.sort();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for (_, kind, lane) in events {
-            for b in [kind, lane as u8] {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
-        }
+        let text: String = events
+            .iter()
+            .map(|(_, kind, lane)| format!("{}{lane} ", ["s", "a"][usize::from(*kind)]))
+            .collect();
+        let h = crate::finding::fnv1a(&text);
         self.interleavings.insert(h);
     }
 

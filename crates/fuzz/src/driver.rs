@@ -89,6 +89,8 @@ pub struct Unexplained {
 pub struct Divergence {
     /// Index into the history.
     pub at: usize,
+    /// The model's answer; for a history no order explains, its answer to the request at
+    /// `at` with the requests taken in the order they were sent.
     pub expected: Response,
     /// The target's answer, or how it broke the protocol.
     pub actual: Result<Response, String>,
@@ -531,14 +533,30 @@ impl CaseRun<'_> {
         else {
             return self.other(action, final_check);
         };
-        // A field of a part the target lacks is taken out of the request; a step that
-        // cannot do without such a part is left out, not failed (§2).
-        let (dropped, rest) = match fit(&mut request, &mut shown, &self.offer) {
+        let Some(requests) = self.fit(&mut request, &mut shown) else {
+            return Ok(None);
+        };
+        let mut bind = bind;
+        for (request, shown) in requests {
+            let bind = bind.take();
+            if let Some(end) = self.send(session, request, shown, bind, final_check)? {
+                return Ok(Some(end));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Fits a request to what the target offers, counting what that did: a field of a part
+    /// the target lacks is taken out of the request; a request that cannot do without such a
+    /// part is left out, not failed (§2: `None`); a patch the target carries out in calls
+    /// apart is cut into one request per call. The requests to send, in order.
+    fn fit(&mut self, request: &mut Value, shown: &mut Value) -> Option<Vec<(Value, Value)>> {
+        let (dropped, rest) = match fit(request, shown, &self.offer) {
             Fit::Send(dropped) => (dropped, Vec::new()),
             Fit::Split(dropped, rest) => (dropped, rest),
             Fit::LeaveOut(f) => {
                 self.coverage.leave_out(format!("part {}", f.as_str()));
-                return Ok(None);
+                return None;
             }
         };
         for f in dropped {
@@ -551,15 +569,8 @@ impl CaseRun<'_> {
         if !rest.is_empty() {
             self.coverage.did("update cut into calls apart");
         }
-        if let Some(end) = self.send(session, request, shown, bind, final_check)? {
-            return Ok(Some(end));
-        }
-        for (request, shown) in rest {
-            if let Some(end) = self.send(session, request, shown, None, final_check)? {
-                return Ok(Some(end));
-            }
-        }
-        Ok(None)
+        let first = (std::mem::take(request), std::mem::take(shown));
+        Some(std::iter::once(first).chain(rest).collect())
     }
 
     /// Sends one request and judges its answer: against the oracle's, or, from a parallel
@@ -616,15 +627,14 @@ impl CaseRun<'_> {
             }
             Ok(a) => a,
         };
-        let agrees = differences(&expected, &answer).is_empty();
         let Some(judging) = &mut self.judging else {
             self.records.push(record);
-            if agrees {
+            let d = differences(&expected, &answer);
+            if d.is_empty() {
                 self.oracle = next;
-                self.note_ids(&request, &expected);
+                note_ids(&mut self.ids, &request, &expected);
                 return Ok(None);
             }
-            let d = differences(&expected, &answer);
             return Ok(Some(End::Diverged(Box::new(Divergence {
                 at,
                 expected,
@@ -655,20 +665,16 @@ impl CaseRun<'_> {
             .is_some_and(|t| explained(&t.sent, &expected));
         if agrees {
             self.oracle = next;
-            self.note_ids(&request, &expected);
+            note_ids(&mut self.ids, &request, &expected);
             return Ok(None);
         }
         // The order found for the parallel part does not explain this answer; another may.
-        self.judge_history(expected, answer)
+        self.judge_history()
     }
 
     /// Searches the history from the parallel part on again; the model after the order it
     /// finds is the oracle from now on.
-    fn judge_history(
-        &mut self,
-        expected: Response,
-        answer: Response,
-    ) -> Result<Option<End>, CaseError> {
+    fn judge_history(&mut self) -> Result<Option<End>, CaseError> {
         let judging = self.judging.as_ref().expect("judging");
         match judge(&judging.before, &judging.history, SEARCH_BUDGET) {
             Judged::Explained { model, .. } => {
@@ -686,14 +692,18 @@ impl CaseRun<'_> {
                 let at = judging.record_of[stuck];
                 let requests = judging.history.len();
                 let actual = judging.history[stuck].sent.answer.clone();
+                // What the model answers the request that could not be placed when the
+                // requests are taken in the order they were sent (the reason says what it
+                // answers in the deepest order the search reached).
+                let mut in_order = judging.before.clone();
+                for t in &judging.history[..stuck] {
+                    in_order.handle_value(&t.sent.request);
+                }
+                let expected = in_order.handle_value(&judging.history[stuck].sent.request);
                 Ok(Some(End::Diverged(Box::new(Divergence {
                     at,
                     expected,
-                    actual: Ok(if at + 1 == self.records.len() {
-                        answer
-                    } else {
-                        actual
-                    }),
+                    actual: Ok(actual),
                     differences: vec![reason.clone()],
                     concurrent: Some(Unexplained {
                         requests,
@@ -702,27 +712,6 @@ impl CaseRun<'_> {
                     }),
                 }))))
             }
-        }
-    }
-
-    /// Keeps the oracle's bookkeeping of ids after a request it explained: a created task,
-    /// and the task the request named last.
-    fn note_ids(&mut self, request: &Value, expected: &Response) {
-        let l = request["list"].as_str().unwrap_or_default().to_string();
-        if let (Response::Task(t), Some("create")) =
-            (expected, request.get("op").and_then(Value::as_str))
-        {
-            let list_ids = self.ids.entry(l).or_default();
-            list_ids.created.push(t.id);
-            list_ids.last = Some(t.id);
-        } else if let Some(id) = request
-            .get("id")
-            .and_then(Value::as_str)
-            .and_then(|i| i.parse::<u64>().ok())
-            && let Some(list_ids) = self.ids.get_mut(&l)
-            && list_ids.created.contains(&TaskId(id))
-        {
-            list_ids.last = Some(TaskId(id));
         }
     }
 
@@ -749,31 +738,16 @@ impl CaseRun<'_> {
 
     /// Sends through session `i`, opened if it is not, with the case's list names.
     fn call(&mut self, i: usize, request: &Value) -> Result<Response, String> {
-        let wire = self.wire(request);
+        let wire = wire_of(self.lists, request);
         self.session(i)?
             .call(&wire)
             .map_err(|e| e.to_string())
             .and_then(|v| Response::from_json(&v, op_of(request)))
     }
 
-    /// The request as sent: the fuzzer's list names replaced by the case's.
-    fn wire(&self, request: &Value) -> Value {
-        let mut wire = request.clone();
-        if let Some(names) = self.lists
-            && let Some(l) = request.get("list").and_then(Value::as_str)
-            && let Some(i) = LISTS.iter().position(|x| *x == l)
-        {
-            wire["list"] = Value::String(names[i].clone());
-        }
-        wire
-    }
-
     /// A list's folder name on disk: the case's name for it.
     fn folder(&self, list: &str) -> String {
-        match (self.lists, LISTS.iter().position(|x| *x == list)) {
-            (Some(names), Some(i)) => names[i].clone(),
-            _ => list.to_string(),
-        }
+        case_name(self.lists, list).map_or_else(|| list.to_string(), String::clone)
     }
 
     fn session(&mut self, i: usize) -> Result<&mut Box<dyn Session>, String> {
@@ -955,7 +929,7 @@ impl CaseRun<'_> {
             }))));
         }
         self.judging = Some(judging);
-        self.judge_history(Response::Done, Response::Done)
+        self.judge_history()
     }
 
     /// Resolves a lane's steps against a copy of the oracle, as if the lane ran alone; an
@@ -980,31 +954,12 @@ impl CaseRun<'_> {
                 self.coverage.leave_out("not a request, in a parallel part");
                 continue;
             };
-            let (dropped, rest) = match fit(&mut request, &mut shown, &self.offer) {
-                Fit::Send(dropped) => (dropped, Vec::new()),
-                Fit::Split(dropped, rest) => (dropped, rest),
-                Fit::LeaveOut(f) => {
-                    self.coverage.leave_out(format!("part {}", f.as_str()));
-                    continue;
-                }
+            let Some(requests) = self.fit(&mut request, &mut shown) else {
+                continue;
             };
-            for f in dropped {
-                *self
-                    .coverage
-                    .dropped
-                    .entry(f.as_str().to_string())
-                    .or_default() += 1;
-            }
-            for (request, shown) in std::iter::once((request, shown)).chain(rest) {
+            for (request, shown) in requests {
                 let expected = oracle.handle_value(&request);
-                let l = request["list"].as_str().unwrap_or_default().to_string();
-                if let (Response::Task(t), Some("create")) =
-                    (&expected, request.get("op").and_then(Value::as_str))
-                {
-                    let list_ids = ids.entry(l).or_default();
-                    list_ids.created.push(t.id);
-                    list_ids.last = Some(t.id);
-                }
+                note_ids(&mut ids, &request, &expected);
                 let shown = unbind(shown, &self.ids);
                 out.push(LaneRequest { request, shown });
             }
@@ -1173,14 +1128,43 @@ fn step_list(step: &Step) -> Option<&'static str> {
     }
 }
 
-/// The request as sent on a root shared by cases ([`CaseRun::wire`], for a lane's thread).
+/// Keeps the bookkeeping of ids after a request the model explained (`expected` is its
+/// answer): a created task, and the task the request named last.
+fn note_ids(ids: &mut BTreeMap<String, Ids>, request: &Value, expected: &Response) {
+    let l = request["list"].as_str().unwrap_or_default().to_string();
+    if let (Response::Task(t), Some("create")) =
+        (expected, request.get("op").and_then(Value::as_str))
+    {
+        let list_ids = ids.entry(l).or_default();
+        list_ids.created.push(t.id);
+        list_ids.last = Some(t.id);
+    } else if let Some(id) = request
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(|i| i.parse::<u64>().ok())
+        && let Some(list_ids) = ids.get_mut(&l)
+        && list_ids.created.contains(&TaskId(id))
+    {
+        list_ids.last = Some(TaskId(id));
+    }
+}
+
+/// The name a case on a shared root sends for one of the fuzzer's lists (`None`: the list
+/// is sent as it is, on a fresh root or for a name that is not the fuzzer's).
+fn case_name<'a>(lists: Option<&'a [String]>, list: &str) -> Option<&'a String> {
+    let i = LISTS.iter().position(|x| *x == list)?;
+    lists.map(|names| &names[i])
+}
+
+/// The request as sent: the fuzzer's list names replaced by the case's.
 fn wire_of(lists: Option<&[String]>, request: &Value) -> Value {
     let mut wire = request.clone();
-    if let Some(names) = lists
-        && let Some(l) = request.get("list").and_then(Value::as_str)
-        && let Some(i) = LISTS.iter().position(|x| *x == l)
+    if let Some(name) = request
+        .get("list")
+        .and_then(Value::as_str)
+        .and_then(|l| case_name(lists, l))
     {
-        wire["list"] = Value::String(names[i].clone());
+        wire["list"] = Value::String(name.clone());
     }
     wire
 }

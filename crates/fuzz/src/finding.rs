@@ -288,7 +288,9 @@ fn concurrent_rules(history: &History, d: &Divergence) -> Vec<Rule> {
     out
 }
 
-fn fnv1a(text: &str) -> u64 {
+/// FNV-1a of `text`: the fingerprints' hash, fixed so that a fingerprint is the same in every
+/// run and build.
+pub(crate) fn fnv1a(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= u64::from(b);

@@ -177,6 +177,15 @@ impl Run<'_> {
         if let Some(e) = first_error {
             return Err(e);
         }
+        // What a later `linearizable` block's model is given: the lanes' answered requests,
+        // in the order they were sent (an approximation of the order the store took them).
+        let mut answered: Vec<(Duration, &Value)> = lanes
+            .iter()
+            .flat_map(|(_, log)| log.iter().map(|(req, invoke, ..)| (*invoke, req)))
+            .collect();
+        answered.sort_by_key(|(invoke, _)| *invoke);
+        let answered: Vec<Value> = answered.into_iter().map(|(_, r)| r.clone()).collect();
+        self.sent.extend(answered);
         if let Some(model) = model {
             return self.linearizable(step, c, model, lanes, t0);
         }
@@ -258,7 +267,6 @@ impl Run<'_> {
                 let Some(response) = answer.response.clone() else {
                     continue;
                 };
-                self.sent.push(req.clone());
                 history.push(Timed {
                     sent: ModelSent {
                         who: name.clone(),
