@@ -39,8 +39,8 @@ target_of() {
     learn-claude-code) echo "--target|cmd:$LCC/.venv/bin/python adapters/learn-claude-code/adapter.py $LCC|--profile|strict|--timeout|120" ;;
     # Print mode: --settle 0 keeps the sessions in print mode (a settle phase drives the
     # terminal UI, docs/fuzzing.md); what vanishes between requests is the settle run's.
-    claude-code-2.1.112) echo "--target|claude-code@2.1.112|--profile|strict|--settle|0|--timeout|60" ;;
-    claude-code-2.1.332) echo "--target|claude-code@2.1.332|--profile|strict|--settle|0|--timeout|60" ;;
+    claude-code-2.1.112) echo "--target|claude-code@2.1.112:teams-off|--profile|strict|--settle|0|--timeout|60" ;;
+    claude-code-2.1.332) echo "--target|claude-code@2.1.332:teams-off|--profile|strict|--settle|0|--timeout|60" ;;
     claude-code-controller) echo "--target|claude-code-controller@0.3.0|--timeout|60" ;;
     oh-my-opencode) echo "--target|oh-my-opencode@4.19.4|--settle|0|--timeout|150" ;;
     *) echo "unknown target $1" >&2; exit 2 ;;

@@ -27,8 +27,8 @@ TARGETS = [
     ("mcp-shrimp-task-manager", "mcp-shrimp-task-manager 1.0.21 (mcp)", "reports/mcp/mcp-shrimp-task-manager/run.json"),
     ("learn-claude-code", "learn-claude-code s07 (cmd)", "reports/matrix/learn-claude-code-s07/run.json"),
     ("task-master", "task-master-ai 0.43.1 (cmd)", "reports/matrix/task-master-0.43.1/run.json"),
-    ("claude-code-2.1.112", "Claude Code 2.1.112, print mode", "reports/claude-code/2.1.112/run.json"),
-    ("claude-code-2.1.332", "Claude Code 2.1.332, print mode", "reports/claude-code/2.1.332/run.json"),
+    ("claude-code-2.1.112", "Claude Code 2.1.112, print mode, agent teams off", "reports/claude-code/2.1.112/run.json"),
+    ("claude-code-2.1.332", "Claude Code 2.1.332, print mode, agent teams off", "reports/claude-code/2.1.332/run.json"),
     ("claude-code-controller", "claude-code-controller 0.3.0 (task API)", "reports/claude-code-controller/0.3.0/run.json"),
     ("oh-my-opencode", "oh-my-opencode 4.19.4 (OpenCode)", "reports/oh-my-opencode/4.19.4/run.json"),
 ]
