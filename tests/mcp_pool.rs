@@ -24,6 +24,14 @@ fn options() -> SessionOptions {
 /// the id table, deletes that archive: the server keeps what it deleted, out of sight) with
 /// its mapping, changed by `edit`, opened on `root`.
 fn open(root: &Path, edit: &dyn Fn(String) -> String) -> (tempfile::TempDir, Box<dyn Session>) {
+    let (dir, target) = target(edit);
+    let s = target.open(root, options()).expect("opens");
+    (dir, s)
+}
+
+/// The fixture server's target, its mapping changed by `edit`: sessions opened from one
+/// target share its pool of emptied servers, as the fuzzer's do.
+fn target(edit: &dyn Fn(String) -> String) -> (tempfile::TempDir, TargetSpec) {
     let dir = tempdir();
     let mapping =
         std::fs::read_to_string(repo().join("tests/fixtures/mcp/text-tasks.toml")).unwrap();
@@ -38,10 +46,7 @@ fn open(root: &Path, edit: &dyn Fn(String) -> String) -> (tempfile::TempDir, Box
         .unwrap()
         .with_mapping(&dir.path().join("m.toml"))
         .unwrap();
-    let s = TargetSpec::from(target)
-        .open(root, options())
-        .expect("opens");
-    (dir, s)
+    (dir, TargetSpec::from(target))
 }
 
 fn call(s: &mut dyn Session, request: Value) -> Value {
@@ -227,4 +232,57 @@ fn a_server_that_keeps_state_or_cannot_be_emptied_is_stopped_not_reused() {
     let b = ok(&mut *s, json!({"op": "list", "list": "b"}));
     assert_eq!(b["tasks"].as_array().unwrap().len(), 1, "{b}");
     s.close().unwrap();
+}
+
+/// Every list of a case keeps a store of its own, whichever sessions serve it and however
+/// their servers came: a server a session starts on a list another session linked to a
+/// pooled folder keeps its store in that folder, and is pooled under it, so the next two
+/// lists named never share one. (Before, it was pooled under the list's name, itself a link
+/// to the other folder, and two lists of the next case were given one store: the fuzzer saw
+/// a fresh list show another's tasks.)
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn two_lists_named_after_a_shared_one_never_share_a_store() {
+    require(&[Tool::Python]);
+    let root = tempdir();
+    let (_m, target) = target(&|t| t);
+    let mut one = target.open(root.path(), options()).expect("opens");
+    let mut two = target.open(root.path(), options()).expect("opens");
+    let count = |s: &mut dyn Session, list: &str| {
+        ok(s, json!({"op": "list", "list": list}))["tasks"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    let make = |s: &mut dyn Session, list: &str| {
+        ok(
+            s,
+            json!({"op": "create", "list": list, "task": {"subject": format!("of {list}")}}),
+        );
+    };
+    // Both sessions serve a: two servers on one folder, both pooled under it.
+    make(&mut *one, "a");
+    assert_eq!(count(&mut *two, "a"), 1);
+    one.release_lists(&["a"]);
+    two.release_lists(&["a"]);
+    // b takes a pooled server (b links to a's folder); a third session, as after a
+    // restart, starts its own server for b through that link; c gets the other pooled one
+    // only if its folder serves no list, else a server of its own.
+    make(&mut *one, "b");
+    let mut three = target.open(root.path(), options()).expect("opens");
+    assert_eq!(count(&mut *three, "b"), 1, "three sees b's store");
+    make(&mut *two, "c");
+    assert_eq!(count(&mut *one, "b"), 1, "b and c are apart");
+    for s in [&mut one, &mut two, &mut three] {
+        s.release_lists(&["b", "c"]);
+    }
+    // The next two lists: each starts empty and sees none of the other's tasks.
+    make(&mut *one, "d");
+    make(&mut *two, "e");
+    make(&mut *three, "e");
+    assert_eq!(count(&mut *one, "d"), 1, "d holds only its own task");
+    assert_eq!(count(&mut *three, "e"), 2, "e holds only its own tasks");
+    assert_eq!(count(&mut *two, "d"), 1);
+    for mut s in [one, two, three] {
+        s.close().unwrap();
+    }
 }

@@ -40,6 +40,8 @@ pub struct McpTarget {
     /// What a server said of itself, once asked (with `server.per_list`, sessions say
     /// `hello` before they start any server).
     pub(crate) probe: Arc<Mutex<Option<Probe>>>,
+    /// The emptied servers of each root, shared by every session on that root (pool.rs).
+    pub(crate) pools: crate::pool::Pools,
 }
 
 impl PartialEq for McpTarget {
@@ -71,6 +73,7 @@ impl McpTarget {
             command: command.to_string(),
             mapping,
             probe: Arc::default(),
+            pools: crate::pool::Pools::default(),
         }
     }
 

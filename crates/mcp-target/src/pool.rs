@@ -11,6 +11,11 @@
 //! does not reset: `server.reuse = false`), that refuses a delete or still lists a task, is
 //! stopped instead; nothing of a released list reaches a later one.
 
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
 use serde_json::{Value, json};
 use taskproof_core::protocol::{Layout, Op};
 
@@ -19,8 +24,8 @@ use crate::server::Server;
 use crate::session::McpSession;
 use crate::translate::Stop;
 
-/// How many emptied servers a session keeps; more are stopped.
-pub(crate) const POOL_MAX: usize = 4;
+/// How many emptied servers a root keeps; more are stopped.
+pub(crate) const POOL_MAX: usize = 12;
 
 /// How many rounds of deletes an emptying tries (a task another blocks may be refused
 /// until its blocker is gone).
@@ -33,6 +38,68 @@ pub(crate) struct Pooled {
     pub(crate) gone: Vec<String>,
     /// The folder under the root the server keeps its store in.
     pub(crate) folder: String,
+}
+
+/// The emptied servers of one root, shared by every session on it: a session takes one
+/// whose store is the folder its list names, whichever session emptied it. Sessions on one
+/// root must all pick the same folder for a list, which separate pools cannot promise: each
+/// would take the server it happened to pool, and the others would start one beside it.
+pub(crate) type RootPool = Arc<Mutex<Shelf>>;
+
+/// A root's emptied servers, and which list each pooled folder serves now.
+#[derive(Default)]
+pub(crate) struct Shelf {
+    servers: Vec<Pooled>,
+    /// Folder → the list linked to it, until that list is released: a folder serves one
+    /// list at a time, however many of its servers wait.
+    serving: HashMap<String, String>,
+}
+
+/// Every root's pool, held weakly: a root's pool, and its servers, end with the last
+/// session on that root.
+#[derive(Clone, Default)]
+pub(crate) struct Pools(Arc<Mutex<HashMap<PathBuf, Weak<Mutex<Shelf>>>>>);
+
+impl fmt::Debug for Pools {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Pools")
+    }
+}
+
+impl Pools {
+    /// The pool of the sessions on `root`, made with its first session.
+    pub(crate) fn of(&self, root: &Path) -> RootPool {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|_, w| w.strong_count() > 0);
+        if let Some(pool) = all.get(root).and_then(Weak::upgrade) {
+            return pool;
+        }
+        let pool = RootPool::default();
+        all.insert(root.to_path_buf(), Arc::downgrade(&pool));
+        pool
+    }
+}
+
+fn lock(pool: &RootPool) -> MutexGuard<'_, Shelf> {
+    pool.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Of the folders no list is linked to, the one most pooled servers keep their store in
+/// (the first such on a tie): the one that lets most sessions of the root find a server for
+/// the list linked to it.
+fn most_pooled(shelf: &Shelf) -> Option<String> {
+    let pool = &shelf.servers;
+    let mut best: Option<(&str, usize)> = None;
+    for p in pool
+        .iter()
+        .filter(|p| !shelf.serving.contains_key(&p.folder))
+    {
+        let n = pool.iter().filter(|q| q.folder == p.folder).count();
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((&p.folder, n));
+        }
+    }
+    best.map(|(f, _)| f.to_string())
 }
 
 /// Why a released list's server cannot serve another list under `mapping`, or `None` when
@@ -66,43 +133,54 @@ impl McpSession {
         if why_not_reused(&self.mapping).is_some() {
             return false;
         }
-        if self.pool.is_empty() {
+        let pool = Arc::clone(&self.pool);
+        let mut shelf = lock(&pool);
+        if shelf.servers.is_empty() {
             return false;
         }
         // Every session's server of a list must keep one store: another session that starts
         // a server for `list` starts it in the root's folder of that name. So the list's
-        // folder is made a link to the pooled server's, at once (a link is made whole or not
-        // at all). Where it is there already, another session made it: a pooled server of
-        // this session's that keeps its store in the folder it links to serves the list;
-        // without one, or where the folder is a real one (another session's fresh server
-        // keeps its store there), this session starts a server of its own beside it.
+        // folder is made a link to a pooled server's, at once (a link is made whole or not
+        // at all). Where it is there already, another session made it: a pooled server that
+        // keeps its store in the folder it links to serves the list; without one, or where
+        // the folder is a real one (another session's fresh server keeps its store there),
+        // this session starts a server of its own beside it.
         let path = self.root.join(list);
-        let taken = match std::fs::read_link(&path) {
-            Ok(to) => self
-                .pool
-                .iter()
-                .position(|p| std::path::Path::new(&p.folder) == to)
-                .map(|i| self.pool.remove(i)),
+        let folder = match std::fs::read_link(&path) {
+            Ok(to) => Some(to),
             Err(_) if path.exists() => None,
             Err(_) => {
-                let p = self.pool.pop().expect("checked above");
-                if std::os::unix::fs::symlink(&p.folder, &path).is_ok() {
-                    Some(p)
-                } else {
-                    // Another session linked or made it first: its link, or none.
-                    self.pool.push(p);
-                    std::fs::read_link(&path).ok().and_then(|to| {
-                        self.pool
-                            .iter()
-                            .position(|p| std::path::Path::new(&p.folder) == to)
-                            .map(|i| self.pool.remove(i))
-                    })
+                let Some(pick) = most_pooled(&shelf) else {
+                    return false;
+                };
+                match std::os::unix::fs::symlink(&pick, &path) {
+                    Ok(()) => {
+                        shelf.serving.insert(pick.clone(), list.to_string());
+                        Some(PathBuf::from(pick))
+                    }
+                    // Another process linked or made it first: its link, or none.
+                    Err(_) => std::fs::read_link(&path).ok(),
                 }
             }
         };
-        let Some(p) = taken else {
+        let Some(i) = folder.and_then(|to| {
+            shelf
+                .servers
+                .iter()
+                .position(|p| Path::new(&p.folder) == to)
+        }) else {
             return false;
         };
+        let mut p = shelf.servers.remove(i);
+        // Each session records the ids it deleted; the store's are all of theirs.
+        for q in shelf.servers.iter().filter(|q| q.folder == p.folder) {
+            for id in &q.gone {
+                if !p.gone.contains(id) {
+                    p.gone.push(id.clone());
+                }
+            }
+        }
+        drop(shelf);
         self.servers.insert(list.to_string(), p.server);
         self.gone.insert(list.to_string(), p.gone);
         self.folders.insert(list.to_string(), p.folder);
@@ -114,13 +192,19 @@ impl McpSession {
         if self.dead.is_some() || !self.mapping.launch.per_list {
             return;
         }
+        // A released list's folder may serve the next list named (every session says so;
+        // one whose server a restart ended has none to pool).
+        lock(&self.pool)
+            .serving
+            .retain(|_, l| !lists.contains(&l.as_str()));
         for list in lists {
             if !self.servers.contains_key(*list) {
                 continue;
             }
             // Emptied through the session's own translation, on this server alone.
-            let emptied = (why_not_reused(&self.mapping).is_none() && self.pool.len() < POOL_MAX)
-                .then(|| self.empty(list));
+            let room = lock(&self.pool).servers.len() < POOL_MAX;
+            let emptied =
+                (why_not_reused(&self.mapping).is_none() && room).then(|| self.empty(list));
             self.current = String::new();
             let mut server = self.servers.remove(*list).expect("checked above");
             let gone = self.gone.remove(*list).unwrap_or_default();
@@ -129,7 +213,7 @@ impl McpSession {
                 .remove(*list)
                 .unwrap_or_else(|| (*list).to_string());
             match emptied {
-                Some(Ok(())) => self.pool.push(Pooled {
+                Some(Ok(())) => lock(&self.pool).servers.push(Pooled {
                     server,
                     gone,
                     folder,

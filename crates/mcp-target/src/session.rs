@@ -16,7 +16,7 @@ use taskproof_session::{Session, SessionOptions, TargetError};
 
 use crate::kind::McpTarget;
 use crate::mapping::Mapping;
-use crate::pool::Pooled;
+use crate::pool::RootPool;
 use crate::server::{EXIT_GRACE, Server, start, start_note, with_stderr};
 use crate::translate::Stop;
 
@@ -39,8 +39,9 @@ pub struct McpSession {
     pub(crate) book: Option<ids::Book>,
     /// Where the servers' lines go (`SessionOptions::wire`).
     pub(crate) wire: Option<WireLog>,
-    /// Servers emptied after their list was released, for lists named later (pool.rs).
-    pub(crate) pool: Vec<Pooled>,
+    /// Servers emptied after their list was released, by any session on the root, for
+    /// lists named later (pool.rs).
+    pub(crate) pool: RootPool,
     /// With one server per list, the server's ids of the tasks deleted on each list's server
     /// (on a server taken from the pool, those of its earlier lists too).
     pub(crate) gone: BTreeMap<String, Vec<String>>,
@@ -110,6 +111,7 @@ impl McpSession {
         };
         let book =
             (mapping.task.id_table || mapping.container.is_some()).then(|| ids::Book::new(&root));
+        let pool = target.pools.of(&root);
         Ok(McpSession {
             command: target.command.clone(),
             servers,
@@ -123,7 +125,7 @@ impl McpSession {
             tools,
             book,
             wire: options.wire,
-            pool: Vec::new(),
+            pool,
             gone: BTreeMap::new(),
             folders: BTreeMap::new(),
         })
@@ -153,11 +155,9 @@ impl McpSession {
     }
 
     pub(crate) fn kill_group(&mut self) {
+        // The root's pooled servers end with its last session (pool.rs).
         for s in self.servers.values_mut() {
             s.kill();
-        }
-        for p in &mut self.pool {
-            p.server.kill();
         }
     }
 
@@ -184,6 +184,12 @@ impl McpSession {
             self.wire.as_ref(),
         ) {
             Ok(s) => {
+                // A list another session took a pooled server for is a link to that
+                // server's folder, where this one keeps its store too (pool.rs).
+                if let Ok(to) = std::fs::read_link(self.root.join(list)) {
+                    self.folders
+                        .insert(list.to_string(), to.to_string_lossy().into_owned());
+                }
                 self.servers.insert(list.to_string(), s.server);
                 Ok(())
             }
