@@ -116,8 +116,11 @@ impl Tables {
     }
 
     /// Gives `tasks` (wire tasks with the server's ids) wire ids: each task's its own, a new
-    /// one numbered ([`Tables::wire_id`]); each edge's when the table knows it (after every
-    /// task's own, so that edges between them read as wire ids), else as the server gave it.
+    /// one numbered ([`Tables::wire_id`]); each edge's after every task's own, so that edges
+    /// between them read as wire ids. An edge the table does not know is a task of the list
+    /// no answer has numbered yet (another session's create still on its way back): it is
+    /// numbered now, as that create's answer will then read it; unless it is in the wire's
+    /// form (decimal digits), an id the server was sent as it is and echoes, left so.
     /// Returns whether the table changed.
     pub fn give_wire_ids(&mut self, list: &str, tasks: &mut [&mut Value]) -> bool {
         let mut changed = false;
@@ -132,10 +135,13 @@ impl Tables {
             for k in ["blocks", "blockedBy"] {
                 if let Some(Value::Array(a)) = task.get_mut(k) {
                     for x in a.iter_mut() {
-                        if let Value::String(s) = x
-                            && let Some(w) = self.known_wire_id(list, s)
-                        {
+                        let Value::String(s) = x else { continue };
+                        if let Some(w) = self.known_wire_id(list, s) {
                             *s = w.to_string();
+                        } else if !s.bytes().all(|b| b.is_ascii_digit()) {
+                            let (w, new) = self.wire_id(list, s);
+                            changed |= new;
+                            *s = w;
                         }
                     }
                 }
@@ -233,8 +239,10 @@ mod tests {
     }
 
     /// An answer's tasks get wire ids: their own (numbered when new), then their edges'
-    /// (one to a task of the same answer too); an edge the table does not know stays as the
-    /// server gave it. A book read again knows the server's ids the other way round.
+    /// (one to a task of the same answer too); an edge to a server id the table does not
+    /// know yet is numbered after them (a task another session's create made, whose answer
+    /// has not come back), while one in the wire's form stays as the server echoed it. A
+    /// book read again knows the server's ids the other way round.
     #[test]
     fn an_answers_tasks_and_edges_get_wire_ids() {
         let dir = tempfile::tempdir().unwrap();
@@ -243,7 +251,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut answer = serde_json::json!([
-            {"id": "k-new", "blockedBy": ["k-old", "k-other"], "blocks": []},
+            {"id": "k-new", "blockedBy": ["k-old", "k-other", "77"], "blocks": []},
             {"id": "k-old", "blocks": ["k-new"]},
         ]);
         let mut tasks: Vec<&mut Value> = answer.as_array_mut().unwrap().iter_mut().collect();
@@ -257,13 +265,14 @@ mod tests {
         assert_eq!(
             answer,
             serde_json::json!([
-                {"id": "2", "blockedBy": ["1", "k-other"], "blocks": []},
+                {"id": "2", "blockedBy": ["1", "3", "77"], "blocks": []},
                 {"id": "1", "blocks": ["2"]},
             ])
         );
         let again = Book::new(dir.path()).read().unwrap();
         assert_eq!(again.known_wire_id("l", "k-new"), Some("2"));
-        assert_eq!(again.known_wire_id("l", "k-other"), None);
+        assert_eq!(again.known_wire_id("l", "k-other"), Some("3"));
+        assert_eq!(again.known_wire_id("l", "77"), None);
         assert_eq!(again.known_wire_id("m", "k-new"), None);
         let mut known = serde_json::json!({"id": "k-new", "blockedBy": ["k-old"]});
         assert!(again.knows_all("l", &[&mut known]));
