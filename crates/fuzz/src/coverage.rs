@@ -405,6 +405,30 @@ mod tests {
         assert_eq!(fit(&mut r, &mut shown, &o), Fit::Send(vec![]));
     }
 
+    /// A create whose `blocks` the mapping writes with an update per item (dex's) is one
+    /// the other sessions can see half made: the offer names its field, for parallel parts
+    /// to leave out, apart from the update fields cut into one request a call.
+    #[test]
+    fn a_create_made_of_calls_apart_is_named_apart_from_updates() {
+        let mut hello = taskproof_core::protocol::Hello {
+            protocol: 2,
+            name: "t".into(),
+            version: "1".into(),
+            layout: taskproof_core::protocol::Layout::Opaque,
+            features: [Feature::Edges, Feature::EdgesAtCreate]
+                .into_iter()
+                .collect(),
+            mapping: Default::default(),
+        };
+        hello.mapping.insert(
+            taskproof_core::protocol::CALLS_APART.into(),
+            "create with task.blocks; update with patch.addBlocks".into(),
+        );
+        let o = Offer::from_hello(&hello, false);
+        assert_eq!(o.create_apart, BTreeSet::from(["blocks".to_string()]));
+        assert_eq!(o.apart, BTreeSet::from(["addBlocks".to_string()]));
+    }
+
     /// dex's mapping sends the status in one call and each `addBlocks` item in a call of its
     /// own: a patch with both is cut so that a refused later call cannot leave an earlier one
     /// done, which would be the mapping's doing and not the server's.

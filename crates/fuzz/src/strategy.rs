@@ -226,6 +226,17 @@ impl BetweenRequests {
     }
 }
 
+/// The fields of `op`'s request body (under `prefix`) that `hello` says are carried out in
+/// calls of their own.
+fn apart(hello: &Hello, op: taskproof_core::protocol::Op, prefix: &str) -> BTreeSet<String> {
+    hello
+        .calls_apart()
+        .into_iter()
+        .filter(|a| a.op == op)
+        .filter_map(|a| a.paths.first()?.strip_prefix(prefix).map(str::to_string))
+        .collect()
+}
+
 /// What a target offers the generator: the optional parts its `hello` declares (with
 /// [`Hello::has`]'s reading of the two parts a hello names by leaving out: `atomic` and
 /// `in_progress`), and whether the harness may write task files into its layout.
@@ -235,6 +246,10 @@ pub struct Offer {
     /// The `update` patch fields the target carries out in calls of their own
     /// ([`Hello::calls_apart`]): sent one request each.
     pub apart: BTreeSet<String>,
+    /// The `create` task fields the target carries out in calls after the create (an edge
+    /// per item written by an update, say): another session can see the task before them,
+    /// so a parallel part's creates go without them.
+    pub create_apart: BTreeSet<String>,
     /// Files written by another program (S15–S17): a `claude-code` layout, and a profile
     /// whose model predicts them.
     pub files: bool,
@@ -246,6 +261,7 @@ impl Offer {
         Offer {
             parts: Feature::ALL.into_iter().collect(),
             apart: BTreeSet::new(),
+            create_apart: BTreeSet::new(),
             files,
         }
     }
@@ -271,12 +287,8 @@ impl Offer {
                 .filter(|f| hello.has(*f))
                 .filter(|f| !(hidden && edge_part(f)))
                 .collect(),
-            apart: hello
-                .calls_apart()
-                .into_iter()
-                .filter(|a| a.op == taskproof_core::protocol::Op::Update)
-                .filter_map(|a| a.paths.first()?.strip_prefix("patch.").map(str::to_string))
-                .collect(),
+            apart: apart(hello, taskproof_core::protocol::Op::Update, "patch."),
+            create_apart: apart(hello, taskproof_core::protocol::Op::Create, "task."),
             files: files && hello.layout == Layout::ClaudeCode,
         }
     }
