@@ -48,7 +48,9 @@ one() {
   python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1]))
-print(r["cases"]/max(r["duration_ms"]/1000,1e-9), int(r.get("reused_root", False)))
+c=r.get("coverage",{})
+print(r["cases"]/max(r["duration_ms"]/1000,1e-9), int(r.get("reused_root", False)),
+      r["cases"]/max((c.get("cases_ms",0)+c.get("start_ms",0))/1000,1e-9))
 ' "$work/r.json"
 }
 
@@ -59,10 +61,12 @@ print(r["cases"]/max(r["duration_ms"]/1000,1e-9), int(r.get("reused_root", False
   echo "run of $CASES cases (seed $SEED, no shrinking, one replay per finding, parallel part on),"
   echo "$ROUNDS rounds, \`--fresh-root-per-case\` (a fresh root and sessions per case, the next"
   echo "made ahead: the mode before issue 53) and the default (one root and its sessions for every"
-  echo "case, each on lists of its own) in turn. Cases/s are cases over the run's wall time"
-  echo "(findings' replays included). 2 cores; the load is /proc/loadavg."
+  echo "case, each on lists of its own) in turn. *Wall* is cases over the run's wall time, findings'"
+  echo "replays (each a fresh sandbox, as \`taskproof run\` would) included; *cases* is cases over the"
+  echo "time spent starting targets for cases and running them (the run's \`time:\` line), which is"
+  echo "what a case costs. 2 cores; the load is /proc/loadavg."
   echo
-  echo "| target | load at start | fresh root per case (median cases/s) | shared root (median cases/s) | shared / fresh | root shared |"
+  echo "| target | load at start | fresh root per case: wall / cases (median cases/s) | shared root: wall / cases (median cases/s) | shared / fresh (cases) | root shared |"
   echo "|---|---|---|---|---|---|"
 } > "$OUT.tmp"
 
@@ -95,7 +99,7 @@ if not A or not B:
     print(f"| {name} | {load} | no complete round (see the script's stderr) | | | |")
     sys.exit()
 med = lambda rs, i: statistics.median(r[i] for r in rs)
-print(f"| {name} | {load} | {med(A,0):.2f} | {med(B,0):.2f} | {med(B,0)/med(A,0):.1f} | {'yes' if med(B,1) else 'no'} |")
+print(f"| {name} | {load} | {med(A,0):.2f} / {med(A,2):.2f} | {med(B,0):.2f} / {med(B,2):.2f} | {med(B,2)/med(A,2):.1f} | {'yes' if med(B,1) else 'no'} |")
 PY
   echo "== $name done" >&2
 done
