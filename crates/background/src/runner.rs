@@ -160,12 +160,9 @@ impl Runner {
         )))?;
         let guardian = match (&options.guardian_exe, options.mutant) {
             (_, Some(BgMutant::NoDeathCleanup)) | (None, _) => None,
-            (Some(exe), _) => Some(
-                Guardian::start(exe, &["serve-background"]).map_err(BgError::io(format!(
-                    "failed to start the guardian {}",
-                    exe.display()
-                )))?,
-            ),
+            (Some(exe), _) => Some(Guardian::start(exe, &["serve-background"]).map_err(
+                BgError::io(format!("failed to start the guardian {}", exe.display())),
+            )?),
         };
         let inner = Arc::new(Inner {
             folder: folder.to_path_buf(),
@@ -274,7 +271,10 @@ impl Inner {
                 Ok(f) => return Ok((id, f)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(BgError::io(format!("failed to create {}", path.display()))(e));
+                    return Err(BgError::Io {
+                        what: format!("failed to create {}", path.display()),
+                        error: e,
+                    });
                 }
             }
         }

@@ -407,7 +407,10 @@ impl ClaudeCodeBg {
             .write_all(format!("{line}\n").as_bytes())
             .and_then(|()| stdin.flush())
             .map_err(|e| {
-                BgError::Exited(format!("send step {n} to Claude Code {}: {e}", self.version))
+                BgError::Exited(format!(
+                    "send step {n} to Claude Code {}: {e}",
+                    self.version
+                ))
             })?;
         let deadline = Instant::now() + wait;
         loop {
@@ -582,10 +585,9 @@ impl ClaudeCodeBg {
                 // the session is dropped, after the orphans were looked at.
                 if let Some(pid) = rustix::process::Pid::from_raw(self.pid) {
                     rustix::process::kill_process(pid, rustix::process::Signal::KILL).map_err(
-                        |e| {
-                            BgError::io(format!("SIGKILL to Claude Code (pid {})", self.pid))(
-                                e.into(),
-                            )
+                        |e| BgError::Io {
+                            what: format!("SIGKILL to Claude Code (pid {})", self.pid),
+                            error: e.into(),
                         },
                     )?;
                 }

@@ -328,9 +328,9 @@ pub enum ServeError {
     /// The async runtime the server runs on could not be built.
     #[error("failed to start the async runtime: {0}")]
     Runtime(std::io::Error),
-    /// The client's `initialize` exchange failed.
+    /// The client's `initialize` exchange failed (boxed: rmcp's error is large).
     #[error("MCP handshake failed: {0}")]
-    Handshake(rmcp::service::ServerInitializeError),
+    Handshake(Box<rmcp::service::ServerInitializeError>),
     /// The server's task ended abnormally.
     #[error("MCP server stopped: {0}")]
     Stopped(tokio::task::JoinError),
@@ -351,7 +351,7 @@ pub fn serve_stdio(config: Config) -> Result<(), ServeError> {
         let running = server
             .serve((tokio::io::stdin(), out))
             .await
-            .map_err(ServeError::Handshake)?;
+            .map_err(|e| ServeError::Handshake(Box::new(e)))?;
         running.waiting().await.map_err(ServeError::Stopped)?;
         Ok(())
     })

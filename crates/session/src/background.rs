@@ -261,6 +261,9 @@ mod tests {
         let io = BgError::io("read f")(std::io::Error::other("gone")).context("open");
         assert!(matches!(&io, BgError::Io { what, .. } if what == "open: read f"));
         assert_eq!(io.to_string(), "open: read f: gone");
-        assert!(std::error::Error::source(&io).is_none(), "the message is whole");
+        assert!(
+            std::error::Error::source(&io).is_none(),
+            "the message is whole"
+        );
     }
 }
