@@ -592,3 +592,153 @@ impl Drop for ProcessBgSession {
         self.child.kill();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{Runner, RunnerOptions};
+
+    const HELLO: &str =
+        r#"{"ok":true,"protocol":1,"kind":"background","name":"sh","version":"1","features":[]}"#;
+
+    /// A runner written in `sh`: it answers `hello`, then runs `then` on the next request,
+    /// which may go unanswered for `timeout` (long enough for `sh` on a loaded machine, except
+    /// where the test waits for it to pass).
+    fn session_within(then: &str, timeout: Duration) -> Result<ProcessBgSession, BgError> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!("read l; echo '{HELLO}'; read l; {then}"));
+        let limits = Limits {
+            timeout,
+            start_timeout: Duration::from_secs(10),
+        };
+        ProcessBgSession::open(c, dir.path(), limits)
+    }
+
+    fn session(then: &str) -> Result<ProcessBgSession, BgError> {
+        session_within(then, Duration::from_secs(10))
+    }
+
+    fn work() -> BgWork {
+        BgWork {
+            command: "true".into(),
+        }
+    }
+
+    #[test]
+    fn a_runners_failures_are_told_apart_by_variant() {
+        let e = session("echo 'not json'")
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Garbage(m) if m.contains("not a JSON object")),
+            "{e}"
+        );
+        let e = session_within("sleep 30", Duration::from_millis(300))
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Timeout(m) if m.contains("no answer to spawn")),
+            "{e}"
+        );
+        let e = session("exit 0").unwrap().spawn(&work()).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Exited(m) if m.contains("exited")),
+            "{e}"
+        );
+        let e = session(r#"echo '{"ok":false,"error":"failed","message":"full"}'"#)
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Refused(m) if m.contains("full")),
+            "{e}"
+        );
+        let mut s = session(
+            r#"echo '{"ok":false,"error":"not_found","message":"No task found with ID: b1"}'"#,
+        )
+        .unwrap();
+        let e = s.output("b1", 0).unwrap_err();
+        assert!(
+            matches!(&e, BgError::NoSuchTask(m) if m == "No task found with ID: b1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_session_that_died_says_so_and_a_bad_start_is_a_start_error() {
+        let mut s = session("echo 'not json'").unwrap();
+        assert!(s.spawn(&work()).is_err());
+        let e = s.spawn(&work()).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Ended(m) if m.starts_with("the session is dead: ")),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            start_timeout: Duration::from_secs(1),
+        };
+        let missing = Command::new(dir.path().join("no-such-runner"));
+        let e = ProcessBgSession::open(missing, dir.path(), limits).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Start(m) if m.starts_with("failed to start the background runner: ")),
+            "{e}"
+        );
+        let e = session_hello("echo '{\"ok\":true,\"protocol\":2}'").unwrap_err();
+        assert!(
+            matches!(&e, BgError::Garbage(m) if m.starts_with("bad hello: ")),
+            "{e}"
+        );
+    }
+
+    fn session_hello(answer: &str) -> Result<ProcessBgSession, BgError> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!("read l; {answer}; sleep 5"));
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            start_timeout: Duration::from_secs(10),
+        };
+        ProcessBgSession::open(c, dir.path(), limits)
+    }
+
+    #[test]
+    fn the_served_runner_answers_not_found_apart_from_other_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Runner::new(dir.path(), RunnerOptions::default()).unwrap();
+        let hello = json!({"ok": true});
+        let (v, _) = answer(
+            &mut r,
+            &hello,
+            r#"{"op":"output","id":"b00000000","offset":0}"#,
+        );
+        assert_eq!(
+            v,
+            json!({"ok": false, "error": "not_found", "message": "No task found with ID: b00000000"})
+        );
+        let (v, _) = answer(&mut r, &hello, r#"{"op":"start","id":"b00000000"}"#);
+        assert_eq!(v["error"], "not_found", "{v}");
+        let held = r.spawn(&work()).unwrap();
+        let (v, _) = answer(
+            &mut r,
+            &hello,
+            &json!({"op": "start", "id": held.id}).to_string(),
+        );
+        assert_eq!(v["error"], "failed", "{v}");
+        assert!(
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("is not held in pending"),
+            "{v}"
+        );
+        assert!(matches!(
+            r.end(BgEnd::Sigkill),
+            Err(BgError::Unsupported(_))
+        ));
+    }
+}
