@@ -31,11 +31,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
 use taskproof_session::background::{
-    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
+    BgEnd, BgError, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 use taskproof_session::group::Group;
 use taskproof_session::pipes::{self, Line};
@@ -132,9 +131,9 @@ pub fn answer(session: &mut dyn BgSession, hello: &Value, line: &str) -> (Value,
             .map(str::to_string)
             .ok_or_else(|| invalid(format!("{op}: \"id\" must be a string")))
     };
-    let failed = |e: anyhow::Error| match e.downcast_ref::<BgNoSuchTask>() {
-        Some(n) => json!({"ok": false, "error": "not_found", "message": n.0}),
-        None => json!({"ok": false, "error": "failed", "message": format!("{e:#}")}),
+    let failed = |e: BgError| match e {
+        BgError::NoSuchTask(words) => json!({"ok": false, "error": "not_found", "message": words}),
+        e => json!({"ok": false, "error": "failed", "message": e.to_string()}),
     };
     let result = match op {
         "hello" => Ok(hello.clone()),
@@ -148,7 +147,9 @@ pub fn answer(session: &mut dyn BgSession, hello: &Value, line: &str) -> (Value,
             let held = req.get("hold").and_then(Value::as_bool).unwrap_or(false);
             let started = if held {
                 session.spawn_held(&work).and_then(|s| {
-                    s.ok_or_else(|| anyhow!("this runner cannot hold a task in pending"))
+                    s.ok_or_else(|| {
+                        BgError::Unsupported("this runner cannot hold a task in pending".into())
+                    })
                 })
             } else {
                 session.spawn(&work)
@@ -203,19 +204,21 @@ pub fn answer(session: &mut dyn BgSession, hello: &Value, line: &str) -> (Value,
 }
 
 /// Serves `session` on `input`/`output` until `end` or the end of the input (then the
-/// session is ended as its user would end it).
+/// session is ended as its user would end it). An error is the session's own (ending it at
+/// the end of the input) or a failure to read a request or write an answer.
 pub fn serve(
     session: &mut dyn BgSession,
     hello: &Value,
     input: impl BufRead,
     mut output: impl Write,
-) -> anyhow::Result<()> {
+) -> Result<(), BgError> {
     let mut input = input;
     loop {
         let mut buf = Vec::new();
         let n = (&mut input)
             .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)?;
+            .read_until(b'\n', &mut buf)
+            .map_err(BgError::io("failed to read a request"))?;
         if n == 0 {
             session.end(BgEnd::Exit)?;
             return Ok(());
@@ -229,8 +232,9 @@ pub fn serve(
         } else {
             answer(session, hello, line.trim_end())
         };
-        writeln!(output, "{answer}")?;
-        output.flush()?;
+        writeln!(output, "{answer}")
+            .and_then(|()| output.flush())
+            .map_err(BgError::io("failed to write an answer"))?;
         if stop {
             return Ok(());
         }
@@ -275,8 +279,13 @@ impl ProcessBgSession {
         mut command: Command,
         folder: &Path,
         limits: Limits,
-    ) -> anyhow::Result<ProcessBgSession> {
-        let folder = std::path::absolute(folder)?;
+    ) -> Result<ProcessBgSession, BgError> {
+        let folder = std::path::absolute(folder).map_err(|e| {
+            BgError::Start(format!(
+                "failed to resolve the session folder {}: {e}",
+                folder.display()
+            ))
+        })?;
         let mut child = Group::spawn(
             command
                 .env("TASKPROOF_ROOT", &folder)
@@ -284,7 +293,7 @@ impl ProcessBgSession {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped()),
         )
-        .context("failed to start the background runner")?;
+        .map_err(|e| BgError::Start(format!("failed to start the background runner: {e}")))?;
         let stdout = child.child().stdout.take().expect("piped stdout");
         let stderr_pipe = child.child().stderr.take().expect("piped stderr");
         let stdin = child.child().stdin.take();
@@ -306,7 +315,8 @@ impl ProcessBgSession {
             pids: Vec::new(),
         };
         let answer = s.call(&json!({"op": "hello"}), limits.start_timeout)?;
-        s.hello = BgHello::from_json(&answer).map_err(|e| s.fail(format!("bad hello: {e}")))?;
+        s.hello = BgHello::from_json(&answer)
+            .map_err(|e| s.fail(BgError::Garbage, format!("bad hello: {e}")))?;
         Ok(s)
     }
 
@@ -320,17 +330,18 @@ impl ProcessBgSession {
         String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
     }
 
-    /// Kills the runner's group and records why the session is dead.
-    fn fail(&mut self, why: String) -> anyhow::Error {
+    /// Kills the runner's group, records why the session is dead, and returns the error of
+    /// the `kind` that says why.
+    fn fail(&mut self, kind: fn(String) -> BgError, why: String) -> BgError {
         self.child.kill();
         self.dead = Some(why.clone());
-        anyhow!(why)
+        kind(why)
     }
 
     /// Sends one request and returns the answer object, waiting at most `wait`.
-    fn call(&mut self, request: &Value, wait: Duration) -> anyhow::Result<Value> {
+    fn call(&mut self, request: &Value, wait: Duration) -> Result<Value, BgError> {
         if let Some(d) = &self.dead {
-            bail!("the session is dead: {d}");
+            return Err(BgError::Ended(format!("the session is dead: {d}")));
         }
         let op = request["op"].as_str().unwrap_or("?").to_string();
         let sent = match self.stdin.as_mut() {
@@ -338,41 +349,54 @@ impl ProcessBgSession {
             None => Err(std::io::Error::other("stdin closed")),
         };
         if let Err(e) = sent {
-            return Err(self.fail(format!("failed to send {op}: {e} (the runner is gone)")));
+            return Err(self.fail(
+                BgError::Exited,
+                format!("failed to send {op}: {e} (the runner is gone)"),
+            ));
         }
         let line = match self.lines.recv_timeout(wait) {
             Ok(Line::Text(l)) => l,
             Ok(Line::TooLong) => {
-                return Err(self.fail(format!(
-                    "the answer to {op} is longer than {MAX_LINE} bytes"
-                )));
+                return Err(self.fail(
+                    BgError::Garbage,
+                    format!("the answer to {op} is longer than {MAX_LINE} bytes"),
+                ));
             }
             Err(RecvTimeoutError::Timeout) => {
-                return Err(self.fail(format!(
-                    "no answer to {op} within {wait:?}; the runner was killed (the limit is --timeout SECS)"
-                )));
+                return Err(self.fail(
+                    BgError::Timeout,
+                    format!(
+                        "no answer to {op} within {wait:?}; the runner was killed (the limit is --timeout SECS)"
+                    ),
+                ));
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.kill();
-                return Err(self.fail(format!(
-                    "the runner exited ({}) before answering {op}",
-                    status.map_or("unknown status".to_string(), |s| s.to_string())
-                )));
+                return Err(self.fail(
+                    BgError::Exited,
+                    format!(
+                        "the runner exited ({}) before answering {op}",
+                        status.map_or("unknown status".to_string(), |s| s.to_string())
+                    ),
+                ));
             }
         };
         match serde_json::from_slice::<Value>(&line) {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => {
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
-                Err(self.fail(format!(
-                    "the runner answered {op} with something that is not a JSON object: {text:?}"
-                )))
+                Err(self.fail(
+                    BgError::Garbage,
+                    format!(
+                        "the runner answered {op} with something that is not a JSON object: {text:?}"
+                    ),
+                ))
             }
         }
     }
 
     /// Sends a request that must answer `ok: true`, or names what was wrong.
-    fn ok(&mut self, request: &Value) -> anyhow::Result<Value> {
+    fn ok(&mut self, request: &Value) -> Result<Value, BgError> {
         let timeout = self.limits.timeout;
         let v = self.call(request, timeout)?;
         match v.get("ok") {
@@ -380,27 +404,30 @@ impl ProcessBgSession {
             Some(Value::Bool(false)) => {
                 let message = v.get("message").and_then(Value::as_str).unwrap_or("");
                 if v.get("error").and_then(Value::as_str) == Some("not_found") {
-                    Err(anyhow::Error::new(BgNoSuchTask(message.to_string())))
+                    Err(BgError::NoSuchTask(message.to_string()))
                 } else {
-                    bail!(
+                    Err(BgError::Refused(format!(
                         "the runner refused {}: {} {message}",
                         request["op"],
                         v.get("error").unwrap_or(&Value::Null)
-                    )
+                    )))
                 }
             }
             _ => Err(self.malformed(request, "\"ok\" must be true or false")),
         }
     }
 
-    fn malformed(&mut self, request: &Value, why: &str) -> anyhow::Error {
-        self.fail(format!(
-            "the runner answered a {} request with a malformed answer: {why}",
-            request["op"].as_str().unwrap_or("?")
-        ))
+    fn malformed(&mut self, request: &Value, why: &str) -> BgError {
+        self.fail(
+            BgError::Garbage,
+            format!(
+                "the runner answered a {} request with a malformed answer: {why}",
+                request["op"].as_str().unwrap_or("?")
+            ),
+        )
     }
 
-    fn started(&mut self, request: &Value, v: &Value) -> anyhow::Result<BgStarted> {
+    fn started(&mut self, request: &Value, v: &Value) -> Result<BgStarted, BgError> {
         let Some(id) = v.get("id").and_then(Value::as_str) else {
             return Err(self.malformed(request, "\"id\" must be a string"));
         };
@@ -417,13 +444,13 @@ impl ProcessBgSession {
 }
 
 impl BgSession for ProcessBgSession {
-    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted> {
+    fn spawn(&mut self, work: &BgWork) -> Result<BgStarted, BgError> {
         let req = json!({"op": "spawn", "command": work.command});
         let v = self.ok(&req)?;
         self.started(&req, &v)
     }
 
-    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+    fn spawn_held(&mut self, work: &BgWork) -> Result<Option<BgStarted>, BgError> {
         if !self.hello.hold {
             return Ok(None);
         }
@@ -432,11 +459,11 @@ impl BgSession for ProcessBgSession {
         self.started(&req, &v).map(Some)
     }
 
-    fn start(&mut self, id: &str) -> anyhow::Result<()> {
+    fn start(&mut self, id: &str) -> Result<(), BgError> {
         self.ok(&json!({"op": "start", "id": id})).map(drop)
     }
 
-    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill> {
+    fn kill(&mut self, id: &str) -> Result<BgKill, BgError> {
         let req = json!({"op": "kill", "id": id});
         let v = self.ok(&req)?;
         match v.get("result").and_then(Value::as_str) {
@@ -462,7 +489,7 @@ impl BgSession for ProcessBgSession {
         }
     }
 
-    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput> {
+    fn output(&mut self, id: &str, offset: u64) -> Result<BgOutput, BgError> {
         let req = json!({"op": "output", "id": id, "offset": offset});
         let v = self.ok(&req)?;
         let Some(text) = v.get("text").and_then(Value::as_str) else {
@@ -491,7 +518,7 @@ impl BgSession for ProcessBgSession {
         })
     }
 
-    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>> {
+    fn notifications(&mut self, within: Duration) -> Result<Vec<BgNotification>, BgError> {
         let req = json!({"op": "notifications", "within_ms": within.as_millis() as u64});
         let wait = within + self.limits.timeout;
         let v = self.call(&req, wait)?;
@@ -507,7 +534,7 @@ impl BgSession for ProcessBgSession {
         }
     }
 
-    fn end(&mut self, how: BgEnd) -> anyhow::Result<()> {
+    fn end(&mut self, how: BgEnd) -> Result<(), BgError> {
         if self.dead.is_some() {
             return Ok(());
         }
@@ -532,7 +559,7 @@ impl BgSession for ProcessBgSession {
         }
     }
 
-    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+    fn task_pids(&mut self) -> Result<Vec<i32>, BgError> {
         if self.dead.is_some() {
             return Ok(self.pids.clone());
         }
@@ -563,5 +590,155 @@ impl Drop for ProcessBgSession {
             }
         }
         self.child.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{Runner, RunnerOptions};
+
+    const HELLO: &str =
+        r#"{"ok":true,"protocol":1,"kind":"background","name":"sh","version":"1","features":[]}"#;
+
+    /// A runner written in `sh`: it answers `hello`, then runs `then` on the next request,
+    /// which may go unanswered for `timeout` (long enough for `sh` on a loaded machine, except
+    /// where the test waits for it to pass).
+    fn session_within(then: &str, timeout: Duration) -> Result<ProcessBgSession, BgError> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!("read l; echo '{HELLO}'; read l; {then}"));
+        let limits = Limits {
+            timeout,
+            start_timeout: Duration::from_secs(10),
+        };
+        ProcessBgSession::open(c, dir.path(), limits)
+    }
+
+    fn session(then: &str) -> Result<ProcessBgSession, BgError> {
+        session_within(then, Duration::from_secs(10))
+    }
+
+    fn work() -> BgWork {
+        BgWork {
+            command: "true".into(),
+        }
+    }
+
+    #[test]
+    fn a_runners_failures_are_told_apart_by_variant() {
+        let e = session("echo 'not json'")
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Garbage(m) if m.contains("not a JSON object")),
+            "{e}"
+        );
+        let e = session_within("sleep 30", Duration::from_millis(300))
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Timeout(m) if m.contains("no answer to spawn")),
+            "{e}"
+        );
+        let e = session("exit 0").unwrap().spawn(&work()).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Exited(m) if m.contains("exited")),
+            "{e}"
+        );
+        let e = session(r#"echo '{"ok":false,"error":"failed","message":"full"}'"#)
+            .unwrap()
+            .spawn(&work())
+            .unwrap_err();
+        assert!(
+            matches!(&e, BgError::Refused(m) if m.contains("full")),
+            "{e}"
+        );
+        let mut s = session(
+            r#"echo '{"ok":false,"error":"not_found","message":"No task found with ID: b1"}'"#,
+        )
+        .unwrap();
+        let e = s.output("b1", 0).unwrap_err();
+        assert!(
+            matches!(&e, BgError::NoSuchTask(m) if m == "No task found with ID: b1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_session_that_died_says_so_and_a_bad_start_is_a_start_error() {
+        let mut s = session("echo 'not json'").unwrap();
+        assert!(s.spawn(&work()).is_err());
+        let e = s.spawn(&work()).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Ended(m) if m.starts_with("the session is dead: ")),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            start_timeout: Duration::from_secs(1),
+        };
+        let missing = Command::new(dir.path().join("no-such-runner"));
+        let e = ProcessBgSession::open(missing, dir.path(), limits).unwrap_err();
+        assert!(
+            matches!(&e, BgError::Start(m) if m.starts_with("failed to start the background runner: ")),
+            "{e}"
+        );
+        let e = session_hello("echo '{\"ok\":true,\"protocol\":2}'").unwrap_err();
+        assert!(
+            matches!(&e, BgError::Garbage(m) if m.starts_with("bad hello: ")),
+            "{e}"
+        );
+    }
+
+    fn session_hello(answer: &str) -> Result<ProcessBgSession, BgError> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!("read l; {answer}; sleep 5"));
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            start_timeout: Duration::from_secs(10),
+        };
+        ProcessBgSession::open(c, dir.path(), limits)
+    }
+
+    #[test]
+    fn the_served_runner_answers_not_found_apart_from_other_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Runner::new(dir.path(), RunnerOptions::default()).unwrap();
+        let hello = json!({"ok": true});
+        let (v, _) = answer(
+            &mut r,
+            &hello,
+            r#"{"op":"output","id":"b00000000","offset":0}"#,
+        );
+        assert_eq!(
+            v,
+            json!({"ok": false, "error": "not_found", "message": "No task found with ID: b00000000"})
+        );
+        let (v, _) = answer(&mut r, &hello, r#"{"op":"start","id":"b00000000"}"#);
+        assert_eq!(v["error"], "not_found", "{v}");
+        let held = r.spawn(&work()).unwrap();
+        let (v, _) = answer(
+            &mut r,
+            &hello,
+            &json!({"op": "start", "id": held.id}).to_string(),
+        );
+        assert_eq!(v["error"], "failed", "{v}");
+        assert!(
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("is not held in pending"),
+            "{v}"
+        );
+        assert!(matches!(
+            r.end(BgEnd::Sigkill),
+            Err(BgError::Unsupported(_))
+        ));
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::procs;
 use crate::targets::{BgOpen, BgTarget};
-use taskproof_session::background::{BgEnd, BgKill, BgStatus, BgWork};
+use taskproof_session::background::{BgEnd, BgError, BgKill, BgStatus, BgWork};
 
 /// What to race.
 #[derive(Debug, Clone)]
@@ -125,17 +125,19 @@ impl BgRaceReport {
     }
 }
 
-/// Runs the race. An error is the target's (it hung, crashed, answered garbage).
-pub fn race(config: &BgRaceConfig) -> anyhow::Result<BgRaceReport> {
+/// Runs the race. An error is the target's (it hung, crashed, answered garbage), or the
+/// harness's failure to make the session's folder.
+pub fn race(config: &BgRaceConfig) -> Result<BgRaceReport, BgError> {
     let started = Instant::now();
     let dir = tempfile::Builder::new()
         .prefix("taskproof-bg-race-")
-        .tempdir()?;
+        .tempdir()
+        .map_err(BgError::io("failed to make a session folder"))?;
     let mut session = config.target.open(dir.path(), config.open.clone())?;
     let work = BgWork {
         command: format!("sleep {}; exit 0", config.sleep),
     };
-    let result = (|| -> anyhow::Result<BgRaceReport> {
+    let result = (|| -> Result<BgRaceReport, BgError> {
         let mut plan = Vec::new();
         let mut ids = Vec::new();
         for i in 0..config.tasks {

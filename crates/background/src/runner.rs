@@ -18,13 +18,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_process_group};
 
 use crate::guardian::{Guardian, register_self};
 use crate::mutant::BgMutant;
 use taskproof_session::background::{
-    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
+    BgEnd, BgError, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgStatus, BgWork,
 };
 
 /// The seed's output cap: 5 GB per task (markdown.engineering lesson 14, "Output
@@ -153,16 +152,17 @@ pub struct Runner {
 impl Runner {
     /// Starts a session in `folder` (created if missing); task outputs go to
     /// `folder/tasks/`.
-    pub fn new(folder: &Path, options: RunnerOptions) -> anyhow::Result<Runner> {
+    pub fn new(folder: &Path, options: RunnerOptions) -> Result<Runner, BgError> {
         let tasks_dir = folder.join("tasks");
-        std::fs::create_dir_all(&tasks_dir)
-            .with_context(|| format!("failed to create {}", tasks_dir.display()))?;
+        std::fs::create_dir_all(&tasks_dir).map_err(BgError::io(format!(
+            "failed to create {}",
+            tasks_dir.display()
+        )))?;
         let guardian = match (&options.guardian_exe, options.mutant) {
             (_, Some(BgMutant::NoDeathCleanup)) | (None, _) => None,
-            (Some(exe), _) => Some(
-                Guardian::start(exe, &["serve-background"])
-                    .with_context(|| format!("failed to start the guardian {}", exe.display()))?,
-            ),
+            (Some(exe), _) => Some(Guardian::start(exe, &["serve-background"]).map_err(
+                BgError::io(format!("failed to start the guardian {}", exe.display())),
+            )?),
         };
         let inner = Arc::new(Inner {
             folder: folder.to_path_buf(),
@@ -180,7 +180,7 @@ impl Runner {
             let watchdog = std::thread::Builder::new()
                 .name("bg-cap".into())
                 .spawn(move || cap_watchdog(weak))
-                .context("failed to start the cap watchdog")?;
+                .map_err(BgError::io("failed to start the cap watchdog"))?;
             inner.threads().push(watchdog);
         }
         Ok(Runner { inner })
@@ -196,10 +196,10 @@ impl Runner {
         self.inner.cap
     }
 
-    fn spawn_task(&mut self, work: &BgWork, held: bool) -> anyhow::Result<BgStarted> {
+    fn spawn_task(&mut self, work: &BgWork, held: bool) -> Result<BgStarted, BgError> {
         let inner = &self.inner;
         if inner.shared().ended {
-            bail!("the session has ended");
+            return Err(BgError::Ended("the session has ended".into()));
         }
         let (id, file) = inner.create_output()?;
         let output_file = inner.tasks_dir.join(format!("{id}.output"));
@@ -253,7 +253,7 @@ impl Inner {
 
     /// A fresh id and its output file, created with O_EXCL and O_NOFOLLOW (the seed: no
     /// symbolic link in the tasks folder can redirect a task's output).
-    fn create_output(&self) -> anyhow::Result<(String, File)> {
+    fn create_output(&self) -> Result<(String, File), BgError> {
         for _ in 0..16 {
             let id = if self.mutant == Some(BgMutant::CounterIds) {
                 let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
@@ -271,11 +271,14 @@ impl Inner {
                 Ok(f) => return Ok((id, f)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(e).with_context(|| format!("failed to create {}", path.display()));
+                    return Err(BgError::Io {
+                        what: format!("failed to create {}", path.display()),
+                        error: e,
+                    });
                 }
             }
         }
-        bail!("no free task id after 16 tries")
+        Err(BgError::Refused("no free task id after 16 tries".into()))
     }
 
     /// Starts the task's process (`st` is its locked state, `pending`) and the thread that
@@ -286,8 +289,10 @@ impl Inner {
         st: &mut TaskState,
         command: &str,
         file: File,
-    ) -> anyhow::Result<()> {
-        let err = file.try_clone()?;
+    ) -> Result<(), BgError> {
+        let err = file
+            .try_clone()
+            .map_err(BgError::io("failed to share the output file with stderr"))?;
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(command)
@@ -317,7 +322,7 @@ impl Inner {
                 });
             }
         }
-        let child = cmd.spawn().context("failed to start sh")?;
+        let child = cmd.spawn().map_err(BgError::io("failed to start sh"))?;
         let pgid = child.id() as i32;
         st.pgid = Some(pgid);
         st.status = BgStatus::Running;
@@ -327,7 +332,7 @@ impl Inner {
         let handle = std::thread::Builder::new()
             .name(format!("bg-{}", task.id))
             .spawn(move || me.wait_for(&t, child))
-            .context("failed to start the task's thread")?;
+            .map_err(BgError::io("failed to start the task's thread"))?;
         self.threads().push(handle);
         Ok(())
     }
@@ -592,30 +597,34 @@ fn cap_watchdog(inner: std::sync::Weak<Inner>) {
 }
 
 impl BgSession for Runner {
-    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted> {
+    fn spawn(&mut self, work: &BgWork) -> Result<BgStarted, BgError> {
         self.spawn_task(work, false)
     }
 
-    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+    fn spawn_held(&mut self, work: &BgWork) -> Result<Option<BgStarted>, BgError> {
         self.spawn_task(work, true).map(Some)
     }
 
-    fn start(&mut self, id: &str) -> anyhow::Result<()> {
-        let task = self.inner.find(id).map_err(|_| {
-            anyhow::Error::new(BgNoSuchTask(format!("No task found with ID: {id}")))
-        })?;
+    fn start(&mut self, id: &str) -> Result<(), BgError> {
+        let task = self
+            .inner
+            .find(id)
+            .map_err(|_| BgError::NoSuchTask(format!("No task found with ID: {id}")))?;
         let mut st = task.state();
         let Some(command) = st.held.take() else {
-            bail!(
+            return Err(BgError::Refused(format!(
                 "task {id} is not held in pending (it is {})",
                 st.status.as_str()
-            );
+            )));
         };
         let file = OpenOptions::new()
             .append(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&task.output_file)
-            .with_context(|| format!("failed to open {}", task.output_file.display()))?;
+            .map_err(BgError::io(format!(
+                "failed to open {}",
+                task.output_file.display()
+            )))?;
         let started = self.inner.start(&task, &mut st, &command, file);
         drop(st);
         if let Err(e) = started {
@@ -630,7 +639,7 @@ impl BgSession for Runner {
         Ok(())
     }
 
-    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill> {
+    fn kill(&mut self, id: &str) -> Result<BgKill, BgError> {
         match self.inner.find(id) {
             Ok(task) => Ok(
                 match self
@@ -646,14 +655,12 @@ impl BgSession for Runner {
         }
     }
 
-    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput> {
+    fn output(&mut self, id: &str, offset: u64) -> Result<BgOutput, BgError> {
         let (path, status) = match self.inner.find(id) {
             Ok(t) => (t.output_file.clone(), t.state().status),
             Err(Some(tomb)) => (tomb.output_file, tomb.status),
             Err(None) => {
-                return Err(anyhow::Error::new(BgNoSuchTask(format!(
-                    "No task found with ID: {id}"
-                ))));
+                return Err(BgError::NoSuchTask(format!("No task found with ID: {id}")));
             }
         };
         let from = if self.inner.mutant == Some(BgMutant::OffsetIgnored) {
@@ -665,10 +672,11 @@ impl BgSession for Runner {
             .read(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
-            .with_context(|| format!("failed to open {}", path.display()))?;
-        f.seek(SeekFrom::Start(from))?;
+            .map_err(BgError::io(format!("failed to open {}", path.display())))?;
         let mut buf = Vec::new();
-        f.take(MAX_READ as u64).read_to_end(&mut buf)?;
+        f.seek(SeekFrom::Start(from))
+            .and_then(|_| f.take(MAX_READ as u64).read_to_end(&mut buf))
+            .map_err(BgError::io(format!("failed to read {}", path.display())))?;
         Ok(BgOutput {
             text: String::from_utf8_lossy(&buf).into_owned(),
             next_offset: Some(from + buf.len() as u64),
@@ -676,7 +684,7 @@ impl BgSession for Runner {
         })
     }
 
-    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>> {
+    fn notifications(&mut self, within: Duration) -> Result<Vec<BgNotification>, BgError> {
         let deadline = Instant::now() + within;
         let mut s = self.inner.shared();
         loop {
@@ -729,19 +737,20 @@ impl BgSession for Runner {
         Ok(out)
     }
 
-    fn end(&mut self, how: BgEnd) -> anyhow::Result<()> {
+    fn end(&mut self, how: BgEnd) -> Result<(), BgError> {
         match how {
             BgEnd::Exit => {
                 self.inner.end(Duration::from_secs(5));
                 Ok(())
             }
-            BgEnd::Sigkill => bail!(
+            BgEnd::Sigkill => Err(BgError::Unsupported(
                 "an in-process runner cannot be SIGKILLed; serve it (taskproof serve-background) to test that"
-            ),
+                    .into(),
+            )),
         }
     }
 
-    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+    fn task_pids(&mut self) -> Result<Vec<i32>, BgError> {
         Ok(self.inner.shared().pgids.clone())
     }
 

@@ -44,7 +44,7 @@ use taskproof_report::result::{
     Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
 use taskproof_session::background::{
-    BgEnd, BgKill, BgNoSuchTask, BgNotification, BgSession, BgStatus, BgWork,
+    BgEnd, BgError, BgKill, BgNotification, BgSession, BgStatus, BgWork,
 };
 
 /// How long processes get to disappear after a kill or the end before they count as
@@ -113,8 +113,8 @@ enum Stop {
 
 type Res<T> = Result<T, Stop>;
 
-fn target_err(step: Option<usize>) -> impl Fn(anyhow::Error) -> Stop {
-    move |e| Stop::Target(step, format!("{e:#}"))
+fn target_err(step: Option<usize>) -> impl Fn(BgError) -> Stop {
+    move |e| Stop::Target(step, e.to_string())
 }
 
 impl Run<'_> {
@@ -254,18 +254,17 @@ impl Run<'_> {
             let (id, offset) = (self.tasks[t].id.clone(), self.tasks[t].offset);
             let out = match self.session.output(&id, offset) {
                 Ok(o) => o,
-                Err(e) => match e.downcast_ref::<BgNoSuchTask>() {
-                    Some(nf) => {
+                Err(e) => match e {
+                    BgError::NoSuchTask(words) => {
                         if !self.notified_by_now(&id) {
                             self.fail(
                                 Some(i),
                                 5,
                                 format!(
-                                    "reading task {id}'s output answered not found ({:?}) before its notification was collected: it was evicted too early",
-                                    nf.0
+                                    "reading task {id}'s output answered not found ({words:?}) before its notification was collected: it was evicted too early"
                                 ),
                                 json!("the output"),
-                                json!({"not_found": nf.0}),
+                                json!({"not_found": words}),
                             );
                         } else {
                             self.remarks.push(format!(
@@ -275,7 +274,7 @@ impl Run<'_> {
                         }
                         return Ok(None);
                     }
-                    None => return Err(Stop::Target(Some(i), format!("{e:#}"))),
+                    e => return Err(Stop::Target(Some(i), e.to_string())),
                 },
             };
             let len = out.text.len() as u64;
@@ -622,7 +621,7 @@ fn run_inner(s: &BgScenario, config: &BgConfig) -> Res<(Vec<StepFailure>, Vec<St
     let session = config
         .target
         .open(&folder, open)
-        .map_err(|e| Stop::Target(None, format!("failed to open a session: {e:#}")))?;
+        .map_err(|e| Stop::Target(None, format!("failed to open a session: {e}")))?;
     if let Some(cap) = s.output_cap
         && session.output_cap() != Some(cap)
     {
@@ -706,7 +705,7 @@ pub fn run_suite(
                         mapping: Default::default(),
                     })
                 }
-                Err(e) => Err(format!("{e:#}")),
+                Err(e) => Err(e.to_string()),
             },
             Err(e) => Err(format!("failed to make a scratch folder: {e}")),
         }

@@ -8,12 +8,10 @@ use std::process::Command;
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::Context;
-
 use crate::mutant::BgMutant;
 use crate::protocol::{Limits, ProcessBgSession};
 use crate::runner::{Runner, RunnerOptions};
-use taskproof_session::background::BgSession;
+use taskproof_session::background::{BgError, BgSession};
 
 /// A background-task target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,9 +63,10 @@ impl BgTarget {
     }
 
     /// Opens a session whose folder is `folder` (which must exist).
-    pub fn open(&self, folder: &Path, how: BgOpen) -> anyhow::Result<Box<dyn BgSession>> {
-        let served = |mutant: Option<BgMutant>| -> anyhow::Result<Box<dyn BgSession>> {
-            let exe = std::env::current_exe().context("failed to find taskproof's own binary")?;
+    pub fn open(&self, folder: &Path, how: BgOpen) -> Result<Box<dyn BgSession>, BgError> {
+        let served = |mutant: Option<BgMutant>| -> Result<Box<dyn BgSession>, BgError> {
+            let exe = std::env::current_exe()
+                .map_err(BgError::io("failed to find taskproof's own binary"))?;
             let mut c = Command::new(exe);
             c.arg("serve-background");
             if let Some(m) = mutant {

@@ -31,7 +31,6 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
 pub use self::procs::TaskProc;
@@ -42,7 +41,7 @@ use crate::install::Installation;
 use crate::version::ClaudeCode;
 use taskproof_model::model_log::LogHandle;
 use taskproof_session::background::{
-    BgEnd, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
+    BgEnd, BgError, BgKill, BgNotification, BgOutput, BgSession, BgStarted, BgWork,
 };
 use taskproof_session::group::{self, CleanupGuard, Group, TempGuard};
 
@@ -193,7 +192,7 @@ pub fn open(
     spec: &ClaudeCode,
     root: &Path,
     options: BgOptions,
-) -> anyhow::Result<Box<dyn BgSession>> {
+) -> Result<Box<dyn BgSession>, BgError> {
     Ok(Box::new(ClaudeCodeBg::open(spec, root, options)?))
 }
 
@@ -218,15 +217,19 @@ impl ClaudeCodeBg {
         spec: &ClaudeCode,
         root: &Path,
         options: BgOptions,
-    ) -> anyhow::Result<ClaudeCodeBg> {
-        let install = spec.prepare().map_err(|e| anyhow!(e))?;
+    ) -> Result<ClaudeCodeBg, BgError> {
+        let install = spec.prepare().map_err(BgError::Start)?;
         let root = std::path::absolute(root)
             .and_then(|r| r.canonicalize())
-            .with_context(|| format!("resolve the session folder {}", root.display()))?;
+            .map_err(BgError::io(format!(
+                "resolve the session folder {}",
+                root.display()
+            )))?;
         let (config, guard) = TempGuard::tempdir("taskproof-claude-code-bg-")
-            .context("create a private config folder")?;
+            .map_err(BgError::io("create a private config folder"))?;
         write_config(config.path(), &root)?;
-        let model = BgScriptedModel::start(options.model_log.clone())?;
+        let model = BgScriptedModel::start(options.model_log.clone())
+            .map_err(|e| BgError::Start(e.to_string()))?;
         let session = format!("{:016x}", rand::random::<u64>());
         let on_signal = {
             let session = session.clone();
@@ -268,16 +271,18 @@ impl ClaudeCodeBg {
         };
         // The first turn calls nothing: it shows the tools.
         s.step(Vec::new(), s.options.start_timeout)
-            .context("the first turn (which reads the tool list)")?;
-        let offered = s
-            .model
-            .tools()
-            .ok_or_else(|| anyhow!("Claude Code {} sent no request of its agent", s.version))?;
+            .map_err(|e| e.context("the first turn (which reads the tool list)"))?;
+        let offered = s.model.tools().ok_or_else(|| {
+            BgError::Start(format!(
+                "Claude Code {} sent no request of its agent",
+                s.version
+            ))
+        })?;
         s.tools = Tools::from_offered(&offered).map_err(|e| {
-            anyhow!(
+            BgError::Unsupported(format!(
                 "Claude Code {} has no background Bash in print mode: {e}",
                 s.version
-            )
+            ))
         })?;
         Ok(s)
     }
@@ -382,9 +387,9 @@ impl ClaudeCodeBg {
     }
 
     /// One turn: the prompt of the next step, answered with `calls`; their results.
-    fn step(&mut self, calls: Vec<Call>, wait: Duration) -> anyhow::Result<Vec<CallResult>> {
+    fn step(&mut self, calls: Vec<Call>, wait: Duration) -> Result<Vec<CallResult>, BgError> {
         if self.ended {
-            bail!("the session has ended");
+            return Err(BgError::Ended("the session has ended".into()));
         }
         let n = self.next_step;
         self.next_step += 1;
@@ -397,44 +402,56 @@ impl ClaudeCodeBg {
         let stdin = self
             .stdin
             .as_mut()
-            .ok_or_else(|| anyhow!("the CLI's input is closed"))?;
+            .ok_or_else(|| BgError::Ended("the CLI's input is closed".into()))?;
         stdin
             .write_all(format!("{line}\n").as_bytes())
             .and_then(|()| stdin.flush())
-            .with_context(|| format!("send step {n} to Claude Code {}", self.version))?;
+            .map_err(|e| {
+                BgError::Exited(format!(
+                    "send step {n} to Claude Code {}: {e}",
+                    self.version
+                ))
+            })?;
         let deadline = Instant::now() + wait;
         loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(results) if results.len() == expected => return Ok(results),
-                Ok(results) => bail!("step {n}: {} results for {expected} calls", results.len()),
+                Ok(results) => {
+                    return Err(BgError::Garbage(format!(
+                        "step {n}: {} results for {expected} calls",
+                        results.len()
+                    )));
+                }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    bail!("step {n}: the scripted model dropped the step")
+                    return Err(BgError::Garbage(format!(
+                        "step {n}: the scripted model dropped the step"
+                    )));
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             }
             if let Some(status) = self.child.exited() {
                 self.model.disarm();
                 self.ended = true;
-                bail!(
+                return Err(BgError::Exited(format!(
                     "Claude Code {} exited ({status}) during step {n}\n{}",
                     self.version,
                     self.tails()
-                );
+                )));
             }
             if Instant::now() >= deadline {
                 self.model.disarm();
-                bail!(
+                return Err(BgError::Timeout(format!(
                     "Claude Code {} did not finish step {n} ({expected} tool calls) within {wait:?}\n{}",
                     self.version,
                     self.tails()
-                );
+                )));
             }
         }
     }
 
     /// One turn that calls nothing: a user message, as a person would send the next prompt
     /// (notifications a version holds back until the next turn come with it).
-    pub fn ping(&mut self) -> anyhow::Result<()> {
+    pub fn ping(&mut self) -> Result<(), BgError> {
         self.step(Vec::new(), self.options.timeout).map(drop)
     }
 
@@ -458,7 +475,7 @@ impl ClaudeCodeBg {
     }
 
     /// Starts every work in one turn (one `Bash` call each); their ids in order.
-    pub fn spawn_many(&mut self, works: &[BgWork]) -> anyhow::Result<Vec<BgStarted>> {
+    pub fn spawn_many(&mut self, works: &[BgWork]) -> Result<Vec<BgStarted>, BgError> {
         let first = self.started.len() as u64;
         let (calls, commands): (Vec<Call>, Vec<String>) = works
             .iter()
@@ -469,10 +486,13 @@ impl ClaudeCodeBg {
         let mut out = Vec::new();
         for (i, (r, command)) in results.into_iter().zip(commands).enumerate() {
             if r.is_error {
-                bail!("Claude Code {}: Bash failed: {}", self.version, r.text);
+                return Err(BgError::Refused(format!(
+                    "Claude Code {}: Bash failed: {}",
+                    self.version, r.text
+                )));
             }
             let started = parse::started(&r.text)
-                .map_err(|e| anyhow!("Claude Code {}: {e}", self.version))?;
+                .map_err(|e| BgError::Garbage(format!("Claude Code {}: {e}", self.version)))?;
             self.started.push(Started {
                 n: first + i as u64,
                 id: started.id.clone(),
@@ -485,7 +505,7 @@ impl ClaudeCodeBg {
     }
 
     /// Kills every id in one turn; the answers in order.
-    pub fn kill_many(&mut self, ids: &[String]) -> anyhow::Result<Vec<BgKill>> {
+    pub fn kill_many(&mut self, ids: &[String]) -> Result<Vec<BgKill>, BgError> {
         let (name, field) = self.tools.kill.clone();
         let calls = ids
             .iter()
@@ -498,8 +518,9 @@ impl ClaudeCodeBg {
         results
             .into_iter()
             .map(|r| {
-                parse::kill(r.is_error, &r.text)
-                    .map_err(|e| anyhow!("Claude Code {} {name}: {e}", self.version))
+                parse::kill(r.is_error, &r.text).map_err(|e| {
+                    BgError::Garbage(format!("Claude Code {} {name}: {e}", self.version))
+                })
             })
             .collect()
     }
@@ -523,7 +544,7 @@ impl ClaudeCodeBg {
     }
 
     /// Ends the session; see [`BgSession::end`].
-    fn end_inner(&mut self, how: BgEnd) -> anyhow::Result<()> {
+    fn end_inner(&mut self, how: BgEnd) -> Result<(), BgError> {
         if self.ended {
             return Ok(());
         }
@@ -536,7 +557,7 @@ impl ClaudeCodeBg {
     }
 
     /// Ends the CLI as `how` says.
-    fn end_cli(&mut self, how: BgEnd) -> anyhow::Result<()> {
+    fn end_cli(&mut self, how: BgEnd) -> Result<(), BgError> {
         match how {
             BgEnd::Exit => {
                 // The end of the input is how a print-mode session ends.
@@ -563,13 +584,20 @@ impl ClaudeCodeBg {
                 // The CLI's process only, as `kill -9 PID` does; its group is killed when
                 // the session is dropped, after the orphans were looked at.
                 if let Some(pid) = rustix::process::Pid::from_raw(self.pid) {
-                    rustix::process::kill_process(pid, rustix::process::Signal::KILL)
-                        .with_context(|| format!("SIGKILL to Claude Code (pid {})", self.pid))?;
+                    rustix::process::kill_process(pid, rustix::process::Signal::KILL).map_err(
+                        |e| BgError::Io {
+                            what: format!("SIGKILL to Claude Code (pid {})", self.pid),
+                            error: e.into(),
+                        },
+                    )?;
                 }
                 let deadline = Instant::now() + Duration::from_secs(10);
                 while self.child.exited().is_none() {
                     if Instant::now() >= deadline {
-                        bail!("Claude Code (pid {}) outlived SIGKILL for 10 s", self.pid);
+                        return Err(BgError::Timeout(format!(
+                            "Claude Code (pid {}) outlived SIGKILL for 10 s",
+                            self.pid
+                        )));
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 }
@@ -581,7 +609,7 @@ impl ClaudeCodeBg {
 
     /// The whole output of task `id` as the output tool gives it (status, exit code, text),
     /// or, where the version has no output tool, None.
-    pub fn read_output(&mut self, id: &str) -> anyhow::Result<Option<parse::OutputRead>> {
+    pub fn read_output(&mut self, id: &str) -> Result<Option<parse::OutputRead>, BgError> {
         let Some((name, _)) = self.tools.output.clone() else {
             return Ok(None);
         };
@@ -589,20 +617,21 @@ impl ClaudeCodeBg {
         if r.is_error && (r.text.contains("No task found") || r.text.contains("No shell found")) {
             // The tool's own answer that it knows no such task: for a task it should still
             // know, a finding (B5), not a broken target.
-            return Err(anyhow::Error::new(
-                taskproof_session::background::BgNoSuchTask(format!(
-                    "Claude Code {} {name} {id}: {}",
-                    self.version,
-                    parse::without_reminders(&r.text).trim()
-                )),
-            ));
+            return Err(BgError::NoSuchTask(format!(
+                "Claude Code {} {name} {id}: {}",
+                self.version,
+                parse::without_reminders(&r.text).trim()
+            )));
         }
         if r.is_error {
-            bail!("Claude Code {} {name} {id}: {}", self.version, r.text);
+            return Err(BgError::Refused(format!(
+                "Claude Code {} {name} {id}: {}",
+                self.version, r.text
+            )));
         }
         parse::output(&r.text)
             .map(Some)
-            .map_err(|e| anyhow!("Claude Code {} {name}: {e}", self.version))
+            .map_err(|e| BgError::Garbage(format!("Claude Code {} {name}: {e}", self.version)))
     }
 }
 
@@ -610,12 +639,10 @@ impl ClaudeCodeBg {
     /// One call of the output tool, its answer as given (`block`: wait for the task to end,
     /// where the tool can; up to half the step's timeout). An error where the version has
     /// no output tool.
-    pub fn call_output(&mut self, id: &str, block: bool) -> anyhow::Result<CallResult> {
-        let (name, field) = self
-            .tools
-            .output
-            .clone()
-            .ok_or_else(|| anyhow!("Claude Code {} has no output tool", self.version))?;
+    pub fn call_output(&mut self, id: &str, block: bool) -> Result<CallResult, BgError> {
+        let (name, field) = self.tools.output.clone().ok_or_else(|| {
+            BgError::Unsupported(format!("Claude Code {} has no output tool", self.version))
+        })?;
         let mut input = json!({ field: id });
         if self.tools.output_block {
             input["block"] = json!(block);
@@ -630,18 +657,18 @@ impl ClaudeCodeBg {
 }
 
 impl BgSession for ClaudeCodeBg {
-    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted> {
+    fn spawn(&mut self, work: &BgWork) -> Result<BgStarted, BgError> {
         Ok(self.spawn_many(std::slice::from_ref(work))?.remove(0))
     }
 
-    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill> {
+    fn kill(&mut self, id: &str) -> Result<BgKill, BgError> {
         Ok(self.kill_many(&[id.to_string()])?.remove(0))
     }
 
     /// With an output tool: its answer (the whole output so far) from byte `offset`, with
     /// its status; the tool reports no offset. Without one (the newest versions tell the
     /// model to `Read` the file): the output file read from disk, with no status.
-    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput> {
+    fn output(&mut self, id: &str, offset: u64) -> Result<BgOutput, BgError> {
         let from = |bytes: &[u8]| {
             let start = (offset as usize).min(bytes.len());
             String::from_utf8_lossy(&bytes[start..]).into_owned()
@@ -658,9 +685,11 @@ impl BgSession for ClaudeCodeBg {
                     .iter()
                     .find(|s| s.id == id)
                     .and_then(|s| s.output_file.clone())
-                    .ok_or_else(|| anyhow!("no output file known for task {id}"))?;
-                let bytes =
-                    std::fs::read(&file).with_context(|| format!("read {}", file.display()))?;
+                    .ok_or_else(|| {
+                        BgError::Garbage(format!("no output file known for task {id}"))
+                    })?;
+                let bytes = std::fs::read(&file)
+                    .map_err(BgError::io(format!("read {}", file.display())))?;
                 // The CLI's own `[exited with code N]` line after the command's output is
                 // not output the command wrote: it is read as the exit it reports, and named
                 // in the scenario's notes, so that B4 judges the command's bytes.
@@ -674,15 +703,15 @@ impl BgSession for ClaudeCodeBg {
         }
     }
 
-    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>> {
+    fn notifications(&mut self, within: Duration) -> Result<Vec<BgNotification>, BgError> {
         let deadline = Instant::now() + within;
         loop {
             self.look();
             if let Some((raw, why)) = self.malformed.first() {
-                bail!(
+                return Err(BgError::Garbage(format!(
                     "Claude Code {} sent a malformed <task-notification> ({why}): {raw:?}",
                     self.version
-                );
+                )));
             }
             let all = self
                 .started
@@ -695,11 +724,11 @@ impl BgSession for ClaudeCodeBg {
         }
     }
 
-    fn end(&mut self, how: BgEnd) -> anyhow::Result<()> {
+    fn end(&mut self, how: BgEnd) -> Result<(), BgError> {
         self.end_inner(how)
     }
 
-    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+    fn task_pids(&mut self) -> Result<Vec<i32>, BgError> {
         Ok(self.task_procs().into_iter().map(|p| p.pid).collect())
     }
 
@@ -739,10 +768,10 @@ impl Drop for ClaudeCodeBg {
     }
 }
 
-fn write_config(config: &Path, root: &Path) -> anyhow::Result<()> {
-    crate::process::write_first_run_answers(config, root).map_err(|e| anyhow!(e))?;
+fn write_config(config: &Path, root: &Path) -> Result<(), BgError> {
+    crate::process::write_first_run_answers(config, root).map_err(BgError::Start)?;
     std::fs::create_dir_all(config.join("tmp"))
-        .with_context(|| format!("create {}/tmp", config.display()))
+        .map_err(BgError::io(format!("create {}/tmp", config.display())))
 }
 
 type Started4 = (Group, ChildStdin, Arc<Mutex<Stream>>, Arc<Mutex<String>>);
@@ -752,7 +781,7 @@ fn start(
     config: &Path,
     root: &Path,
     base_url: &str,
-) -> anyhow::Result<Started4> {
+) -> Result<Started4, BgError> {
     let mut command = install.command();
     command
         .env_clear()
@@ -781,7 +810,7 @@ fn start(
         command.env("PATH", path);
     }
     let mut child = Group::spawn(&mut command)
-        .with_context(|| format!("start Claude Code {}", install.version))?;
+        .map_err(|e| BgError::Start(format!("start Claude Code {}: {e}", install.version)))?;
     let stdin = child.child().stdin.take().expect("piped stdin");
     let stdout = child.child().stdout.take().expect("piped stdout");
     let stderr_pipe = child.child().stderr.take().expect("piped stderr");

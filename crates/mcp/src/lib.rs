@@ -315,27 +315,44 @@ impl ServerHandler for TaskServer {
     }
 }
 
+/// Why `taskproof mcp` stopped with an error. Each message is whole (no `#[source]`), so a
+/// chain printer shows the cause once.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The task folder could not be created or opened as a store.
+    #[error("failed to open the task folder {}: {error}", root.display())]
+    Open {
+        root: PathBuf,
+        error: std::io::Error,
+    },
+    /// The async runtime the server runs on could not be built.
+    #[error("failed to start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The client's `initialize` exchange failed (boxed: rmcp's error is large).
+    #[error("MCP handshake failed: {0}")]
+    Handshake(Box<rmcp::service::ServerInitializeError>),
+    /// The server's task ended abnormally.
+    #[error("MCP server stopped: {0}")]
+    Stopped(tokio::task::JoinError),
+}
+
 /// Serves MCP on stdin/stdout until the client closes the connection.
-pub fn serve_stdio(config: Config) -> anyhow::Result<()> {
-    let server = TaskServer::open(config.clone()).map_err(|e| {
-        anyhow::anyhow!(
-            "failed to open the task folder {}: {e}",
-            config.root.display()
-        )
+pub fn serve_stdio(config: Config) -> Result<(), ServeError> {
+    let server = TaskServer::open(config.clone()).map_err(|error| ServeError::Open {
+        root: config.root.clone(),
+        error,
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(ServeError::Runtime)?;
     runtime.block_on(async move {
         let out = server.writer(tokio::io::stdout());
         let running = server
             .serve((tokio::io::stdin(), out))
             .await
-            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| anyhow::anyhow!("MCP server stopped: {e}"))?;
+            .map_err(|e| ServeError::Handshake(Box::new(e)))?;
+        running.waiting().await.map_err(ServeError::Stopped)?;
         Ok(())
     })
 }

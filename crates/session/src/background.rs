@@ -7,6 +7,7 @@
 //! `taskproof-background` (reference runner, suite, race) drives it; the background crate
 //! names it by this path.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -99,22 +100,22 @@ pub enum BgEnd {
 }
 
 /// One session of a background-task target. Errors are the target's errors (it hung, crashed,
-/// answered garbage), not findings.
+/// answered garbage), not findings, except [`BgError::NoSuchTask`], which the harness judges.
 pub trait BgSession: Send {
     /// Starts `work` in the background and returns its id at once.
-    fn spawn(&mut self, work: &BgWork) -> anyhow::Result<BgStarted>;
+    fn spawn(&mut self, work: &BgWork) -> Result<BgStarted, BgError>;
     /// Asks the target to kill task `id`.
-    fn kill(&mut self, id: &str) -> anyhow::Result<BgKill>;
+    fn kill(&mut self, id: &str) -> Result<BgKill, BgError>;
     /// Reads task `id`'s output from byte `offset`.
-    fn output(&mut self, id: &str, offset: u64) -> anyhow::Result<BgOutput>;
+    fn output(&mut self, id: &str, offset: u64) -> Result<BgOutput, BgError>;
     /// Every notification received so far, in order, waiting up to `within` for more while any
     /// started task has none yet (returns early once each started task has one).
-    fn notifications(&mut self, within: Duration) -> anyhow::Result<Vec<BgNotification>>;
+    fn notifications(&mut self, within: Duration) -> Result<Vec<BgNotification>, BgError>;
     /// Ends the session (`Exit`: as its user would; `Sigkill`: SIGKILL to the session's process).
-    fn end(&mut self, how: BgEnd) -> anyhow::Result<()>;
+    fn end(&mut self, how: BgEnd) -> Result<(), BgError>;
     /// The process ids the target's tasks run as (their process groups), as far as the harness
     /// can see them from the machine, for the orphan checks; empty if it cannot tell.
-    fn task_pids(&mut self) -> anyhow::Result<Vec<i32>> {
+    fn task_pids(&mut self) -> Result<Vec<i32>, BgError> {
         Ok(Vec::new())
     }
 
@@ -154,14 +155,16 @@ pub trait BgSession: Send {
     /// Registers `work` as a task held in `pending`, started only by [`BgSession::start`]
     /// (the kill-before-start scenarios); `None` when the target cannot hold a task (then
     /// those scenarios are skipped for it).
-    fn spawn_held(&mut self, work: &BgWork) -> anyhow::Result<Option<BgStarted>> {
+    fn spawn_held(&mut self, work: &BgWork) -> Result<Option<BgStarted>, BgError> {
         let _ = work;
         Ok(None)
     }
 
     /// Starts a task [`BgSession::spawn_held`] registered.
-    fn start(&mut self, id: &str) -> anyhow::Result<()> {
-        anyhow::bail!("this target cannot hold a task in pending, so it has none to start ({id})")
+    fn start(&mut self, id: &str) -> Result<(), BgError> {
+        Err(BgError::Unsupported(format!(
+            "this target cannot hold a task in pending, so it has none to start ({id})"
+        )))
     }
 
     /// The number of output bytes the target keeps per task before it stops the task (the
@@ -172,10 +175,95 @@ pub trait BgSession: Send {
     }
 }
 
-/// The target's answer that it knows no task by that id (to an output read or a start),
-/// carried inside the `anyhow::Error` (`anyhow::Error::new(BgNoSuchTask(words))`) so that the
-/// harness can tell it from a broken target: when the task should still be known it is a
-/// finding (rule B5, #43078), not a target error.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct BgNoSuchTask(pub String);
+/// Why a background session could not do what it was asked. Every variant but
+/// [`BgError::NoSuchTask`] is an error of the target or of the harness around it (it failed
+/// to start, hung, exited, answered garbage, refused, or a file could not be read), never a
+/// finding; the variant says which, so that a caller can branch on it.
+///
+/// Each message is whole: it carries the context it was raised in, and no variant has a
+/// `#[source]`, so `{e}` and `{e:#}` read the same and a chain printer does not repeat it.
+#[derive(Debug, thiserror::Error)]
+pub enum BgError {
+    /// The target's answer that it knows no task by that id (to an output read or a start),
+    /// in its words: when the task should still be known it is a finding (rule B5, #43078),
+    /// not a broken target.
+    #[error("{0}")]
+    NoSuchTask(String),
+    /// The target, or something it needs (its installation, its configuration folder, the
+    /// scripted model, its first exchange), could not be started.
+    #[error("{0}")]
+    Start(String),
+    /// The target did not answer (or finish a turn, or die) within its limit.
+    #[error("{0}")]
+    Timeout(String),
+    /// The target's process exited, or its input closed, before it answered.
+    #[error("{0}")]
+    Exited(String),
+    /// The target answered with something that is not a well-formed answer to the request.
+    #[error("{0}")]
+    Garbage(String),
+    /// The target answered the request with an error of its own.
+    #[error("{0}")]
+    Refused(String),
+    /// The target cannot do what was asked (hold a task in pending, be SIGKILLed in
+    /// process, start a task it does not hold).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The session has already ended (or died of an earlier error, which the message names).
+    #[error("{0}")]
+    Ended(String),
+    /// The harness failed to read, write, create or start something (`what` says what).
+    #[error("{what}: {error}")]
+    Io {
+        what: String,
+        // Not named `source`: thiserror would make it the cause and print it a second time.
+        error: std::io::Error,
+    },
+}
+
+impl BgError {
+    /// A constructor of [`BgError::Io`] for `map_err`: `.map_err(BgError::io("read X"))`.
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BgError {
+        let what = what.into();
+        move |error| BgError::Io { what, error }
+    }
+
+    /// The same error, its message prefixed with `what` (where it was raised, as in "the
+    /// first turn: …"); the variant is kept.
+    pub fn context(self, what: impl fmt::Display) -> BgError {
+        let with = |m: String| format!("{what}: {m}");
+        match self {
+            BgError::NoSuchTask(m) => BgError::NoSuchTask(with(m)),
+            BgError::Start(m) => BgError::Start(with(m)),
+            BgError::Timeout(m) => BgError::Timeout(with(m)),
+            BgError::Exited(m) => BgError::Exited(with(m)),
+            BgError::Garbage(m) => BgError::Garbage(with(m)),
+            BgError::Refused(m) => BgError::Refused(with(m)),
+            BgError::Unsupported(m) => BgError::Unsupported(with(m)),
+            BgError::Ended(m) => BgError::Ended(with(m)),
+            BgError::Io { what: w, error } => BgError::Io {
+                what: with(w),
+                error,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_prefixes_the_message_and_keeps_the_variant() {
+        let e = BgError::Timeout("no answer".into()).context("the first turn");
+        assert!(matches!(&e, BgError::Timeout(m) if m == "the first turn: no answer"));
+        assert_eq!(format!("{e:#}"), "the first turn: no answer");
+        let io = BgError::io("read f")(std::io::Error::other("gone")).context("open");
+        assert!(matches!(&io, BgError::Io { what, .. } if what == "open: read f"));
+        assert_eq!(io.to_string(), "open: read f: gone");
+        assert!(
+            std::error::Error::source(&io).is_none(),
+            "the message is whole"
+        );
+    }
+}

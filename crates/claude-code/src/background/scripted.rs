@@ -30,7 +30,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use taskproof_model::messages::{
-    Server, answer, answer_count_tokens, is_count_tokens, read_messages_request, result_text,
+    ModelError, Server, answer, answer_count_tokens, is_count_tokens, read_messages_request,
+    result_text,
 };
 use taskproof_model::model_log::{Exchange, LogHandle};
 
@@ -110,7 +111,7 @@ fn tool_use_id(n: u64, k: usize) -> String {
 
 impl BgScriptedModel {
     /// Starts the server; every exchange goes to `log`.
-    pub fn start(log: Option<LogHandle>) -> anyhow::Result<BgScriptedModel> {
+    pub fn start(log: Option<LogHandle>) -> Result<BgScriptedModel, ModelError> {
         let state = Arc::new(Mutex::new(State {
             log,
             ..State::default()
