@@ -276,6 +276,11 @@ impl Session for McpSession {
 
     fn release_lists(&mut self, lists: &[&str]) {
         self.release(lists);
+        // Their ids are never asked for again; a book that cannot be written is met again,
+        // and said, by the next request that reads it.
+        if let Some(book) = &self.book {
+            let _ = book.forget(lists);
+        }
     }
 
     fn start_ahead(&mut self, lists: &[&str]) {

@@ -203,11 +203,32 @@ impl Book {
             Err(e) => return Ok(Err(e)),
         };
         if changed {
-            let text = serde_json::to_vec_pretty(&tables).expect("tables serialize");
-            dir.write_atomic(FILE, &text, true)
+            // Not synced: the book is the harness's bookkeeping inside the sandbox, read only
+            // by this run's sessions, and gone with it; the rename alone keeps it whole for
+            // them. (A sync a new id cost a case of dex several milliseconds.)
+            let text = serde_json::to_vec(&tables).expect("tables serialize");
+            dir.write_atomic(FILE, &text, false)
                 .map_err(|e| self.error(FILE, e))?;
         }
         Ok(Ok(r))
+    }
+
+    /// Forgets `lists`' tables: lists released for good (the fuzzer's cases on a shared root
+    /// never name a list again), so that the book every request reads does not grow with
+    /// every case.
+    pub fn forget(&self, lists: &[&str]) -> Result<(), String> {
+        if !self.dir.exists() {
+            return Ok(());
+        }
+        self.with(|t| {
+            let mut changed = false;
+            for l in lists {
+                changed |= t.lists.remove(*l).is_some();
+                changed |= t.containers.remove(*l).is_some();
+            }
+            Ok::<_, ()>(((), changed))
+        })?
+        .or(Ok(()))
     }
 }
 
@@ -283,6 +304,32 @@ mod tests {
             .collect();
         files.sort();
         assert_eq!(files, ["ids.json", "lock"]);
+    }
+
+    /// A released list's tables leave the book; the others stay as they were, and a book
+    /// never written is left alone.
+    #[test]
+    fn forgotten_lists_leave_the_book() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = Book::new(dir.path());
+        book.forget(&["l"]).unwrap();
+        assert!(!dir.path().join(DIR).exists());
+        for (list, server) in [("c0-l", "a"), ("c0-m", "b"), ("c1-l", "c")] {
+            book.with(|t| Ok::<_, ()>(((), t.wire_id(list, server).1)))
+                .unwrap()
+                .unwrap();
+        }
+        book.with(|t| {
+            t.containers.insert("c0-l".into(), "project-1".into());
+            Ok::<_, ()>(((), true))
+        })
+        .unwrap()
+        .unwrap();
+        book.forget(&["c0-l", "c0-m"]).unwrap();
+        let t = Book::new(dir.path()).read().unwrap();
+        assert_eq!(t.lists.keys().collect::<Vec<_>>(), ["c1-l"]);
+        assert!(t.containers.is_empty());
+        assert_eq!(t.known_wire_id("c1-l", "c"), Some("1"));
     }
 
     #[test]
