@@ -206,7 +206,7 @@ impl ClaudeProcess {
             .env_clear()
             .envs(environment(setup, list, base_url))
             .current_dir(&setup.cwd)
-            .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"])
+            .args(["--allowedTools", setup.configuration.allowed_tools()])
             .args(setup.configuration.args());
         match conversation {
             Conversation::New(id) => command.args(["--session-id", id]),
