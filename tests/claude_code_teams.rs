@@ -185,14 +185,15 @@ fn with_teams_on_2_1_276_loses_the_own_list_on_resume_and_leaves_its_files() {
 
 /// `taskproof run --target claude-code@VERSION:teams-env --filter
 /// team-lead-and-two-teammates-share-the-list`, with the model's log: the lead and two
-/// in-process teammates on the team's list, each member's `TaskList` judged. Returns the
-/// run's stdout and the log's requests.
+/// in-process teammates on the team's list, each member's `TaskList` judged, then `/exit`.
+/// Returns the scenario's stderr (the session's transcript) and the log's requests.
 fn run_team_scenario(target: &str) -> (String, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("model-log");
     let out = crate::util::taskproof_in(dir.path())
         .args(["run", "--target", target])
         .args(["--filter", "team-lead-and-two-teammates-share-the-list"])
+        .args(["--report", "json:r.json"])
         .arg("--model-log")
         .arg(&log)
         .output()
@@ -211,7 +212,13 @@ fn run_team_scenario(target: &str) -> (String, Vec<Value>) {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    (stdout, lines)
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let transcript = report["scenarios"][0]["stderr"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (transcript, lines)
 }
 
 /// The turns the model's log names, as (member or "lead", request number, what the model
@@ -231,7 +238,13 @@ fn turns(log: &[Value]) -> Vec<(String, u64, String)> {
 
 fn team_scenario_runs_with_each_member_answered_in_its_own_conversation(cc: &ClaudeCode) {
     let version = cc.to_string();
-    let (_, log) = run_team_scenario(&version);
+    let (transcript, log) = run_team_scenario(&version);
+    // `/exit` ended the lead with its teammates and deleted the team; the list stays.
+    assert!(
+        transcript
+            .contains("(members team-lead, w1, w2) was deleted at /exit; its list folder is kept"),
+        "{version}: {transcript}"
+    );
     let turns = turns(&log);
     let t = |who: &str, n: u64, tool: &str| (who.to_string(), n, tool.to_string());
     // The lead takes every prompt; for a member's request it spawns the teammate (Agent)

@@ -469,7 +469,8 @@ impl ClaudeCodeSession {
                     let id = format!("toolu_taskproof_{}", self.next_tool);
                     self.next_tool += 1;
                     self.tool_uses += 1;
-                    self.note(format!("request {n} ({op}) -> {name} {input}"));
+                    let by = member.map(|m| format!(" by {m}")).unwrap_or_default();
+                    self.note(format!("request {n} ({op}{by}) -> {name} {input}"));
                     let run = self.clis.get_mut(list).expect("running");
                     run.model.expect_tool(&id);
                     exchange.answer(Reply::Tool {
@@ -737,6 +738,20 @@ impl ClaudeCodeSession {
         let mut first_error = None;
         for list in &lists {
             let mut run = self.clis.remove(list).expect("listed above");
+            // With teams on, the team records before the CLI ends: measured on 2.1.276 and
+            // 2.1.332, `/exit` deletes the team (its record, members and inboxes) and keeps
+            // its task list, which the session says.
+            let teams_before: Vec<(String, Vec<String>)> = if self.teams_in_terminal() {
+                team_records(&self.setup.config)
+                    .into_iter()
+                    .map(|(name, _)| {
+                        let members = team_members(&self.setup.config, &name);
+                        (name, members)
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if exit {
                 run.cli
                     .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
@@ -747,6 +762,16 @@ impl ClaudeCodeSession {
                     self.note(format!(
                         "/exit in the CLI of list {list:?}: it ended ({status})"
                     ));
+                    let after = team_records(&self.setup.config);
+                    for (name, members) in &teams_before {
+                        let kept = after.iter().any(|(n, _)| n == name);
+                        self.note(format!(
+                            "agent teams: the team {name} (members {}) {} at /exit; its list folder {}",
+                            members.join(", "),
+                            if kept { "is still recorded" } else { "was deleted" },
+                            if self.root.join(name).is_dir() { "is kept" } else { "is gone" }
+                        ));
+                    }
                 } else {
                     let output = run.cli.output();
                     first_error.get_or_insert(TargetError::Io(format!(
@@ -806,6 +831,24 @@ fn transcript_exists(config: &Path, id: &str) -> bool {
 }
 
 /// Every team record of the config folder: (team name, lead session id).
+/// The names of the members of team `name`, as its record lists them.
+fn team_members(config: &Path, name: &str) -> Vec<String> {
+    let Some(record) = std::fs::read(config.join("teams").join(name).join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    else {
+        return Vec::new();
+    };
+    record["members"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|m| m["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn team_records(config: &Path) -> Vec<(String, String)> {
     let Ok(teams) = std::fs::read_dir(config.join("teams")) else {
         return Vec::new();
