@@ -498,6 +498,41 @@ impl ClaudeCodeSession {
 }
 
 impl ClaudeCodeSession {
+    /// Waits up to `limit` for the CLI to end after `/exit`. With a teammate still at work
+    /// the terminal UI asks first ("Background work is running … 1. Exit and stop tasks
+    /// 2. Move to background and exit 3. Stay", measured on 2.1.332 with an in-process
+    /// teammate mid-turn): the session confirms the first choice with Enter, as a user ends
+    /// the session, and says so.
+    fn wait_exit_confirming(&mut self, run: &mut Running, shown: usize, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut confirmed = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if run.cli.wait_exit(left.min(Duration::from_millis(500))) {
+                return true;
+            }
+            if left.is_zero() {
+                return false;
+            }
+            if !confirmed {
+                let output = run.cli.output();
+                let since: String = output
+                    .get(shown..)
+                    .unwrap_or(&output)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                if since.contains("Exitandstoptasks") {
+                    confirmed = true;
+                    let _ = run.cli.press_enter();
+                    self.note(
+                        "/exit: the UI asked about background work still running (a teammate at work); confirmed \"Exit and stop tasks\"".into(),
+                    );
+                }
+            }
+        }
+    }
+
     /// Answers the lead's prompt of request `n` by handing it to the teammate `name`: the
     /// `Agent` tool spawns it with [`spawn_prompt`] the first time this CLI's lead sees the
     /// name, `SendMessage` sends it the prompt later. From then on the prompt is awaited in
@@ -755,8 +790,9 @@ impl ClaudeCodeSession {
             if exit {
                 run.cli
                     .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+                let shown = run.cli.output().len();
                 let sent = run.cli.submit("/exit");
-                let ended = sent.is_ok() && run.cli.wait_exit(limit);
+                let ended = sent.is_ok() && self.wait_exit_confirming(&mut run, shown, limit);
                 if ended {
                     let status = run.cli.exited().unwrap_or_default();
                     self.note(format!(
