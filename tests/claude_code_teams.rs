@@ -182,3 +182,135 @@ fn with_teams_on_2_1_276_loses_the_own_list_on_resume_and_leaves_its_files() {
     assert_eq!(listed["tasks"].as_array().unwrap().len(), 2, "{stderr}");
     assert_eq!(before, after);
 }
+
+/// `taskproof run --target claude-code@VERSION:teams-env --filter
+/// team-lead-and-two-teammates-share-the-list`, with the model's log: the lead and two
+/// in-process teammates on the team's list, each member's `TaskList` judged, then `/exit`.
+/// Returns the scenario's stderr (the session's transcript) and the log's requests.
+fn run_team_scenario(target: &str) -> (String, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("model-log");
+    let out = crate::util::taskproof_in(dir.path())
+        .args(["run", "--target", target])
+        .args(["--filter", "team-lead-and-two-teammates-share-the-list"])
+        .args(["--report", "json:r.json"])
+        .arg("--model-log")
+        .arg(&log)
+        .output()
+        .expect("run taskproof");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{target}: {stdout}{stderr}");
+    assert!(
+        stdout.ends_with("1 passed, 0 failed, 0 errors, 0 skipped\n"),
+        "{stdout}{stderr}"
+    );
+    let text =
+        std::fs::read_to_string(log.join("team-lead-and-two-teammates-share-the-list.jsonl"))
+            .expect("the model's log");
+    let lines = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let transcript = report["scenarios"][0]["stderr"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (transcript, lines)
+}
+
+/// The turns the model's log names, as (member or "lead", request number, what the model
+/// answered: the tool it called).
+fn turns(log: &[Value]) -> Vec<(String, u64, String)> {
+    log.iter()
+        .filter(|l| l["note"]["turn"] == "prompt")
+        .map(|l| {
+            (
+                l["note"]["member"].as_str().unwrap_or("lead").to_string(),
+                l["note"]["request"].as_u64().unwrap(),
+                l["answer"][0]["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn team_scenario_runs_with_each_member_answered_in_its_own_conversation(cc: &ClaudeCode) {
+    let version = cc.to_string();
+    let (transcript, log) = run_team_scenario(&version);
+    // `/exit` ended the lead with its teammates and deleted the team; the list stays.
+    assert!(
+        transcript
+            .contains("(members team-lead, w1, w2) was deleted at /exit; its list folder is kept"),
+        "{version}: {transcript}"
+    );
+    let turns = turns(&log);
+    let t = |who: &str, n: u64, tool: &str| (who.to_string(), n, tool.to_string());
+    // The lead takes every prompt; for a member's request it spawns the teammate (Agent)
+    // or sends it the prompt (SendMessage), and the tool call that does the request comes
+    // in that teammate's own conversation.
+    assert_eq!(
+        turns,
+        [
+            t("lead", 1, "TaskCreate"),
+            t("lead", 2, "TaskCreate"),
+            t("lead", 3, "Agent"),
+            t("w1", 3, "TaskList"),
+            t("lead", 4, "SendMessage"),
+            t("w1", 4, "TaskUpdate"),
+            t("lead", 5, "Agent"),
+            t("w2", 5, "TaskUpdate"),
+            t("lead", 6, "SendMessage"),
+            t("w2", 6, "TaskCreate"),
+            t("lead", 7, "SendMessage"),
+            t("w1", 7, "TaskUpdate"),
+            t("lead", 8, "SendMessage"),
+            t("w2", 8, "TaskList"),
+            t("lead", 9, "SendMessage"),
+            t("w1", 9, "TaskUpdate"),
+            t("lead", 10, "TaskList"),
+            t("lead", 11, "SendMessage"),
+            t("w2", 11, "TaskGet"),
+        ],
+        "{version}"
+    );
+    // Every tool result of a member's call came back in that member's conversation.
+    for l in log.iter().filter(|l| l["note"]["turn"] == "result") {
+        let id = l["note"]["tool_use_id"].as_str().unwrap();
+        let call = log
+            .iter()
+            .find(|c| c["answer"][0]["id"] == id)
+            .unwrap_or_else(|| panic!("{version}: no call {id}"));
+        assert_eq!(
+            l["note"]["member"], call["note"]["member"],
+            "{version}: {id}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn a_lead_and_two_teammates_share_the_team_list_on_the_newest_version() {
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_NEWEST",
+        "2.1.332",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    team_scenario_runs_with_each_member_answered_in_its_own_conversation(&cc);
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn a_lead_and_two_teammates_share_the_team_list_before_2_1_300() {
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST",
+        "2.1.276",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    team_scenario_runs_with_each_member_answered_in_its_own_conversation(&cc);
+}

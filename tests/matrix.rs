@@ -459,10 +459,11 @@ fn an_mcp_target_is_a_column_through_its_mapping() {
         .find(|l| l.starts_with("| taskproof-mcp |"))
         .unwrap_or_else(|| panic!("{md}"));
     // Every built-in scenario passes strict through the mapping: nothing else counted but
-    // the three on an agent session's own list, not judged (∅) since a store has none.
+    // the three on an agent session's own list and the agent team's, not judged (∅) since
+    // a store has neither.
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     // The counts after ✓: ◐ ◷ ✗ ⌛ – ∅ !.
-    assert_eq!(cells[6..13], ["0", "0", "0", "0", "0", "3", "0"], "{row}");
+    assert_eq!(cells[6..13], ["0", "0", "0", "0", "0", "4", "0"], "{row}");
 }
 
 /// Both pages lead with the failures by consequence class, most severe first; a column of

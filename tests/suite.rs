@@ -45,16 +45,18 @@ fn not_passed(suite: &SuiteResult, allowed: &[OutcomeKind]) -> Vec<String> {
         .collect()
 }
 
-/// The scenarios not judged for a part other than the session's own list: a store has
-/// every part of a store, and only an agent session has a list of its own
-/// (`nothing-vanishes-own-list-*`).
+/// The scenarios not judged for a part other than the session's own list and an agent
+/// team: a store has every part of a store, and only an agent session has a list of its
+/// own (`nothing-vanishes-own-list-*`) or teammates (`team-*`).
 fn not_judged_for_a_store_part(suite: &SuiteResult) -> Vec<String> {
     suite
         .scenarios
         .iter()
         .filter_map(|r| match &r.result {
             Ok(Outcome::NotJudged(parts))
-                if parts.iter().any(|(f, _)| *f != Feature::SessionList) =>
+                if parts
+                    .iter()
+                    .any(|(f, _)| !matches!(f, Feature::SessionList | Feature::Team)) =>
             {
                 Some(format!("{}: {parts:?}", r.id))
             }

@@ -92,11 +92,26 @@ impl Config {
         (self == Config::TeamsEnv).then_some((TEAMS_ENV, "1"))
     }
 
-    /// What the configuration adds to the CLI's command line.
+    /// What the configuration adds to the CLI's command line. With teams on, the
+    /// permission mode `default`: 2.1.332's terminal UI otherwise starts in auto mode, whose
+    /// safety check of the `Agent` tool runs on Anthropic's server, which the scripted model
+    /// is not, so spawning a teammate stops at a dialog ("Auto mode can't check actions in
+    /// this session"); in `default` mode the tools `--allowedTools` names run unasked.
     pub fn args(self) -> &'static [&'static str] {
         match self {
-            Config::TeamsFlag => &[TEAMS_FLAG],
-            _ => &[],
+            Config::TeamsOff => &[],
+            Config::TeamsEnv | Config::TeamsSettings => &["--permission-mode", "default"],
+            Config::TeamsFlag => &[TEAMS_FLAG, "--permission-mode", "default"],
+        }
+    }
+
+    /// The CLI's `--allowedTools`: the task tools, and with teams on the tools a lead spawns
+    /// and addresses its teammates with (`Agent`, `SendMessage`).
+    pub fn allowed_tools(self) -> &'static str {
+        if self.teams() {
+            "TaskCreate,TaskUpdate,TaskList,TaskGet,Agent,SendMessage"
+        } else {
+            "TaskCreate,TaskUpdate,TaskList,TaskGet"
         }
     }
 
@@ -171,8 +186,18 @@ mod tests {
     fn each_way_of_switching_teams_on_adds_only_its_own_part() {
         assert_eq!(Config::TeamsEnv.env(), Some((TEAMS_ENV, "1")));
         assert_eq!(Config::TeamsFlag.env(), None);
-        assert_eq!(Config::TeamsFlag.args(), &["--agent-teams"]);
-        assert!(Config::TeamsEnv.args().is_empty());
+        assert_eq!(Config::TeamsFlag.args()[0], "--agent-teams");
+        assert!(!Config::TeamsEnv.args().contains(&"--agent-teams"));
+        assert!(Config::TeamsOff.args().is_empty());
+        assert!(
+            Config::TeamsEnv
+                .allowed_tools()
+                .ends_with(",Agent,SendMessage")
+        );
+        assert_eq!(
+            Config::TeamsOff.allowed_tools(),
+            "TaskCreate,TaskUpdate,TaskList,TaskGet"
+        );
         assert!(!Config::TeamsOff.teams());
         assert_eq!(Config::TeamsOff.settings(None), Ok(None));
         let hooks = json!({"hooks": {"PreToolUse": []}});

@@ -39,9 +39,17 @@ pub(crate) const PRINT_STREAM_JSON: [&str; 6] = [
 /// left out: `? for shortcuts` up to 2.1.211 at least (2.1.112 draws it as `?forshortcuts`,
 /// moving the cursor over the blanks); 2.1.332 shows its permission mode there instead
 /// (`⏵⏵ auto mode on (shift+tab to cycle)`), and 2.1.211 does after a turn (`⏸ manual
-/// mode on · ctrl+t to hide tasks`). Measured by starting each version in a
-/// pseudo-terminal (docs/claude-code.md, "The terminal UI").
-const READY: [&str; 3] = ["forshortcuts", "shift+tabtocycle", "modeon·"];
+/// mode on · ctrl+t to hide tasks`). In permission mode `default` (the teams
+/// configurations) 2.1.332 shows `⏸ manual mode on`, followed by ` · ? for shortcuts` at
+/// start and by the task count (`0/2 tasks done`) when a resumed conversation has tasks.
+/// Measured by starting each version in a pseudo-terminal (docs/claude-code.md, "The
+/// terminal UI").
+const READY: [&str; 4] = [
+    "forshortcuts",
+    "shift+tabtocycle",
+    "modeon·",
+    "⏸manualmodeon",
+];
 
 /// Everything a CLI needs besides its list.
 #[derive(Debug, Clone)]
@@ -206,7 +214,7 @@ impl ClaudeProcess {
             .env_clear()
             .envs(environment(setup, list, base_url))
             .current_dir(&setup.cwd)
-            .args(["--allowedTools", "TaskCreate,TaskUpdate,TaskList,TaskGet"])
+            .args(["--allowedTools", setup.configuration.allowed_tools()])
             .args(setup.configuration.args());
         match conversation {
             Conversation::New(id) => command.args(["--session-id", id]),
@@ -618,6 +626,10 @@ mod tests {
         // 2.1.211 after a turn.
         assert!(shows_input_box(
             "──── ⏸ manual mode on · ctrl+t to hide tasks · ← for agents"
+        ));
+        // 2.1.332 in permission mode default, resumed with two tasks.
+        assert!(shows_input_box(
+            "──── ⏸ manual mode on 0/2 tasks done ◻a ◻b · ctrl+t to hide tasks · ← for agents"
         ));
         // The welcome banner before the box is drawn is not ready.
         assert!(!shows_input_box("Welcome to Claude Code! /help for help"));

@@ -36,6 +36,41 @@ impl Recognizer for ClaudeCodeRecognizer {
     fn summary(&self, body: &Value) -> Option<&'static str> {
         is_compaction(body).then_some(SUMMARY)
     }
+
+    fn member(&self, body: &Value) -> Option<String> {
+        member(body)
+    }
+}
+
+/// What a teammate's conversation starts with: the prompt the lead gave it when it spawned it
+/// (the `Agent` tool's `prompt`), which names the member and carries request `n`'s marker.
+pub fn spawn_prompt(member: &str, n: u64) -> String {
+    format!("{MEMBER_INTRO}{member}. Do {}.", prompt_marker(n))
+}
+
+const MEMBER_INTRO: &str = "You are taskproof team member ";
+
+/// The member of an agent team whose conversation `body` is: a teammate's requests begin with
+/// the spawn prompt ([`spawn_prompt`]), which the CLI delivers as the conversation's first
+/// user message (wrapped in `<teammate-message teammate_id="team-lead" …>` by 2.1.276 and
+/// 2.1.332). Nothing else in a teammate's requests names it: its system prompt says only
+/// that it runs in a team, and `metadata.user_id` names the lead's session (with a
+/// `parent_session_id`). `None` for the lead's conversation.
+pub fn member(body: &Value) -> Option<String> {
+    let first = body["messages"]
+        .as_array()?
+        .iter()
+        .find(|m| m["role"] == "user")?;
+    let texts: Vec<&str> = match &first["content"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => Vec::new(),
+    };
+    texts.iter().find_map(|t| {
+        let rest = &t[t.find(MEMBER_INTRO)? + MEMBER_INTRO.len()..];
+        let name = &rest[..rest.find('.')?];
+        (!name.is_empty()).then(|| name.to_string())
+    })
 }
 
 /// The marker that makes a prompt the prompt of protocol request `n`.
@@ -116,6 +151,31 @@ mod tests {
             &["Do taskproof request 3.", "[SUGGESTION MODE: suggest]"],
             3
         ));
+    }
+
+    /// A teammate's conversation is named by the spawn prompt it starts with, as 2.1.332
+    /// delivers it; the lead's names no member.
+    #[test]
+    fn a_teammates_conversation_is_told_by_its_spawn_prompt() {
+        let wrapped = format!(
+            "<teammate-message teammate_id=\"team-lead\" summary=\"taskproof member w1\">\n{}\n</teammate-message>",
+            spawn_prompt("w1", 4)
+        );
+        let teammate = json!({"messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                {"type": "text", "text": wrapped}]},
+            {"role": "system", "content": "env"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+            {"role": "user", "content": [{"type": "text", "text":
+                "<teammate-message teammate_id=\"team-lead\">\nDo taskproof request 7.\n</teammate-message>"}]}]});
+        assert_eq!(
+            ClaudeCodeRecognizer.member(&teammate).as_deref(),
+            Some("w1")
+        );
+        let lead = body(json!({"role": "user", "content": "Do taskproof request 4."}));
+        assert_eq!(ClaudeCodeRecognizer.member(&lead), None);
+        assert!(spawn_prompt("w1", 4).contains(&prompt_marker(4)));
     }
 
     /// Both forms of `metadata.user_id` the versions send name the session id.

@@ -9,21 +9,23 @@
 //! start-up limit. A CLI is restarted after [`RESTART_EVERY`] requests, so that the
 //! conversation it sends with every call, and with it the cost of a request, stays bounded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::install::Installation;
 use crate::mapping::{self, Features};
 use crate::process::{ClaudeProcess, Conversation, Setup, write_first_run_answers};
-use crate::recognizer::{ClaudeCodeRecognizer, prompt_marker};
+use crate::recognizer::{ClaudeCodeRecognizer, prompt_marker, spawn_prompt};
 use crate::version::{self, ClaudeCode};
-use taskproof_core::protocol::{Feature, Hello, Layout, PROTOCOL_VERSION, SESSION_LIST};
-use taskproof_model::scripted::{Plan, Step};
+use taskproof_core::protocol::{
+    ErrorKind, Feature, Hello, Layout, MEMBER, PROTOCOL_VERSION, SESSION_LIST,
+};
+use taskproof_model::scripted::{Plan, Step, failure};
 use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
 use taskproof_session::group::TempGuard;
 use taskproof_session::{Drive, Session, SessionEvent, SessionOptions, TargetError};
@@ -47,6 +49,9 @@ struct Running {
     cli: ClaudeProcess,
     model: ScriptedModel,
     requests: u64,
+    /// The members of the agent team this CLI's lead spawned (in-process teammates, which
+    /// end with the CLI).
+    members: HashSet<String>,
 }
 
 /// The least time a request gets in the terminal UI, whatever `--timeout` says: the UI
@@ -185,6 +190,14 @@ impl ClaudeCodeSession {
         if features.delete {
             announced.push(Feature::Delete);
         }
+        // Teammates, with teams on. They run in the lead's process in the terminal UI only
+        // (in print mode a named `Agent` is a plain subagent without the task tools:
+        // docs/claude-code.md, "Agent teams driven by the scripted model"), where a scenario
+        // with a member runs (`Scenario::plays_a_user`); a member's request to a session in
+        // print mode is answered `unsupported`.
+        if spec.config.teams() {
+            announced.push(Feature::Team);
+        }
         let hello = Hello {
             protocol: PROTOCOL_VERSION,
             name: "claude-code".into(),
@@ -306,6 +319,7 @@ impl ClaudeCodeSession {
                     cli,
                     model,
                     requests: 0,
+                    members: HashSet::new(),
                 },
             );
         }
@@ -337,10 +351,15 @@ impl ClaudeCodeSession {
         Ok(fresh)
     }
 
+    /// One protocol request as one turn: the prompt goes to the CLI of `list`, and the
+    /// script's tool calls answer it. With `member`, the lead hands the prompt to that
+    /// teammate (spawning it with the `Agent` tool the first time, with `SendMessage` after)
+    /// and the script answers in the teammate's conversation.
     fn turn(
         &mut self,
         op: &str,
         list: &str,
+        member: Option<&str>,
         mut script: mapping::Script,
     ) -> Result<Value, TargetError> {
         let n = self.next_request;
@@ -359,6 +378,7 @@ impl ClaudeCodeSession {
                 timeout
             };
         let mut prompted = false;
+        let mut handoff = member;
         let mut last_enter = Instant::now();
         loop {
             let run = self.clis.get_mut(list).expect("running");
@@ -431,6 +451,10 @@ impl ClaudeCodeSession {
                         self.follow_conversation(list, id, n);
                         dir = self.list_dir(list);
                     }
+                    if let Some(name) = handoff.take() {
+                        self.hand_to_member(list, name, n, exchange);
+                        continue;
+                    }
                     None
                 }
                 Turn::Result(r) => {
@@ -445,7 +469,8 @@ impl ClaudeCodeSession {
                     let id = format!("toolu_taskproof_{}", self.next_tool);
                     self.next_tool += 1;
                     self.tool_uses += 1;
-                    self.note(format!("request {n} ({op}) -> {name} {input}"));
+                    let by = member.map(|m| format!(" by {m}")).unwrap_or_default();
+                    self.note(format!("request {n} ({op}{by}) -> {name} {input}"));
                     let run = self.clis.get_mut(list).expect("running");
                     run.model.expect_tool(&id);
                     exchange.answer(Reply::Tool {
@@ -473,6 +498,80 @@ impl ClaudeCodeSession {
 }
 
 impl ClaudeCodeSession {
+    /// Waits up to `limit` for the CLI to end after `/exit`. With a teammate still at work
+    /// the terminal UI asks first ("Background work is running … 1. Exit and stop tasks
+    /// 2. Move to background and exit 3. Stay", measured on 2.1.332 with an in-process
+    /// teammate mid-turn): the session confirms the first choice with Enter, as a user ends
+    /// the session, and says so.
+    fn wait_exit_confirming(&mut self, run: &mut Running, shown: usize, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut confirmed = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if run.cli.wait_exit(left.min(Duration::from_millis(500))) {
+                return true;
+            }
+            if left.is_zero() {
+                return false;
+            }
+            if !confirmed {
+                let output = run.cli.output();
+                let since: String = output
+                    .get(shown..)
+                    .unwrap_or(&output)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                if since.contains("Exitandstoptasks") {
+                    confirmed = true;
+                    let _ = run.cli.press_enter();
+                    self.note(
+                        "/exit: the UI asked about background work still running (a teammate at work); confirmed \"Exit and stop tasks\"".into(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Answers the lead's prompt of request `n` by handing it to the teammate `name`: the
+    /// `Agent` tool spawns it with [`spawn_prompt`] the first time this CLI's lead sees the
+    /// name, `SendMessage` sends it the prompt later. From then on the prompt is awaited in
+    /// the teammate's conversation; the lead's next request (the tool's result) is a side
+    /// request and ends the lead's turn.
+    fn hand_to_member(
+        &mut self,
+        list: &str,
+        name: &str,
+        n: u64,
+        exchange: taskproof_model::scripted::Exchange,
+    ) {
+        let id = format!("toolu_taskproof_{}", self.next_tool);
+        self.next_tool += 1;
+        let run = self.clis.get_mut(list).expect("running");
+        let (tool, input) = if run.members.contains(name) {
+            (
+                "SendMessage",
+                json!({"to": name, "summary": format!("taskproof request {n}"),
+                       "message": format!("Do {}.", prompt_marker(n))}),
+            )
+        } else {
+            (
+                "Agent",
+                json!({"description": format!("taskproof member {name}"),
+                       "prompt": spawn_prompt(name, n), "name": name,
+                       "subagent_type": "general-purpose"}),
+            )
+        };
+        run.members.insert(name.to_string());
+        run.model.expect_prompt_from(n, Some(name));
+        exchange.answer(Reply::Tool {
+            id,
+            name: tool.to_string(),
+            input: input.clone(),
+        });
+        self.note(format!("request {n}: the lead -> {tool} {input}"));
+    }
+
     /// The folder of `list` under the root: the list's own, or for the session's own list
     /// the folder of the CLI's session id.
     fn list_dir(&self, list: &str) -> PathBuf {
@@ -674,16 +773,41 @@ impl ClaudeCodeSession {
         let mut first_error = None;
         for list in &lists {
             let mut run = self.clis.remove(list).expect("listed above");
+            // With teams on, the team records before the CLI ends: measured on 2.1.276 and
+            // 2.1.332, `/exit` deletes the team (its record, members and inboxes) and keeps
+            // its task list, which the session says.
+            let teams_before: Vec<(String, Vec<String>)> = if self.teams_in_terminal() {
+                team_records(&self.setup.config)
+                    .into_iter()
+                    .map(|(name, _)| {
+                        let members = team_members(&self.setup.config, &name);
+                        (name, members)
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if exit {
                 run.cli
                     .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
+                let shown = run.cli.output().len();
                 let sent = run.cli.submit("/exit");
-                let ended = sent.is_ok() && run.cli.wait_exit(limit);
+                let ended = sent.is_ok() && self.wait_exit_confirming(&mut run, shown, limit);
                 if ended {
                     let status = run.cli.exited().unwrap_or_default();
                     self.note(format!(
                         "/exit in the CLI of list {list:?}: it ended ({status})"
                     ));
+                    let after = team_records(&self.setup.config);
+                    for (name, members) in &teams_before {
+                        let kept = after.iter().any(|(n, _)| n == name);
+                        self.note(format!(
+                            "agent teams: the team {name} (members {}) {} at /exit; its list folder {}",
+                            members.join(", "),
+                            if kept { "is still recorded" } else { "was deleted" },
+                            if self.root.join(name).is_dir() { "is kept" } else { "is gone" }
+                        ));
+                    }
                 } else {
                     let output = run.cli.output();
                     first_error.get_or_insert(TargetError::Io(format!(
@@ -723,6 +847,16 @@ impl ClaudeCodeSession {
 
 /// Whether the CLI wrote a transcript of conversation `id` under the config folder
 /// (`projects/<working folder>/<id>.jsonl`), so that `--resume` finds it.
+/// A name the `Agent` tool takes for a teammate (its input schema's `name` pattern in 2.1.276
+/// and 2.1.332: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`), and not `team-lead`, the lead's own.
+fn valid_member(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name != "team-lead"
+}
+
 fn transcript_exists(config: &Path, id: &str) -> bool {
     let Ok(projects) = std::fs::read_dir(config.join("projects")) else {
         return false;
@@ -733,6 +867,24 @@ fn transcript_exists(config: &Path, id: &str) -> bool {
 }
 
 /// Every team record of the config folder: (team name, lead session id).
+/// The names of the members of team `name`, as its record lists them.
+fn team_members(config: &Path, name: &str) -> Vec<String> {
+    let Some(record) = std::fs::read(config.join("teams").join(name).join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    else {
+        return Vec::new();
+    };
+    record["members"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|m| m["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn team_records(config: &Path) -> Vec<(String, String)> {
     let Ok(teams) = std::fs::read_dir(config.join("teams")) else {
         return Vec::new();
@@ -844,9 +996,37 @@ impl Session for ClaudeCodeSession {
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string();
-        match mapping::plan(request, self.features) {
+        // The member of the team that sends it (docs/scenario-format.md, "Agent teams"):
+        // taken out of the request, which the mapping then reads as the lead's.
+        let mut request = request.clone();
+        let member = match request.as_object_mut().and_then(|o| o.remove(MEMBER)) {
+            None => None,
+            Some(Value::String(m)) if valid_member(&m) => {
+                if !self.hello.features.contains(&Feature::Team)
+                    || self.setup.drive != Drive::Terminal
+                {
+                    return Ok(failure(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "member {m:?}: agent teams need a teams configuration and the terminal UI (this session: {}, {:?})",
+                            self.setup.configuration, self.setup.drive
+                        ),
+                    ));
+                }
+                Some(m)
+            }
+            Some(other) => {
+                return Ok(failure(
+                    ErrorKind::Invalid,
+                    format!(
+                        "member: {other} is not a teammate's name (letters, digits, _ and -, at most 64, as the Agent tool takes)"
+                    ),
+                ));
+            }
+        };
+        match mapping::plan(&request, self.features) {
             Plan::Answer(answer) => Ok(answer),
-            Plan::Run(planned) => self.turn(&op, &planned.list, planned.script),
+            Plan::Run(planned) => self.turn(&op, &planned.list, member.as_deref(), planned.script),
         }
     }
 
@@ -909,5 +1089,30 @@ impl Session for ClaudeCodeSession {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member is named as the `Agent` tool takes a teammate's name, and is not the lead.
+    #[test]
+    fn a_member_is_a_name_the_agent_tool_takes() {
+        for ok in ["w1", "Writer", "Writer-2", "a_b", &"x".repeat(64)] {
+            assert!(valid_member(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "-w",
+            "_w",
+            "w 1",
+            "w.1",
+            "team-lead",
+            &"x".repeat(65),
+            "é",
+        ] {
+            assert!(!valid_member(bad), "{bad}");
+        }
     }
 }

@@ -53,6 +53,15 @@ pub trait Recognizer: Send + Sync + 'static {
         None
     }
 
+    /// The member of an agent team whose conversation the request is (a teammate the
+    /// session's lead spawned; Claude Code's in-process teammates send their requests to the
+    /// lead's model); `None` for the lead's own conversation and every product without
+    /// teams.
+    fn member(&self, body: &Value) -> Option<String> {
+        let _ = body;
+        None
+    }
+
     /// For a side request that asks for a summary of the conversation (a compaction), the
     /// summary to answer with; `None` for every other request, which gets `Done.`.
     fn summary(&self, body: &Value) -> Option<&'static str> {
@@ -130,6 +139,9 @@ impl Exchange {
 #[derive(Debug, Default)]
 struct Expect {
     prompt: Option<u64>,
+    /// The member whose conversation must carry the prompt ([`Recognizer::member`]); `None`
+    /// for the lead's.
+    member: Option<String>,
     tool: Option<String>,
 }
 
@@ -193,10 +205,17 @@ impl ScriptedModel {
         self.server.base_url()
     }
 
-    /// From now on, the prompt of protocol request `n` is a turn.
+    /// From now on, the prompt of protocol request `n` in the lead's conversation is a turn.
     pub fn expect_prompt(&self, n: u64) {
+        self.expect_prompt_from(n, None);
+    }
+
+    /// From now on, the prompt of protocol request `n` in `member`'s conversation (the
+    /// lead's for `None`) is a turn.
+    pub fn expect_prompt_from(&self, n: u64, member: Option<&str>) {
         let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
         e.prompt = Some(n);
+        e.member = member.map(str::to_string);
         e.tool = None;
     }
 
@@ -204,6 +223,7 @@ impl ScriptedModel {
     pub fn expect_tool(&self, tool_use_id: &str) {
         let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
         e.prompt = None;
+        e.member = None;
         e.tool = Some(tool_use_id.to_string());
     }
 
@@ -258,12 +278,16 @@ fn handle(
         .to_string();
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let turn = take_turn(&body, recognizer, expect);
-    // What the model made of the request, for the log: the turn it was, or a side request.
-    let note = match &turn {
+    // What the model made of the request, for the log: the turn it was, or a side request;
+    // and the member of a team whose conversation it is, if any.
+    let mut note = match &turn {
         Some(Turn::Prompt(n)) => json!({"turn": "prompt", "request": n}),
         Some(Turn::Result(r)) => json!({"turn": "result", "tool_use_id": r.tool_use_id}),
         None => json!({"turn": null}),
     };
+    if let Some(member) = recognizer.member(&body) {
+        note["member"] = json!(member);
+    }
     let kind = if turn.is_some() { "agent" } else { "side" };
     let summary = turn.is_none().then(|| recognizer.summary(&body)).flatten();
     let reply = match turn {
@@ -342,8 +366,9 @@ fn take_turn(body: &Value, recognizer: &dyn Recognizer, expect: &Mutex<Expect>) 
             .filter(|b| b["type"] == "text")
             .filter_map(|b| b["text"].as_str())
             .collect();
-        if recognizer.is_prompt(&texts, n) {
+        if recognizer.is_prompt(&texts, n) && recognizer.member(body) == e.member {
             e.prompt = None;
+            e.member = None;
             return Some(Turn::Prompt(n));
         }
         return None;
@@ -438,6 +463,45 @@ mod tests {
             }))
         );
         assert_eq!(take_turn(&result, &Product, &expect), None, "taken once");
+    }
+
+    /// A prompt awaited from a member of a team is a turn only in that member's
+    /// conversation, and one awaited from the lead only in the lead's.
+    #[test]
+    fn a_members_prompt_is_a_turn_only_in_its_conversation() {
+        struct Team;
+        impl Recognizer for Team {
+            fn is_agent(&self, body: &Value) -> bool {
+                Product.is_agent(body)
+            }
+            fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
+                Product.is_prompt(texts, n)
+            }
+            fn member(&self, body: &Value) -> Option<String> {
+                body["member"].as_str().map(str::to_string)
+            }
+        }
+        let expect = Mutex::new(Expect::default());
+        let lead = body(json!({"role": "user", "content": "Do request 5."}));
+        let mut w1 = lead.clone();
+        w1["member"] = json!("w1");
+        let mut w2 = lead.clone();
+        w2["member"] = json!("w2");
+        {
+            let mut e = expect.lock().unwrap();
+            e.prompt = Some(5);
+            e.member = Some("w1".into());
+        }
+        assert_eq!(take_turn(&lead, &Team, &expect), None, "the lead's");
+        assert_eq!(take_turn(&w2, &Team, &expect), None, "another member's");
+        assert_eq!(take_turn(&w1, &Team, &expect), Some(Turn::Prompt(5)));
+        expect.lock().unwrap().prompt = Some(5);
+        assert_eq!(
+            take_turn(&w1, &Team, &expect),
+            None,
+            "awaited from the lead"
+        );
+        assert_eq!(take_turn(&lead, &Team, &expect), Some(Turn::Prompt(5)));
     }
 
     /// Over HTTP: a turn reaches the session with the session the product's recognizer read,

@@ -502,17 +502,17 @@ pub fn target_notes_once(suite: &SuiteResult) -> Vec<String> {
 }
 
 /// Whether a scenario was not judged only for parts a store never has (`session_list`: an
-/// agent session's own list), so that the run says so once rather than per scenario.
+/// agent session's own list; `team`: an agent team's members), so that the run says so once rather than per scenario.
 pub fn not_judged_for_agents_only(r: &ScenarioResult) -> Option<Vec<Feature>> {
     let Ok(Outcome::NotJudged(parts)) = &r.result else {
         return None;
     };
-    // Only session_list: `atomic` and `in_progress` are never named in a hello, but a store
+    // Only session_list and team: `atomic` and `in_progress` are never named in a hello, but a store
     // can lack them, and the scenario then says so itself.
     let agent: Vec<Feature> = parts
         .iter()
         .map(|(f, _)| *f)
-        .filter(|f| *f == Feature::SessionList)
+        .filter(|f| matches!(f, Feature::SessionList | Feature::Team))
         .collect();
     (!agent.is_empty() && agent.len() == parts.len()).then_some(agent)
 }

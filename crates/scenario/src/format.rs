@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::expect::Expect;
 use taskproof_core::protocol::Feature;
-use taskproof_core::protocol::request_features;
+use taskproof_core::protocol::{MEMBER, request_features};
 use taskproof_core::rule::Rule;
 use taskproof_profile::Profile;
 use taskproof_session::SessionEvent;
@@ -58,10 +58,14 @@ impl Scenario {
     /// exits or resumes a session. Agent targets then run its sessions the way a person
     /// uses them (Claude Code: its terminal UI rather than print mode). A `kill` alone does
     /// not: SIGKILL ends a process the same way however it was driven, and the scenarios
-    /// that kill (S14) were recorded in print mode.
+    /// that kill (S14) were recorded in print mode. A request a team member sends (with a
+    /// `member`) does: Claude Code runs teammates in its terminal UI only.
     pub fn plays_a_user(&self, profile: Profile) -> bool {
-        self.steps_for(profile)
-            .any(|s| matches!(s.action, Action::Wait(_) | Action::Event { .. }))
+        self.steps_for(profile).any(|s| match &s.action {
+            Action::Wait(_) | Action::Event { .. } => true,
+            Action::Send { request, .. } => request.get(MEMBER).is_some(),
+            _ => false,
+        })
     }
 }
 

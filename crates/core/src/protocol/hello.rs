@@ -69,6 +69,10 @@ word_enum! {
         /// An agent target's part, not a store's: a store's sessions are connections, which
         /// keep no list of their own.
         SessionList => "session_list",
+        /// Agent teams: a request's [`MEMBER`] names the teammate that sends it, spawned by
+        /// the session's lead (Claude Code with agent teams on, in its terminal UI). An agent
+        /// target's part, as [`Feature::SessionList`] is.
+        Team => "team",
         /// Requests that each take effect at once, also beside concurrent ones. Never named in
         /// `features`: every target has it unless its `hello` names requests it performs by
         /// reading a task and then writing it in separate steps ([`ReadModifyWrite`], an
@@ -95,6 +99,10 @@ word_enum! {
 /// "@session"`. The `@` keeps it apart from every list name a store accepts (S13).
 pub const SESSION_LIST: &str = "@session";
 
+/// The request field that names the member of an agent team that sends the request
+/// ([`Feature::Team`]): `"member": "w1"`. Without it the session's lead sends it.
+pub const MEMBER: &str = "member";
+
 impl Feature {
     /// The parts protocol 2 added: a protocol 1 `hello` declares them all.
     pub const ADDED_IN_2: [Feature; 6] = [
@@ -106,8 +114,8 @@ impl Feature {
         Feature::Lists,
     ];
 
-    /// The parts a task store can have: every one but [`Feature::SessionList`], which only an
-    /// agent session has, and [`Feature::Atomic`], which no target declares (a target has it
+    /// The parts a task store can have: every one but [`Feature::SessionList`] and
+    /// [`Feature::Team`], which only an agent session has, and [`Feature::Atomic`], which no target declares (a target has it
     /// unless its hello says otherwise). The built-in stores declare these.
     pub const OF_A_STORE: [Feature; 9] = [
         Feature::Delete,
@@ -228,12 +236,15 @@ pub const FIELD_PARTS: [(&str, &[Feature]); 9] = [
 /// for the right reason): `delete` and `claim` by its op; `edges`, `edges_at_create`,
 /// `edge_removal`, `metadata`, `owner` and `active_form` by the fields of a `create` task
 /// or an `update` patch (a `null` that removes the field too); `session_list` by a `list`
-/// that is [`SESSION_LIST`]. Separate lists are a property of a whole scenario, not of one
+/// that is [`SESSION_LIST`]; `team` by a [`MEMBER`]. Separate lists are a property of a whole scenario, not of one
 /// request.
 pub fn request_features(request: &Value) -> BTreeSet<Feature> {
     let mut out = BTreeSet::new();
     if request.get("list").and_then(Value::as_str) == Some(SESSION_LIST) {
         out.insert(Feature::SessionList);
+    }
+    if request.get(MEMBER).is_some() {
+        out.insert(Feature::Team);
     }
     let op = request.get("op").and_then(Value::as_str);
     match op {

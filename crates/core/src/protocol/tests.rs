@@ -90,10 +90,15 @@ fn requests_use_the_parts_their_fields_name() {
         parts(json!({"op": "list", "list": "session"})),
         Vec::<&str>::new()
     );
+    // A member of an agent team sends it.
+    assert_eq!(
+        parts(json!({"op": "list", "list": SESSION_LIST, MEMBER: "w1"})),
+        ["session_list", "team"]
+    );
 }
 
-/// A store declares every part a store can have, and never the session's own list, which
-/// only an agent session has, nor atomic, which is not declared.
+/// A store declares every part a store can have, and never the session's own list or a team,
+/// which only an agent session has, nor atomic, which is not declared.
 #[test]
 fn the_parts_of_a_store_are_every_part_but_the_sessions_own_list() {
     let missing: Vec<Feature> = Feature::ALL
@@ -104,6 +109,7 @@ fn the_parts_of_a_store_are_every_part_but_the_sessions_own_list() {
         missing,
         [
             Feature::SessionList,
+            Feature::Team,
             Feature::Atomic,
             Feature::InProgress,
             Feature::HiddenEdges
@@ -154,8 +160,8 @@ fn a_protocol_1_hello_declares_every_part_protocol_2_added() {
     assert_eq!(
         e,
         "unknown feature \"active-form\"; expected one of delete, claim, edges, metadata, \
-         owner, active_form, edge_removal, edges_at_create, lists, session_list, atomic, \
-         in_progress, hidden_edges"
+         owner, active_form, edge_removal, edges_at_create, lists, session_list, team, \
+         atomic, in_progress, hidden_edges"
     );
 }
 
