@@ -209,7 +209,10 @@ fn the_claude_code_layout_example_adapter_passes_the_whole_suite() {
         .filter(|r| r.partial().is_some())
         .map(|r| r.id.as_str())
         .collect();
-    assert!(partial.is_empty(), "passes with steps not judged: {partial:?}");
+    assert!(
+        partial.is_empty(),
+        "passes with steps not judged: {partial:?}"
+    );
     assert!(s.summary().passed >= 50, "{:?}", s.summary());
 }
 
