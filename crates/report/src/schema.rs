@@ -223,7 +223,8 @@ pub struct StartTimes {
     /// `--start-ahead` and `--jobs` as the run used them.
     pub start_ahead: usize,
     pub jobs: usize,
-    /// For slow starts, which flag would have helped and why.
+    /// For slow starts, which flag would have helped and why; absent when none would have
+    /// (the starts were made ahead while earlier scenarios ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
 }
