@@ -171,6 +171,53 @@ fn the_example_python_adapter_passes_under_the_s07_profile() {
     );
 }
 
+/// Issue 55, what to build 8: the example adapter in Claude Code's layout
+/// (examples/adapters/python/claude_code_store.py) declares every part a store can have and
+/// passes the whole strict suite with every step judged, its files looked at by the
+/// scenarios that read the layout (stray files, a linked or corrupt `.highwatermark`,
+/// another program's task files).
+#[test]
+#[cfg_attr(not(taskproof_has_python), ignore = "needs python3 on PATH")]
+fn the_claude_code_layout_example_adapter_passes_the_whole_suite() {
+    crate::util::require(&[crate::util::Tool::Python]);
+    let script = repo().join("examples/adapters/python/claude_code_store.py");
+    let s = run(
+        TargetSpec::cmd(format!("python3 '{}'", script.display())),
+        Profile::Strict,
+        None,
+    );
+    let hello = s.target.hello.as_ref().expect("a hello");
+    assert_eq!(hello.layout.as_str(), "claude-code");
+    for part in [
+        Feature::Delete,
+        Feature::Claim,
+        Feature::Edges,
+        Feature::EdgesAtCreate,
+        Feature::EdgeRemoval,
+        Feature::Metadata,
+        Feature::Owner,
+        Feature::ActiveForm,
+        Feature::Lists,
+    ] {
+        assert!(hello.has(part), "{part:?} is not declared");
+    }
+    let bad = not_passed(&s, &[OutcomeKind::Pass, OutcomeKind::NotJudged]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let bad = not_judged_for_a_store_part(&s);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let partial: Vec<&str> = s
+        .scenarios
+        .iter()
+        .filter(|r| r.partial().is_some())
+        .map(|r| r.id.as_str())
+        .collect();
+    assert!(
+        partial.is_empty(),
+        "passes with steps not judged: {partial:?}"
+    );
+    assert!(s.summary().passed >= 50, "{:?}", s.summary());
+}
+
 #[test]
 fn every_mutant_is_caught_by_a_scenario_citing_its_rule() {
     let all = suite();

@@ -748,6 +748,7 @@ pub fn run_suite(
         profile,
         scenarios: results,
         elapsed: started.elapsed(),
+        starts: None,
     };
     emit(&Event::RunFinished { suite: &suite });
     suite

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use taskproof_mcp_client::ServerInfo;
+use taskproof_session::starts::StartLog;
 use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 
 use crate::mapping::{Mapping, MappingError};
@@ -42,6 +43,9 @@ pub struct McpTarget {
     pub(crate) probe: Arc<Mutex<Option<Probe>>>,
     /// The emptied servers of each root, shared by every session on that root (pool.rs).
     pub(crate) pools: crate::pool::Pools,
+    /// How long each session's server took to answer `initialize` (the one-time check of
+    /// [`McpTarget::prepare`] and the probe are not a session's).
+    pub(crate) starts: StartLog,
 }
 
 impl PartialEq for McpTarget {
@@ -74,6 +78,7 @@ impl McpTarget {
             mapping,
             probe: Arc::default(),
             pools: crate::pool::Pools::default(),
+            starts: StartLog::new("initialize"),
         }
     }
 
@@ -152,6 +157,10 @@ impl Target for McpTarget {
         let m = self.mapping.as_ref()?;
         m.not_atomic()
             .map(|why| format!("the mapping {}: {why}", m.path.display()))
+    }
+
+    fn starts(&self) -> Option<StartLog> {
+        Some(self.starts.clone())
     }
 }
 

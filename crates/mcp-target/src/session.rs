@@ -11,13 +11,14 @@ use serde_json::Value;
 use taskproof_core::protocol::{Hello, PROTOCOL_VERSION};
 use taskproof_mcp_client::ToolResult;
 use taskproof_session::ids;
+use taskproof_session::starts::StartLog;
 use taskproof_session::wire::WireLog;
 use taskproof_session::{Session, SessionOptions, TargetError};
 
 use crate::kind::McpTarget;
 use crate::mapping::Mapping;
 use crate::pool::RootPool;
-use crate::server::{EXIT_GRACE, Server, start, start_note, with_stderr};
+use crate::server::{EXIT_GRACE, Server, Started, start, start_note, with_stderr};
 use crate::translate::Stop;
 
 /// A connection to one server process, or with `server.per_list` to one per list.
@@ -42,6 +43,8 @@ pub struct McpSession {
     /// Servers emptied after their list was released, by any session on the root, for
     /// lists named later (pool.rs).
     pub(crate) pool: RootPool,
+    /// The target's log of its servers' starts.
+    pub(crate) starts: StartLog,
     /// With one server per list, the server's ids of the tasks deleted on each list's server
     /// (on a server taken from the pool, those of its earlier lists too).
     pub(crate) gone: BTreeMap<String, Vec<String>>,
@@ -75,13 +78,16 @@ impl McpSession {
             let p = target.probe(options.start_timeout)?;
             (p.info, p.tools, p.start)
         } else {
-            let s = start(
-                &target.command,
-                &mapping,
-                &root,
-                None,
-                options.start_timeout,
-                options.wire.as_ref(),
+            let s = logged(
+                &target.starts,
+                start(
+                    &target.command,
+                    &mapping,
+                    &root,
+                    None,
+                    options.start_timeout,
+                    options.wire.as_ref(),
+                ),
             )?;
             servers.insert(String::new(), s.server);
             (s.info, s.tools, s.start)
@@ -126,6 +132,7 @@ impl McpSession {
             book,
             wire: options.wire,
             pool,
+            starts: target.starts.clone(),
             gone: BTreeMap::new(),
             folders: BTreeMap::new(),
         })
@@ -175,14 +182,15 @@ impl McpSession {
         if self.servers.contains_key(list) || self.take_pooled(list) {
             return Ok(());
         }
-        match start(
+        let started = start(
             &self.command,
             &self.mapping,
             &self.root,
             Some(list),
             self.start_timeout,
             self.wire.as_ref(),
-        ) {
+        );
+        match logged(&self.starts, started) {
             Ok(s) => {
                 // A list another session took a pooled server for is a link to that
                 // server's folder, where this one keeps its store too (pool.rs).
@@ -206,6 +214,21 @@ impl McpSession {
             })),
         }
     }
+}
+
+/// `started`, recorded in the target's log of starts: answered after how long, or not
+/// within its limit. A server that exited or broke the handshake is not a slow start, and is
+/// left out.
+fn logged(
+    log: &StartLog,
+    started: Result<Started, (TargetError, String)>,
+) -> Result<Started, (TargetError, String)> {
+    match &started {
+        Ok(s) => log.answered(s.start),
+        Err((TargetError::StartTimeout(limit), _)) => log.timed_out(*limit),
+        Err(_) => {}
+    }
+    started
 }
 
 impl Session for McpSession {

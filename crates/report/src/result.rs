@@ -436,6 +436,113 @@ pub struct SuiteResult {
     pub profile: RunProfile,
     pub scenarios: Vec<ScenarioResult>,
     pub elapsed: Duration,
+    /// How long the target's processes took to start, for kinds that start processes.
+    pub starts: Option<StartTimes>,
+}
+
+pub use crate::schema::StartTimes;
+
+/// A start is slow from 1 s, or from a quarter of its limit (the words of an `mcp:`
+/// target's hello note, `start`, use the same bound).
+fn slow(took: Duration, limit: Duration) -> bool {
+    took >= Duration::from_secs(1) || took * 4 > limit
+}
+
+impl StartTimes {
+    /// The starts of a run (each `(took, timed_out)`), with the flags that shaped them and
+    /// the run's length; `None` when there was none. `default_ahead` is `--start-ahead`'s
+    /// default, offered to a run that turned it off.
+    pub fn of(
+        greeting: &str,
+        starts: &[(Duration, bool)],
+        limit: Duration,
+        start_ahead: usize,
+        jobs: usize,
+        elapsed: Duration,
+        default_ahead: usize,
+    ) -> Option<StartTimes> {
+        if starts.is_empty() {
+            return None;
+        }
+        let mut took: Vec<Duration> = starts.iter().map(|(t, _)| *t).collect();
+        took.sort_unstable();
+        let slowest = took[took.len() - 1];
+        let total: Duration = took.iter().sum();
+        let timed_out = starts.iter().filter(|(_, t)| *t).count();
+        let secs = |d: Duration| d.as_secs_f64();
+        let advice = if timed_out > 0 || slowest * 2 > limit {
+            // Room for three times the slowest, in tens of seconds.
+            let room = (slowest * 3).max(limit * 2).as_secs().div_ceil(10) * 10;
+            Some(format!(
+                "--start-timeout {room} would give each start room (the slowest took {:.1} s of its {} s{}); fewer --jobs (this run: {jobs}) start fewer at once on a loaded machine",
+                secs(slowest),
+                limit.as_secs(),
+                if timed_out > 0 {
+                    format!(", {timed_out} got no answer within it")
+                } else {
+                    String::new()
+                }
+            ))
+        } else if !slow(slowest, limit) {
+            None
+        } else if start_ahead == 0 {
+            Some(format!(
+                "--start-ahead {default_ahead} would start the next scenarios' sessions while earlier ones run (this run, with --start-ahead 0, started each where it was first used, and waited for it)"
+            ))
+        } else if total.div_f64(start_ahead as f64) * 2 >= elapsed {
+            // Starts in flight for the whole run, on average half as many as the starters
+            // or more: the run mostly waited on them.
+            Some(format!(
+                "--start-ahead {} would start more at once where cores are free: the run's {} starts ({:.0} s in all) were {:.1} at a time on average over its {:.0} s",
+                start_ahead * 2,
+                starts.len(),
+                secs(total),
+                secs(total) / secs(elapsed).max(0.001),
+                secs(elapsed)
+            ))
+        } else {
+            // Made ahead while earlier scenarios ran: no flag would save much, and a line
+            // that names none is noise.
+            None
+        };
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        Some(StartTimes {
+            greeting: greeting.to_string(),
+            count: starts.len(),
+            timed_out,
+            slowest_ms: ms(slowest),
+            median_ms: ms(took[took.len() / 2]),
+            total_ms: ms(total),
+            limit_ms: ms(limit),
+            start_ahead,
+            jobs,
+            advice,
+        })
+    }
+
+    /// The run's one line about slow starts (`spec` names the target), when they were slow.
+    pub fn line(&self, spec: &str) -> Option<String> {
+        let advice = self.advice.as_ref()?;
+        let s = |ms: u64| ms as f64 / 1000.0;
+        let waited = if self.timed_out > 0 {
+            format!("waited up to {:.1} s for", s(self.slowest_ms))
+        } else {
+            format!("took up to {:.1} s to answer", s(self.slowest_ms))
+        };
+        Some(format!(
+            "slow starts: {spec} {waited} {} ({} start{}, median {:.1} s{}; --start-timeout {} s): {advice}",
+            self.greeting,
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            s(self.median_ms),
+            if self.timed_out > 0 {
+                format!(", {} timed out", self.timed_out)
+            } else {
+                String::new()
+            },
+            self.limit_ms / 1000
+        ))
+    }
 }
 
 impl SuiteResult {
@@ -554,6 +661,65 @@ fn join_rules(rules: &[Rule]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The advice of a run's starts (each in ms, true when timed out), with a 60 s limit,
+    /// `ahead` starters, 4 jobs and a run of `run_s` seconds.
+    fn advice(starts: &[(u64, bool)], ahead: usize, run_s: u64) -> Option<String> {
+        let starts: Vec<(Duration, bool)> = starts
+            .iter()
+            .map(|&(ms, t)| (Duration::from_millis(ms), t))
+            .collect();
+        StartTimes::of(
+            "initialize",
+            &starts,
+            Duration::from_secs(60),
+            ahead,
+            4,
+            Duration::from_secs(run_s),
+            8,
+        )
+        .and_then(|s| s.advice)
+    }
+
+    #[test]
+    fn slow_starts_name_the_flag_that_would_have_helped() {
+        assert_eq!(advice(&[], 8, 10), None);
+        // Fast starts: nothing to say.
+        assert_eq!(advice(&[(200, false), (300, false)], 8, 10), None);
+        // Near the limit, or past it: a larger limit, fewer jobs.
+        let near = advice(&[(35_000, false)], 8, 100).unwrap();
+        assert!(near.starts_with("--start-timeout 120 "), "{near}");
+        assert!(near.contains("fewer --jobs (this run: 4)"), "{near}");
+        let past = advice(&[(1_000, false), (60_000, true)], 8, 100).unwrap();
+        assert!(past.contains("1 got no answer within it"), "{past}");
+        // Slow, each waited for: start them ahead.
+        let waited = advice(&[(5_000, false)], 0, 100).unwrap();
+        assert!(waited.starts_with("--start-ahead 8 "), "{waited}");
+        // Slow, made ahead, but the starters were busy for most of the run: more of them.
+        let busy = advice(&[(5_000, false); 40], 2, 150).unwrap();
+        assert!(busy.starts_with("--start-ahead 4 "), "{busy}");
+        // Slow, made ahead while the run went on: no flag saves much, and nothing is said.
+        assert_eq!(advice(&[(5_000, false); 4], 8, 150), None);
+    }
+
+    #[test]
+    fn the_line_names_the_target_the_slowest_start_and_the_limit() {
+        let starts = [(Duration::from_millis(5_200), false); 3];
+        let t = StartTimes::of(
+            "initialize",
+            &starts,
+            Duration::from_secs(60),
+            0,
+            4,
+            Duration::from_secs(30),
+            8,
+        )
+        .unwrap();
+        assert_eq!(
+            t.line("mcp:srv").unwrap(),
+            "slow starts: mcp:srv took up to 5.2 s to answer initialize (3 starts, median 5.2 s; --start-timeout 60 s): --start-ahead 8 would start the next scenarios' sessions while earlier ones run (this run, with --start-ahead 0, started each where it was first used, and waited for it)"
+        );
+    }
 
     fn failing(rules: &[Rule], failures: &[&[Rule]]) -> ScenarioResult {
         let failure = |rules: &[Rule]| StepFailure {

@@ -195,6 +195,38 @@ pub struct RunTarget {
     /// What the target wrote to stderr as its hello failed (its tail; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
+    /// How long the target's processes took to start during the run, for kinds whose
+    /// sessions start processes (`mcp:`, `cmd:`); absent for the others and in reports
+    /// written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts: Option<StartTimes>,
+}
+
+/// How long a target's processes took to start during a run: each from its spawn until it
+/// answered its greeting (`initialize`, `hello`), under the start's own limit
+/// (`--start-timeout`), apart from every request's (issue 55). `advice` is the run's one line
+/// about them when they were slow: which flag would have helped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartTimes {
+    /// What answering ends a start: `initialize` (an MCP server) or `hello` (an adapter).
+    pub greeting: String,
+    /// The starts made, the ones that timed out included.
+    pub count: usize,
+    /// Of them, those that got no answer within the limit.
+    #[serde(default)]
+    pub timed_out: usize,
+    pub slowest_ms: u64,
+    pub median_ms: u64,
+    pub total_ms: u64,
+    /// `--start-timeout`.
+    pub limit_ms: u64,
+    /// `--start-ahead` and `--jobs` as the run used them.
+    pub start_ahead: usize,
+    pub jobs: usize,
+    /// For slow starts, which flag would have helped and why; absent when none would have
+    /// (the starts were made ahead while earlier scenarios ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
 }
 
 /// One scenario of a run report.

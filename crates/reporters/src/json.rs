@@ -77,7 +77,10 @@ pub fn run_report(suite: &SuiteResult) -> RunReport {
     let scenarios: Vec<ScenarioReport> = suite.scenarios.iter().map(scenario_report).collect();
     RunReport {
         format_version: FORMAT_VERSION,
-        target: run_target(&suite.target),
+        target: RunTarget {
+            starts: suite.starts.clone(),
+            ..run_target(&suite.target)
+        },
         profile: suite.profile.as_str().to_string(),
         summary: suite.summary(),
         by_class: schema::by_class(&scenarios),
@@ -100,6 +103,7 @@ pub fn run_target(t: &TargetInfo) -> RunTarget {
             mapping: (!h.mapping.is_empty()).then(|| h.mapping.clone()),
             error: None,
             stderr: None,
+            starts: None,
         },
         Err(e) => RunTarget {
             spec: t.spec.clone(),

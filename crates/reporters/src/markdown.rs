@@ -106,6 +106,13 @@ pub fn to_markdown(suite: &SuiteResult) -> String {
             .iter()
             .map(|n| format!("- {}", cell(n))),
     );
+    if let Some(line) = suite
+        .starts
+        .as_ref()
+        .and_then(|s| s.line(&suite.target.spec))
+    {
+        notes.push(format!("- {}", cell(&line)));
+    }
     bullets(&mut out, "Notes (not failures):", &notes);
     let steps = each(&|r| {
         let id = &r.id;
@@ -192,6 +199,7 @@ mod tests {
             profile: Profile::Cc2117.into(),
             scenarios: vec![result],
             elapsed: std::time::Duration::ZERO,
+            starts: None,
         };
         let md = to_markdown(&suite);
         assert!(

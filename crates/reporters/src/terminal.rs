@@ -264,6 +264,13 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 for n in taskproof_report::result::target_notes_once(suite) {
                     once.push_str(&format!("{} {n}\n", self.paint(style::CYAN, "NOTE")));
                 }
+                if let Some(line) = suite
+                    .starts
+                    .as_ref()
+                    .and_then(|s| s.line(&suite.target.spec))
+                {
+                    once.push_str(&format!("{} {line}\n", self.paint(style::CYAN, "NOTE")));
+                }
                 if !once.is_empty() {
                     self.emit(&once)?;
                 }

@@ -27,7 +27,7 @@ use taskproof_profile::recorded::{RunRecord, State};
 use taskproof_profile::{Mode, Profile, RunProfile};
 use taskproof_report::events::Event;
 use taskproof_report::result::{
-    Outcome, ScenarioResult, StepFailure, SuiteResult, TargetFailure, TargetInfo,
+    Outcome, ScenarioResult, StartTimes, StepFailure, SuiteResult, TargetFailure, TargetInfo,
 };
 use taskproof_session::wire::WireLog;
 use taskproof_session::{Session, SessionOptions, TargetError};
@@ -181,6 +181,8 @@ pub fn run_suite(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> SuiteResult {
     let started = Instant::now();
+    // The target may have started processes for an earlier run (judge's parts share it).
+    let starts_before = config.target.starts().map_or(0, |log| log.all().len());
     let target = probe(config);
     on_event(&Event::RunStarted {
         target: &target,
@@ -200,7 +202,7 @@ pub fn run_suite(
                     ..not_run(s, format!("not run: the target failed its hello: {e}"))
                 })
                 .collect();
-            return finish(target, config, results, started, on_event);
+            return finish(target, config, results, (started, starts_before), on_event);
         }
     };
     let jobs = match config.jobs {
@@ -310,22 +312,47 @@ pub fn run_suite(
         }
     });
     results.sort_by(|a, b| a.id.cmp(&b.id));
-    finish(target, config, results, started, on_event)
+    finish(target, config, results, (started, starts_before), on_event)
 }
 
-/// The suite's result, reported as the run's last event.
+/// The suite's result, reported as the run's last event. `since`: when the run started, and
+/// how many starts the target's log held then.
 fn finish(
     target: TargetInfo,
     config: &RunConfig,
     scenarios: Vec<ScenarioResult>,
-    started: Instant,
+    since: (Instant, usize),
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> SuiteResult {
+    let (started, starts_before) = since;
+    let elapsed = started.elapsed();
+    let starts = config.target.starts().and_then(|log| {
+        let starts: Vec<(Duration, bool)> = log
+            .all()
+            .iter()
+            .skip(starts_before)
+            .map(|s| (s.took, s.timed_out))
+            .collect();
+        let jobs = match config.jobs {
+            0 => auto_jobs(&config.target),
+            n => n,
+        };
+        StartTimes::of(
+            log.greeting(),
+            &starts,
+            config.start_timeout,
+            config.start_ahead,
+            jobs,
+            elapsed,
+            DEFAULT_START_AHEAD,
+        )
+    });
     let suite = SuiteResult {
         target,
         profile: RunProfile::of(config.profile, &config.mode),
         scenarios,
-        elapsed: started.elapsed(),
+        elapsed,
+        starts,
     };
     on_event(&Event::RunFinished { suite: &suite });
     suite

@@ -18,6 +18,7 @@ pub mod group;
 pub mod ids;
 pub mod npm;
 pub mod pipes;
+pub mod starts;
 pub mod wire;
 
 use std::fmt;
@@ -355,6 +356,12 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
     /// the store (an `mcp:` mapping that reads a task and then writes it in separate tool
     /// calls): a race report says so beside its anomalies.
     fn not_atomic(&self) -> Option<String> {
+        None
+    }
+
+    /// The log of this target's process starts ([`starts`]), for kinds whose sessions start
+    /// processes that greet; `None` for the others.
+    fn starts(&self) -> Option<starts::StartLog> {
         None
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::{ProcessSession, TargetSpec};
+use taskproof_session::starts::StartLog;
 use taskproof_session::{Kind, Session, SessionOptions, Target, TargetError};
 
 pub static KIND: Kind = Kind {
@@ -16,16 +17,21 @@ pub static KIND: Kind = Kind {
     takes_mapping: false,
 };
 
-/// An adapter command, run through `sh -c` with `TASKPROOF_ROOT` set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Cmd(String);
+/// An adapter command, run through `sh -c` with `TASKPROOF_ROOT` set, and how long its
+/// sessions' processes took to answer `hello`.
+#[derive(Debug, Clone)]
+struct Cmd(String, StartLog);
 
 impl Cmd {
+    fn new(command: String) -> Cmd {
+        Cmd(command, StartLog::new("hello"))
+    }
+
     fn parse(command: &str) -> Result<Arc<dyn Target>, String> {
         if command.trim().is_empty() {
             return Err("cmd: needs a command, e.g. cmd:'python3 adapter.py'".into());
         }
-        Ok(Arc::new(Cmd(command.to_string())))
+        Ok(Arc::new(Cmd::new(command.to_string())))
     }
 }
 
@@ -33,7 +39,7 @@ impl TargetSpec {
     /// An adapter command, run through `sh -c` with `TASKPROOF_ROOT` set (not checked: an
     /// empty command is a target that fails to start).
     pub fn cmd(command: impl Into<String>) -> TargetSpec {
-        Cmd(command.into()).into()
+        Cmd::new(command.into()).into()
     }
 }
 
@@ -53,9 +59,20 @@ impl Target for Cmd {
         root: &Path,
         options: SessionOptions,
     ) -> Result<Box<dyn Session>, (TargetError, String)> {
-        Ok(Box::new(ProcessSession::spawn_with_stderr(
-            &self.0, root, options,
-        )?))
+        let limit = options.start_timeout;
+        let started = std::time::Instant::now();
+        match ProcessSession::spawn_with_stderr(&self.0, root, options) {
+            Ok(s) => {
+                self.1.answered(started.elapsed());
+                Ok(Box::new(s))
+            }
+            Err(e) => {
+                if matches!(e.0, TargetError::StartTimeout(_)) {
+                    self.1.timed_out(limit);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// A race starts the adapter with the request limit for start-up too, and kills its
@@ -73,5 +90,9 @@ impl Target for Cmd {
 
     fn is_process(&self) -> bool {
         true
+    }
+
+    fn starts(&self) -> Option<StartLog> {
+        Some(self.1.clone())
     }
 }

@@ -176,6 +176,11 @@ impl TargetSpec {
     pub fn not_atomic(&self) -> Option<String> {
         self.0.not_atomic()
     }
+
+    /// The log of the target's process starts ([`Target::starts`]).
+    pub fn starts(&self) -> Option<taskproof_session::starts::StartLog> {
+        self.0.starts()
+    }
 }
 
 impl fmt::Display for TargetSpec {
