@@ -451,14 +451,23 @@ fn refused_rule(
         "cycle" => Rule::S7,
         "dangling" => Rule::S6,
         "conflict" => Rule::S20,
-        _ => match request?.get("op").and_then(Value::as_str)? {
-            "create" => Rule::S2,
-            "update" => Rule::S11,
-            "delete" => Rule::S10,
-            "claim" => Rule::S20,
-            "get" | "list" => Rule::S15,
-            _ => return None,
-        },
+        _ => return request.and_then(refused_request_rule),
+    })
+}
+
+/// The rule a request breaks when refused for no reason the contract gives it (refused as
+/// `unsupported`, `invalid`, …): the rule of what it asked.
+fn refused_request_rule(request: &Value) -> Option<Rule> {
+    Some(match request.get("op").and_then(Value::as_str)? {
+        "create" => Rule::S2,
+        // A status change the contract allows, refused: a transition (S4); any other patch
+        // refused: the update rule (S11).
+        "update" if request.pointer("/patch/status").is_some() => Rule::S4,
+        "update" => Rule::S11,
+        "delete" => Rule::S10,
+        "claim" => Rule::S20,
+        "get" | "list" => Rule::S15,
+        _ => return None,
     })
 }
 
@@ -787,5 +796,27 @@ impl Run<'_> {
             .map_err(|m| Self::target_error(step, Some(request.clone()), m))?;
         self.sent.push(request.clone());
         Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod refused_tests {
+    use super::*;
+
+    /// A refused status change is S4's (shrimp's "a started task cannot go back to
+    /// pending", answered unsupported), a refused field change S11's, a refused create S2's.
+    #[test]
+    fn a_refused_request_breaks_the_rule_of_what_it_asked() {
+        let rule = |r: Value| refused_request_rule(&r);
+        assert_eq!(
+            rule(json!({"op": "update", "id": "1", "patch": {"status": "pending"}})),
+            Some(Rule::S4)
+        );
+        assert_eq!(
+            rule(json!({"op": "update", "id": "1", "patch": {"subject": "x"}})),
+            Some(Rule::S11)
+        );
+        assert_eq!(rule(json!({"op": "create", "task": {}})), Some(Rule::S2));
+        assert_eq!(rule(json!({"op": "nope"})), None);
     }
 }
