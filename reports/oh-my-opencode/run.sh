@@ -45,6 +45,8 @@ rm -rf "$out/findings"
 "$TP" fuzz --target "$target" $FUZZ --color never --out "$out/findings" \
   --report "json:$out/fuzz.json" > "$out/fuzz.txt" 2>&1
 echo "(exit status $?)" >> "$out/fuzz.txt"
+# A finding another run keeps byte for byte is kept once (reports/README.md).
+python3 scripts/lib/keep_once.py "$out/findings"
 for cc in "$@"; do
   m=reports/oh-my-opencode/mixed/claude-code-$cc
   echo "mixed $cc: $(cat /proc/loadavg)" >> reports/oh-my-opencode/mixed/load.txt
