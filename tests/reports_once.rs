@@ -69,7 +69,10 @@ fn the_check_finds_two_files_with_the_same_bytes_and_nothing_else() {
 #[test]
 fn reports_hold_no_two_identical_files() {
     let files = checked_in("reports");
-    assert!(files.len() > 100, "reports/ should hold the checked-in runs");
+    assert!(
+        files.len() > 100,
+        "reports/ should hold the checked-in runs"
+    );
     let groups = same_bytes(repo(), &files);
     let shown: Vec<String> = groups
         .iter()
@@ -116,7 +119,10 @@ fn every_finding_a_fuzz_report_names_is_checked_in() {
             _ => {}
         }
     }
-    assert!(named.len() > 50, "the checked-in fuzz runs name their findings");
+    assert!(
+        named.len() > 50,
+        "the checked-in fuzz runs name their findings"
+    );
     let missing: Vec<String> = named
         .iter()
         .filter(|(_, file)| !kept.contains(Path::new(file)))
