@@ -112,15 +112,7 @@ PY
   [ "$rc" -gt "$worst" ] && worst=$rc
   # A report byte for byte the one an earlier day's hold of the same name kept is not kept
   # twice (reports/README.md): the .status names the earlier file instead.
-  stem=${base#"$out_dir"/"$day"-}
-  for ext in md txt; do
-    for earlier in "$out_dir"/????-??-??-"$stem.$ext"; do
-      [ "$earlier" != "$base.$ext" ] && [ -f "$earlier" ] && cmp -s "$earlier" "$base.$ext" || continue
-      rm "$base.$ext"
-      echo "$ext: the same bytes as $(basename "$earlier")" >> "$base.status"
-      break
-    done
-  done
+  python3 scripts/lib/keep_once.py --hold "$base"
 done
 
 echo

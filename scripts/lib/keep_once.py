@@ -3,6 +3,7 @@
 
     scripts/lib/keep_once.py FINDINGS_DIR...   # after `taskproof fuzz --out FINDINGS_DIR`
     scripts/lib/keep_once.py --find FILE       # prints a file of reports/ with FILE's bytes
+    scripts/lib/keep_once.py --hold DIR/DATE-NAME   # after a profile hold (hold-profiles.sh)
 
 A finding is a scenario: the same divergence found on two versions or targets is often written
 byte for byte the same. For each FINDINGS_DIR/*.json whose bytes a file elsewhere in reports/
@@ -10,8 +11,13 @@ already holds, the new file is removed and the run's reports beside the folder (
 fuzz.txt) name the kept file instead, so `wrote` and `replay:` still point at the scenario;
 fuzz.txt says so under its `wrote` line.
 Paths are the repository-relative ones `taskproof fuzz` writes. Run from the repository's top.
+
+A hold's Markdown or terminal report (DATE-NAME.md, .txt) with the bytes of an earlier day's
+hold of the same NAME in the same folder is removed, and DATE-NAME.status gets a line naming
+the earlier file.
 """
 import os
+import re
 import sys
 
 REPORTS = "reports"
@@ -70,7 +76,33 @@ def keep_once(findings):
         print(f"keep_once: {new} is {kept}, kept once", file=sys.stderr)
 
 
+def keep_hold_once(base):
+    folder, name = os.path.split(base)
+    stem = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", name)
+    for ext in ("md", "txt"):
+        new = f"{base}.{ext}"
+        if not os.path.isfile(new):
+            continue
+        with open(new, "rb") as f:
+            data = f.read()
+        pattern = re.compile(r"\d{4}-\d{2}-\d{2}-" + re.escape(f"{stem}.{ext}") + "$")
+        for other in sorted(os.listdir(folder or ".")):
+            path = os.path.join(folder, other)
+            if not pattern.match(other) or os.path.samefile(path, new):
+                continue
+            with open(path, "rb") as f:
+                if f.read() != data:
+                    continue
+            os.remove(new)
+            with open(f"{base}.status", "a", encoding="utf-8") as f:
+                f.write(f"{ext}: the same bytes as {other}\n")
+            break
+
+
 def main(args):
+    if len(args) == 2 and args[0] == "--hold":
+        keep_hold_once(args[1])
+        return 0
     if len(args) == 2 and args[0] == "--find":
         kept = same_bytes(args[1], os.path.dirname(args[1]) or ".")
         if kept:
