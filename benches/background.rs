@@ -24,6 +24,10 @@ use std::time::Duration;
 use taskproof_claude_code::ClaudeCode;
 #[path = "background/probe.rs"]
 mod probe;
+#[path = "background/race.rs"]
+mod race;
+#[path = "background/summary.rs"]
+mod summary;
 
 use taskproof_claude_code::background::{BgOptions, ClaudeCodeBg};
 
@@ -87,11 +91,11 @@ fn main() -> anyhow::Result<()> {
                 std::fs::write(dir.join("background.json"), format!("{report:#}\n"))?;
                 std::fs::write(
                     dir.join("background.md"),
-                    probe::markdown(&report, &command),
+                    summary::markdown(&report, &command),
                 )?;
                 println!(
                     "{}",
-                    probe::markdown(&report, &command)
+                    summary::markdown(&report, &command)
                         .lines()
                         .take(20)
                         .collect::<Vec<_>>()
@@ -115,7 +119,7 @@ fn main() -> anyhow::Result<()> {
                 .output()
                 .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
                 .unwrap_or_default();
-            let mut report = probe::race(
+            let mut report = race::race(
                 &spec,
                 scratch.path(),
                 n,
@@ -142,7 +146,7 @@ fn main() -> anyhow::Result<()> {
             );
             std::fs::write(
                 dir.join(format!("{name}.md")),
-                probe::race_markdown(&report, v, &command),
+                summary::race_markdown(&report, v, &command),
             )?;
         }
         "tools" => {
@@ -189,7 +193,7 @@ fn main() -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("read {}: {e}", path.display()))?;
                 records.push(serde_json::from_str(&text)?);
             }
-            print!("{}", probe::table(&records));
+            print!("{}", summary::table(&records));
         }
         other => anyhow::bail!("unknown mode {other:?}: cases, race, tools or table"),
     }

@@ -173,6 +173,8 @@ for v in "${versions[@]}"; do
   "$bin" fuzz --target "$target" --cases "$cases" --steps "$steps" --seed 1 \
     --shrink-time "$shrink" --timeout "$timeout" --out "$out/fuzz" > "$out/fuzz.txt" 2>&1
   note fuzz $?
+  # A finding another version's run keeps byte for byte is kept once (reports/README.md).
+  python3 scripts/lib/keep_once.py "$out/fuzz"
   trim "$out"
   cat "$out/status.txt"
 done

@@ -82,6 +82,8 @@ for name in ${@:-$ALL}; do
     --shrink-time "$SHRINK" --replays "$REPLAYS" --color never --out "$dir/findings" \
     --report "json:$dir/fuzz.json" > "$dir/fuzz.txt" 2>&1
   echo "exit status $?" >> "$dir/fuzz.txt"
+  # A finding another run keeps byte for byte is kept once (reports/README.md).
+  python3 scripts/lib/keep_once.py "$dir/findings"
   echo "load at end: $(cat /proc/loadavg)" >> "$dir/load.txt"
 done
 python3 scripts/fuzz_recall_table.py > reports/fuzz-recall.md

@@ -3,7 +3,7 @@
 #   - taskproof fuzz against the reference, 10,000 cases (must find nothing);
 #   - every mutant of the reference store: found or not, the written scenario replayed
 #     against the mutant (must fail) and the reference (must pass), and kept under
-#     reports/fuzz-findings/;
+#     reports/fuzz-findings/ unless another run in reports/ keeps the same bytes;
 #   - cases per second in-process and through `cmd:taskproof serve adapter`;
 #   - executions per second of every cargo-fuzz target (via scripts/fuzz-smoke.sh).
 #
@@ -52,12 +52,18 @@ for m in $mutants; do
         cases=$(grep -o 'divergence after [0-9]* cases' "$out.log" | grep -o '[0-9]*')
         rules=$(grep -m1 '^rules:' "$out.log" | sed 's/^rules: \([^(]*\) (.*/\1/')
         fp=$(basename "$file" .json)
-        cp "$file" reports/fuzz-findings/
+        # A scenario another run already keeps byte for byte (a real target's finding) is
+        # linked there, not copied (reports/README.md, "No two identical files").
+        kept=$(python3 scripts/lib/keep_once.py --find "$file")
+        if [ -z "$kept" ]; then
+            cp "$file" reports/fuzz-findings/
+            kept=reports/fuzz-findings/$fp.json
+        fi
         "$bin" run "$file" --target "mutant:$m" >/dev/null 2>&1 && vm=0 || vm=$?
         "$bin" run "$file" --target reference >/dev/null 2>&1 && vr=0 || vr=$?
         replay=$([ "$vm" -eq 1 ] && [ "$vr" -eq 0 ] && echo "fails on mutant, passes on reference" || echo "UNEXPECTED (mutant $vm, reference $vr)")
         json_rows+=("{\"mutant\":\"$m\",\"found\":true,\"cases\":$cases,\"seconds\":$secs,\"rules\":\"$rules\",\"scenario\":\"$fp\",\"replay_mutant_exit\":$vm,\"replay_reference_exit\":$vr}")
-        md_rows+=("| \`$m\` | found after $cases cases (${secs} s) | $rules | [\`$fp\`](fuzz-findings/$fp.json) | $replay |")
+        md_rows+=("| \`$m\` | found after $cases cases (${secs} s) | $rules | [\`$fp\`](${kept#reports/}) | $replay |")
     else
         json_rows+=("{\"mutant\":\"$m\",\"found\":false,\"cases\":2000,\"seconds\":$secs}")
         md_rows+=("| \`$m\` | not found in 2000 cases (${secs} s) | | | only concurrent runs expose it |")
@@ -106,7 +112,8 @@ mkdir -p reports
     echo
     echo "\`taskproof fuzz --target mutant:NAME --cases 2000 --seed $seed\`; the written scenario is"
     echo "replayed with \`taskproof run\` against the mutant and against the reference. The"
-    echo "written scenarios are kept in [fuzz-findings/](fuzz-findings/)."
+    echo "written scenarios are kept in [fuzz-findings/](fuzz-findings/), or where another run"
+    echo "keeps the same file."
     echo
     echo "| mutant | result | rules | scenario | replay |"
     echo "|---|---|---|---|---|"

@@ -5,9 +5,9 @@
 #   taskproof run <the profile's scenarios> --target <its recorded target> --profile NAME \
 #     --jobs 2 --keep-going
 #
-# and keeps the terminal, JSON and Markdown reports with a status line (exit status, seconds,
-# load average before and after) in reports/profiles/holds/DATE-NAME.*, DATE being today's
-# UTC date. A hold passes when every recorded scenario passes; a difference is a failure
+# and keeps the terminal, JSON and Markdown reports (and stderr, when the run wrote any) with a
+# status line (exit status, seconds, load average before and after) in
+# reports/profiles/holds/DATE-NAME.*, DATE being today's UTC date. A hold passes when every recorded scenario passes; a difference is a failure
 # (exit 1), a target that breaks the protocol or times out an error (exit 3).
 #
 #   scripts/hold-profiles.sh                                # every recorded profile
@@ -101,12 +101,18 @@ PY
     --keep-going --timeout "$timeout" --start-timeout "$start" --color never \
     --report "json:$base.json" --report "md:$base.md" > "$base.txt" 2> "$base.stderr"
   rc=$?
+  # A run that wrote nothing to stderr keeps no .stderr: an empty file says nothing, and
+  # every such file would be a copy of every other (reports/README.md).
+  [ -s "$base.stderr" ] || rm -f "$base.stderr"
   status="started $began target $target profile $name exit $rc seconds $((SECONDS - t0)) load $load0 to $(cut -d' ' -f1 /proc/loadavg) args: --timeout $timeout --start-timeout $start"
   echo "$status" > "$base.status"
   echo "$status"
   tail -n 1 "$base.txt"
   summary+=("$name: exit $rc, $(tail -n 1 "$base.txt")")
   [ "$rc" -gt "$worst" ] && worst=$rc
+  # A report byte for byte the one an earlier day's hold of the same name kept is not kept
+  # twice (reports/README.md): the .status names the earlier file instead.
+  python3 scripts/lib/keep_once.py --hold "$base"
 done
 
 echo

@@ -40,9 +40,11 @@ enum Kind {
 const RULES: &[(&str, Kind)] = &[
     ("reports/matrix/index.json", Kind::MatrixIndex),
     ("reports/matrix/*/target.json", Kind::MatrixTarget),
-    // The MCP servers' columns are read where their runs were made (reports/matrix/index.json
-    // names ../mcp/NAME), not from copies.
+    // The MCP servers' and oh-my-opencode's columns are read where their runs were made
+    // (reports/matrix/index.json names ../mcp/NAME and ../oh-my-opencode/VERSION), not from
+    // copies.
     ("reports/mcp/*/target.json", Kind::MatrixTarget),
+    ("reports/oh-my-opencode/*/target.json", Kind::MatrixTarget),
     ("reports/matrix/*/run.json", Kind::Run),
     ("reports/matrix/*/race.json", Kind::Race),
     ("reports/mcp/*/run.json", Kind::Run),

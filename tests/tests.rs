@@ -34,6 +34,7 @@ mod race;
 mod race_mixed;
 mod race_own_tasks;
 mod report_schema;
+mod reports_once;
 mod run;
 mod session_steps;
 mod store_kill;

@@ -42,4 +42,6 @@ rm -rf "$out/findings"
 "$TP" fuzz --target "$target" --cases 100000 $FUZZ --color never --out "$out/findings" \
   --report "json:$out/fuzz.json" > "$out/fuzz.txt" 2>&1
 echo "(exit status $?)" >> "$out/fuzz.txt"
+# A finding another run keeps byte for byte is kept once (reports/README.md).
+python3 scripts/lib/keep_once.py "$out/findings"
 echo "end: $(cat /proc/loadavg)" >> "$out/load.txt"

@@ -31,13 +31,11 @@
 #   claude-code-controller@V  node and npm; the npm package claude-code-controller V (installed
 #                       into the Claude Code cache on first use) through taskproof's built-in
 #                       adapter; suite and race, into reports/matrix/claude-code-controller-V.
-#   oh-my-opencode@V    node and npm; OpenCode 1.18.33 with the plugin oh-my-opencode V (both
-#                       installed from npm on first use, ~900 MB); suite and race, into
-#                       reports/matrix/oh-my-opencode-V (about 25 min at load 10: every
-#                       session starts an OpenCode).
 # The five MCP servers' columns are read from reports/mcp/NAME/ itself (index.json names
 # ../mcp/NAME; NAME/target.json is the column's label), which reports/mcp/run.sh
-# reruns. Each command's exit status, seconds and load go to stderr; a column that fails to
+# reruns; oh-my-opencode's likewise from reports/oh-my-opencode/V/, which
+# reports/oh-my-opencode/run.sh V reruns (OpenCode with the plugin, ~900 MB from npm, about
+# 25 min at load 10): one copy of each run, where it was made. Each command's exit status, seconds and load go to stderr; a column that fails to
 # run leaves its old reports and the script goes on, exiting 1 at the end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -139,9 +137,10 @@ column() {
     claude-code-controller@*)
       matrix_column "claude-code-controller-${1#claude-code-controller@}" "$1" --jobs 2 ;;
     oh-my-opencode@*)
-      matrix_column "oh-my-opencode-${1#oh-my-opencode@}" "$1" --jobs 2 --timeout 60 ;;
+      echo "rebuild: oh-my-opencode's column is reports/oh-my-opencode/${1#oh-my-opencode@}/: rerun it with reports/oh-my-opencode/run.sh ${1#oh-my-opencode@}, then rebuild.sh --pages" >&2
+      exit 2 ;;
     *)
-      echo "rebuild: unknown column $1 (reference, naive, taskproof-mcp, learn-claude-code, task-master, claude-code@VERSION, claude-code-controller@VERSION, oh-my-opencode@VERSION)" >&2
+      echo "rebuild: unknown column $1 (reference, naive, taskproof-mcp, learn-claude-code, task-master, claude-code@VERSION, claude-code-controller@VERSION)" >&2
       exit 2 ;;
   esac
 }
@@ -149,7 +148,7 @@ column() {
 if [ "${1:-}" != --pages ]; then
   columns=("$@")
   if [ ${#columns[@]} -eq 0 ]; then
-    columns=(reference naive taskproof-mcp learn-claude-code task-master claude-code-controller@0.3.0 oh-my-opencode@4.19.4)
+    columns=(reference naive taskproof-mcp learn-claude-code task-master claude-code-controller@0.3.0)
     for f in reports/claude-code/*/run.json; do
       v=${f#reports/claude-code/}
       columns+=("claude-code@${v%/run.json}")

@@ -1,7 +1,7 @@
 //! The checking logic of every cargo-fuzz target, in the main crate so that plain
 //! `cargo test` replays the checked-in corpora and regression files without nightly or
-//! libFuzzer (`tests/fuzz.rs`). Each `fuzz/fuzz_targets/NAME.rs` is one call to the function
-//! of the same name here. Every function takes the fuzzer's raw bytes, never returns an
+//! libFuzzer (`tests/fuzz/cargo_fuzz.rs`). Each `fuzz/fuzz_targets/NAME.rs` is one call to
+//! the function of the same name here. Every function takes the fuzzer's raw bytes, never returns an
 //! error, and panics exactly when a property is violated: that panic is the finding.
 
 use std::collections::BTreeSet;

@@ -1,0 +1,286 @@
+//! Whose loss: each target's lost changes charged to itself or to the other target, from
+//! what the driver saw happen to its task files (the rules are the module's text, own.rs).
+
+use super::*;
+
+/// Charges each lost change of each target (see the module's text), and counts each
+/// target's requests. `findings[t]` are target `t`'s own findings.
+pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Charge>) {
+    let n = run.targets.len();
+    let mut per: Vec<TargetLosses> = run
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(t, p)| {
+            let writers: BTreeSet<u32> = p.history.ops.iter().filter_map(|o| o.writer).collect();
+            let mut tl = TargetLosses {
+                target: run.targets[t].clone(),
+                writers: writers.len(),
+                ..TargetLosses::default()
+            };
+            for op in p.history.ops.iter().filter(|o| o.writer.is_some()) {
+                tl.requests += 1;
+                if matches!(op.completion, Completion::Ok { .. }) {
+                    tl.acknowledged += 1;
+                }
+            }
+            tl
+        })
+        .collect();
+    let mut charges = Vec::new();
+    for (t, f) in findings.iter().enumerate().take(n) {
+        let p = &run.parts[t];
+        for w in f.witnesses.iter().filter(|w| w.kind == AnomalyKind::Lost) {
+            let Some(&acked) = w.ops.first() else {
+                continue;
+            };
+            let change = &p.history.ops[acked];
+            let locked = crate::mix::under_lock(&run.targets[t], &change.request);
+            let fate = w
+                .task
+                .and_then(|id| run.files_of[t].get(&id))
+                .and_then(|file| run.fates[t].get(file));
+            let (charged, why) = match fate {
+                Some(Fate {
+                    by: Some(u),
+                    what,
+                    when,
+                    evidence,
+                }) if *u != t => (
+                    *u,
+                    Some(format!(
+                        "{} {what} the task's file {when}: {evidence}",
+                        files::letter(*u)
+                    )),
+                ),
+                Some(fate) => (
+                    t,
+                    Some(format!(
+                        "the task's file was {}: {}",
+                        fate.what, fate.evidence
+                    )),
+                ),
+                // A change made under the list's lock, lost while another target deleted
+                // that lock: said, though the dropping write was its own target's.
+                None => (t, locked.then(|| lock_note(run, t)).flatten()),
+            };
+            per[charged].lost += 1;
+            if charged == t {
+                per[t].lost_own += 1;
+            } else {
+                per[charged].lost_of_others += 1;
+            }
+            charges.push(Charge {
+                ops: w.ops.clone(),
+                acknowledged_by: run.targets[t].clone(),
+                under_lock: locked,
+                dropped_by: (w.ops.len() > 1).then(|| run.targets[t].clone()),
+                charged_to: run.targets[charged].clone(),
+                why,
+            });
+        }
+    }
+    (per, charges)
+}
+
+/// For a loss of target `t`'s own: another target deleted or replaced `t`'s `.lock`
+/// during the race, when the report saw it (the loss is still `t`'s writers' doing).
+fn lock_note(run: &OwnRun, t: usize) -> Option<String> {
+    let e = run.files.effects.iter().find(|e| {
+        e.file == ".lock"
+            && e.on == run.targets[t]
+            && e.when == phase_words(run.targets.len(), run.targets.len())
+            && e.by.as_ref().is_some_and(|b| *b != run.targets[t])
+    })?;
+    Some(format!(
+        "dropped by {}'s own writers; meanwhile {} {} {}'s `.lock` {} times during the race (seen)",
+        files::letter(t),
+        e.by.as_deref()
+            .and_then(|b| run.targets.iter().position(|x| x == b))
+            .map_or('?', files::letter),
+        e.what,
+        files::letter(t),
+        e.count
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Witness;
+    use crate::files::{Entry, SeenChange, SeenRemoval};
+    use crate::history::TaskView;
+    use taskproof_core::task::{NewTask, Task};
+
+    fn entry(kind: FileKind, subject: Option<&str>) -> Entry {
+        Entry {
+            kind,
+            subject: subject.map(str::to_string),
+            preview: None,
+        }
+    }
+
+    fn snap(files: &[(&str, Entry)]) -> Snapshot {
+        Snapshot {
+            files: files
+                .iter()
+                .map(|(n, e)| (n.to_string(), e.clone()))
+                .collect(),
+        }
+    }
+
+    /// A part whose setup created task 1 with `subject`, and nothing else.
+    fn part_with_task_1(layout: Layout, subject: &str) -> Run {
+        let keys = KeyTable::default();
+        let mut history = History::default();
+        history.push(Operation {
+            index: 0,
+            session: 0,
+            writer: None,
+            request: Request::Create {
+                list: list_name(),
+                task: NewTask::new(subject),
+            },
+            invoke: Duration::ZERO,
+            completion: Completion::Ok {
+                at: Duration::from_millis(1),
+                task: Some(TaskView::new(&Task::new(TaskId(1), subject), &keys)),
+            },
+        });
+        Run {
+            workload: Workload::Metadata,
+            history,
+            final_tasks: Vec::new(),
+            corrupt: Vec::new(),
+            torn: Vec::new(),
+            torn_reads: 0,
+            raw_reads: 0,
+            planned: 0,
+            elapsed: Duration::ZERO,
+            released: Duration::ZERO,
+            end: Duration::ZERO,
+            kills: 0,
+            sessions: 1,
+            errors: Vec::new(),
+            layout,
+            targets: Vec::new(),
+            writer_targets: Vec::new(),
+            settle: None,
+        }
+    }
+
+    /// A's task file 1.json and its empty `.lock` (left by A's setup), then B's setup and
+    /// the race; `gone_in` is the phase the watcher saw 1.json go in.
+    fn judged(gone_in: usize, a_acts: bool) -> OwnRun {
+        let a_left = snap(&[
+            ("1.json", entry(FileKind::Json, Some("A: t"))),
+            (".lock", entry(FileKind::Empty, None)),
+        ]);
+        let b_left = if gone_in == 1 {
+            snap(&[])
+        } else {
+            snap(&[("1.json", entry(FileKind::Json, Some("A: t")))])
+        };
+        let snaps = vec![
+            ("before the run".to_string(), snap(&[])),
+            ("after A's setup".to_string(), a_left),
+            ("after B's setup".to_string(), b_left),
+            ("at the end".to_string(), snap(&[])),
+        ];
+        let mut log = WatchLog::default();
+        log.changes.insert(
+            SeenChange {
+                file: ".lock",
+                phase: 1,
+                from: FileKind::Empty,
+                to: FileKind::Missing,
+            },
+            1,
+        );
+        log.removals.push(SeenRemoval {
+            file: "1.json".into(),
+            phase: gone_in,
+            after: Duration::from_millis(3),
+        });
+        let parts = vec![
+            part_with_task_1(Layout::ClaudeCode, "A: t"),
+            part_with_task_1(Layout::Opaque, "B: t"),
+        ];
+        let none = tempfile::tempdir().unwrap();
+        judge_files(
+            Workload::Metadata,
+            vec!["a".into(), "b".into()],
+            vec![Layout::ClaudeCode, Layout::Opaque],
+            vec![a_acts, true],
+            parts,
+            &[Vec::new(), Vec::new()],
+            &snaps,
+            &log,
+            &none.path().join(LIST),
+            None,
+        )
+    }
+
+    fn lost_task_1() -> Vec<Findings> {
+        let w = Witness {
+            kind: AnomalyKind::Lost,
+            task: Some(TaskId(1)),
+            text: "lost".into(),
+            ops: vec![0],
+            at: None,
+            observation: false,
+            target: None,
+        };
+        vec![
+            Findings {
+                witnesses: vec![w],
+                ..Findings::default()
+            },
+            Findings::default(),
+        ]
+    }
+
+    #[test]
+    fn a_file_gone_while_only_the_other_target_ran_is_its_doing() {
+        let run = judged(1, true);
+        let fate = &run.fates[0]["1.json"];
+        assert_eq!((fate.what, fate.by), ("removed", Some(1)));
+        assert_eq!(fate.when, "during B's setup, alone");
+        let (per, charges) = charge(&run, &lost_task_1());
+        assert_eq!(charges[0].charged_to, "b");
+        assert_eq!((per[0].lost, per[1].lost, per[1].lost_of_others), (0, 1, 1));
+        // A's setup left `.lock` empty and B's, alone, deleted it.
+        assert!(
+            run.files
+                .effects
+                .iter()
+                .any(|e| e.by.as_deref() == Some("b")
+                    && e.on == "a"
+                    && e.what == "deleted"
+                    && e.file == ".lock")
+        );
+    }
+
+    #[test]
+    fn a_file_gone_during_the_race_is_put_on_the_other_only_when_its_own_target_cannot_act() {
+        // A runs in-process: it removes a file only inside a request, and sent no delete.
+        let run = judged(2, false);
+        assert_eq!(run.fates[0]["1.json"].by, Some(1));
+        assert_eq!(charge(&run, &lost_task_1()).1[0].charged_to, "b");
+        // A's sessions are processes too: the evidence cannot tell, so the loss is A's.
+        let run = judged(2, true);
+        let fate = &run.fates[0]["1.json"];
+        assert_eq!((fate.what, fate.by), ("removed", None));
+        let (per, charges) = charge(&run, &lost_task_1());
+        assert_eq!(charges[0].charged_to, "a");
+        assert_eq!((per[0].lost_own, per[1].lost), (1, 0));
+        assert!(
+            run.files
+                .effects
+                .iter()
+                .any(|e| e.by.is_none() && e.on == "a" && e.what == "removed"),
+            "{:?}",
+            run.files.effects
+        );
+    }
+}
