@@ -13,10 +13,8 @@ use taskproof_targets::TargetSpec;
 /// `--target` and `--mapping`: the store under test.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetOpts {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude
-    /// Code CLI, or claude-code-controller@VERSION for that npm package's task API.
-    #[arg(long, short, default_value = "reference")]
+    // The kinds' list comes from the registry (`taskproof_targets::KINDS`).
+    #[arg(long, short, default_value = "reference", help = taskproof_targets::target_help())]
     pub target: TargetSpec,
     #[command(flatten)]
     pub mapping: MappingOpt,

@@ -47,9 +47,8 @@ got), and a command line that replays it with every flag this run was given.
 Exit status: 0 when nothing is on the list, 1 when a rule is broken, 2 on usage errors, 3
 when the target broke (could not start, or only errors are on the list).")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), claude-code@VERSION, or claude-code-controller@VERSION.
-    #[arg(long, short, default_value = "reference")]
+    // The kinds' list comes from the registry (`taskproof_targets::KINDS`).
+    #[arg(long, short, default_value = "reference", help = taskproof_targets::target_help())]
     pub target: String,
     /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md).
     #[arg(long, value_name = "FILE")]

@@ -68,11 +68,11 @@ Examples:
       'cmd:python3 tests/fixtures/race/other_product.py counting' --writers 2 --ops 20 \
       --workload create --own-tasks --report md:race.md")]
 pub struct Args {
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
-    /// or claude-code-controller@VERSION for that npm package's task API.
-    /// Give it again for a mixed race: --writers sessions of each target on one list.
-    #[arg(long, default_value = "reference")]
+    // The kinds' list comes from the registry (`taskproof_targets::KINDS`).
+    #[arg(long, default_value = "reference", help = format!(
+        "{}. Give it again for a mixed race: --writers sessions of each target on one list",
+        taskproof_targets::target_help()
+    ))]
     pub target: Vec<TargetSpec>,
     /// The mapping file of an mcp:COMMAND target (docs/mcp-targets.md; `taskproof
     /// mcp-draft COMMAND` writes a draft).

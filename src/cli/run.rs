@@ -46,12 +46,12 @@ pub struct Args {
     /// Scenario files or folders (searched recursively for *.json) [default: the built-in
     /// suite].
     pub paths: Vec<PathBuf>,
-    /// The store under test: reference, naive, mutant:NAME, cmd:COMMAND, mcp:COMMAND (with
-    /// --mapping), claude-code@VERSION (claude-code@latest) for the real, unmodified Claude Code CLI,
-    /// or claude-code-controller@VERSION for that npm package's task API.
-    /// With --suite background, a background-task target: reference, mutant:NAME,
-    /// in-process:reference or bg-cmd:COMMAND.
-    #[arg(long, short, default_value = "reference")]
+    // The store kinds come from the registry (`taskproof_targets::KINDS`).
+    #[arg(long, short, default_value = "reference", help = format!(
+        "{}. With --suite background, a background-task target: reference, mutant:NAME, \
+         in-process:reference or bg-cmd:COMMAND",
+        taskproof_targets::target_help()
+    ))]
     pub target: String,
     /// Which suite: store (agent task stores, the default) or background (background-task
     /// runners: docs/background.md).

@@ -47,6 +47,22 @@ pub fn mapping_kinds() -> impl Iterator<Item = &'static Kind> {
     KINDS.iter().copied().filter(|k| k.takes_mapping)
 }
 
+/// `--target`'s help, from the registry: every kind as `--target` writes it, so that a new
+/// kind needs no help text of its own in any command.
+pub fn target_help() -> String {
+    let kinds: Vec<String> = KINDS
+        .iter()
+        .map(|k| {
+            if k.takes_mapping {
+                format!("{} (with --mapping)", k.syntax)
+            } else {
+                k.syntax.to_string()
+            }
+        })
+        .collect();
+    format!("The store under test: {}", kinds.join(", "))
+}
+
 /// Names as a sentence, for messages: `a, b or c`.
 pub fn listed(names: impl Iterator<Item = &'static str>) -> String {
     let names: Vec<&str> = names.collect();
