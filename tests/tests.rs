@@ -25,6 +25,7 @@ mod judge;
 mod matrix;
 mod mcp;
 mod mcp_batch;
+mod mcp_fuzz_replay;
 mod mcp_pool;
 mod mcp_target;
 mod mcp_target_text;

@@ -30,6 +30,11 @@ use taskproof_model::scripted::{Reply, ScriptedModel, ToolResult, Turn};
 use taskproof_session::group::TempGuard;
 use taskproof_session::{Drive, Session, SessionEvent, SessionOptions, TargetError};
 
+mod events;
+mod team;
+
+use team::{lead_team, team_members, team_records, valid_member};
+
 /// Requests one CLI serves before it is replaced by a fresh one.
 pub const RESTART_EVERY: u64 = 40;
 /// How long the terminal UI may sit on a typed prompt before Enter is pressed again.
@@ -498,80 +503,6 @@ impl ClaudeCodeSession {
 }
 
 impl ClaudeCodeSession {
-    /// Waits up to `limit` for the CLI to end after `/exit`. With a teammate still at work
-    /// the terminal UI asks first ("Background work is running … 1. Exit and stop tasks
-    /// 2. Move to background and exit 3. Stay", measured on 2.1.332 with an in-process
-    /// teammate mid-turn): the session confirms the first choice with Enter, as a user ends
-    /// the session, and says so.
-    fn wait_exit_confirming(&mut self, run: &mut Running, shown: usize, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        let mut confirmed = false;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if run.cli.wait_exit(left.min(Duration::from_millis(500))) {
-                return true;
-            }
-            if left.is_zero() {
-                return false;
-            }
-            if !confirmed {
-                let output = run.cli.output();
-                let since: String = output
-                    .get(shown..)
-                    .unwrap_or(&output)
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .collect();
-                if since.contains("Exitandstoptasks") {
-                    confirmed = true;
-                    let _ = run.cli.press_enter();
-                    self.note(
-                        "/exit: the UI asked about background work still running (a teammate at work); confirmed \"Exit and stop tasks\"".into(),
-                    );
-                }
-            }
-        }
-    }
-
-    /// Answers the lead's prompt of request `n` by handing it to the teammate `name`: the
-    /// `Agent` tool spawns it with [`spawn_prompt`] the first time this CLI's lead sees the
-    /// name, `SendMessage` sends it the prompt later. From then on the prompt is awaited in
-    /// the teammate's conversation; the lead's next request (the tool's result) is a side
-    /// request and ends the lead's turn.
-    fn hand_to_member(
-        &mut self,
-        list: &str,
-        name: &str,
-        n: u64,
-        exchange: taskproof_model::scripted::Exchange,
-    ) {
-        let id = format!("toolu_taskproof_{}", self.next_tool);
-        self.next_tool += 1;
-        let run = self.clis.get_mut(list).expect("running");
-        let (tool, input) = if run.members.contains(name) {
-            (
-                "SendMessage",
-                json!({"to": name, "summary": format!("taskproof request {n}"),
-                       "message": format!("Do {}.", prompt_marker(n))}),
-            )
-        } else {
-            (
-                "Agent",
-                json!({"description": format!("taskproof member {name}"),
-                       "prompt": spawn_prompt(name, n), "name": name,
-                       "subagent_type": "general-purpose"}),
-            )
-        };
-        run.members.insert(name.to_string());
-        run.model.expect_prompt_from(n, Some(name));
-        exchange.answer(Reply::Tool {
-            id,
-            name: tool.to_string(),
-            input: input.clone(),
-        });
-        self.note(format!("request {n}: the lead -> {tool} {input}"));
-    }
-
     /// The folder of `list` under the root: the list's own, or for the session's own list
     /// the folder of the CLI's session id.
     fn list_dir(&self, list: &str) -> PathBuf {
@@ -603,53 +534,6 @@ impl ClaudeCodeSession {
         }
     }
 
-    /// Whether the session's own list is a team's: agent teams on, in the terminal UI.
-    fn teams_in_terminal(&self) -> bool {
-        self.setup.configuration.teams() && self.setup.drive == Drive::Terminal
-    }
-
-    /// After the CLI of the session's own list started with agent teams on: the team it made
-    /// of its session (a record in `teams/` that was not there before it started, written
-    /// by the time its input box shows, or within 2 s), which names the folder it keeps the
-    /// list in from now on. Measured on 2.1.276: `/exit` removes the record, and `--resume
-    /// ID` makes a new team keyed to a fresh id, not ID, while the requests go on naming ID;
-    /// so the team is taken from what the CLI wrote, not computed from the id.
-    fn note_own_team(&mut self, before: &[(String, String)], conversation: &str) {
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let made = loop {
-            let made: Vec<(String, String)> = team_records(&self.setup.config)
-                .into_iter()
-                .filter(|t| !before.contains(t))
-                .collect();
-            if !made.is_empty() || Instant::now() >= deadline {
-                break made;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        match made.as_slice() {
-            [(name, lead)] => {
-                self.note(format!(
-                    "agent teams: the CLI of list \"@session\" (conversation {conversation}) made team {name} led by session {lead}: its own list is the folder {name}"
-                ));
-                self.own_team = Some(name.clone());
-            }
-            [] => {
-                self.note(format!(
-                    "agent teams: the CLI of list \"@session\" (conversation {conversation}) made no team record within 2 s"
-                ));
-                self.own_team = None;
-            }
-            many => {
-                let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
-                self.note(format!(
-                    "agent teams: the CLI of list \"@session\" made several team records ({}); taking the one it leads",
-                    names.join(", ")
-                ));
-                self.own_team = None;
-            }
-        }
-    }
-
     /// Takes the session id a request of `list`'s CLI named as its conversation from now on
     /// (a `/clear` starts a new one), saying so in the transcript when it changed.
     fn follow_conversation(&mut self, list: &str, id: &str, n: u64) {
@@ -673,188 +557,6 @@ impl ClaudeCodeSession {
     fn event_limit(&self) -> Duration {
         EVENT_LIMIT.max(self.options.timeout)
     }
-
-    /// Types `/clear` or `/compact` into every running CLI of the session and waits until
-    /// each is idle again (`/compact` asks the model for a summary first: a side request,
-    /// answered with a short text).
-    fn slash(&mut self, command: &str, asks_model: bool) -> Result<(), TargetError> {
-        let limit = self.event_limit();
-        let lists: Vec<String> = self.clis.keys().cloned().collect();
-        for list in lists {
-            let run = self.clis.get_mut(&list).expect("listed above");
-            let seen_before = run.model.seen();
-            run.cli
-                .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
-            if let Err(e) = run.cli.submit(command) {
-                let status = run.cli.exited().unwrap_or_else(|| e.to_string());
-                let output = run.cli.output();
-                return Err(self.fail(TargetError::Exited {
-                    status: format!(
-                        "{status} on {command}; its output ended with: {}",
-                        tail(&output)
-                    ),
-                }));
-            }
-            let started = Instant::now();
-            let (written, redraws) = (run.cli.written(), run.cli.redraws());
-            // The UI answers on its screen; a summary needs the model first.
-            loop {
-                let run = self.clis.get_mut(&list).expect("listed above");
-                if let Some(status) = run.cli.exited() {
-                    let output = run.cli.output();
-                    return Err(self.fail(TargetError::Exited {
-                        status: format!(
-                            "{status} after {command}; its output ended with: {}",
-                            tail(&output)
-                        ),
-                    }));
-                }
-                // Done when the UI drew its input box again after the command (in print
-                // mode, when it wrote anything), and a summary was asked for if needed.
-                // The line under the box is not always redrawn in a form READY knows (2.1.332
-                // shows its task panel there after /compact), so a screen that changed and
-                // then stayed still for a second counts too.
-                let drawn = match run.cli.drive {
-                    Drive::Terminal => {
-                        run.cli.redraws() > redraws
-                            || (run.cli.written() > written
-                                && run.cli.quiet_for(Duration::from_millis(1000)))
-                    }
-                    Drive::Print => run.cli.written() > written,
-                };
-                // A summary is asked for by a request the model recognises (and answers
-                // with SUMMARY); should a version word it otherwise, any side request after
-                // the command and 5 s will do, as before the summary was recognised.
-                let seen = run.model.seen();
-                let summarised = seen.compactions > seen_before.compactions
-                    || (seen.side > seen_before.side
-                        && started.elapsed() >= Duration::from_secs(5));
-                let answered = drawn && (!asks_model || summarised);
-                if answered {
-                    break;
-                }
-                if started.elapsed() >= limit {
-                    let output = run.cli.output();
-                    self.note(format!(
-                        "{command} in the CLI of list {list:?}: nothing within {limit:?}"
-                    ));
-                    return Err(self.fail(TargetError::Io(format!(
-                        "Claude Code did not act on {command} within {limit:?}; its output ended with: {}",
-                        tail(&output)
-                    ))));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let run = self.clis.get_mut(&list).expect("listed above");
-            run.cli.wait_quiet(
-                Duration::from_millis(700),
-                limit.saturating_sub(started.elapsed()),
-            );
-            let summaries = run.model.seen().compactions - seen_before.compactions;
-            let asked = if asks_model {
-                format!(", the summary asked for {summaries} time(s)")
-            } else {
-                String::new()
-            };
-            self.note(format!(
-                "{command} in the CLI of list {list:?}: done in {:.1} s{asked}",
-                started.elapsed().as_secs_f64()
-            ));
-        }
-        Ok(())
-    }
-
-    /// Ends every CLI: `/exit` typed (each must then end by itself within the limit), or
-    /// SIGKILL. The conversations stay for `resume`.
-    fn end_clis(&mut self, exit: bool) -> Result<(), TargetError> {
-        let limit = self.event_limit();
-        let mut lists: Vec<String> = self.clis.keys().cloned().collect();
-        lists.sort();
-        let mut first_error = None;
-        for list in &lists {
-            let mut run = self.clis.remove(list).expect("listed above");
-            // With teams on, the team records before the CLI ends: measured on 2.1.276 and
-            // 2.1.332, `/exit` deletes the team (its record, members and inboxes) and keeps
-            // its task list, which the session says.
-            let teams_before: Vec<(String, Vec<String>)> = if self.teams_in_terminal() {
-                team_records(&self.setup.config)
-                    .into_iter()
-                    .map(|(name, _)| {
-                        let members = team_members(&self.setup.config, &name);
-                        (name, members)
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if exit {
-                run.cli
-                    .wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
-                let shown = run.cli.output().len();
-                let sent = run.cli.submit("/exit");
-                let ended = sent.is_ok() && self.wait_exit_confirming(&mut run, shown, limit);
-                if ended {
-                    let status = run.cli.exited().unwrap_or_default();
-                    self.note(format!(
-                        "/exit in the CLI of list {list:?}: it ended ({status})"
-                    ));
-                    let after = team_records(&self.setup.config);
-                    for (name, members) in &teams_before {
-                        let kept = after.iter().any(|(n, _)| n == name);
-                        self.note(format!(
-                            "agent teams: the team {name} (members {}) {} at /exit; its list folder {}",
-                            members.join(", "),
-                            if kept { "is still recorded" } else { "was deleted" },
-                            if self.root.join(name).is_dir() { "is kept" } else { "is gone" }
-                        ));
-                    }
-                } else {
-                    let output = run.cli.output();
-                    first_error.get_or_insert(TargetError::Io(format!(
-                        "Claude Code did not end within {limit:?} of /exit; its output ended with: {}",
-                        tail(&output)
-                    )));
-                }
-            } else {
-                self.note(format!("SIGKILL to the CLI of list {list:?}"));
-            }
-            // Whatever the CLI left behind in its process group ends too.
-            run.cli.kill();
-        }
-        self.suspended = Some(lists);
-        match first_error {
-            Some(e) => Err(self.fail(e)),
-            None => Ok(()),
-        }
-    }
-
-    /// Starts again, with `--resume`, the conversation of every CLI that `exit` or `kill`
-    /// ended, each until its input box shows, as a user who resumes sees the session.
-    fn resume(&mut self) -> Result<(), TargetError> {
-        let lists = self.suspended.take().unwrap_or_default();
-        self.dead = None;
-        self.resuming = lists.clone();
-        for list in &lists {
-            self.running(list)?;
-            self.note(format!(
-                "--resume {} for list {list:?}: the input box shows",
-                self.conversations[list]
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Whether the CLI wrote a transcript of conversation `id` under the config folder
-/// (`projects/<working folder>/<id>.jsonl`), so that `--resume` finds it.
-/// A name the `Agent` tool takes for a teammate (its input schema's `name` pattern in 2.1.276
-/// and 2.1.332: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`), and not `team-lead`, the lead's own.
-fn valid_member(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && name.len() <= 64
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && name != "team-lead"
 }
 
 fn transcript_exists(config: &Path, id: &str) -> bool {
@@ -864,74 +566,6 @@ fn transcript_exists(config: &Path, id: &str) -> bool {
     projects
         .flatten()
         .any(|p| p.path().join(format!("{id}.jsonl")).is_file())
-}
-
-/// Every team record of the config folder: (team name, lead session id).
-/// The names of the members of team `name`, as its record lists them.
-fn team_members(config: &Path, name: &str) -> Vec<String> {
-    let Some(record) = std::fs::read(config.join("teams").join(name).join("config.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-    else {
-        return Vec::new();
-    };
-    record["members"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter_map(|m| m["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn team_records(config: &Path) -> Vec<(String, String)> {
-    let Ok(teams) = std::fs::read_dir(config.join("teams")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, String)> = teams
-        .flatten()
-        .filter_map(|t| {
-            let record: Value =
-                serde_json::from_slice(&std::fs::read(t.path().join("config.json")).ok()?).ok()?;
-            let name = record
-                .get("name")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| t.file_name().to_string_lossy().into_owned());
-            let lead = record
-                .get("leadSessionId")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            Some((name, lead))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// The team whose lead is conversation `id`, from the CLI's team records
-/// (`CONFIG/teams/*/config.json`, `leadSessionId` and `name`): the newest when there are
-/// several.
-fn lead_team(config: &Path, id: &str) -> Option<String> {
-    let teams = std::fs::read_dir(config.join("teams")).ok()?;
-    teams
-        .flatten()
-        .filter_map(|t| {
-            let path = t.path().join("config.json");
-            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
-            let record: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-            (record.get("leadSessionId")?.as_str()? == id).then_some(())?;
-            let name = record
-                .get("name")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| t.file_name().to_string_lossy().into_owned());
-            Some((modified, name))
-        })
-        .max()
-        .map(|(_, name)| name)
 }
 
 /// The last part of a CLI's output, for an error message.
@@ -1089,30 +723,5 @@ impl Session for ClaudeCodeSession {
             ));
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A member is named as the `Agent` tool takes a teammate's name, and is not the lead.
-    #[test]
-    fn a_member_is_a_name_the_agent_tool_takes() {
-        for ok in ["w1", "Writer", "Writer-2", "a_b", &"x".repeat(64)] {
-            assert!(valid_member(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "-w",
-            "_w",
-            "w 1",
-            "w.1",
-            "team-lead",
-            &"x".repeat(65),
-            "é",
-        ] {
-            assert!(!valid_member(bad), "{bad}");
-        }
     }
 }
