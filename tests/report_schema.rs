@@ -60,6 +60,8 @@ const RULES: &[(&str, Kind)] = &[
         Kind::Scenario,
     ),
     ("reports/oh-my-opencode/*/run.json", Kind::Run),
+    ("reports/oh-my-opencode/*/run-*.json", Kind::Run),
+    ("reports/oh-my-opencode/*/scenario-*.json", Kind::Scenario),
     ("reports/oh-my-opencode/*/race.json", Kind::Race),
     ("reports/oh-my-opencode/*/fuzz.json", Kind::Fuzz),
     ("reports/oh-my-opencode/*/findings/*.json", Kind::Scenario),
@@ -82,6 +84,9 @@ const RULES: &[(&str, Kind)] = &[
     ("reports/fuzz-recall/*/findings/*.json", Kind::Scenario),
     ("reports/claude-code/*/fuzz/*.json", Kind::Scenario),
     ("reports/claude-code/probes/*.json", Kind::Scenario),
+    // Scenarios of public reports about agent teams, run by path, beside their runs.
+    ("reports/claude-code/teams/team-*.json", Kind::Scenario),
+    ("reports/claude-code/teams/highest-id-*.json", Kind::Run),
     ("reports/claude-code/*/hold-*.json", Kind::Profile),
     ("profiles/*.json", Kind::Profile),
     (
