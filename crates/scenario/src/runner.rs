@@ -460,9 +460,15 @@ fn refused_rule(
 fn refused_request_rule(request: &Value) -> Option<Rule> {
     Some(match request.get("op").and_then(Value::as_str)? {
         "create" => Rule::S2,
-        // A status change the contract allows, refused: a transition (S4); any other patch
-        // refused: the update rule (S11).
-        "update" if request.pointer("/patch/status").is_some() => Rule::S4,
+        // A status change alone that the contract allows, refused: a transition (S4); any
+        // other patch refused (a status with fields the target may be refusing): S11.
+        "update"
+            if request["patch"]
+                .as_object()
+                .is_some_and(|p| p.len() == 1 && p.contains_key("status")) =>
+        {
+            Rule::S4
+        }
         "update" => Rule::S11,
         "delete" => Rule::S10,
         "claim" => Rule::S20,
@@ -814,6 +820,12 @@ mod refused_tests {
         );
         assert_eq!(
             rule(json!({"op": "update", "id": "1", "patch": {"subject": "x"}})),
+            Some(Rule::S11)
+        );
+        assert_eq!(
+            rule(
+                json!({"op": "update", "id": "1", "patch": {"status": "in_progress", "subject": "x"}})
+            ),
             Some(Rule::S11)
         );
         assert_eq!(rule(json!({"op": "create", "task": {}})), Some(Rule::S2));
