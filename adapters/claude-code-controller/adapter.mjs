@@ -140,10 +140,15 @@ export function parseRequest(req) {
     const p = req.patch;
     denyUnknown(p, PATCH_FIELDS, "patch");
     const status = str(p, "status", "patch.status");
-    if (status !== undefined && !STATUSES.includes(status)) {
-      throw invalid("patch.status", `expected one of ${STATUSES.join(", ")} (the package's TaskStatus), got ${JSON.stringify(status)}`);
-    }
+    // A status word outside the three is judged after the task is found (the contract's
+    // order of checks: a missing task is not_found whatever its patch says), so it is kept
+    // with the plan and raised by handle() once the task is read.
+    const badStatus =
+      status !== undefined && !STATUSES.includes(status)
+        ? invalid("patch.status", `expected one of ${STATUSES.join(", ")} (the package's TaskStatus), got ${JSON.stringify(status)}`)
+        : undefined;
     plan.patch = {
+      badStatus,
       subject: str(p, "subject", "patch.subject"),
       description: str(p, "description", "patch.description"),
       activeForm: str(p, "activeForm", "patch.activeForm", { nullable: true }),
@@ -319,6 +324,10 @@ async function handle(store, version, plan) {
     case "get":
       return { task: await store.get(plan) };
     case "update":
+      if (plan.patch.badStatus) {
+        await store.get(plan);
+        throw plan.patch.badStatus;
+      }
       return { task: await store.update(plan) };
     case "delete":
       await store.remove(plan);

@@ -43,13 +43,26 @@ test("mistyped requests are invalid and name the field", () => {
   assert.equal(kindOf(() => parseRequest({ op: "create", list: "l", task: { subject: "s", blocks: [1] } })), "invalid");
   assert.equal(kindOf(() => parseRequest({ op: "update", list: "l", id: "1", patch: { subject: null } })), "invalid");
   assert.equal(kindOf(() => parseRequest({ op: "update", list: "l", id: "1", patch: { metadata: [1] } })), "invalid");
-  try {
-    parseRequest({ op: "update", list: "l", id: "1", patch: { status: "done" } });
-    assert.fail("a status outside TaskStatus passed");
-  } catch (e) {
-    assert.equal(e.kind, "invalid");
-    assert.match(e.message, /^patch\.status: /);
-  }
+  // A status outside TaskStatus is kept with the plan, to be judged after the task is found.
+  const plan = parseRequest({ op: "update", list: "l", id: "1", patch: { status: "done" } });
+  assert.equal(plan.patch.badStatus.kind, "invalid");
+  assert.match(plan.patch.badStatus.message, /^patch\.status: /);
+});
+
+test("a status outside TaskStatus is invalid for a task that exists and not_found for one that does not", async () => {
+  const line = JSON.stringify({ op: "update", list: "l", id: "1", patch: { status: "done" } });
+  const store = (exists) => ({
+    get: async () => {
+      if (!exists) throw new Error("Task #1 not found");
+      return { id: "1" };
+    },
+    update: async () => assert.fail("a bad status reached update()"),
+    log: { error() {} },
+  });
+  assert.equal((await answer(store(false), "0.3.0", line)).error.kind, "not_found");
+  const there = await answer(store(true), "0.3.0", line);
+  assert.equal(there.error.kind, "invalid");
+  assert.match(there.error.message, /^patch\.status: /);
 });
 
 test("values the package's types allow are passed on unchecked, for the package to judge", () => {

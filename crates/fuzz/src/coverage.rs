@@ -405,6 +405,30 @@ mod tests {
         assert_eq!(fit(&mut r, &mut shown, &o), Fit::Send(vec![]));
     }
 
+    /// A field whose removal the target states it cannot express (oh-my-opencode's
+    /// `activeForm: null`, `unsupported`) is named in the offer; one whose removal it states
+    /// as a call (`owner: null`, `task_update {owner: ""}`) is not.
+    #[test]
+    fn a_removal_the_target_cannot_express_is_named_in_the_offer() {
+        let mut hello = taskproof_core::protocol::Hello {
+            protocol: 2,
+            name: "t".into(),
+            version: "1".into(),
+            layout: taskproof_core::protocol::Layout::Opaque,
+            features: [Feature::ActiveForm, Feature::Owner].into_iter().collect(),
+            mapping: Default::default(),
+        };
+        hello.mapping.insert(
+            "activeForm: null".into(),
+            "unsupported (only task_get runs)".into(),
+        );
+        hello
+            .mapping
+            .insert("owner: null".into(), "task_update {owner: \"\"}".into());
+        let o = Offer::from_hello(&hello, false);
+        assert_eq!(o.cannot_remove, BTreeSet::from(["activeForm".to_string()]));
+    }
+
     /// A create whose `blocks` the mapping writes with an update per item (dex's) is one
     /// the other sessions can see half made: the offer names its field, for parallel parts
     /// to leave out, apart from the update fields cut into one request a call.

@@ -406,6 +406,30 @@ impl CaseRun<'_> {
     /// part is left out, not failed (§2: `None`); a patch the target carries out in calls
     /// apart is cut into one request per call. The requests to send, in order.
     fn fit(&mut self, request: &mut Value, shown: &mut Value) -> Option<Vec<(Value, Value)>> {
+        // A removal the target cannot express is not asked of it (its answer would be the
+        // adapter's `unsupported`, not the store's).
+        if request["op"] == "update" {
+            let mut took = Vec::new();
+            for field in &self.offer.cannot_remove {
+                for v in [&mut *request, &mut *shown] {
+                    if let Some(Value::Object(p)) = v.get_mut("patch")
+                        && p.get(field).is_some_and(Value::is_null)
+                    {
+                        p.remove(field);
+                        if !took.contains(field) {
+                            took.push(field.clone());
+                        }
+                    }
+                }
+            }
+            for field in &took {
+                self.coverage
+                    .leave_out(format!("{field}: null (the target cannot remove it)"));
+            }
+            if !took.is_empty() && request["patch"].as_object().is_some_and(|p| p.is_empty()) {
+                return None;
+            }
+        }
         let (dropped, rest) = match fit(request, shown, &self.offer) {
             Fit::Send(dropped) => (dropped, Vec::new()),
             Fit::Split(dropped, rest) => (dropped, rest),

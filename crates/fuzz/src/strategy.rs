@@ -250,6 +250,9 @@ pub struct Offer {
     /// per item written by an update, say): another session can see the task before them,
     /// so a parallel part's creates go without them.
     pub create_apart: BTreeSet<String>,
+    /// The fields the target can set but not remove ([`Hello::cannot_remove`]): a patch does
+    /// not set them to null.
+    pub cannot_remove: BTreeSet<String>,
     /// Files written by another program (S15–S17): a `claude-code` layout, and a profile
     /// whose model predicts them.
     pub files: bool,
@@ -262,6 +265,7 @@ impl Offer {
             parts: Feature::ALL.into_iter().collect(),
             apart: BTreeSet::new(),
             create_apart: BTreeSet::new(),
+            cannot_remove: BTreeSet::new(),
             files,
         }
     }
@@ -289,6 +293,7 @@ impl Offer {
                 .collect(),
             apart: apart(hello, taskproof_core::protocol::Op::Update, "patch."),
             create_apart: apart(hello, taskproof_core::protocol::Op::Create, "task."),
+            cannot_remove: hello.cannot_remove(),
             files: files && hello.layout == Layout::ClaudeCode,
         }
     }

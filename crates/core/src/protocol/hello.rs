@@ -327,6 +327,18 @@ impl Hello {
             .unwrap_or_default()
     }
 
+    /// The fields the target can set but not remove: its `mapping` states `FIELD: null` as
+    /// `unsupported…` (oh-my-opencode's `activeForm: null`, which no `task_update` call
+    /// expresses). A generator does not ask such a target to remove them.
+    pub fn cannot_remove(&self) -> std::collections::BTreeSet<String> {
+        self.mapping
+            .iter()
+            .filter(|(_, v)| v.starts_with("unsupported"))
+            .filter_map(|(k, _)| k.strip_suffix(": null"))
+            .map(str::to_string)
+            .collect()
+    }
+
     pub fn to_json(&self) -> Value {
         let mut v = json!({
             "ok": true,
