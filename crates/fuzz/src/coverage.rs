@@ -188,6 +188,36 @@ pub enum Fit {
     LeaveOut(Feature),
 }
 
+/// Takes out of a request's `body` (`task` or `patch`), and out of the same request as shown,
+/// each field of `fields` whose value in the request `takes` accepts; the fields taken, in
+/// order. What a generator must not ask of a target: a field made in calls apart inside a
+/// parallel part, a removal the target cannot express.
+pub fn take_fields(
+    request: &mut Value,
+    shown: &mut Value,
+    body: &str,
+    fields: &BTreeSet<String>,
+    takes: impl Fn(&Value) -> bool,
+) -> Vec<String> {
+    let mut taken = Vec::new();
+    for field in fields {
+        if !request
+            .get(body)
+            .and_then(|b| b.get(field))
+            .is_some_and(&takes)
+        {
+            continue;
+        }
+        for v in [&mut *request, &mut *shown] {
+            if let Some(Value::Object(b)) = v.get_mut(body) {
+                b.remove(field);
+            }
+        }
+        taken.push(field.clone());
+    }
+    taken
+}
+
 /// Fits `request` (and `shown`, the same request as the scenario shows it) to what the target
 /// offers: fields of an undeclared part are taken out of a create's task or an update's
 /// patch; a `status: in_progress` the target lacks is taken out; the request is left out when
@@ -403,6 +433,29 @@ mod tests {
         let mut r = json!({"op": "update", "list": "l", "id": "1", "patch": {}});
         let mut shown = r.clone();
         assert_eq!(fit(&mut r, &mut shown, &o), Fit::Send(vec![]));
+    }
+
+    /// Fields are taken out of the request and its shown form alike, and only those whose
+    /// value the test accepts: a null `activeForm` is taken, a set one is not; a scalar
+    /// `status` is taken where arrays are kept.
+    #[test]
+    fn fields_are_taken_from_the_request_and_its_shown_form_alike() {
+        let fields = BTreeSet::from(["activeForm".to_string(), "addBlocks".to_string()]);
+        let mut r = json!({"op": "update", "id": "1", "patch": {"activeForm": null, "status": "completed"}});
+        let mut shown = json!({"op": "update", "id": "${l1}", "patch": {"activeForm": null, "status": "completed"}});
+        let taken = take_fields(&mut r, &mut shown, "patch", &fields, Value::is_null);
+        assert_eq!(taken, ["activeForm"]);
+        assert_eq!(r["patch"], json!({"status": "completed"}));
+        assert_eq!(shown["patch"], json!({"status": "completed"}));
+        let mut r = json!({"op": "update", "patch": {"activeForm": "Working", "addBlocks": ["2"]}});
+        let mut shown = r.clone();
+        assert!(take_fields(&mut r, &mut shown, "patch", &fields, Value::is_null).is_empty());
+        let scalar = |v: &Value| !v.is_array();
+        assert_eq!(
+            take_fields(&mut r, &mut shown, "patch", &fields, scalar),
+            ["activeForm"]
+        );
+        assert_eq!(r["patch"], json!({"addBlocks": ["2"]}));
     }
 
     /// A field whose removal the target states it cannot express (oh-my-opencode's

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::coverage::{Coverage, Fit, fit};
+use crate::coverage::{Coverage, Fit, fit, take_fields};
 use crate::oracle::{Damage, FuzzOracle};
 pub use crate::resolve::ResolvedStep;
 use crate::resolve::{Ids, Resolver, op_of, resolve};
@@ -409,19 +409,13 @@ impl CaseRun<'_> {
         // A removal the target cannot express is not asked of it (its answer would be the
         // adapter's `unsupported`, not the store's).
         if request["op"] == "update" {
-            let mut took = Vec::new();
-            for field in &self.offer.cannot_remove {
-                for v in [&mut *request, &mut *shown] {
-                    if let Some(Value::Object(p)) = v.get_mut("patch")
-                        && p.get(field).is_some_and(Value::is_null)
-                    {
-                        p.remove(field);
-                        if !took.contains(field) {
-                            took.push(field.clone());
-                        }
-                    }
-                }
-            }
+            let took = take_fields(
+                request,
+                shown,
+                "patch",
+                &self.offer.cannot_remove,
+                Value::is_null,
+            );
             for field in &took {
                 self.coverage
                     .leave_out(format!("{field}: null (the target cannot remove it)"));

@@ -220,15 +220,26 @@ impl Book {
         if !self.dir.exists() {
             return Ok(());
         }
-        self.with(|t| {
+        // Every session of a root releases the same lists: the first forgets them, the
+        // others find them gone without taking the lock.
+        let now = self.read()?;
+        if !lists
+            .iter()
+            .any(|l| now.lists.contains_key(*l) || now.containers.contains_key(*l))
+        {
+            return Ok(());
+        }
+        // Forgetting cannot be refused: the only error is the book's own.
+        let forgotten: Result<(), std::convert::Infallible> = self.with(|t| {
             let mut changed = false;
             for l in lists {
                 changed |= t.lists.remove(*l).is_some();
                 changed |= t.containers.remove(*l).is_some();
             }
-            Ok::<_, ()>(((), changed))
-        })?
-        .or(Ok(()))
+            Ok(((), changed))
+        })?;
+        let Ok(()) = forgotten;
+        Ok(())
     }
 }
 

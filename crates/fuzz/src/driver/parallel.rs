@@ -267,37 +267,33 @@ impl CaseRun<'_> {
             // a field made apart that is not a list (a list is cut into one request an item,
             // each one call; a status the mapping reaches by conditional calls, say pending
             // to completed through in_progress, is several calls in one request).
-            let (body, apart, what) = match request["op"].as_str() {
-                Some("create") => ("task", &self.offer.create_apart, "a create's"),
-                Some("update") => ("patch", &self.offer.apart, "a patch's"),
-                _ => ("", &BTreeSet::new(), ""),
+            let left_out = match request["op"].as_str() {
+                Some("create") => take_fields(
+                    &mut request,
+                    &mut shown,
+                    "task",
+                    &self.offer.create_apart,
+                    |_| true,
+                ),
+                Some("update") => {
+                    take_fields(&mut request, &mut shown, "patch", &self.offer.apart, |v| {
+                        !v.is_array()
+                    })
+                }
+                _ => Vec::new(),
             };
-            let mut left_out = Vec::new();
-            for field in apart {
-                let scalar = request[body].get(field).is_some_and(|v| !v.is_array());
-                if body == "patch" && !scalar {
-                    continue;
-                }
-                let mut took = false;
-                for v in [&mut request, &mut shown] {
-                    if let Some(Value::Object(b)) = v.get_mut(body) {
-                        took |= b.remove(field).is_some();
+            for field in &left_out {
+                self.coverage.leave_out(format!(
+                    "{}'s {field} in a parallel part (made of calls apart)",
+                    if request["op"] == "create" {
+                        "a create"
+                    } else {
+                        "a patch"
                     }
-                }
-                if took {
-                    left_out.push(format!(
-                        "{what} {field} in a parallel part (made of calls apart)"
-                    ));
-                }
-            }
-            let emptied = !left_out.is_empty()
-                && body == "patch"
-                && request[body].as_object().is_some_and(|p| p.is_empty());
-            for l in left_out {
-                self.coverage.leave_out(l);
+                ));
             }
             // A patch with nothing left asks for nothing.
-            if emptied {
+            if !left_out.is_empty() && request["patch"].as_object().is_some_and(|p| p.is_empty()) {
                 continue;
             }
             let Some(requests) = self.fit(&mut request, &mut shown) else {
