@@ -23,29 +23,7 @@ fn mapping() -> PathBuf {
 /// `taskproof run` of `scenarios` against the batch server through `mapping`: the JSON
 /// report's scenarios by id.
 fn run(mapping: &std::path::Path, scenarios: &[&str]) -> Vec<Value> {
-    let dir = tempdir();
-    let report = dir.path().join("r.json");
-    let mut cmd = taskproof_in(dir.path());
-    cmd.args(["run", "--target", &format!("mcp:{}", server())])
-        .arg("--mapping")
-        .arg(mapping);
-    for s in scenarios {
-        cmd.args(["--filter", s]);
-    }
-    let out = cmd
-        .arg("--report")
-        .arg(format!("json:{}", report.display()))
-        .output()
-        .unwrap();
-    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    json["scenarios"].as_array().unwrap().clone()
+    crate::mcp_target_text::run_scenarios(&server(), mapping, scenarios)
 }
 
 fn scenario<'a>(all: &'a [Value], id: &str) -> &'a Value {

@@ -222,8 +222,9 @@ pub(crate) fn text_tasks_server(mutant: &str) -> String {
     )
 }
 
-/// Runs `scenarios` against `server` through `mapping` and answers each one's outcome.
-fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, String)> {
+/// `taskproof run` of `scenarios` against `mcp:SERVER` through `mapping`: the JSON report's
+/// scenarios (what the run printed, when it wrote no report).
+pub(crate) fn run_scenarios(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<Value> {
     let dir = tempdir();
     let report = dir.path().join("r.json");
     let mut cmd = taskproof_in(dir.path());
@@ -239,10 +240,19 @@ fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, St
         .output()
         .unwrap();
     let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    json["scenarios"]
-        .as_array()
-        .unwrap()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    json["scenarios"].as_array().unwrap().clone()
+}
+
+/// Runs `scenarios` against `server` through `mapping` and answers each one's outcome.
+fn outcomes(server: &str, mapping: &Path, scenarios: &[&str]) -> Vec<(String, String)> {
+    run_scenarios(server, mapping, scenarios)
         .iter()
         .map(|s| {
             (
