@@ -540,7 +540,6 @@ const STALE: &[(&str, &str)] = &[
     ("kazuph mcp-taskmanager 1.1.1 (mcp)", WHY_53),
     ("ohno-mcp 0.20.0 (mcp)", WHY_53),
     ("task-orchestrator 3.3.3 (mcp)", WHY_53),
-    ("shrimp 1.0.21 (mcp)", WHY_53),
     ("claude-code@2.1.17 (teams-off)", WHY_53),
     ("claude-code@2.1.20 (teams-off)", WHY_53),
     ("claude-code@2.1.21 (teams-off)", WHY_53),
