@@ -314,3 +314,177 @@ fn a_lead_and_two_teammates_share_the_team_list_before_2_1_300() {
     };
     team_scenario_runs_with_each_member_answered_in_its_own_conversation(&cc);
 }
+
+/// `taskproof check ARGS` with the session's configuration folder as `CLAUDE_CONFIG_DIR`,
+/// as a user runs it beside their CLI: exit status and stdout, stderr.
+fn check_config(config: &Path, args: &[&str]) -> (i32, String) {
+    let out = crate::util::taskproof()
+        .arg("check")
+        .args(args)
+        .env("CLAUDE_CONFIG_DIR", config)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("$ taskproof check {}\n{text}", args.join(" "));
+    (out.status.code().unwrap(), text)
+}
+
+fn subjects(listed: &Value) -> Vec<String> {
+    let mut out: Vec<String> = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["subject"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Issue 54, `check` under teams: the hook installed as docs/hooks/settings.json says, two
+/// tasks made, `/exit`, `--resume <id>`. On a version that strands the list (2.1.276) the
+/// resumed CLI answers "No tasks found"; then a task is made in the new list, `check` names
+/// both old tasks `stranded` with the list the session reads, `--restore` writes them there
+/// (renumbered after the new task's id), the same running CLI lists all three, its next task
+/// takes the next id, and `check` is clean. On a version that keeps the list, `check` is
+/// clean after the resume.
+fn stranded_by_resume_named_and_restored(cc: &ClaudeCode, version: &str, strands: bool) {
+    let root = tempfile::tempdir().unwrap();
+    let extra = taskproof_claude_code::Extra {
+        settings: Some(crate::claude_code_hook::snippet_for(version)),
+        path: vec![crate::claude_code_hook::bin_dir()],
+    };
+    let mut s = ClaudeCodeSession::open_with(cc, root.path(), options(), &extra)
+        .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
+    for subject in ["a", "b"] {
+        call(
+            &mut s,
+            json!({"op": "create", "list": "@session", "task": {"subject": subject}}),
+        );
+    }
+    let before = s.own_list().unwrap();
+    let files = |list: &str| -> Vec<(String, Vec<u8>)> {
+        ["1.json", "2.json"]
+            .iter()
+            .filter_map(|f| {
+                Some((
+                    f.to_string(),
+                    std::fs::read(root.path().join(list).join(f)).ok()?,
+                ))
+            })
+            .collect()
+    };
+    let made = files(&before);
+    assert_eq!(made.len(), 2, "{}", s.stderr());
+    s.event(SessionEvent::Exit).unwrap();
+    s.event(SessionEvent::Resume).unwrap();
+    let config = s.config_dir().to_path_buf();
+    let listed = call(&mut s, json!({"op": "list", "list": "@session"}));
+    let after = s.own_list().unwrap();
+    if !strands {
+        assert_eq!(subjects(&listed), ["a", "b"], "{}", s.stderr());
+        let (code, out) = check_config(&config, &[]);
+        assert_eq!(code, 0, "nothing is out of reach: {out}");
+        assert!(!out.contains("stranded"), "{out}");
+        s.close().unwrap();
+        return;
+    }
+    assert_eq!(listed["tasks"], json!([]), "No tasks found\n{}", s.stderr());
+    assert_ne!(before, after, "{}", s.stderr());
+    call(
+        &mut s,
+        json!({"op": "create", "list": "@session", "task": {"subject": "c"}}),
+    );
+
+    let (code, out) = check_config(&config, &[]);
+    assert_eq!(code, 1, "{out}");
+    for (file, subject) in [("1.json", "a"), ("2.json", "b")] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("S14 stranded {file}:")))
+            .unwrap_or_else(|| panic!("no stranded finding for {file} of {before}:\n{out}"));
+        for want in [
+            format!(
+                "task {} \"{subject}\" (pending) is out of reach of session",
+                &file[..1]
+            ),
+            format!("but it reads the list {after} now"),
+            "nothing was deleted".to_string(),
+            "anthropics/claude-code#76844".to_string(),
+        ] {
+            assert!(line.contains(&want), "missing {want:?} in {line}");
+        }
+    }
+    assert_eq!(
+        out.matches("stranded").count(),
+        2,
+        "only the old list's two: {out}"
+    );
+
+    let (code, out) = check_config(&config, &["--restore"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("restored {before}: 1.json into ")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("as 2.json: {after} has given ids up to 1 already")),
+        "{out}"
+    );
+    assert!(out.contains("as 3.json"), "{out}");
+    // The old list is left as it was.
+    assert_eq!(files(&before), made, "the old files are untouched");
+
+    let listed = call(&mut s, json!({"op": "list", "list": "@session"}));
+    assert_eq!(
+        subjects(&listed),
+        ["a", "b", "c"],
+        "the running CLI reads them where they were put\n{}",
+        s.stderr()
+    );
+    let d = call(
+        &mut s,
+        json!({"op": "create", "list": "@session", "task": {"subject": "d"}}),
+    );
+    assert_eq!(
+        d["task"]["id"], "4",
+        "the next id is above the restored ones: {d}"
+    );
+    let (code, out) = check_config(&config, &[]);
+    assert_eq!(code, 0, "restored once, named no more: {out}");
+    s.close().unwrap();
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn with_teams_on_2_1_276_check_names_the_stranded_list_and_restore_puts_it_where_the_session_reads()
+{
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST",
+        "2.1.276",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    let taskproof_claude_code::Release::Version(version) = cc.release.clone() else {
+        panic!("a version number");
+    };
+    stranded_by_resume_named_and_restored(&cc, &version, true);
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn with_teams_on_the_newest_version_check_finds_nothing_out_of_reach_after_resume() {
+    let Some(cc) = prepared(
+        "TASKPROOF_TEST_CLAUDE_CODE_NEWEST",
+        "2.1.332",
+        Config::TeamsEnv,
+    ) else {
+        return;
+    };
+    let taskproof_claude_code::Release::Version(version) = cc.release.clone() else {
+        panic!("a version number");
+    };
+    stranded_by_resume_named_and_restored(&cc, &version, false);
+}

@@ -149,6 +149,15 @@ fn restore_notes(report: &run::Report, into: &Into) {
         .changes
         .iter()
         .any(|c| matches!(c.repair, Repair::Restore { .. }) && c.outcome == RepairOutcome::Done);
+    let in_reach = report
+        .changes
+        .iter()
+        .any(|c| matches!(c.repair, Repair::PutInReach { .. }) && c.outcome == RepairOutcome::Done);
+    if in_reach {
+        eprintln!(
+            "note: the tasks out of reach were written into the list their session reads now, which its next TaskList shows; the list they were in is kept as it was, and its journal records where each went (docs/check.md, \"Lists left out of reach\")."
+        );
+    }
     if !restored {
         return;
     }

@@ -55,6 +55,9 @@ pub enum FindingKind {
     Emptied,
     /// The hook's journal of the list cannot be used, or has lines that were skipped.
     Journal,
+    /// A task of a session's own list that the session, still running, no longer reads: it
+    /// works in another list (S14, within reach; [`crate::strand`]).
+    Stranded,
 }
 
 impl FindingKind {
@@ -81,6 +84,7 @@ impl FindingKind {
             FindingKind::Vanished => "vanished",
             FindingKind::Emptied => "emptied",
             FindingKind::Journal => "journal",
+            FindingKind::Stranded => "stranded",
         }
     }
 
@@ -101,9 +105,10 @@ impl FindingKind {
             FindingKind::CompletedBlocked | FindingKind::StartedBlocked => Some(Rule::S5),
             FindingKind::Highwatermark | FindingKind::DuplicateId => Some(Rule::S1),
             FindingKind::StaleTemp => Some(Rule::S18),
-            FindingKind::InterruptedChange | FindingKind::Vanished | FindingKind::Emptied => {
-                Some(Rule::S14)
-            }
+            FindingKind::InterruptedChange
+            | FindingKind::Vanished
+            | FindingKind::Emptied
+            | FindingKind::Stranded => Some(Rule::S14),
             FindingKind::AuditLog | FindingKind::Journal => None,
         }
     }
@@ -192,6 +197,13 @@ pub enum Repair {
     RestoreJournal { journal: String },
     /// Restore what vanished from a list (said when the whole restore of a list is skipped).
     RestoreVanished,
+    /// Write a task of a list out of reach (`file`) into the list folder `into` its session
+    /// reads now; `how` says under which name and why ([`crate::strand`]).
+    PutInReach {
+        file: String,
+        into: String,
+        how: String,
+    },
 }
 
 impl std::fmt::Display for Repair {
@@ -227,6 +239,9 @@ impl std::fmt::Display for Repair {
                 write!(f, "record the restore in the journal {journal}")
             }
             Repair::RestoreVanished => f.write_str("restore what vanished"),
+            Repair::PutInReach { file, into, how } => {
+                write!(f, "put {file} into {into}: {how}")
+            }
         }
     }
 }

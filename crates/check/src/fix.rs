@@ -137,7 +137,8 @@ pub fn fix_list(
             | Repair::RestoreHighwatermark { .. }
             | Repair::RestoreSync { .. }
             | Repair::RestoreJournal { .. }
-            | Repair::RestoreVanished => {}
+            | Repair::RestoreVanished
+            | Repair::PutInReach { .. } => {}
         }
     }
     for (file, repairs) in by_file {

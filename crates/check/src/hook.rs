@@ -253,7 +253,13 @@ pub fn judge(input: &[u8], ctx: &HookContext) -> Result<Verdict, HookError> {
                 _ => judge_on_list(&change, &list),
             };
             if let Some(held) = held
-                && let Err(e) = keep_journal(&change, held, &list, &verdict)
+                && let Err(e) = keep_journal(
+                    &change,
+                    held,
+                    &list,
+                    &verdict,
+                    str_field(event, "session_id"),
+                )
                 && matches!(change, Change::Written(_))
             {
                 verdict.notes.push(format!(
@@ -297,6 +303,7 @@ fn keep_journal(
     held: Result<journal::Locked, journal::JournalError>,
     list: &List,
     verdict: &Verdict,
+    session: Option<&str>,
 ) -> Result<usize, journal::JournalError> {
     let held = held?;
     let file = |id: TaskId| list.layout.file_name(id);
@@ -319,6 +326,7 @@ fn keep_journal(
         unreadable: &list.unreadable,
         deleting: deleting.into_iter().collect(),
         torn: &list.torn,
+        session,
     };
     journal::record(held, &list.name, &list.path, &seen, journal::now_ms())
 }

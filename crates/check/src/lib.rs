@@ -22,6 +22,8 @@ pub mod locate;
 pub mod render;
 pub mod restore;
 pub mod run;
+pub mod strand;
+pub mod teams;
 pub mod vanish;
 
 pub use error::CheckError;

@@ -5,7 +5,7 @@
 //! words for the user, never a reason to refuse ([`super::hook`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -42,7 +42,8 @@ pub(super) fn team_lead_list(team: &str) -> String {
 /// tools write to: the folder named on the command line; else, under the configuration
 /// folder's `tasks/`, `CLAUDE_CODE_TASK_LIST_ID`; else the team's list (a teammate's
 /// `team_name`, or the team in its `agent_id` `name@team`; for a team's lead, the team whose
-/// `teams/*/config.json` names this session as `leadSessionId`); else the session's id.
+/// `teams/*/config.json` names this session as `leadSessionId`, or whose lead is this
+/// session's process: [`crate::teams`]); else the session's id.
 /// Every name is sanitised as Claude Code does. `Err` says why there is no place to look.
 pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> {
     if let Some(dir) = &ctx.list_dir {
@@ -94,15 +95,12 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
     }
     let session = str_field(event, "session_id").filter(|s| !s.is_empty());
     if let Some(session) = session {
-        if let Some(team) = team_led_by(config, session) {
-            let name = team_lead_list(&team);
+        if let Some((team, how)) = crate::teams::Sessions::read(config).team_of(session) {
+            let name = team.list();
             // Claude Code 2.1.17 keeps a lead on its session's list; later versions move it
             // to the team's. Only a team list that exists is taken.
             if root.join(&name).is_dir() {
-                return Ok(place(
-                    name,
-                    format!("from the team {team:?} this session leads"),
-                ));
+                return Ok(place(name, format!("from {how}")));
             }
         }
         return Ok(place(
@@ -114,25 +112,6 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
         "the event has no session_id and CLAUDE_CODE_TASK_LIST_ID is not set, so no list under {} is this session's",
         root.display()
     ))
-}
-
-/// The team whose configuration names `session` as its lead's session, if any.
-fn team_led_by(config: &Path, session: &str) -> Option<String> {
-    let teams = std::fs::read_dir(config.join("teams")).ok()?;
-    for entry in teams.flatten() {
-        let Ok(bytes) = std::fs::read(entry.path().join("config.json")) else {
-            continue;
-        };
-        let Ok(team) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
-        };
-        if str_field(&team, "leadSessionId") == Some(session)
-            && let Some(name) = str_field(&team, "name")
-        {
-            return Some(name.to_string());
-        }
-    }
-    None
 }
 
 /// A list read from disk, as far as the hook needs it.

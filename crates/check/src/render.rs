@@ -163,6 +163,11 @@ fn change_line(p: &Paint, mode: Mode, c: &Change) -> String {
                 )
             }
             Repair::RestoreVanished => (c.repair.to_string(), "restored", "not restored"),
+            Repair::PutInReach { file, into, how } => (
+                format!("{file} into {into}: {how}"),
+                "restored",
+                "not restored",
+            ),
             other => (other.to_string(), "done", "not done"),
         };
         return match &c.outcome {

@@ -13,6 +13,7 @@ use crate::fix::{self, Change, RepairOutcome};
 use crate::journal;
 use crate::judge::sort_findings;
 use crate::restore::{self, Into};
+use crate::strand;
 use crate::vanish::{self, Folder};
 use taskproof_core::protocol::Layout;
 
@@ -161,6 +162,27 @@ pub fn run_with(
                 }),
             }
         }
+    }
+    // Lists out of reach of the session that made them: written where it reads now.
+    let lists_root = match found.lists.as_slice() {
+        [one] if one.path == path => path.parent().unwrap_or(path).to_path_buf(),
+        _ => path.to_path_buf(),
+    };
+    if mode == Mode::Restore {
+        for s in strand::strands(&lists_root, &found.lists) {
+            report
+                .changes
+                .extend(strand::restore(&lists_root, &s, options.now));
+            let into = ListLocation::in_root(&lists_root, &s.reads.list);
+            let listed = found.lists.iter().chain(&made).any(|l| l.path == into.path);
+            if !listed {
+                made.push(into);
+            }
+        }
+    }
+    let hint = format!("taskproof check --restore {}", lists_root.display());
+    for s in strand::strands(&lists_root, &found.lists) {
+        report.findings.extend(strand::findings(&s, &hint));
     }
     // A list the restore made has a journal of its own: `--journal` names the old list's.
     let own = Options {

@@ -233,6 +233,13 @@ impl ClaudeCodeSession {
         })
     }
 
+    /// The private configuration folder every CLI of the session runs with
+    /// (`CLAUDE_CONFIG_DIR`): its `tasks` links to the root; `sessions/` and `teams/` are
+    /// the CLI's.
+    pub fn config_dir(&self) -> &Path {
+        &self.setup.config
+    }
+
     /// How the CLIs of this session are driven.
     pub fn drive(&self) -> Drive {
         self.setup.drive

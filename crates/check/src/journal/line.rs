@@ -73,6 +73,9 @@ pub(super) struct Out<'a> {
     pub(super) last_seen: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) into: Option<&'a str>,
+    /// A `run` line's: the session id of the hook event that made the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) session: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) torn: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,6 +93,7 @@ impl<'a> Out<'a> {
             hash: None,
             last_seen: None,
             into: None,
+            session: None,
             torn: None,
             text: None,
             hex: None,
@@ -131,6 +135,8 @@ pub(super) struct In<'a, T> {
     pub(super) last_seen: Option<u64>,
     #[serde(default, borrow)]
     pub(super) into: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) session: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub(super) torn: Option<Cow<'a, str>>,
     #[serde(default)]

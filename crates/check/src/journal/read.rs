@@ -108,6 +108,8 @@ pub struct Journal {
     pub problems: Vec<Problem>,
     /// The time of the last `run` line.
     pub last_run: Option<u64>,
+    /// The session ids `run` lines name, each with the time of its last run.
+    pub sessions: BTreeMap<String, u64>,
     /// The byte range of the header and of the last `run` line.
     pub(super) header: (usize, usize),
     pub(super) run_line: Option<(usize, usize)>,
@@ -345,6 +347,9 @@ pub(super) fn apply<'a, T: Deserialize<'a> + Payload>(
         // still live after it was there, as journaled, at that time.
         j.last_run = Some(e.at);
         j.run_line = Some(range);
+        if let Some(s) = e.session {
+            j.sessions.insert(s.into_owned(), e.at);
+        }
         return Ok(());
     }
     let file = e

@@ -26,6 +26,7 @@ fn try_run(
         unreadable: &[],
         deleting: deleting.iter().map(|d| d.to_string()).collect(),
         torn: &[],
+        session: Some("0675e12e-0000-4000-8000-000000000001"),
     };
     record(lock(path)?, "l", Path::new("/t/l"), &seen, at)
 }
@@ -51,6 +52,26 @@ fn run_marked(path: &Path, present: &[(&str, &[u8])], torn: &[(&str, Torn)], at:
 }
 
 const WHOLE: &[u8] = br#"{"id":"1","subject":"a","status":"pending","blocks":[],"blockedBy":[]}"#;
+
+#[test]
+fn each_run_line_names_the_session_that_made_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("l.jsonl");
+    run(&path, &[("1.json", WHOLE)], &[], 10);
+    run_marked(&path, &[("1.json", WHOLE)], &[], 20);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#""op":"run","session":"0675e12e-0000-4000-8000-000000000001""#),
+        "{text}"
+    );
+    let j = read(&path, "l").unwrap().unwrap();
+    // The run without a session (an event that had none) names none.
+    assert_eq!(
+        j.sessions.into_iter().collect::<Vec<_>>(),
+        [("0675e12e-0000-4000-8000-000000000001".to_string(), 10)]
+    );
+    assert_eq!(j.last_run, Some(20));
+}
 
 #[test]
 fn what_a_read_marks() {
@@ -297,7 +318,12 @@ fn a_torn_last_line_is_skipped_and_cut_by_the_next_append() {
     run(&path, &[("1.json", b"a")], &[], 20);
     assert!(journal(&path).problems.is_empty());
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.ends_with("}\n{\"at\":20,\"op\":\"run\"}\n"), "{text}");
+    assert!(
+        text.ends_with(
+            "}\n{\"at\":20,\"op\":\"run\",\"session\":\"0675e12e-0000-4000-8000-000000000001\"}\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

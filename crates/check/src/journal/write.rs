@@ -42,6 +42,8 @@ pub struct Observed<'a> {
     pub deleting: Vec<String>,
     /// The files of `files` whose bytes were not a whole task when read, and why.
     pub torn: &'a [(String, Torn)],
+    /// The session id of the hook event, written on the `run` line.
+    pub session: Option<&'a str>,
 }
 
 /// The mark of `name` in a run's `torn` list.
@@ -111,7 +113,9 @@ pub fn record(
             written += 1;
         }
     }
-    out.extend(Out::new(at, "run", None).line());
+    let mut run = Out::new(at, "run", None);
+    run.session = seen.session;
+    out.extend(run.line());
 
     let old_len = bytes.len() as u64;
     locked.write_at(journal.complete as u64, old_len, &out)?;
