@@ -9,6 +9,7 @@
 
 mod hook;
 mod restore;
+mod teams;
 mod torn;
 mod vanished;
 

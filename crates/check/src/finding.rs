@@ -58,6 +58,9 @@ pub enum FindingKind {
     /// A task of a session's own list that the session, still running, no longer reads: it
     /// works in another list (S14, within reach; [`crate::strand`]).
     Stranded,
+    /// A list folder that is gone while every task its journal had live is in another list,
+    /// byte for byte: it moved ([`crate::gone`]).
+    Moved,
 }
 
 impl FindingKind {
@@ -85,6 +88,7 @@ impl FindingKind {
             FindingKind::Emptied => "emptied",
             FindingKind::Journal => "journal",
             FindingKind::Stranded => "stranded",
+            FindingKind::Moved => "moved",
         }
     }
 
@@ -109,7 +113,7 @@ impl FindingKind {
             | FindingKind::Vanished
             | FindingKind::Emptied
             | FindingKind::Stranded => Some(Rule::S14),
-            FindingKind::AuditLog | FindingKind::Journal => None,
+            FindingKind::AuditLog | FindingKind::Journal | FindingKind::Moved => None,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod discover;
 mod error;
 pub mod finding;
 pub mod fix;
+pub mod gone;
 pub mod hook;
 pub mod journal;
 pub mod judge;

@@ -97,14 +97,41 @@ pub fn restore(
             list: list.clone(),
             path: jpath.clone(),
         })?;
-    let dir = location.open()?;
-    let layout = match layout {
-        Some(l) => l,
-        None => location.detect_layout(&dir)?,
+    let same = *into == Into::SameList;
+    // A list folder that is gone (its journal is all that is left of it) restores into a
+    // new list beside where it was; nothing can go back into it.
+    let dir = match location.open() {
+        Ok(d) => Some(d),
+        Err(CheckError::Io { error, .. })
+            if error.kind() == std::io::ErrorKind::NotFound && !same =>
+        {
+            None
+        }
+        Err(e) => return Err(e),
     };
     let io = |e| CheckError::io(location.path.clone(), e);
-    let audit = audit::audit_dir(&dir, &list, layout, Locking::Probe).map_err(io)?;
-    let folder = Folder::read(&dir, &audit).map_err(io)?;
+    let (layout, folder, bound) = match &dir {
+        Some(dir) => {
+            let layout = match layout {
+                Some(l) => l,
+                None => location.detect_layout(dir)?,
+            };
+            let audit = audit::audit_dir(dir, &list, layout, Locking::Probe).map_err(io)?;
+            let folder = Folder::read(dir, &audit).map_err(io)?;
+            (layout, folder, audit.bound)
+        }
+        None => {
+            let layout = layout.unwrap_or(Layout::ClaudeCode);
+            let bound = j
+                .files
+                .keys()
+                .filter_map(|f| layout.task_id_of(f))
+                .map(|i| i.get())
+                .max()
+                .unwrap_or(0);
+            (layout, Folder::default(), bound)
+        }
+    };
     let gone = vanish::vanished(&j, layout, &folder);
     let mut out = Restored {
         journal: jpath.clone(),
@@ -114,14 +141,14 @@ pub fn restore(
         return Ok(out);
     }
 
-    let same = *into == Into::SameList;
-    let parent = location
-        .path
-        .canonicalize()
-        .map_err(io)?
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
+    let parent = match location.path.canonicalize() {
+        Ok(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        Err(_) => location
+            .path
+            .parent()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()))
+            .unwrap_or_default(),
+    };
     let (target_name, target_path) = match into {
         Into::SameList => (list.clone(), location.path.clone()),
         Into::Named(n) => (n.clone(), parent.join(n)),
@@ -192,7 +219,7 @@ pub fn restore(
         return Ok(out);
     }
 
-    let (target, made) = if same {
+    let (target, made) = if let (true, Some(dir)) = (same, dir) {
         (dir, None)
     } else {
         if !is_list_name(&target_name) {
@@ -272,11 +299,7 @@ pub fn restore(
         .map(|i| i.get())
         .max()
         .unwrap_or(0);
-    let want = if same {
-        highest
-    } else {
-        highest.max(audit.bound)
-    };
+    let want = if same { highest } else { highest.max(bound) };
     if layout == Layout::ClaudeCode
         && want > 0
         && let Some(outcome) = fix::raise_highwatermark(&target, want)

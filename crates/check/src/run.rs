@@ -13,8 +13,8 @@ use crate::fix::{self, Change, RepairOutcome};
 use crate::journal;
 use crate::judge::sort_findings;
 use crate::restore::{self, Into};
-use crate::strand;
 use crate::vanish::{self, Folder};
+use crate::{gone, strand};
 use taskproof_core::protocol::Layout;
 
 /// What to do with what the audit finds.
@@ -181,6 +181,31 @@ pub fn run_with(
         }
     }
     let hint = format!("taskproof check --restore {}", lists_root.display());
+    // Journals of list folders that are gone, when the run looks at a folder of lists.
+    if path == lists_root {
+        if mode == Mode::Restore {
+            for g in gone::gone(&lists_root, &found.lists) {
+                if g.moved_to.is_some() {
+                    continue;
+                }
+                match restore::restore(&g.location, layout, None, &options.into, options.now) {
+                    Ok(r) => {
+                        report.changes.extend(r.changes);
+                        made.extend(r.new_list);
+                    }
+                    Err(e) => report.changes.push(Change {
+                        list: g.location.name.clone(),
+                        repair: Repair::RestoreVanished,
+                        outcome: RepairOutcome::Skipped(e.to_string()),
+                    }),
+                }
+            }
+        }
+        let now_lists: Vec<ListLocation> = found.lists.iter().chain(&made).cloned().collect();
+        for g in gone::gone(&lists_root, &now_lists) {
+            report.findings.extend(gone::findings(g, &hint));
+        }
+    }
     for s in strand::strands(&lists_root, &found.lists) {
         report.findings.extend(strand::findings(&s, &hint));
     }
