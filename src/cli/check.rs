@@ -29,7 +29,9 @@ stdout when the task list could not be found or read, or already has problems th
 not cause), 2 refuses it with what the change brings on stderr, 1 means the hook could not
 read its input (the action goes on). See docs/check.md for the settings of each event; its
 PostToolUse entry keeps the journal (~/.claude/tasks/.taskproof-journal/LIST.jsonl) that
-lets check name the tasks that vanished and --restore write them back.
+lets check name the tasks that vanished and --restore write them back. With agent teams
+on, a session's own list left out of reach of its running session (a resume on Claude Code
+2.1.178 to 2.1.310) is named `stranded`, and --restore puts its tasks where the session reads.
 
 Examples:
   taskproof check                         # every list under ~/.claude/tasks
@@ -57,7 +59,8 @@ pub struct Args {
     pub dry_run: bool,
     /// Write back, from the hook's journal, the tasks that vanished: into a new list
     /// LIST-restored-YYYYMMDD-HHMMSS beside the old one (Claude Code would delete them again
-    /// in the old one), never a task the agent deleted, never over a file.
+    /// in the old one), never a task the agent deleted, never over a file. Tasks of a list
+    /// out of reach of its running session go into the list that session reads.
     #[arg(long, conflicts_with_all = ["stdin", "fix", "dry_run"])]
     pub restore: bool,
     /// With --restore: write into a new list of this name instead.
@@ -155,7 +158,7 @@ fn restore_notes(report: &run::Report, into: &Into) {
         .any(|c| matches!(c.repair, Repair::PutInReach { .. }) && c.outcome == RepairOutcome::Done);
     if in_reach {
         eprintln!(
-            "note: the tasks out of reach were written into the list their session reads now, which its next TaskList shows; the list they were in is kept as it was, and its journal records where each went (docs/check.md, \"Lists left out of reach\")."
+            "note: the tasks out of reach were written into the list their session reads now, which its next TaskList shows; the list they were in is kept as it was, and its journal records where each went (docs/check.md, \"Lists under agent teams\")."
         );
     }
     if !restored {

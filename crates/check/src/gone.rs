@@ -1,4 +1,4 @@
-//! Journals whose list folder is gone (docs/check.md, "A list folder that is gone"): the
+//! Journals whose list folder is gone (docs/check.md, "Lists under agent teams"): the
 //! hook journals a list under its folder's name, so a folder renamed or removed leaves a
 //! journal that no list folder answers to. Claude Code with agent teams on renames a
 //! session's own list `tasks/<session id>` to its team's `tasks/session-<8 hex>` when it

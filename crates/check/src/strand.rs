@@ -1,4 +1,4 @@
-//! Lists left out of reach (docs/check.md, "Lists left out of reach"): a session's own list
+//! Lists left out of reach (docs/check.md, "Lists under agent teams"): a session's own list
 //! whose tasks are all still on disk while the session that made it, still running, reads
 //! another list. Claude Code 2.1.178 to 2.1.310 with agent teams on does this at every
 //! `--resume`: the resumed session's team is keyed to a fresh id, so it works in a new,

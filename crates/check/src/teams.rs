@@ -1,5 +1,5 @@
 //! The sessions and agent teams of a Claude Code configuration folder, as far as finding
-//! which list a running session reads (docs/check.md, "Lists left out of reach").
+//! which list a running session reads (docs/check.md, "Lists under agent teams").
 //!
 //! A running CLI writes `sessions/<pid>.json` (`pid`, `sessionId`, `cwd`, `startedAt`,
 //! `procStart`, `version`; measured on 2.1.276 and 2.1.332) and, with agent teams on, a team
