@@ -95,7 +95,7 @@ pub(super) fn locate(event: &Value, ctx: &HookContext) -> Result<Place, String> 
     }
     let session = str_field(event, "session_id").filter(|s| !s.is_empty());
     if let Some(session) = session {
-        if let Some((team, how)) = crate::teams::Sessions::read(config).team_of(session) {
+        if let Some((team, how)) = crate::teams::Sessions::read_for_team(config).team_of(session) {
             let name = team.list();
             // Claude Code 2.1.17 keeps a lead on its session's list; later versions move it
             // to the team's. Only a team list that exists is taken.

@@ -78,66 +78,24 @@ impl Sessions {
     /// Reads `sessions/` and `teams/` of the configuration folder `config`; what cannot be
     /// read is left out (the CLI rewrites these files while it runs).
     pub fn read(config: &Path) -> Sessions {
-        let mut live = Vec::new();
-        for (name, v) in json_files(&config.join("sessions"), |p| {
-            p.extension().is_some_and(|e| e == "json")
-        }) {
-            let Some(pid) = v.get("pid").and_then(Value::as_u64) else {
-                continue;
-            };
-            let Ok(pid) = u32::try_from(pid) else {
-                continue;
-            };
-            // The record is the process's own: its name is its pid.
-            if name != format!("{pid}.json") || !alive(pid, str_field(&v, "procStart")) {
-                continue;
-            }
-            let Some(session) = str_field(&v, "sessionId") else {
-                continue;
-            };
-            live.push(Live {
-                pid,
-                session: session.to_string(),
-                cwd: str_field(&v, "cwd").map(str::to_string),
-                started_at: v.get("startedAt").and_then(Value::as_u64),
-                version: str_field(&v, "version").map(str::to_string),
-            });
+        let teams = read_teams(config);
+        Sessions {
+            config: config.to_path_buf(),
+            live: read_live(config),
+            teams,
         }
-        live.sort_by_key(|l| l.pid);
-        let mut teams = Vec::new();
-        if let Ok(dir) = std::fs::read_dir(config.join("teams")) {
-            for entry in dir.flatten() {
-                let Ok(bytes) = std::fs::read(entry.path().join("config.json")) else {
-                    continue;
-                };
-                let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
-                    continue;
-                };
-                let Some(name) = str_field(&v, "name") else {
-                    continue;
-                };
-                let lead_cwd = v
-                    .get("members")
-                    .and_then(Value::as_array)
-                    .and_then(|m| {
-                        m.iter()
-                            .find(|m| str_field(m, "agentType") == Some("team-lead"))
-                    })
-                    .and_then(|m| str_field(m, "cwd"))
-                    .map(str::to_string);
-                teams.push(Team {
-                    name: name.to_string(),
-                    lead_session: str_field(&v, "leadSessionId").map(str::to_string),
-                    lead_pid: v
-                        .pointer("/leadProcess/pid")
-                        .and_then(Value::as_u64)
-                        .and_then(|p| u32::try_from(p).ok()),
-                    lead_cwd,
-                    created_at: v.get("createdAt").and_then(Value::as_u64),
-                });
-            }
-        }
-        teams.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// [`Sessions::read`] for finding a session's team only: `sessions/` is not read when
+    /// there is no team (what the hook runs before every task tool call of a session
+    /// without teams).
+    pub fn read_for_team(config: &Path) -> Sessions {
+        let teams = read_teams(config);
+        let live = if teams.is_empty() {
+            Vec::new()
+        } else {
+            read_live(config)
+        };
         Sessions {
             config: config.to_path_buf(),
             live,
@@ -230,6 +188,76 @@ impl Sessions {
         }
         Some(Reads { list, how })
     }
+}
+
+/// The live CLI processes of `sessions/`.
+fn read_live(config: &Path) -> Vec<Live> {
+    let mut live = Vec::new();
+    for (name, v) in json_files(&config.join("sessions"), |p| {
+        p.extension().is_some_and(|e| e == "json")
+    }) {
+        let Some(pid) = v.get("pid").and_then(Value::as_u64) else {
+            continue;
+        };
+        let Ok(pid) = u32::try_from(pid) else {
+            continue;
+        };
+        // The record is the process's own: its name is its pid.
+        if name != format!("{pid}.json") || !alive(pid, str_field(&v, "procStart")) {
+            continue;
+        }
+        let Some(session) = str_field(&v, "sessionId") else {
+            continue;
+        };
+        live.push(Live {
+            pid,
+            session: session.to_string(),
+            cwd: str_field(&v, "cwd").map(str::to_string),
+            started_at: v.get("startedAt").and_then(Value::as_u64),
+            version: str_field(&v, "version").map(str::to_string),
+        });
+    }
+    live.sort_by_key(|l| l.pid);
+    live
+}
+
+/// The team records of `teams/`.
+fn read_teams(config: &Path) -> Vec<Team> {
+    let mut teams = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(config.join("teams")) {
+        for entry in dir.flatten() {
+            let Ok(bytes) = std::fs::read(entry.path().join("config.json")) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
+            let Some(name) = str_field(&v, "name") else {
+                continue;
+            };
+            let lead_cwd = v
+                .get("members")
+                .and_then(Value::as_array)
+                .and_then(|m| {
+                    m.iter()
+                        .find(|m| str_field(m, "agentType") == Some("team-lead"))
+                })
+                .and_then(|m| str_field(m, "cwd"))
+                .map(str::to_string);
+            teams.push(Team {
+                name: name.to_string(),
+                lead_session: str_field(&v, "leadSessionId").map(str::to_string),
+                lead_pid: v
+                    .pointer("/leadProcess/pid")
+                    .and_then(Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok()),
+                lead_cwd,
+                created_at: v.get("createdAt").and_then(Value::as_u64),
+            });
+        }
+    }
+    teams.sort_by(|a, b| a.name.cmp(&b.name));
+    teams
 }
 
 /// Whether a folder holds a task file (`N.json`).
