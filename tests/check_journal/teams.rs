@@ -188,6 +188,11 @@ fn a_sessions_list_out_of_reach_is_stranded_and_put_where_the_session_reads() {
     );
     let (code, doc, _) = check(&tasks, &[]);
     assert_eq!(code, 0, "put once, named no more: {doc:#}");
+    // A restore whose record in the journal was lost is not made twice: the list the
+    // session reads holds the same bytes under the same names.
+    std::fs::remove_file(tasks.join(".taskproof-journal/session-a6a188cb.jsonl")).unwrap();
+    let (code, doc, _) = check(&tasks, &[]);
+    assert_eq!(code, 0, "{doc:#}");
 
     // Once the CLI ended, nothing says where a session would read: nothing is stranded.
     drop(cli);

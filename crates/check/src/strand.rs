@@ -79,7 +79,7 @@ pub fn strands(root: &Path, lists: &[ListLocation]) -> Vec<Strand> {
             if reads.list == list.name {
                 continue;
             }
-            let files = unrestored(list, j.as_ref());
+            let files = unrestored(list, j.as_ref(), &root.join(&reads.list));
             if files.is_empty() {
                 continue;
             }
@@ -98,8 +98,13 @@ pub fn strands(root: &Path, lists: &[ListLocation]) -> Vec<Strand> {
 }
 
 /// The task files of `list`, less those its journal says a restore wrote elsewhere as they
-/// are now.
-fn unrestored(list: &ListLocation, j: Option<&journal::Journal>) -> Vec<(TaskId, String, Vec<u8>)> {
+/// are now, and those the folder `into` already holds under their name byte for byte (a
+/// restore whose record in the journal failed).
+fn unrestored(
+    list: &ListLocation,
+    j: Option<&journal::Journal>,
+    into: &Path,
+) -> Vec<(TaskId, String, Vec<u8>)> {
     let Ok(dir) = list.open() else {
         return Vec::new();
     };
@@ -119,7 +124,8 @@ fn unrestored(list: &ListLocation, j: Option<&journal::Journal>) -> Vec<(TaskId,
             .and_then(|j| j.files.get(&name))
             .and_then(|lives| lives.last())
             .is_some_and(|l| l.restored_into.is_some() && l.hash == h);
-        if !done {
+        let there = std::fs::read(into.join(&name)).is_ok_and(|b| b == bytes);
+        if !done && !there {
             out.push((id, name, bytes));
         }
     }
