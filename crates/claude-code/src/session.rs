@@ -536,7 +536,7 @@ impl ClaudeCodeSession {
 /// The session's `hello`: layout `claude-code`, and the optional parts of the contract the
 /// version's task tools have.
 fn hello(spec: &ClaudeCode, version: &str, features: Features) -> Hello {
-        // The optional parts of the contract its tools have (docs/claude-code.md, "Mapping"):
+    // The optional parts of the contract its tools have (docs/claude-code.md, "Mapping"):
     // every one but edge removal (`TaskUpdate` has no removeBlocks/removeBlockedBy);
     // edges given at creation are a `TaskUpdate` right after the `TaskCreate`, as an
     // agent does it.

@@ -134,10 +134,12 @@ impl Target for ClaudeCode {
         options: SessionOptions,
         members: &[String],
     ) -> Result<Vec<Box<dyn Session>>, TargetError> {
-        Ok(crate::session::lanes::open_team(self, root, options, members)?
-            .into_iter()
-            .map(|l| Box::new(l) as Box<dyn Session>)
-            .collect())
+        Ok(
+            crate::session::lanes::open_team(self, root, options, members)?
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Session>)
+                .collect(),
+        )
     }
 
     /// A finished list is reset 5 s after its last task is completed.

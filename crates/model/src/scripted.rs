@@ -429,9 +429,9 @@ fn take(
         .iter()
         .enumerate()
         .find_map(|(i, (awaited, _))| match awaited {
-            Awaited::Prompt { n, member: m } => (recognizer.is_prompt(&texts, *n)
-                && member == *m)
-                .then_some((i, Turn::Prompt(*n))),
+            Awaited::Prompt { n, member: m } => {
+                (recognizer.is_prompt(&texts, *n) && member == *m).then_some((i, Turn::Prompt(*n)))
+            }
             Awaited::Tool(id) => result_of(id).map(|turn| (i, turn)),
         })?;
     let (_, to) = e.lanes.remove(i);

@@ -74,8 +74,9 @@ impl Team {
     /// prompt for its own. Within the start-up limit.
     fn start(&mut self, list: &str, limit: Duration) -> Result<(), TargetError> {
         let conversation = Conversation::New(new_conversation_id());
-        let mut cli = ClaudeProcess::start(&self.setup, list, &self.model.base_url(), &conversation)
-            .map_err(|e| TargetError::Spawn(e.to_string()))?;
+        let mut cli =
+            ClaudeProcess::start(&self.setup, list, &self.model.base_url(), &conversation)
+                .map_err(|e| TargetError::Spawn(e.to_string()))?;
         let deadline = Instant::now() + limit;
         if let Err(reason) = cli.wait_ready(limit) {
             let output = cli.output();
@@ -93,13 +94,8 @@ impl Team {
             self.lanes.len() - 1
         ));
         let (tx, rx) = mpsc::channel();
-        self.model.await_on(
-            Awaited::Prompt {
-                n: 1,
-                member: None,
-            },
-            tx.clone(),
-        );
+        self.model
+            .await_on(Awaited::Prompt { n: 1, member: None }, tx.clone());
         let submitted = cli.submit(&format!("Do {}.", prompt_marker(1)));
         self.cli = Some(cli);
         submitted.map_err(|e| TargetError::Io(format!("failed to type the lead's prompt: {e}")))?;
@@ -124,8 +120,10 @@ impl Team {
                 member_tx.clone(),
             );
             let last = k + 1 == members.len();
-            self.model
-                .await_on(Awaited::Tool(id.clone()), if last { lead.clone() } else { tx.clone() });
+            self.model.await_on(
+                Awaited::Tool(id.clone()),
+                if last { lead.clone() } else { tx.clone() },
+            );
             let input = json!({"description": format!("taskproof member {name}"),
                                "prompt": spawn_prompt(name, n), "name": name,
                                "subagent_type": "general-purpose"});
@@ -229,7 +227,9 @@ pub fn open_team(
             "{bad:?} is not a teammate's name the Agent tool takes"
         )));
     }
-    let install = spec.prepare().map_err(|e| TargetError::Spawn(e.to_string()))?;
+    let install = spec
+        .prepare()
+        .map_err(|e| TargetError::Spawn(e.to_string()))?;
     let root = std::path::absolute(root).map_err(|e| TargetError::Spawn(e.to_string()))?;
     let (config, guard) = TempGuard::tempdir("taskproof-claude-code-team-")
         .map_err(|e| TargetError::Spawn(format!("failed to create a config folder: {e}")))?;
@@ -246,9 +246,13 @@ pub fn open_team(
     )
     .map_err(TargetError::Spawn)?;
     let features = version::features(&install.version);
-    let model = ScriptedModel::start(ClaudeCodeRecognizer, options.model_log.clone().map(|l| {
-        (l, "team race".to_string())
-    }))
+    let model = ScriptedModel::start(
+        ClaudeCodeRecognizer,
+        options
+            .model_log
+            .clone()
+            .map(|l| (l, "team race".to_string())),
+    )
     .map_err(|e| TargetError::Spawn(e.to_string()))?;
     let hello = hello(spec, &install.version, features);
     let names: Vec<Option<String>> = std::iter::once(None)
@@ -301,7 +305,9 @@ impl TeamLane {
         loop {
             match self.turns.recv_timeout(Duration::from_millis(100)) {
                 Ok(x) => return Ok(x),
-                Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the lane keeps a sender"),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    unreachable!("the lane keeps a sender")
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
             let mut team = lock(&self.team);
@@ -324,7 +330,12 @@ impl TeamLane {
         }
     }
 
-    fn run(&mut self, op: &str, list: &str, mut script: mapping::Script) -> Result<Value, TargetError> {
+    fn run(
+        &mut self,
+        op: &str,
+        list: &str,
+        mut script: mapping::Script,
+    ) -> Result<Value, TargetError> {
         {
             let mut team = lock(&self.team);
             if let Some(e) = &team.dead {
@@ -361,7 +372,8 @@ impl TeamLane {
                         let mut team = lock(&self.team);
                         let id = team.tool_id();
                         team.note(format!("{} ({op}) -> {name} {input}", self.member()));
-                        team.model.await_on(Awaited::Tool(id.clone()), self.tx.clone());
+                        team.model
+                            .await_on(Awaited::Tool(id.clone()), self.tx.clone());
                         held.answer(Reply::Tool {
                             id,
                             name: name.to_string(),

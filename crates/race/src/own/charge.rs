@@ -3,6 +3,129 @@
 
 use super::*;
 
+/// The label of writer `w`: its target's letter and its member (`A lead`, `A w1`), or its
+/// number (`B writer 2`).
+pub fn writer_label(run: &OwnRun, w: usize) -> String {
+    match run.writers.get(w) {
+        Some(WriterOf {
+            target,
+            member: Some(m),
+        }) => format!("{} {m}", files::letter(*target)),
+        Some(WriterOf { target, .. }) => format!("{} writer {w}", files::letter(*target)),
+        None => format!("writer {w}"),
+    }
+}
+
+/// The request that dropped the lost change of witness `ops` (its first is the change), in
+/// one target's history: a write of the same task by another session in flight while the
+/// change was made (sent before it was acknowledged, answered after it was sent, or never),
+/// the checker's named request (`ops[1]`) when it is one of them, else the first; with none
+/// in flight, the named request. `None` when neither: nobody else's write explains it.
+pub fn dropping_request(history: &History, ops: &[usize], task: Option<TaskId>) -> Option<usize> {
+    let change = &history.ops[*ops.first()?];
+    let ack = change.completion.at();
+    let named = ops.get(1).copied();
+    let in_flight: Vec<usize> = history
+        .ops
+        .iter()
+        .filter(|o| {
+            o.writer.is_some()
+                && o.session != change.session
+                && task.is_some()
+                && o.task_id() == task
+                && !matches!(o.request, Request::Get { .. } | Request::List { .. })
+                && o.invoke < ack
+                && (o.is_info() || o.completion.at() > change.invoke)
+        })
+        .map(|o| o.index)
+        .collect();
+    match (named, in_flight.first()) {
+        (Some(n), _) if in_flight.contains(&n) => Some(n),
+        (_, Some(&first)) => Some(first),
+        (named, None) => named,
+    }
+}
+
+/// Each writer's share of the run, and the writer each charge falls on, for a race whose
+/// writers are named one by one (a target with agent teams); empty otherwise. A loss charged
+/// to the target whose change it was falls on the writer of [`dropping_request`], else on
+/// the writer that made the change (nobody else's write explains it); one charged to another
+/// target (it replaced or removed the file) falls on that target's writer when it has one
+/// writer, else on none of them.
+pub fn charge_writers(
+    run: &OwnRun,
+    findings: &[Findings],
+    charges: &mut [Charge],
+) -> Vec<WriterLosses> {
+    if !run.writers.iter().any(|w| w.member.is_some()) {
+        return Vec::new();
+    }
+    let mut per: Vec<WriterLosses> = run
+        .writers
+        .iter()
+        .enumerate()
+        .map(|(w, of)| WriterLosses {
+            writer: writer_label(run, w),
+            target: run.targets[of.target].clone(),
+            member: of.member.clone(),
+            ..WriterLosses::default()
+        })
+        .collect();
+    for p in &run.parts {
+        for op in &p.history.ops {
+            if let Some(w) = op.writer.and_then(|w| per.get_mut(w as usize)) {
+                w.requests += 1;
+                if matches!(op.completion, Completion::Ok { .. }) {
+                    w.acknowledged += 1;
+                }
+            }
+        }
+    }
+    let writers_of = |t: usize| -> Vec<usize> {
+        (0..run.writers.len())
+            .filter(|&w| run.writers[w].target == t)
+            .collect()
+    };
+    let mut lost = findings.iter().enumerate().flat_map(|(t, f)| {
+        f.witnesses
+            .iter()
+            .filter(|w| w.kind == AnomalyKind::Lost && !w.ops.is_empty())
+            .map(move |w| (t, w))
+    });
+    for charge in charges.iter_mut() {
+        let Some((t, witness)) = lost.next() else {
+            break;
+        };
+        let history = &run.parts[t].history;
+        let made_by = history.ops[witness.ops[0]].writer.map(|w| w as usize);
+        if let Some(w) = made_by {
+            per[w].lost_of_its_own += 1;
+            charge.acknowledged_by_writer = Some(writer_label(run, w));
+        }
+        let u = run
+            .targets
+            .iter()
+            .position(|x| *x == charge.charged_to)
+            .unwrap_or(t);
+        let writer = if u == t {
+            dropping_request(history, &witness.ops, witness.task)
+                .and_then(|i| history.ops[i].writer)
+                .map(|w| w as usize)
+                .or(made_by)
+        } else {
+            match writers_of(u).as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            }
+        };
+        if let Some(w) = writer {
+            per[w].lost += 1;
+            charge.charged_to_writer = Some(writer_label(run, w));
+        }
+    }
+    per
+}
+
 /// Charges each lost change of each target (see the module's text), and counts each
 /// target's requests. `findings[t]` are target `t`'s own findings.
 pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Charge>) {
@@ -76,6 +199,8 @@ pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Ch
                 under_lock: locked,
                 dropped_by: (w.ops.len() > 1).then(|| run.targets[t].clone()),
                 charged_to: run.targets[charged].clone(),
+                acknowledged_by_writer: None,
+                charged_to_writer: None,
                 why,
             });
         }

@@ -72,6 +72,25 @@ impl RaceReport {
                 );
             }
             let _ = writeln!(s);
+            if !w.by_writer.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "| writer | target | requests | acknowledged | lost (charged: its write dropped them) | of its own changes, lost |\n|---|---|---|---|---|---|"
+                );
+                for b in &w.by_writer {
+                    let _ = writeln!(
+                        s,
+                        "| {} | `{}` | {} | {} | {} | {} |",
+                        cell(&b.writer),
+                        cell(&b.target),
+                        b.requests,
+                        b.acknowledged,
+                        b.lost,
+                        b.lost_of_its_own
+                    );
+                }
+                let _ = writeln!(s);
+            }
             if let Some(files) = &w.files {
                 let mut text = String::new();
                 render_files(&mut text, files, &w.parts, &w.charges);
@@ -123,8 +142,19 @@ impl RaceReport {
                 .targets
                 .iter()
                 .enumerate()
-                .map(|(i, t)| {
-                    let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
+                .scan(0, |first, (i, t)| {
+                    // Each target's writers, counted from its history (a target with agent
+                    // teams has its teammates' too).
+                    let count = if t.writers == 0 {
+                        self.writers
+                    } else {
+                        t.writers
+                    };
+                    let a = *first;
+                    *first += count;
+                    Some((i, t, a, a + count.max(1) - 1))
+                })
+                .map(|(i, t, a, b)| {
                     let letter = if self.own_tasks {
                         format!("{} = ", crate::files::letter(i))
                     } else {
@@ -171,6 +201,9 @@ impl RaceReport {
             }
             if !w.targets.is_empty() {
                 verdict += &format!("; lost by target: {}", mix::summary(&w.targets));
+            }
+            if !w.by_writer.is_empty() {
+                verdict += &format!("; lost by writer: {}", mix::writers_summary(&w.by_writer));
             }
             if self.runs > 1 {
                 let _ = writeln!(
@@ -320,6 +353,13 @@ impl RaceReport {
                 "\nlost acknowledged changes by target (acknowledged: {}): {}",
                 acked.join(", "),
                 mix::summary(&self.targets)
+            );
+        }
+        if !self.by_writer.is_empty() {
+            let _ = writeln!(
+                s,
+                "lost acknowledged changes by writer (charged to the writer whose write dropped them): {}",
+                mix::writers_summary(&self.by_writer)
             );
         }
         let total: usize = self.anomalies.values().sum();
