@@ -86,18 +86,25 @@ pub fn charge_writers(
             .filter(|&w| run.writers[w].target == t)
             .collect()
     };
-    let mut lost = findings.iter().enumerate().flat_map(|(t, f)| {
-        f.witnesses
-            .iter()
-            .filter(|w| w.kind == AnomalyKind::Lost && !w.ops.is_empty())
-            .map(move |w| (t, w))
-    });
     for charge in charges.iter_mut() {
-        let Some((t, witness)) = lost.next() else {
-            break;
+        // The witness of this charge: the lost change of the target that acknowledged it.
+        let Some((t, witness)) = findings.iter().enumerate().find_map(|(t, f)| {
+            (run.targets[t] == charge.acknowledged_by)
+                .then(|| {
+                    f.witnesses
+                        .iter()
+                        .find(|w| w.kind == AnomalyKind::Lost && w.ops == charge.ops)
+                })
+                .flatten()
+                .map(|w| (t, w))
+        }) else {
+            continue;
         };
         let history = &run.parts[t].history;
-        let made_by = history.ops[witness.ops[0]].writer.map(|w| w as usize);
+        let Some(&first) = witness.ops.first() else {
+            continue;
+        };
+        let made_by = history.ops[first].writer.map(|w| w as usize);
         if let Some(w) = made_by {
             per[w].lost_of_its_own += 1;
             charge.acknowledged_by_writer = Some(writer_label(run, w));
@@ -363,6 +370,181 @@ mod tests {
             },
             Findings::default(),
         ]
+    }
+
+    /// An update of task 1's metadata key `key` by `session` (writer `writer`), sent at
+    /// `sent` ms and answered at `answered` ms (`None`: never answered).
+    fn update(session: u32, writer: u32, key: &str, sent: u64, answered: Option<u64>) -> Operation {
+        let mut patch = taskproof_core::task::Patch::default();
+        let mut meta = serde_json::Map::new();
+        meta.insert(key.into(), serde_json::json!(1));
+        patch.metadata = taskproof_core::task::Change::Set(meta);
+        Operation {
+            index: 0,
+            session,
+            writer: Some(writer),
+            request: Request::Update {
+                list: list_name(),
+                id: TaskId(1),
+                patch,
+            },
+            invoke: Duration::from_millis(sent),
+            completion: match answered {
+                Some(at) => Completion::Ok {
+                    at: Duration::from_millis(at),
+                    task: None,
+                },
+                None => Completion::Info {
+                    at: Duration::from_millis(1000),
+                    reason: "killed".into(),
+                },
+            },
+        }
+    }
+
+    fn get(session: u32, writer: u32, sent: u64, answered: u64) -> Operation {
+        Operation {
+            index: 0,
+            session,
+            writer: Some(writer),
+            request: Request::Get {
+                list: list_name(),
+                id: TaskId(1),
+            },
+            invoke: Duration::from_millis(sent),
+            completion: Completion::Ok {
+                at: Duration::from_millis(answered),
+                task: None,
+            },
+        }
+    }
+
+    fn history_of(ops: Vec<Operation>) -> History {
+        let mut h = History::default();
+        for op in ops {
+            h.push(op);
+        }
+        h
+    }
+
+    /// The write that dropped a change is one of another session's writes of the task in
+    /// flight while it was made, the checker's named request when it is one of them; a read,
+    /// the change's own session and writes before or after it never are; with none in
+    /// flight, the named request; with neither, none.
+    #[test]
+    fn the_dropping_request_is_a_write_in_flight_while_the_change_was_made() {
+        let h = history_of(vec![
+            update(2, 0, "w0_0", 10, Some(20)), // 0: the change, by the lead
+            update(3, 1, "w1_0", 5, Some(8)),   // 1: w1, done before it was sent
+            get(4, 2, 11, 15),                  // 2: a read meanwhile
+            update(2, 0, "w0_1", 12, Some(14)), // 3: its own session
+            update(3, 1, "w1_1", 12, Some(25)), // 4: w1, in flight
+            update(5, 2, "w2_0", 15, None),     // 5: unanswered, sent before the ack
+            update(3, 1, "w1_2", 21, Some(30)), // 6: w1, after the ack
+        ]);
+        let task = Some(TaskId(1));
+        assert_eq!(
+            dropping_request(&h, &[0], task),
+            Some(4),
+            "the first in flight"
+        );
+        assert_eq!(
+            dropping_request(&h, &[0, 5], task),
+            Some(5),
+            "the named one, in flight"
+        );
+        assert_eq!(
+            dropping_request(&h, &[0, 2], task),
+            Some(4),
+            "a named read is passed over for a write in flight"
+        );
+        let alone = history_of(vec![
+            update(2, 0, "w0_0", 10, Some(20)),
+            update(3, 1, "w1_0", 21, Some(30)),
+        ]);
+        assert_eq!(
+            dropping_request(&alone, &[0, 1], task),
+            Some(1),
+            "named, none in flight"
+        );
+        assert_eq!(dropping_request(&alone, &[0], task), None);
+    }
+
+    /// Per writer: a loss of A's own falls on the writer of the write in flight (w1 dropped
+    /// the lead's change), one charged to B on B's only writer; each writer's requests and
+    /// lost changes of its own are counted.
+    #[test]
+    fn each_loss_falls_on_the_writer_whose_write_dropped_it() {
+        let mut run = judged(2, true);
+        run.writers = vec![
+            WriterOf {
+                target: 0,
+                member: Some("lead".into()),
+            },
+            WriterOf {
+                target: 0,
+                member: Some("w1".into()),
+            },
+            WriterOf {
+                target: 1,
+                member: None,
+            },
+        ];
+        for op in [
+            update(2, 0, "w0_0", 10, Some(20)),
+            update(3, 1, "w1_0", 12, Some(25)),
+        ] {
+            run.parts[0].history.push(op);
+        }
+        // The setup's create is op 0; the lead's change op 1, w1's write op 2.
+        let lost = |ops: Vec<usize>| Witness {
+            kind: AnomalyKind::Lost,
+            task: Some(TaskId(1)),
+            text: "lost".into(),
+            ops,
+            at: None,
+            observation: false,
+            target: None,
+        };
+        let findings = vec![
+            Findings {
+                witnesses: vec![lost(vec![1])],
+                ..Findings::default()
+            },
+            Findings::default(),
+        ];
+        let (_, mut charges) = charge(&run, &findings);
+        assert_eq!(charges[0].charged_to, "a");
+        let per = charge_writers(&run, &findings, &mut charges);
+        assert_eq!(charges[0].acknowledged_by_writer.as_deref(), Some("A lead"));
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("A w1"));
+        let counts: Vec<(&str, usize, usize, usize)> = per
+            .iter()
+            .map(|w| (w.writer.as_str(), w.requests, w.lost, w.lost_of_its_own))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("A lead", 1, 0, 1),
+                ("A w1", 1, 1, 0),
+                ("B writer 2", 0, 0, 0)
+            ]
+        );
+        // The file gone while only B's setup ran: B's doing, and B has one writer.
+        let mut run_b = judged(1, true);
+        run_b.writers = run.writers.clone();
+        run_b.parts[0]
+            .history
+            .push(update(2, 0, "w0_0", 10, Some(20)));
+        let (_, mut charges) = charge(&run_b, &findings);
+        assert_eq!(charges[0].charged_to, "b");
+        let per = charge_writers(&run_b, &findings, &mut charges);
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("B writer 2"));
+        assert_eq!((per[0].lost_of_its_own, per[2].lost), (1, 1));
+        // Without a team among the writers nothing is charged per writer.
+        run_b.writers[0].member = None;
+        run_b.writers[1].member = None;
+        assert!(charge_writers(&run_b, &findings, &mut charges).is_empty());
     }
 
     #[test]
