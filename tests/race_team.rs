@@ -1,0 +1,187 @@
+//! The race of an agent team and another product (`race --teammates`, issue 54): the lead of
+//! one real Claude Code CLI with agent teams on, an in-process teammate of that CLI and
+//! claude-code-controller, all writing one list folder at once, each target on its own
+//! tasks; every lost change is charged to the writer whose write dropped it.
+//!
+//! The test runs the `create` workload small (the controller counts ids itself, so its
+//! creates can land on file names the team's creates took: issue 48) up to `ATTEMPTS`
+//! seeds until a run loses something, and checks every per-writer charge against the
+//! history and the files on disk, worked out here without the charging code: a lost create
+//! of the team's is the lead's or w1's by the writer that sent it, and the writer that
+//! dropped it is the controller's one writer when the file holds the controller's task now.
+//! It also checks that the lead's and the teammate's requests were in flight together.
+//!
+//! It needs node and npm and the versions in the cache (`.ci/run` fills it); without node it
+//! is ignored, and under CI a missing tool fails it (tests/util.rs `require`). The Claude
+//! Code version is `TASKPROOF_TEST_CLAUDE_CODE_NEWEST` (default 2.1.332).
+
+use std::time::Duration;
+
+use taskproof_core::protocol::Request;
+use taskproof_profile::Profile;
+use taskproof_race::history::Completion;
+use taskproof_race::own::WriterOf;
+use taskproof_race::{Config, Mix, Workload, WorkloadReport, judge};
+use taskproof_targets::TargetSpec;
+
+use crate::util::{Tool, require};
+
+const ATTEMPTS: u64 = 3;
+const OPS: usize = 8;
+
+fn targets() -> (TargetSpec, TargetSpec) {
+    require(&[Tool::Npm]);
+    let version =
+        std::env::var("TASKPROOF_TEST_CLAUDE_CODE_NEWEST").unwrap_or_else(|_| "2.1.332".into());
+    let team: TargetSpec = format!("claude-code@{version}:teams-env").parse().unwrap();
+    let controller: TargetSpec = "claude-code-controller@0.3.0".parse().unwrap();
+    team.prepare().expect("install Claude Code with npm");
+    controller
+        .prepare()
+        .expect("install claude-code-controller with npm");
+    (team, controller)
+}
+
+fn config(team: TargetSpec, seed: u64) -> Config {
+    Config {
+        timeout: Duration::from_secs(60),
+        settle: Duration::ZERO,
+        ..crate::race::config(team, 1, OPS, seed)
+    }
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn a_team_and_the_controller_race_and_each_loss_falls_on_the_writer_that_dropped_it() {
+    let (team, controller) = targets();
+    let mix = Mix {
+        targets: vec![team.clone(), controller.clone()],
+        think: Duration::from_millis(50),
+        own_tasks: false,
+        teammates: 1,
+    };
+    let mut losses = 0;
+    for seed in 1..=ATTEMPTS {
+        let cfg = config(team.clone(), seed);
+        let root = tempfile::tempdir().unwrap();
+        let run = taskproof_race::own::run_own(&cfg, &mix, Workload::Create, root.path(), None)
+            .expect("the race runs");
+        // Three writers: the team's lead and w1 (one CLI), the controller's one.
+        let members: Vec<(usize, Option<&str>)> = run
+            .writers
+            .iter()
+            .map(|WriterOf { target, member }| (*target, member.as_deref()))
+            .collect();
+        assert_eq!(members, [(0, Some("lead")), (0, Some("w1")), (1, None)]);
+        let a = &run.parts[0].history;
+        // The lead's and w1's requests were in flight together.
+        let spans = |w: u32| -> Vec<(Duration, Duration)> {
+            a.ops
+                .iter()
+                .filter(|o| o.writer == Some(w))
+                .map(|o| (o.invoke, o.completion.at()))
+                .collect()
+        };
+        let (lead, w1) = (spans(0), spans(1));
+        assert_eq!((lead.len(), w1.len()), (OPS, OPS), "every request sent");
+        let overlapping = lead
+            .iter()
+            .filter(|(s, e)| w1.iter().any(|(s1, e1)| s < e1 && s1 < e))
+            .count();
+        assert!(
+            overlapping > 0,
+            "the lead's and w1's requests never overlapped: {lead:?} {w1:?}"
+        );
+        let findings: Vec<_> = run
+            .parts
+            .iter()
+            .map(|p| judge(p, taskproof_race::DEFAULT_LIN_BUDGET))
+            .collect();
+        let report = WorkloadReport::of_own(&run, &findings, 0, seed, 1, OPS, 100, Profile::Strict);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+
+        // Worked out here: every create of the team's acknowledged with an id whose task
+        // the team's final listing lacks, by the writer that sent it; the file on disk
+        // holding the controller's task means the controller's writer replaced it.
+        let listed: Vec<_> = run.parts[0].final_tasks.iter().map(|t| t.id).collect();
+        let mut expected: Vec<(String, Option<String>)> = Vec::new();
+        for op in &a.ops {
+            let (Request::Create { .. }, Completion::Ok { .. }, Some(w)) =
+                (&op.request, &op.completion, op.writer)
+            else {
+                continue;
+            };
+            let id = op.task_id().expect("an acknowledged create names its id");
+            if listed.contains(&id) {
+                continue;
+            }
+            let made = if w == 0 { "A lead" } else { "A w1" };
+            let file = root.path().join("race").join(format!("{id}.json"));
+            let on_disk = std::fs::read_to_string(&file).unwrap_or_default();
+            let dropped = on_disk.contains("\"B: ").then(|| "B writer 2".to_string());
+            expected.push((made.to_string(), dropped));
+        }
+        let mut charged: Vec<(String, Option<String>)> = report
+            .charges
+            .iter()
+            .map(|c| {
+                (
+                    c.acknowledged_by_writer.clone().expect("a writer made it"),
+                    c.charged_to_writer.clone(),
+                )
+            })
+            .filter(|(made, _)| made.starts_with("A "))
+            .collect();
+        expected.sort();
+        charged.sort();
+        assert_eq!(charged, expected, "seed {seed}");
+        // Each writer's counts: its requests; the charges that fall on it (those of A's
+        // losses as worked out above, and the controller's own, which the checker found in
+        // its history and which fall on its one writer or on the team's writer named); and its
+        // own changes lost (A's as worked out above; B's, every lost witness of its history).
+        let b_lost = findings[1]
+            .witnesses
+            .iter()
+            .filter(|w| w.kind == taskproof_race::AnomalyKind::Lost && !w.ops.is_empty())
+            .count();
+        let per: Vec<(&str, usize, usize, usize)> = report
+            .by_writer
+            .iter()
+            .map(|w| (w.writer.as_str(), w.requests, w.lost, w.lost_of_its_own))
+            .collect();
+        let want: Vec<(&str, usize, usize, usize)> = ["A lead", "A w1", "B writer 2"]
+            .into_iter()
+            .map(|w| {
+                let by_a = expected
+                    .iter()
+                    .filter(|(_, d)| d.as_deref() == Some(w))
+                    .count()
+                    + expected
+                        .iter()
+                        .filter(|(made, d)| d.is_none() && made == w)
+                        .count();
+                let by_b = report
+                    .charges
+                    .iter()
+                    .filter(|c| c.acknowledged_by == controller.to_string())
+                    .filter(|c| c.charged_to_writer.as_deref() == Some(w))
+                    .count();
+                let own = if w == "B writer 2" {
+                    b_lost
+                } else {
+                    expected.iter().filter(|(made, _)| made == w).count()
+                };
+                (w, OPS, by_a + by_b, own)
+            })
+            .collect();
+        assert_eq!(per, want, "seed {seed}");
+        losses += expected.len();
+        if losses > 0 {
+            break;
+        }
+    }
+    assert!(
+        losses > 0,
+        "no run of {ATTEMPTS} lost a create of the team's to the controller's own id count"
+    );
+}
