@@ -27,7 +27,7 @@ impl RaceReport {
         );
         let _ = writeln!(
             s,
-            "Target `{}`, profile `{}`, {} writers{} x {} ops, seed {}.\n",
+            "Target `{}`, profile `{}`, {} writers{}{} x {} ops, seed {}.\n",
             self.target,
             self.profile,
             self.writers,
@@ -35,6 +35,12 @@ impl RaceReport {
                 " of each"
             } else {
                 ""
+            },
+            match self.teammates {
+                0 => String::new(),
+                n => format!(
+                    " (each of a team target's a lead with {n} in-process teammate(s), each a writer)"
+                ),
             },
             self.ops,
             self.seed
@@ -129,9 +135,13 @@ impl RaceReport {
             .think_s
             .map(|t| format!(", {:.0} ms between a writer's requests", t * 1000.0))
             .unwrap_or_default();
+        let team = match self.teammates {
+            0 => String::new(),
+            n => format!(" (each of a team target's a lead with {n} in-process teammate(s), each a writer)"),
+        };
         let _ = writeln!(
             s,
-            "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
+            "race on {} (profile {}): {} writers{each}{team} x {} ops, seed {}{fsync}{think}{kill}",
             self.target, self.profile, self.writers, self.ops, self.seed
         );
         for why in &self.not_atomic {
