@@ -24,7 +24,7 @@ use taskproof_race::own::WriterOf;
 use taskproof_race::{Config, Mix, Workload, WorkloadReport, judge};
 use taskproof_targets::TargetSpec;
 
-use crate::util::{Tool, require};
+use crate::util::{Tool, require, taskproof};
 
 const ATTEMPTS: u64 = 3;
 const OPS: usize = 8;
@@ -184,4 +184,43 @@ fn a_team_and_the_controller_race_and_each_loss_falls_on_the_writer_that_dropped
         losses > 0,
         "no run of {ATTEMPTS} lost a create of the team's to the controller's own id count"
     );
+}
+
+/// `--teammates` needs a target with agent teams, and refuses `--kill` (a team's members run
+/// in one process and cannot be replaced one by one); both are usage errors, before any
+/// install.
+#[test]
+fn teammates_need_a_team_target_and_no_kill() {
+    for (args, says) in [
+        (
+            vec!["race", "--teammates", "1", "--workload", "metadata"],
+            "--teammates is for a Claude Code target with agent teams",
+        ),
+        (
+            vec![
+                "race",
+                "--target",
+                "claude-code@2.1.332",
+                "--teammates",
+                "1",
+            ],
+            "--teammates is for a Claude Code target with agent teams",
+        ),
+        (
+            vec![
+                "race",
+                "--target",
+                "claude-code@2.1.332:teams-env",
+                "--teammates",
+                "1",
+                "--kill",
+            ],
+            "--teammates with --kill",
+        ),
+    ] {
+        let out = taskproof().args(&args).output().expect("run taskproof");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

@@ -137,7 +137,9 @@ impl RaceReport {
             .unwrap_or_default();
         let team = match self.teammates {
             0 => String::new(),
-            n => format!(" (each of a team target's a lead with {n} in-process teammate(s), each a writer)"),
+            n => format!(
+                " (each of a team target's a lead with {n} in-process teammate(s), each a writer)"
+            ),
         };
         let _ = writeln!(
             s,
