@@ -99,6 +99,10 @@ fn a_team_and_the_controller_race_and_each_loss_falls_on_the_writer_that_dropped
             .collect();
         let report = WorkloadReport::of_own(&run, &findings, 0, seed, 1, OPS, 100, Profile::Strict);
         assert!(report.errors.is_empty(), "{:?}", report.errors);
+        assert_eq!(
+            report.by_writer[0].overlapping, overlapping,
+            "the lead's requests in flight beside one of w1's"
+        );
 
         // Worked out here: every create of the team's acknowledged with an id whose task
         // the team's final listing lacks, by the writer that sent it; the file on disk

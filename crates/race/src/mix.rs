@@ -147,6 +147,10 @@ pub struct WriterLosses {
     pub lost: usize,
     /// Of its own acknowledged changes, how many were lost (by whomever's write).
     pub lost_of_its_own: usize,
+    /// Of its requests, how many were in flight at some moment while a request of another
+    /// writer of its target was: how much its writes overlapped its teammates'.
+    #[serde(default)]
+    pub overlapping: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -294,6 +298,7 @@ pub fn total_writers(runs: &[&[WriterLosses]]) -> Vec<WriterLosses> {
                 o.acknowledged += w.acknowledged;
                 o.lost += w.lost;
                 o.lost_of_its_own += w.lost_of_its_own;
+                o.overlapping += w.overlapping;
             }
             None => out.push(w.clone()),
         }
@@ -309,8 +314,8 @@ pub fn writers_summary(per: &[WriterLosses]) -> String {
         .iter()
         .map(|w| {
             format!(
-                "{}: {} lost ({} of its own changes lost)",
-                w.writer, w.lost, w.lost_of_its_own
+                "{}: {} lost ({} of its own changes lost; {} of its {} requests overlapped another writer's of its target)",
+                w.writer, w.lost, w.lost_of_its_own, w.overlapping, w.requests
             )
         })
         .collect();

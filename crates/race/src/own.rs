@@ -26,7 +26,7 @@
 mod charge;
 mod judge;
 
-pub use charge::{charge, charge_writers, dropping_request, writer_label};
+pub use charge::{charge, charge_writers, dropping_request, overlapping, writer_label};
 use judge::judge_files;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

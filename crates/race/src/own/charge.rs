@@ -81,6 +81,9 @@ pub fn charge_writers(
             }
         }
     }
+    for (w, n) in overlapping(run).into_iter().enumerate() {
+        per[w].overlapping = n;
+    }
     let writers_of = |t: usize| -> Vec<usize> {
         (0..run.writers.len())
             .filter(|&w| run.writers[w].target == t)
@@ -131,6 +134,41 @@ pub fn charge_writers(
         }
     }
     per
+}
+
+/// Per writer: how many of its requests were in flight at some moment while a request of
+/// another writer of the same target was (its span, from sent to answered, meets one of
+/// theirs).
+pub fn overlapping(run: &OwnRun) -> Vec<usize> {
+    let span = |o: &Operation| (o.invoke, o.completion.at());
+    (0..run.writers.len())
+        .map(|w| {
+            let t = run.writers[w].target;
+            let ops = &run.parts[t].history.ops;
+            // The other writers' spans, merged into disjoint ones in order.
+            let mut others: Vec<(Duration, Duration)> = ops
+                .iter()
+                .filter(|o| o.writer.is_some_and(|x| x as usize != w))
+                .map(span)
+                .collect();
+            others.sort();
+            let mut merged: Vec<(Duration, Duration)> = Vec::new();
+            for (s, e) in others {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            ops.iter()
+                .filter(|o| o.writer == Some(w as u32))
+                .filter(|o| {
+                    let (s, e) = span(o);
+                    let i = merged.partition_point(|m| m.1 <= s);
+                    merged.get(i).is_some_and(|m| m.0 < e)
+                })
+                .count()
+        })
+        .collect()
 }
 
 /// Charges each lost change of each target (see the module's text), and counts each
@@ -468,6 +506,40 @@ mod tests {
             "named, none in flight"
         );
         assert_eq!(dropping_request(&alone, &[0], task), None);
+    }
+
+    /// Requests in flight while another writer's of the same target were are counted per
+    /// writer; spans that only touch, or another target's, are not overlaps.
+    #[test]
+    fn overlapping_requests_are_counted_per_writer_within_its_target() {
+        let mut run = judged(2, true);
+        run.writers = vec![
+            WriterOf {
+                target: 0,
+                member: Some("lead".into()),
+            },
+            WriterOf {
+                target: 0,
+                member: Some("w1".into()),
+            },
+            WriterOf {
+                target: 1,
+                member: None,
+            },
+        ];
+        for op in [
+            update(2, 0, "w0_0", 10, Some(20)), // meets w1's 15..30
+            update(2, 0, "w0_1", 30, Some(40)), // only touches 15..30 and 40..50
+            update(3, 1, "w1_0", 15, Some(30)),
+            update(3, 1, "w1_1", 40, Some(50)),
+            update(2, 0, "w0_2", 45, None), // unanswered: in flight till the end
+        ] {
+            run.parts[0].history.push(op);
+        }
+        run.parts[1]
+            .history
+            .push(update(4, 2, "w2_0", 0, Some(100)));
+        assert_eq!(overlapping(&run), [2, 2, 0]);
     }
 
     /// Per writer: a loss of A's own falls on the writer of the write in flight (w1 dropped

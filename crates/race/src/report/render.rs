@@ -81,16 +81,17 @@ impl RaceReport {
             if !w.by_writer.is_empty() {
                 let _ = writeln!(
                     s,
-                    "| writer | target | requests | acknowledged | lost (charged: its write dropped them) | of its own changes, lost |\n|---|---|---|---|---|---|"
+                    "| writer | target | requests | acknowledged | overlapping another writer's of its target | lost (charged: its write dropped them) | of its own changes, lost |\n|---|---|---|---|---|---|---|"
                 );
                 for b in &w.by_writer {
                     let _ = writeln!(
                         s,
-                        "| {} | `{}` | {} | {} | {} | {} |",
+                        "| {} | `{}` | {} | {} | {} | {} | {} |",
                         cell(&b.writer),
                         cell(&b.target),
                         b.requests,
                         b.acknowledged,
+                        b.overlapping,
                         b.lost,
                         b.lost_of_its_own
                     );
