@@ -50,8 +50,9 @@ pub fn dropping_request(history: &History, ops: &[usize], task: Option<TaskId>) 
 /// writers are named one by one (a target with agent teams); empty otherwise. A loss charged
 /// to the target whose change it was falls on the writer of [`dropping_request`], else on
 /// the writer that made the change (nobody else's write explains it); one charged to another
-/// target (it replaced or removed the file) falls on that target's writer when it has one
-/// writer, else on none of them.
+/// target falls, when that target replaced the file, on the writer of its last acknowledged
+/// create of a task kept in a file of that name, else (it removed the file) on its writer
+/// when it has one writer, else on none of them.
 pub fn charge_writers(
     run: &OwnRun,
     findings: &[Findings],
@@ -123,10 +124,36 @@ pub fn charge_writers(
                 .map(|w| w as usize)
                 .or(made_by)
         } else {
-            match writers_of(u).as_slice() {
+            // The other target wrote a file of the same name: the writer of its last
+            // acknowledged create of a task kept in that file replaced it.
+            let replaced_by = witness
+                .task
+                .and_then(|id| run.files_of[t].get(&id))
+                .filter(|file| {
+                    run.fates[t]
+                        .get(*file)
+                        .is_some_and(|f| f.what == "replaced")
+                })
+                .and_then(|file| {
+                    run.parts[u]
+                        .history
+                        .ops
+                        .iter()
+                        .filter(|o| {
+                            matches!(o.request, Request::Create { .. })
+                                && matches!(o.completion, Completion::Ok { .. })
+                                && o.task_id()
+                                    .and_then(|id| run.files_of[u].get(&id))
+                                    .is_some_and(|f| f == file)
+                        })
+                        .max_by_key(|o| o.completion.at())
+                        .and_then(|o| o.writer)
+                        .map(|w| w as usize)
+                });
+            replaced_by.or(match writers_of(u).as_slice() {
                 [only] => Some(*only),
                 _ => None,
-            }
+            })
         };
         if let Some(w) = writer {
             per[w].lost += 1;
@@ -506,6 +533,73 @@ mod tests {
             "named, none in flight"
         );
         assert_eq!(dropping_request(&alone, &[0], task), None);
+    }
+
+    /// A file of A's that ends holding B's task was replaced by B: the loss falls on the B
+    /// writer whose create was last acknowledged with a task kept in a file of that name,
+    /// even when B has several writers.
+    #[test]
+    fn a_replaced_file_falls_on_the_writer_whose_create_took_its_name() {
+        let snaps = vec![
+            ("before the run".to_string(), snap(&[])),
+            (
+                "after A's setup".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("A: t")))]),
+            ),
+            (
+                "after B's setup".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("A: t")))]),
+            ),
+            (
+                "at the end".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("B: t")))]),
+            ),
+        ];
+        let mut b = part_with_task_1(Layout::ClaudeCode, "B: t");
+        let keys = KeyTable::default();
+        for (writer, at) in [(3, 30), (2, 20)] {
+            b.history.push(Operation {
+                index: 0,
+                session: writer + 2,
+                writer: Some(writer),
+                request: Request::Create {
+                    list: list_name(),
+                    task: NewTask::new("B: t"),
+                },
+                invoke: Duration::from_millis(at - 5),
+                completion: Completion::Ok {
+                    at: Duration::from_millis(at),
+                    task: Some(TaskView::new(&Task::new(TaskId(1), "B: t"), &keys)),
+                },
+            });
+        }
+        let none = tempfile::tempdir().unwrap();
+        let mut run = judge_files(
+            Workload::Create,
+            vec!["a".into(), "b".into()],
+            vec![Layout::ClaudeCode, Layout::ClaudeCode],
+            vec![true, true],
+            vec![part_with_task_1(Layout::ClaudeCode, "A: t"), b],
+            &[Vec::new(), Vec::new()],
+            &snaps,
+            &WatchLog::default(),
+            &none.path().join(LIST),
+            None,
+        );
+        assert_eq!(run.fates[0]["1.json"].what, "replaced");
+        run.writers = [(0, Some("lead")), (0, Some("w1")), (1, None), (1, None)]
+            .into_iter()
+            .map(|(target, m)| WriterOf {
+                target,
+                member: m.map(str::to_string),
+            })
+            .collect();
+        let findings = lost_task_1();
+        let (_, mut charges) = charge(&run, &findings);
+        assert_eq!(charges[0].charged_to, "b");
+        let per = charge_writers(&run, &findings, &mut charges);
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("B writer 3"));
+        assert_eq!(per[3].lost, 1);
     }
 
     /// Requests in flight while another writer's of the same target were are counted per
