@@ -153,7 +153,7 @@ pub struct WriterLosses {
     pub overlapping: usize,
 }
 
-fn is_zero(n: &usize) -> bool {
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 

@@ -491,7 +491,7 @@ pub struct RaceReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_writer: Vec<WriterLosses>,
     /// Teammates of each lead of a target with agent teams (`--teammates`), when set.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::mix::is_zero")]
     pub teammates: usize,
     /// A mixed race's pause between a writer's requests (`--think`), when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -602,8 +602,4 @@ mod tests {
         assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
         assert_eq!(median(&[1.0, 2.0, 3.0, 9.0]), Some(2.5));
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
