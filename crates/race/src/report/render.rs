@@ -503,9 +503,34 @@ fn render_files(s: &mut String, files: &FilesReport, parts: &[PartReport], charg
         } else {
             format!("charged to {}", letter(charged))
         };
+        // With writers named one by one (a team's members): whose changes, on whom.
+        let mut pairs: Vec<(&str, &str, usize)> = Vec::new();
+        for c in charges
+            .iter()
+            .filter(|c| (c.acknowledged_by.as_str(), c.charged_to.as_str()) == (acked, charged))
+        {
+            let (Some(made), by) = (c.acknowledged_by_writer.as_deref(), &c.charged_to_writer)
+            else {
+                continue;
+            };
+            let by = by.as_deref().unwrap_or("none of its writers by name");
+            match pairs.iter_mut().find(|p| (p.0, p.1) == (made, by)) {
+                Some(p) => p.2 += 1,
+                None => pairs.push((made, by, 1)),
+            }
+        }
+        let per_writer = if pairs.is_empty() {
+            String::new()
+        } else {
+            let each: Vec<String> = pairs
+                .iter()
+                .map(|(made, by, n)| format!("{n} of {made}'s on {by}"))
+                .collect();
+            format!(" ({})", each.join(", "))
+        };
         let _ = writeln!(
             s,
-            "    {count} lost change{} of {}'s {whose}{}",
+            "    {count} lost change{} of {}'s {whose}{per_writer}{}",
             if count == 1 { "" } else { "s" },
             letter(acked),
             why.map(|w| format!(": {w}")).unwrap_or_default()
