@@ -3,14 +3,27 @@
 
 use super::*;
 
-/// The label of writer `w`: its target's letter and its member (`A lead`, `A w1`), or its
-/// number (`B writer 2`).
+/// The label of writer `w`: its target's letter and its member (`A lead`, `A w1`; with
+/// several teams in the target, its team too: `A team 2 w1`), or its number (`B writer 2`).
 pub fn writer_label(run: &OwnRun, w: usize) -> String {
     match run.writers.get(w) {
         Some(WriterOf {
             target,
             member: Some(m),
-        }) => format!("{} {m}", files::letter(*target)),
+        }) => {
+            // Each team's writers follow its lead's.
+            let leads = |ws: &[WriterOf]| {
+                ws.iter()
+                    .filter(|x| x.target == *target && x.member.as_deref() == Some("lead"))
+                    .count()
+            };
+            if leads(&run.writers) > 1 {
+                let team = leads(&run.writers[..=w]);
+                format!("{} team {team} {m}", files::letter(*target))
+            } else {
+                format!("{} {m}", files::letter(*target))
+            }
+        }
         Some(WriterOf { target, .. }) => format!("{} writer {w}", files::letter(*target)),
         None => format!("writer {w}"),
     }
@@ -600,6 +613,40 @@ mod tests {
         let per = charge_writers(&run, &findings, &mut charges);
         assert_eq!(charges[0].charged_to_writer.as_deref(), Some("B writer 3"));
         assert_eq!(per[3].lost, 1);
+    }
+
+    /// Writers are named by target letter and member, with the team when a target has
+    /// several, and by number otherwise.
+    #[test]
+    fn writers_are_labelled_by_team_and_member() {
+        let mut run = judged(2, true);
+        run.writers = [
+            (0, Some("lead")),
+            (0, Some("w1")),
+            (0, Some("lead")),
+            (0, Some("w1")),
+            (1, None),
+        ]
+        .into_iter()
+        .map(|(target, m)| WriterOf {
+            target,
+            member: m.map(str::to_string),
+        })
+        .collect();
+        let labels: Vec<String> = (0..5).map(|w| writer_label(&run, w)).collect();
+        assert_eq!(
+            labels,
+            [
+                "A team 1 lead",
+                "A team 1 w1",
+                "A team 2 lead",
+                "A team 2 w1",
+                "B writer 4"
+            ]
+        );
+        run.writers.drain(2..4);
+        assert_eq!(writer_label(&run, 1), "A w1");
+        assert_eq!(writer_label(&run, 2), "B writer 2");
     }
 
     /// Requests in flight while another writer's of the same target were are counted per
