@@ -34,6 +34,7 @@ fn losses_in_a_mixed_race_are_charged_by_who_held_the_lock() {
         targets: vec![TargetSpec::reference(), TargetSpec::naive()],
         think: Duration::from_millis(1),
         own_tasks: false,
+        teammates: 0,
     };
     let (mut naive_lost, mut dropped_by_naive) = (0, 0);
     for seed in 0..ATTEMPTS {
@@ -173,6 +174,7 @@ fn a_mixed_race_with_claude_code_loses_nothing_of_the_references() {
         targets: vec![TargetSpec::reference(), TargetSpec::from(cc)],
         think: Duration::from_millis(50),
         own_tasks: false,
+        teammates: 0,
     };
     let report = taskproof_race::run_all(
         &cfg,

@@ -41,6 +41,7 @@ fn mix(b: &str, own_tasks: bool) -> Mix {
         targets: vec![TargetSpec::reference(), b.parse().unwrap()],
         think: Duration::from_millis(1),
         own_tasks,
+        teammates: 0,
     }
 }
 

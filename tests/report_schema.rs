@@ -54,6 +54,12 @@ const RULES: &[(&str, Kind)] = &[
     ("reports/claude-code/*/run.json", Kind::Run),
     ("reports/claude-code-controller/*/run.json", Kind::Run),
     ("reports/claude-code-controller/*/race-*.json", Kind::Race),
+    // The race of an agent team (lead and teammates of one Claude Code CLI) and the
+    // controller, charged per writer (reports/claude-code-controller/team/run.sh).
+    (
+        "reports/claude-code-controller/team/team-race-*.json",
+        Kind::Race,
+    ),
     ("reports/claude-code-controller/*/fuzz.json", Kind::Fuzz),
     (
         "reports/claude-code-controller/*/findings/*.json",

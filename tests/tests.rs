@@ -34,6 +34,7 @@ mod profile;
 mod race;
 mod race_mixed;
 mod race_own_tasks;
+mod race_team;
 mod report_schema;
 mod reports_once;
 mod run;

@@ -281,6 +281,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             targets: Vec::new(),
             think: Duration::ZERO,
             own_tasks: false,
+            teammates: 0,
         };
         match taskproof_race::run_all(
             &cfg,

@@ -47,6 +47,13 @@ after each phase and who deleted or replaced whose, task files of one target rem
 replaced by another, task files a target's listing hides, and `taskproof check` of the
 shared folder. See docs/race.md.
 
+A team as writers: --teammates N makes each --writers session of a Claude Code target with
+agent teams (claude-code@VERSION:teams-env) the lead of one CLI in its terminal UI with N
+in-process teammates (w1, w2, ...) as writers of their own; each member keeps one turn under
+way, so the lead's and the teammates' tool calls overlap. Each target then keeps its own
+tasks, and the report charges each lost change to the writer whose write dropped it (A lead,
+A w1, B writer 2). Not with --kill.
+
 Anomalies are judged by the profile (--profile; by default the one `run` uses for the
 target: hand-written-files for naive, strict otherwise). strict promises every rule;
 hand-written-files and hand-written-s07 (the sets the scenario files call cc-2.1.17 and s07;
@@ -66,7 +73,9 @@ Examples:
       --workload metadata --think 0.05
   taskproof race --target reference --target \
       'cmd:python3 tests/fixtures/race/other_product.py counting' --writers 2 --ops 20 \
-      --workload create --own-tasks --report md:race.md")]
+      --workload create --own-tasks --report md:race.md
+  taskproof race --target claude-code@2.1.332:teams-env --target claude-code-controller@0.3.0 \
+      --writers 1 --teammates 1 --ops 20 --workload metadata --report json:race.json")]
 pub struct Args {
     // The kinds' list comes from the registry (`taskproof_targets::KINDS`).
     #[arg(long, default_value = "reference", help = format!(
@@ -133,6 +142,10 @@ pub struct Args {
     /// when all keep the same files (targets of different layouts always do).
     #[arg(long)]
     pub own_tasks: bool,
+    /// In-process teammates of each writer of a Claude Code target with agent teams, each a
+    /// writer of its own beside its lead (each target then keeps its own tasks).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub teammates: usize,
     /// Seconds each writer waits between its requests (default: none).
     #[arg(long, value_name = "SECS")]
     pub think: Option<super::Seconds>,
@@ -192,6 +205,21 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     if args.own_tasks && targets.len() < 2 {
         anyhow::bail!("--own-tasks is for a mixed race: give --target at least twice");
     }
+    if args.teammates > 0 {
+        if !targets.iter().any(TargetSpec::has_teams) {
+            anyhow::bail!(
+                "--teammates is for a Claude Code target with agent teams (claude-code@VERSION:teams-env)"
+            );
+        }
+        if args.kill {
+            anyhow::bail!(
+                "--teammates with --kill: a team's members run in one process and are not replaced alone"
+            );
+        }
+        if args.teammates > 8 {
+            anyhow::bail!("--teammates {}: at most 8", args.teammates);
+        }
+    }
     // A mixed race is judged by the strict promises: the reference's, which every target's
     // changes are held to on a shared list.
     let profile = args.profile.unwrap_or_else(|| {
@@ -214,6 +242,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         },
         think,
         own_tasks: args.own_tasks,
+        teammates: args.teammates,
     };
     let settle = match args.settle {
         Some(s) => std::time::Duration::from_secs_f64(s),

@@ -20,5 +20,6 @@ mod version;
 
 pub use config::{Config, TEAMS_ENV, TEAMS_FLAG};
 pub use install::{CACHE_ENV, Executable, Installation, PACKAGE, cache_dir};
+pub use session::lanes::{TeamLane, open_team};
 pub use session::{ClaudeCodeSession, Extra, RESTART_EVERY};
 pub use version::{ClaudeCode, DRIVE_ENV, KIND, Release, drive, features};

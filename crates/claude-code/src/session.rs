@@ -31,6 +31,7 @@ use taskproof_session::group::TempGuard;
 use taskproof_session::{Drive, Session, SessionEvent, SessionOptions, TargetError};
 
 mod events;
+pub mod lanes;
 mod team;
 
 use team::{lead_team, team_members, team_records, valid_member};
@@ -176,41 +177,7 @@ impl ClaudeCodeSession {
             ));
             options.timeout = TERMINAL_MIN_TIMEOUT;
         }
-        // The optional parts of the contract its tools have (docs/claude-code.md, "Mapping"):
-        // every one but edge removal (`TaskUpdate` has no removeBlocks/removeBlockedBy);
-        // edges given at creation are a `TaskUpdate` right after the `TaskCreate`, as an
-        // agent does it.
-        let mut announced = vec![
-            Feature::Claim,
-            Feature::Edges,
-            Feature::Metadata,
-            Feature::Owner,
-            Feature::ActiveForm,
-            Feature::EdgesAtCreate,
-            Feature::Lists,
-            // The list the CLI keeps under its session id when it is given none, as most
-            // users run it (docs/claude-code.md, "The session's own list").
-            Feature::SessionList,
-        ];
-        if features.delete {
-            announced.push(Feature::Delete);
-        }
-        // Teammates, with teams on. They run in the lead's process in the terminal UI only
-        // (in print mode a named `Agent` is a plain subagent without the task tools:
-        // docs/claude-code.md, "Agent teams driven by the scripted model"), where a scenario
-        // with a member runs (`Scenario::plays_a_user`); a member's request to a session in
-        // print mode is answered `unsupported`.
-        if spec.config.teams() {
-            announced.push(Feature::Team);
-        }
-        let hello = Hello {
-            protocol: PROTOCOL_VERSION,
-            name: "claude-code".into(),
-            version: install.version.clone(),
-            layout: Layout::ClaudeCode,
-            features: announced.into_iter().collect(),
-            mapping: features.stated(),
-        };
+        let hello = hello(spec, &install.version, features);
         Ok(ClaudeCodeSession {
             hello,
             root,
@@ -563,6 +530,46 @@ impl ClaudeCodeSession {
     /// How long one session event may take.
     fn event_limit(&self) -> Duration {
         EVENT_LIMIT.max(self.options.timeout)
+    }
+}
+
+/// The session's `hello`: layout `claude-code`, and the optional parts of the contract the
+/// version's task tools have.
+fn hello(spec: &ClaudeCode, version: &str, features: Features) -> Hello {
+    // The optional parts of the contract its tools have (docs/claude-code.md, "Mapping"):
+    // every one but edge removal (`TaskUpdate` has no removeBlocks/removeBlockedBy);
+    // edges given at creation are a `TaskUpdate` right after the `TaskCreate`, as an
+    // agent does it.
+    let mut announced = vec![
+        Feature::Claim,
+        Feature::Edges,
+        Feature::Metadata,
+        Feature::Owner,
+        Feature::ActiveForm,
+        Feature::EdgesAtCreate,
+        Feature::Lists,
+        // The list the CLI keeps under its session id when it is given none, as most
+        // users run it (docs/claude-code.md, "The session's own list").
+        Feature::SessionList,
+    ];
+    if features.delete {
+        announced.push(Feature::Delete);
+    }
+    // Teammates, with teams on. They run in the lead's process in the terminal UI only
+    // (in print mode a named `Agent` is a plain subagent without the task tools:
+    // docs/claude-code.md, "Agent teams driven by the scripted model"), where a scenario
+    // with a member runs (`Scenario::plays_a_user`); a member's request to a session in
+    // print mode is answered `unsupported`.
+    if spec.config.teams() {
+        announced.push(Feature::Team);
+    }
+    Hello {
+        protocol: PROTOCOL_VERSION,
+        name: "claude-code".into(),
+        version: version.to_string(),
+        layout: Layout::ClaudeCode,
+        features: announced.into_iter().collect(),
+        mapping: features.stated(),
     }
 }
 

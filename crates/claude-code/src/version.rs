@@ -122,6 +122,26 @@ impl Target for ClaudeCode {
         true
     }
 
+    /// With agent teams on: the lead and its in-process teammates, as race writers of one
+    /// CLI (`session::lanes`).
+    fn has_teams(&self) -> bool {
+        self.config.teams()
+    }
+
+    fn open_team(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+        members: &[String],
+    ) -> Result<Vec<Box<dyn Session>>, TargetError> {
+        Ok(
+            crate::session::lanes::open_team(self, root, options, members)?
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Session>)
+                .collect(),
+        )
+    }
+
     /// A finished list is reset 5 s after its last task is completed.
     fn acts_after_answering(&self) -> bool {
         true

@@ -135,6 +135,15 @@ impl Exchange {
     }
 }
 
+/// A turn awaited on a lane of its own ([`ScriptedModel::await_on`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Awaited {
+    /// The prompt of protocol request `n` in `member`'s conversation (the lead's for `None`).
+    Prompt { n: u64, member: Option<String> },
+    /// The result of this `tool_use` id.
+    Tool(String),
+}
+
 /// What the session waits for next.
 #[derive(Debug, Default)]
 struct Expect {
@@ -143,6 +152,10 @@ struct Expect {
     /// for the lead's.
     member: Option<String>,
     tool: Option<String>,
+    /// Turns awaited at the same time as the above and as each other, each delivered to the
+    /// channel it names: several conversations of one CLI (a lead and its teammates) each
+    /// with a turn under way.
+    lanes: Vec<(Awaited, Sender<Exchange>)>,
 }
 
 /// Counts of what the server saw, for the transcript and for tests.
@@ -232,6 +245,15 @@ impl ScriptedModel {
         *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Expect::default();
     }
 
+    /// From now on, `awaited` is a turn too, delivered to `to` instead of [`next`](Self::next),
+    /// once; whatever else is awaited stays awaited. This is how several conversations of one
+    /// CLI (a lead and its in-process teammates) have turns under way at once, each answered
+    /// by the lane that waits on its own channel.
+    pub fn await_on(&self, awaited: Awaited, to: Sender<Exchange>) {
+        let mut e = self.expect.lock().unwrap_or_else(|p| p.into_inner());
+        e.lanes.push((awaited, to));
+    }
+
     /// The next turn, if one arrives within `wait`.
     pub fn next(&self, wait: Duration) -> Result<Exchange, RecvTimeoutError> {
         self.exchanges.recv_timeout(wait)
@@ -277,7 +299,10 @@ fn handle(
         .unwrap_or("claude")
         .to_string();
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let turn = take_turn(&body, recognizer, expect);
+    let (turn, lane) = match take(&body, recognizer, expect) {
+        Some((turn, lane)) => (Some(turn), lane),
+        None => (None, None),
+    };
     // What the model made of the request, for the log: the turn it was, or a side request;
     // and the member of a team whose conversation it is, if any.
     let mut note = match &turn {
@@ -294,7 +319,7 @@ fn handle(
         Some(turn) => {
             seen.lock().unwrap_or_else(|p| p.into_inner()).turns += 1;
             let (reply_tx, reply_rx) = mpsc::sync_channel(1);
-            let sent = tx.send(Exchange {
+            let sent = lane.as_ref().unwrap_or(tx).send(Exchange {
                 turn,
                 session: recognizer.session(&body),
                 reply: reply_tx,
@@ -335,9 +360,18 @@ fn handle(
     answer(request, "msg_taskproof", &model, content, stream);
 }
 
-/// Whether `body` is the turn the session waits for; if so, it is taken (a retry of the same
-/// request later is a side request).
+#[cfg(test)]
 fn take_turn(body: &Value, recognizer: &dyn Recognizer, expect: &Mutex<Expect>) -> Option<Turn> {
+    take(body, recognizer, expect).map(|(turn, _)| turn)
+}
+
+/// Whether `body` is a turn the session waits for; if so, it is taken (a retry of the same
+/// request later is a side request), with the lane's channel when it was awaited on one.
+fn take(
+    body: &Value,
+    recognizer: &dyn Recognizer,
+    expect: &Mutex<Expect>,
+) -> Option<(Turn, Option<Sender<Exchange>>)> {
     // Only the agent's own conversation can be a turn; a product's side requests (titles,
     // suggestions) are recognised by the product's driver.
     if !recognizer.is_agent(body) {
@@ -360,31 +394,48 @@ fn take_turn(body: &Value, recognizer: &dyn Recognizer, expect: &Mutex<Expect>) 
         _ => return None,
     };
     let mut e = expect.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(n) = e.prompt {
-        let texts: Vec<&str> = blocks
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    let result_of = |id: &str| {
+        blocks
             .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        if recognizer.is_prompt(&texts, n) && recognizer.member(body) == e.member {
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+            .map(|block| {
+                Turn::Result(ToolResult {
+                    tool_use_id: id.to_string(),
+                    is_error: block["is_error"].as_bool().unwrap_or(false),
+                    text: result_text(&block["content"]),
+                })
+            })
+    };
+    let member = recognizer.member(body);
+    if let Some(n) = e.prompt {
+        if recognizer.is_prompt(&texts, n) && member == e.member {
             e.prompt = None;
             e.member = None;
-            return Some(Turn::Prompt(n));
+            return Some((Turn::Prompt(n), None));
         }
-        return None;
-    }
-    if let Some(id) = e.tool.clone() {
-        let block = blocks
-            .iter()
-            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id.as_str())?;
+    } else if let Some(id) = e.tool.clone()
+        && let Some(turn) = result_of(&id)
+    {
         e.tool = None;
-        return Some(Turn::Result(ToolResult {
-            tool_use_id: id,
-            is_error: block["is_error"].as_bool().unwrap_or(false),
-            text: result_text(&block["content"]),
-        }));
+        return Some((turn, None));
     }
-    None
+    let (i, turn) = e
+        .lanes
+        .iter()
+        .enumerate()
+        .find_map(|(i, (awaited, _))| match awaited {
+            Awaited::Prompt { n, member: m } => {
+                (recognizer.is_prompt(&texts, *n) && member == *m).then_some((i, Turn::Prompt(*n)))
+            }
+            Awaited::Tool(id) => result_of(id).map(|turn| (i, turn)),
+        })?;
+    let (_, to) = e.lanes.remove(i);
+    Some((turn, Some(to)))
 }
 
 #[cfg(test)]
@@ -502,6 +553,78 @@ mod tests {
             "awaited from the lead"
         );
         assert_eq!(take_turn(&lead, &Team, &expect), Some(Turn::Prompt(5)));
+    }
+
+    /// Turns awaited on lanes are awaited at once, each taken once and handed to its own
+    /// lane's channel, while the session's own expectation still goes to `next`: the lead's
+    /// tool result and a teammate's prompt in flight together.
+    #[test]
+    fn turns_awaited_on_lanes_go_to_their_lanes() {
+        struct Team;
+        impl Recognizer for Team {
+            fn is_agent(&self, body: &Value) -> bool {
+                Product.is_agent(body)
+            }
+            fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
+                Product.is_prompt(texts, n)
+            }
+            fn member(&self, body: &Value) -> Option<String> {
+                body["member"].as_str().map(str::to_string)
+            }
+        }
+        let expect = Mutex::new(Expect::default());
+        let (lead_tx, lead_rx) = mpsc::channel();
+        let (w1_tx, w1_rx) = mpsc::channel();
+        let mut w1_prompt = body(json!({"role": "user", "content": "Do request 2."}));
+        w1_prompt["member"] = json!("w1");
+        let lead_prompt = body(json!({"role": "user", "content": "Do request 2."}));
+        let lead_result = body(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "Spawned"}]}));
+        {
+            let mut e = expect.lock().unwrap();
+            e.lanes.push((Awaited::Tool("t1".into()), lead_tx));
+            e.lanes.push((
+                Awaited::Prompt {
+                    n: 2,
+                    member: Some("w1".into()),
+                },
+                w1_tx,
+            ));
+        }
+        assert!(
+            take(&lead_prompt, &Team, &expect).is_none(),
+            "prompt 2 is awaited from w1, not the lead"
+        );
+        let (turn, to) = take(&w1_prompt, &Team, &expect).unwrap();
+        assert_eq!(turn, Turn::Prompt(2));
+        to.unwrap()
+            .send(Exchange {
+                turn,
+                session: None,
+                reply: mpsc::sync_channel(1).0,
+            })
+            .unwrap();
+        assert_eq!(w1_rx.try_recv().unwrap().turn, Turn::Prompt(2));
+        assert!(take(&w1_prompt, &Team, &expect).is_none(), "taken once");
+        expect.lock().unwrap().prompt = Some(3);
+        let (turn, to) = take(&lead_result, &Team, &expect).unwrap();
+        assert!(matches!(&turn, Turn::Result(r) if r.tool_use_id == "t1"));
+        to.unwrap()
+            .send(Exchange {
+                turn,
+                session: None,
+                reply: mpsc::sync_channel(1).0,
+            })
+            .unwrap();
+        assert!(lead_rx.try_recv().is_ok());
+        assert!(expect.lock().unwrap().lanes.is_empty());
+        let (turn, to) = take(&lead_prompt, &Team, &expect).unwrap_or((Turn::Prompt(0), None));
+        assert_eq!(turn, Turn::Prompt(0), "prompt 3 is the session's, not 2");
+        assert!(to.is_none());
+        let third = body(json!({"role": "user", "content": "Do request 3."}));
+        let (turn, to) = take(&third, &Team, &expect).unwrap();
+        assert_eq!(turn, Turn::Prompt(3));
+        assert!(to.is_none(), "the session's own expectation goes to next");
     }
 
     /// Over HTTP: a turn reaches the session with the session the product's recognizer read,

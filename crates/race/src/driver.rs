@@ -252,7 +252,8 @@ pub fn run_mixed(
     })?;
     let mut ctx = Ctx {
         targets: targets.clone(),
-        per_target: cfg.writers,
+        counts: vec![cfg.writers; targets.len()],
+        teamed: vec![false; targets.len()],
         mixed,
         root: root.to_path_buf(),
         options: SessionOptions {

@@ -126,6 +126,8 @@ pub fn run_all(
         unknown_linearizability: 0,
         errors: 0,
         targets: Vec::new(),
+        by_writer: Vec::new(),
+        teammates: mix.teammates,
         think_s: (!mix.think.is_zero()).then_some(mix.think.as_secs_f64()),
         own_tasks: false,
         not_atomic: targets
@@ -134,8 +136,10 @@ pub fn run_all(
             .collect(),
     };
     // Targets that keep different files (or files the harness cannot name) each keep
-    // their own tasks; so do all when asked (`--own-tasks`).
-    let own = targets.len() > 1 && (mix.own_tasks || !same_files(cfg, &targets)?);
+    // their own tasks; so do all when asked (`--own-tasks`), and a race with a team's
+    // teammates as writers (`--teammates`, whose writers are counted per target there).
+    let own =
+        mix.teammates > 0 || (targets.len() > 1 && (mix.own_tasks || !same_files(cfg, &targets)?));
     report.own_tasks = own;
     for &w in workloads {
         for i in 0..runs {

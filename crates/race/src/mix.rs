@@ -52,6 +52,16 @@ pub struct Mix {
     /// Each target creates, changes and lists only its own tasks ([`crate::own`]), even
     /// when all keep the same files; targets of different layouts always do.
     pub own_tasks: bool,
+    /// Teammates of each writer of a target with agent teams ([`TargetSpec::has_teams`]):
+    /// each of its `--writers` is the lead of one process, with this many in-process
+    /// teammates as writers of their own beside it (`w1`, `w2`, ...). Only where each target
+    /// keeps its own tasks; zero: none.
+    pub teammates: usize,
+}
+
+/// The names of a team's teammates: `w1`, `w2`, ....
+pub fn teammate_names(n: usize) -> Vec<String> {
+    (1..=n).map(|k| format!("w{k}")).collect()
 }
 
 impl Mix {
@@ -87,6 +97,14 @@ pub struct Charge {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
     pub charged_to: String,
+    /// The writer whose change it was, in a race whose writers are named one by one (a team's
+    /// members: `A lead`, `A w1`; others `B writer 2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged_by_writer: Option<String>,
+    /// The writer whose write dropped it, in such a race ([`crate::own::charge`]); `None` when
+    /// the charged target has several writers and the evidence names none of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged_to_writer: Option<String>,
     /// Why, when the charge rests on what the driver saw of the files (a race where each
     /// target keeps its own tasks, [`crate::own::charge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,7 +131,29 @@ pub struct TargetLosses {
     pub lost_between_requests: usize,
 }
 
-fn is_zero(n: &usize) -> bool {
+/// One writer's share of a race whose writers are named one by one: a race where a target's
+/// writers are the members of agent teams (`--teammates`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriterLosses {
+    /// `A lead`, `A w1`, `B writer 2`: its target's letter and its member, or its number.
+    pub writer: String,
+    pub target: String,
+    /// `lead` or a teammate's name, for a member of an agent team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    pub requests: usize,
+    pub acknowledged: usize,
+    /// Lost changes charged to this writer: its write dropped them.
+    pub lost: usize,
+    /// Of its own acknowledged changes, how many were lost (by whomever's write).
+    pub lost_of_its_own: usize,
+    /// Of its requests, how many were in flight at some moment while a request of another
+    /// writer of its target was: how much its writes overlapped its teammates'.
+    #[serde(default)]
+    pub overlapping: usize,
+}
+
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
@@ -237,10 +277,49 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
             under_lock: locked,
             dropped_by: dropped.map(|d| run.targets[d].clone()),
             charged_to: run.targets[charged].clone(),
+            acknowledged_by_writer: None,
+            charged_to_writer: None,
             why: None,
         });
     }
     Some((per, charges))
+}
+
+/// Each writer's share summed over runs, by its label, in the order first seen.
+pub fn total_writers(runs: &[&[WriterLosses]]) -> Vec<WriterLosses> {
+    let mut out: Vec<WriterLosses> = Vec::new();
+    for w in runs.iter().flat_map(|r| r.iter()) {
+        match out
+            .iter_mut()
+            .find(|o| o.writer == w.writer && o.target == w.target)
+        {
+            Some(o) => {
+                o.requests += w.requests;
+                o.acknowledged += w.acknowledged;
+                o.lost += w.lost;
+                o.lost_of_its_own += w.lost_of_its_own;
+                o.overlapping += w.overlapping;
+            }
+            None => out.push(w.clone()),
+        }
+    }
+    out
+}
+
+/// "A lead: 2 lost (1 of its own changes lost); A w1: 0 lost; B writer 2: 1 lost": the lost
+/// changes charged to each writer (its write dropped them), and how many of its own
+/// acknowledged changes were lost.
+pub fn writers_summary(per: &[WriterLosses]) -> String {
+    let parts: Vec<String> = per
+        .iter()
+        .map(|w| {
+            format!(
+                "{}: {} lost ({} of its own changes lost; {} of its {} requests overlapped another writer's of its target)",
+                w.writer, w.lost, w.lost_of_its_own, w.overlapping, w.requests
+            )
+        })
+        .collect();
+    parts.join("; ")
 }
 
 /// "reference: 0 lost; claude-code@2.1.112: 3 lost (2 of its own, 1 of others' changes)".

@@ -26,7 +26,7 @@
 mod charge;
 mod judge;
 
-pub use charge::charge;
+pub use charge::{charge, charge_writers, dropping_request, overlapping, writer_label};
 use judge::judge_files;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -42,7 +42,7 @@ use crate::files::{
     WatchLog, Watcher,
 };
 use crate::history::{Completion, History, KeyTable, Operation};
-use crate::mix::{Charge, Mix, TargetLosses};
+use crate::mix::{Charge, Mix, TargetLosses, WriterLosses};
 use crate::readers::scan_corrupt;
 use crate::report::{SettleReport, VanishedFile};
 use crate::workload::{self, LIST, Workload};
@@ -101,6 +101,17 @@ pub struct OwnRun {
     pub files: FilesReport,
     /// The settle phase, when there was one: the task files that vanished meanwhile.
     pub settle: Option<SettleReport>,
+    /// Every race writer, by writer number: its target and, for a member of an agent team,
+    /// its member (`lead`, `w1`, ...).
+    pub writers: Vec<WriterOf>,
+}
+
+/// Whose a race writer is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterOf {
+    pub target: usize,
+    /// `lead` or a teammate's name for a member of an agent team; `None` otherwise.
+    pub member: Option<String>,
 }
 
 /// The phases of a run, in order: each target's setup, the race, the settle phase, the
@@ -122,10 +133,30 @@ pub fn run_own(
     root: &Path,
     progress: Option<Progress<'_>>,
 ) -> Result<OwnRun, DriverError> {
-    let targets = mix.targets.clone();
+    let targets = mix.targets_or(&cfg.target);
     let n = targets.len();
     let per = cfg.writers;
-    let writers = per * n;
+    // A target with agent teams gives each of its writers `mix.teammates` teammates, each a
+    // writer of its own in the lead's process.
+    let teamed: Vec<bool> = targets
+        .iter()
+        .map(|t| mix.teammates > 0 && t.has_teams())
+        .collect();
+    if mix.teammates > 0 && !teamed.contains(&true) {
+        return Err(DriverError::Unsupported(
+            "--teammates: no target has agent teams (claude-code@VERSION:teams-env)".into(),
+        ));
+    }
+    if mix.teammates > 0 && cfg.kill {
+        return Err(DriverError::Unsupported(
+            "--kill with --teammates: a team's members run in one process and are not replaced alone".into(),
+        ));
+    }
+    let counts: Vec<usize> = teamed
+        .iter()
+        .map(|&team| if team { per * (1 + mix.teammates) } else { per })
+        .collect();
+    let writers: usize = counts.iter().sum();
     std::fs::create_dir_all(root).map_err(|source| DriverError::Root {
         path: root.to_path_buf(),
         source,
@@ -136,7 +167,8 @@ pub fn run_own(
         vec![("before the run".into(), Snapshot::take(&folder))];
     let mut ctx = Ctx {
         targets: targets.clone(),
-        per_target: per,
+        counts: counts.clone(),
+        teamed: teamed.clone(),
         mixed: true,
         root: root.to_path_buf(),
         options: SessionOptions {
@@ -160,7 +192,7 @@ pub fn run_own(
             t == 0,
             Some(&files::tag(t)),
             w,
-            per,
+            counts[t],
             cfg.ops,
             &mut ops,
         )
@@ -178,9 +210,10 @@ pub fn run_own(
     let setup_end = ctx.now();
     let plans: Vec<Vec<Request>> = (0..writers)
         .map(|i| {
-            let t = i / per;
+            let t = ctx.target_of(i);
             let tag = files::tag(t);
-            workload::plan(w, i % per, per, cfg.ops, &ids[t], cfg.seed)
+            let k = i - ctx.first_writer(t);
+            workload::plan(w, k, counts[t], cfg.ops, &ids[t], cfg.seed)
                 .into_iter()
                 .map(|r| tag_request(r, &tag))
                 .collect()
@@ -192,22 +225,58 @@ pub fn run_own(
     }
     ctx.keys = Arc::new(keys.keys.clone());
     let planned: Vec<usize> = (0..n)
-        .map(|t| plans[t * per..(t + 1) * per].iter().map(Vec::len).sum())
+        .map(|t| {
+            let first = ctx.first_writer(t);
+            plans[first..first + counts[t]].iter().map(Vec::len).sum()
+        })
         .collect();
     let planned_all: usize = planned.iter().sum();
 
+    // Each writer's session, warmed up with a listing before the release (a team's lead
+    // starts its CLI and spawns its teammates then).
     let mut sessions = Vec::new();
-    for i in 0..writers {
-        let mut open = ctx
-            .open_target(ctx.target_of(i))
-            .map_err(DriverError::Open)?;
+    let mut writer_of = Vec::new();
+    let members = crate::mix::teammate_names(mix.teammates);
+    for (t, target) in targets.iter().enumerate() {
+        if teamed[t] {
+            for _ in 0..per {
+                let team = target
+                    .open_team(root, ctx.options.clone(), &members)
+                    .map_err(DriverError::Open)?;
+                for (k, session) in team.into_iter().enumerate() {
+                    let id = ctx.next_session.fetch_add(1, Ordering::SeqCst);
+                    sessions.push(crate::writer::Open {
+                        session,
+                        id,
+                        pgid: None,
+                    });
+                    writer_of.push(WriterOf {
+                        target: t,
+                        member: Some(if k == 0 {
+                            "lead".to_string()
+                        } else {
+                            members[k - 1].clone()
+                        }),
+                    });
+                }
+            }
+        } else {
+            for _ in 0..per {
+                sessions.push(ctx.open_target(t).map_err(DriverError::Open)?);
+                writer_of.push(WriterOf {
+                    target: t,
+                    member: None,
+                });
+            }
+        }
+    }
+    for open in &mut sessions {
         open.session
             .request(&Request::List { list: list_name() })
             .map_err(DriverError::Open)?;
-        sessions.push(open);
     }
     let layouts: Vec<Layout> = (0..n)
-        .map(|t| sessions[t * per].session.hello().layout)
+        .map(|t| sessions[ctx.first_writer(t)].session.hello().layout)
         .collect();
     let mut known: Vec<Layout> = Vec::new();
     for &l in &layouts {
@@ -252,7 +321,7 @@ pub fn run_own(
     let mut per_errors: Vec<Vec<String>> = vec![Vec::new(); n];
     let mut idle = Vec::new();
     for (i, o) in outs.into_iter().enumerate() {
-        let t = i / per;
+        let t = ctx.target_of(i);
         per_ops[t].extend(o.ops);
         per_kills[t] += o.kills;
         per_errors[t].extend(o.errors);
@@ -433,6 +502,7 @@ pub fn run_own(
     let mut run = judge_files(
         w, names, layouts, acts, parts, &full, &snaps, &log, &folder, settle,
     );
+    run.writers = writer_of;
     run.files.shown = foreign
         .into_iter()
         .map(|(t, u, ids)| files::Shown {

@@ -12,7 +12,7 @@ use crate::check::{AnomalyKind, Findings, LinSummary, Witness};
 use crate::driver::Run;
 use crate::files::FilesReport;
 use crate::history::Completion;
-use crate::mix::{self, Charge, TargetLosses};
+use crate::mix::{self, Charge, TargetLosses, WriterLosses};
 use crate::own::OwnRun;
 use taskproof_profile::Profile;
 use taskproof_report::Document;
@@ -82,6 +82,11 @@ pub struct WorkloadReport {
     /// charged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charges: Vec<Charge>,
+    /// A race whose writers are named one by one (a target's writers are the members of
+    /// agent teams, `--teammates`): each writer's requests and the lost changes charged to
+    /// it ([`crate::own::charge_writers`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_writer: Vec<WriterLosses>,
     /// Whether the profile promises linearizability (S19): an unknown verdict then keeps
     /// the run from passing.
     #[serde(skip)]
@@ -176,6 +181,7 @@ impl WorkloadReport {
             errors: Vec::new(),
             targets: Vec::new(),
             charges: Vec::new(),
+            by_writer: Vec::new(),
             lin_promised: true,
             settle: None,
             parts: Vec::new(),
@@ -271,7 +277,8 @@ impl WorkloadReport {
                 linearizability: r.linearizability.clone(),
             });
         }
-        let (targets, charges) = crate::own::charge(run, findings);
+        let (targets, mut charges) = crate::own::charge(run, findings);
+        out.by_writer = crate::own::charge_writers(run, findings, &mut charges);
         out.targets = targets;
         out.charges = charges;
         out.settle = run.settle.clone();
@@ -385,6 +392,7 @@ impl WorkloadReport {
             errors: run.errors.clone(),
             targets,
             charges,
+            by_writer: Vec::new(),
             lin_promised: AnomalyKind::Nonlinearizable.promised_by(profile),
             parts: Vec::new(),
             files: None,
@@ -478,6 +486,13 @@ pub struct RaceReport {
     /// A mixed race: the lost changes charged to each target, over every run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetLosses>,
+    /// A race whose writers are named one by one (`--teammates`): the lost changes charged
+    /// to each writer, over every run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_writer: Vec<WriterLosses>,
+    /// Teammates of each lead of a target with agent teams (`--teammates`), when set.
+    #[serde(default, skip_serializing_if = "crate::mix::is_zero")]
+    pub teammates: usize,
     /// A mixed race's pause between a writer's requests (`--think`), when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_s: Option<f64>,
@@ -524,6 +539,8 @@ impl RaceReport {
         }
         let per: Vec<&[TargetLosses]> = self.workloads.iter().map(|w| &w.targets[..]).collect();
         self.targets = mix::total(&per);
+        let per: Vec<&[WriterLosses]> = self.workloads.iter().map(|w| &w.by_writer[..]).collect();
+        self.by_writer = mix::total_writers(&per);
         let mut names: Vec<&str> = self.workloads.iter().map(|w| w.workload.as_str()).collect();
         names.dedup();
         self.repeats.clear();

@@ -42,8 +42,13 @@ pub(super) struct Orders {
 pub(super) struct Ctx {
     /// The targets, first the one of the setup and final sessions (one for a plain race).
     pub(super) targets: Vec<TargetSpec>,
-    /// Writers per target.
-    pub(super) per_target: usize,
+    /// Writers of each target, in order (writers `0..counts[0]` run the first target, the
+    /// next `counts[1]` the second, and so on).
+    pub(super) counts: Vec<usize>,
+    /// Per target: its writers are the members of agent teams, a lead and its teammates in
+    /// one process (`Mix::teammates`); such a writer is not replaced alone when its
+    /// session dies.
+    pub(super) teamed: Vec<bool>,
     /// A mixed race: targets of several kinds share the list ([`TargetSpec::open_racing`]).
     pub(super) mixed: bool,
     pub(super) root: PathBuf,
@@ -69,9 +74,21 @@ impl Ctx {
         self.open_target(0)
     }
 
-    /// The target of writer `w`: writers `0..per_target` run on the first, and so on.
+    /// The target of writer `w` (see [`Ctx::counts`]).
     pub(super) fn target_of(&self, w: usize) -> usize {
-        (w / self.per_target.max(1)).min(self.targets.len() - 1)
+        let mut first = 0;
+        for (t, &c) in self.counts.iter().enumerate() {
+            first += c;
+            if w < first {
+                return t;
+            }
+        }
+        self.targets.len() - 1
+    }
+
+    /// The first writer of target `t`.
+    pub(super) fn first_writer(&self, t: usize) -> usize {
+        self.counts[..t].iter().sum()
     }
 
     pub(super) fn open_target(&self, t: usize) -> Result<Open, TargetError> {
@@ -296,6 +313,12 @@ pub(super) fn writer(
             retry = Some((request, attempt + 1));
         } else {
             done.fetch_add(1, Ordering::Relaxed);
+        }
+        if dead && ctx.teamed[ctx.target_of(w)] {
+            out.errors.push(format!(
+                "writer {w}: its team's CLI ended; a member of an agent team is not replaced alone"
+            ));
+            break;
         }
         if dead {
             match ctx.open_target(ctx.target_of(w)) {

@@ -297,6 +297,25 @@ pub trait Target: fmt::Debug + fmt::Display + Send + Sync {
         false
     }
 
+    /// Whether the target can present several race writers backed by one process, as the
+    /// members of one agent team ([`Target::open_team`]).
+    fn has_teams(&self) -> bool {
+        false
+    }
+
+    /// Opens race writers that are the members of one agent team in one process: the lead's
+    /// session first, then one per name in `members` (its teammates). Kinds without teams
+    /// refuse.
+    fn open_team(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+        members: &[String],
+    ) -> Result<Vec<Box<dyn Session>>, TargetError> {
+        let _ = (root, options, members);
+        Err(TargetError::Spawn(format!("{self} has no agent teams")))
+    }
+
     /// Whether the target changes its store on its own after its last answer (Claude Code
     /// resets a finished list 5 s after its last task is completed), so that a fuzz case
     /// leaves it alone for a while before its final listings unless told otherwise.

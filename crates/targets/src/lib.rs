@@ -144,6 +144,21 @@ impl TargetSpec {
         self.0.open_racing(root, options, shared)
     }
 
+    /// See [`Target::has_teams`].
+    pub fn has_teams(&self) -> bool {
+        self.0.has_teams()
+    }
+
+    /// See [`Target::open_team`].
+    pub fn open_team(
+        &self,
+        root: &Path,
+        options: SessionOptions,
+        members: &[String],
+    ) -> Result<Vec<Box<dyn Session>>, TargetError> {
+        self.0.open_team(root, options, members)
+    }
+
     /// Whether sessions are separate processes (so kills are real SIGKILLs).
     pub fn is_process(&self) -> bool {
         self.0.is_process()

@@ -3,6 +3,214 @@
 
 use super::*;
 
+/// The label of writer `w`: its target's letter and its member (`A lead`, `A w1`; with
+/// several teams in the target, its team too: `A team 2 w1`), or its number (`B writer 2`).
+pub fn writer_label(run: &OwnRun, w: usize) -> String {
+    match run.writers.get(w) {
+        Some(WriterOf {
+            target,
+            member: Some(m),
+        }) => {
+            // Each team's writers follow its lead's.
+            let leads = |ws: &[WriterOf]| {
+                ws.iter()
+                    .filter(|x| x.target == *target && x.member.as_deref() == Some("lead"))
+                    .count()
+            };
+            if leads(&run.writers) > 1 {
+                let team = leads(&run.writers[..=w]);
+                format!("{} team {team} {m}", files::letter(*target))
+            } else {
+                format!("{} {m}", files::letter(*target))
+            }
+        }
+        Some(WriterOf { target, .. }) => format!("{} writer {w}", files::letter(*target)),
+        None => format!("writer {w}"),
+    }
+}
+
+/// The request that dropped the lost change of witness `ops` (its first is the change), in
+/// one target's history: a write of the same task by another session in flight while the
+/// change was made (sent before it was acknowledged, answered after it was sent, or never),
+/// the checker's named request (`ops[1]`) when it is one of them, else the first; with none
+/// in flight, the named request. `None` when neither: nobody else's write explains it.
+pub fn dropping_request(history: &History, ops: &[usize], task: Option<TaskId>) -> Option<usize> {
+    let change = &history.ops[*ops.first()?];
+    let ack = change.completion.at();
+    let named = ops.get(1).copied();
+    let in_flight: Vec<usize> = history
+        .ops
+        .iter()
+        .filter(|o| {
+            o.writer.is_some()
+                && o.session != change.session
+                && task.is_some()
+                && o.task_id() == task
+                && !matches!(o.request, Request::Get { .. } | Request::List { .. })
+                && o.invoke < ack
+                && (o.is_info() || o.completion.at() > change.invoke)
+        })
+        .map(|o| o.index)
+        .collect();
+    match (named, in_flight.first()) {
+        (Some(n), _) if in_flight.contains(&n) => Some(n),
+        (_, Some(&first)) => Some(first),
+        (named, None) => named,
+    }
+}
+
+/// Each writer's share of the run, and the writer each charge falls on, for a race whose
+/// writers are named one by one (a target with agent teams); empty otherwise. A loss charged
+/// to the target whose change it was falls on the writer of [`dropping_request`], else on
+/// the writer that made the change (nobody else's write explains it); one charged to another
+/// target falls, when that target replaced the file, on the writer of its last acknowledged
+/// create of a task kept in a file of that name, else (it removed the file) on its writer
+/// when it has one writer, else on none of them.
+pub fn charge_writers(
+    run: &OwnRun,
+    findings: &[Findings],
+    charges: &mut [Charge],
+) -> Vec<WriterLosses> {
+    if !run.writers.iter().any(|w| w.member.is_some()) {
+        return Vec::new();
+    }
+    let mut per: Vec<WriterLosses> = run
+        .writers
+        .iter()
+        .enumerate()
+        .map(|(w, of)| WriterLosses {
+            writer: writer_label(run, w),
+            target: run.targets[of.target].clone(),
+            member: of.member.clone(),
+            ..WriterLosses::default()
+        })
+        .collect();
+    for p in &run.parts {
+        for op in &p.history.ops {
+            if let Some(w) = op.writer.and_then(|w| per.get_mut(w as usize)) {
+                w.requests += 1;
+                if matches!(op.completion, Completion::Ok { .. }) {
+                    w.acknowledged += 1;
+                }
+            }
+        }
+    }
+    for (w, n) in overlapping(run).into_iter().enumerate() {
+        per[w].overlapping = n;
+    }
+    let writers_of = |t: usize| -> Vec<usize> {
+        (0..run.writers.len())
+            .filter(|&w| run.writers[w].target == t)
+            .collect()
+    };
+    for charge in charges.iter_mut() {
+        // The witness of this charge: the lost change of the target that acknowledged it.
+        let Some((t, witness)) = findings.iter().enumerate().find_map(|(t, f)| {
+            (run.targets[t] == charge.acknowledged_by)
+                .then(|| {
+                    f.witnesses
+                        .iter()
+                        .find(|w| w.kind == AnomalyKind::Lost && w.ops == charge.ops)
+                })
+                .flatten()
+                .map(|w| (t, w))
+        }) else {
+            continue;
+        };
+        let history = &run.parts[t].history;
+        let Some(&first) = witness.ops.first() else {
+            continue;
+        };
+        let made_by = history.ops[first].writer.map(|w| w as usize);
+        if let Some(w) = made_by {
+            per[w].lost_of_its_own += 1;
+            charge.acknowledged_by_writer = Some(writer_label(run, w));
+        }
+        let u = run
+            .targets
+            .iter()
+            .position(|x| *x == charge.charged_to)
+            .unwrap_or(t);
+        let writer = if u == t {
+            dropping_request(history, &witness.ops, witness.task)
+                .and_then(|i| history.ops[i].writer)
+                .map(|w| w as usize)
+                .or(made_by)
+        } else {
+            // The other target wrote a file of the same name: the writer of its last
+            // acknowledged create of a task kept in that file replaced it.
+            let replaced_by = witness
+                .task
+                .and_then(|id| run.files_of[t].get(&id))
+                .filter(|file| {
+                    run.fates[t]
+                        .get(*file)
+                        .is_some_and(|f| f.what == "replaced")
+                })
+                .and_then(|file| {
+                    run.parts[u]
+                        .history
+                        .ops
+                        .iter()
+                        .filter(|o| {
+                            matches!(o.request, Request::Create { .. })
+                                && matches!(o.completion, Completion::Ok { .. })
+                                && o.task_id()
+                                    .and_then(|id| run.files_of[u].get(&id))
+                                    .is_some_and(|f| f == file)
+                        })
+                        .max_by_key(|o| o.completion.at())
+                        .and_then(|o| o.writer)
+                        .map(|w| w as usize)
+                });
+            replaced_by.or(match writers_of(u).as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+        };
+        if let Some(w) = writer {
+            per[w].lost += 1;
+            charge.charged_to_writer = Some(writer_label(run, w));
+        }
+    }
+    per
+}
+
+/// Per writer: how many of its requests were in flight at some moment while a request of
+/// another writer of the same target was (its span, from sent to answered, meets one of
+/// theirs).
+pub fn overlapping(run: &OwnRun) -> Vec<usize> {
+    let span = |o: &Operation| (o.invoke, o.completion.at());
+    (0..run.writers.len())
+        .map(|w| {
+            let t = run.writers[w].target;
+            let ops = &run.parts[t].history.ops;
+            // The other writers' spans, merged into disjoint ones in order.
+            let mut others: Vec<(Duration, Duration)> = ops
+                .iter()
+                .filter(|o| o.writer.is_some_and(|x| x as usize != w))
+                .map(span)
+                .collect();
+            others.sort();
+            let mut merged: Vec<(Duration, Duration)> = Vec::new();
+            for (s, e) in others {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            ops.iter()
+                .filter(|o| o.writer == Some(w as u32))
+                .filter(|o| {
+                    let (s, e) = span(o);
+                    let i = merged.partition_point(|m| m.1 <= s);
+                    merged.get(i).is_some_and(|m| m.0 < e)
+                })
+                .count()
+        })
+        .collect()
+}
+
 /// Charges each lost change of each target (see the module's text), and counts each
 /// target's requests. `findings[t]` are target `t`'s own findings.
 pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Charge>) {
@@ -76,6 +284,8 @@ pub fn charge(run: &OwnRun, findings: &[Findings]) -> (Vec<TargetLosses>, Vec<Ch
                 under_lock: locked,
                 dropped_by: (w.ops.len() > 1).then(|| run.targets[t].clone()),
                 charged_to: run.targets[charged].clone(),
+                acknowledged_by_writer: None,
+                charged_to_writer: None,
                 why,
             });
         }
@@ -238,6 +448,316 @@ mod tests {
             },
             Findings::default(),
         ]
+    }
+
+    /// An update of task 1's metadata key `key` by `session` (writer `writer`), sent at
+    /// `sent` ms and answered at `answered` ms (`None`: never answered).
+    fn update(session: u32, writer: u32, key: &str, sent: u64, answered: Option<u64>) -> Operation {
+        let mut patch = taskproof_core::task::Patch::default();
+        let mut meta = serde_json::Map::new();
+        meta.insert(key.into(), serde_json::json!(1));
+        patch.metadata = taskproof_core::task::Change::Set(meta);
+        Operation {
+            index: 0,
+            session,
+            writer: Some(writer),
+            request: Request::Update {
+                list: list_name(),
+                id: TaskId(1),
+                patch,
+            },
+            invoke: Duration::from_millis(sent),
+            completion: match answered {
+                Some(at) => Completion::Ok {
+                    at: Duration::from_millis(at),
+                    task: None,
+                },
+                None => Completion::Info {
+                    at: Duration::from_millis(1000),
+                    reason: "killed".into(),
+                },
+            },
+        }
+    }
+
+    fn get(session: u32, writer: u32, sent: u64, answered: u64) -> Operation {
+        Operation {
+            index: 0,
+            session,
+            writer: Some(writer),
+            request: Request::Get {
+                list: list_name(),
+                id: TaskId(1),
+            },
+            invoke: Duration::from_millis(sent),
+            completion: Completion::Ok {
+                at: Duration::from_millis(answered),
+                task: None,
+            },
+        }
+    }
+
+    fn history_of(ops: Vec<Operation>) -> History {
+        let mut h = History::default();
+        for op in ops {
+            h.push(op);
+        }
+        h
+    }
+
+    /// The write that dropped a change is one of another session's writes of the task in
+    /// flight while it was made, the checker's named request when it is one of them; a read,
+    /// the change's own session and writes before or after it never are; with none in
+    /// flight, the named request; with neither, none.
+    #[test]
+    fn the_dropping_request_is_a_write_in_flight_while_the_change_was_made() {
+        let h = history_of(vec![
+            update(2, 0, "w0_0", 10, Some(20)), // 0: the change, by the lead
+            update(3, 1, "w1_0", 5, Some(8)),   // 1: w1, done before it was sent
+            get(4, 2, 11, 15),                  // 2: a read meanwhile
+            update(2, 0, "w0_1", 12, Some(14)), // 3: its own session
+            update(3, 1, "w1_1", 12, Some(25)), // 4: w1, in flight
+            update(5, 2, "w2_0", 15, None),     // 5: unanswered, sent before the ack
+            update(3, 1, "w1_2", 21, Some(30)), // 6: w1, after the ack
+        ]);
+        let task = Some(TaskId(1));
+        assert_eq!(
+            dropping_request(&h, &[0], task),
+            Some(4),
+            "the first in flight"
+        );
+        assert_eq!(
+            dropping_request(&h, &[0, 5], task),
+            Some(5),
+            "the named one, in flight"
+        );
+        assert_eq!(
+            dropping_request(&h, &[0, 2], task),
+            Some(4),
+            "a named read is passed over for a write in flight"
+        );
+        let alone = history_of(vec![
+            update(2, 0, "w0_0", 10, Some(20)),
+            update(3, 1, "w1_0", 21, Some(30)),
+        ]);
+        assert_eq!(
+            dropping_request(&alone, &[0, 1], task),
+            Some(1),
+            "named, none in flight"
+        );
+        assert_eq!(dropping_request(&alone, &[0], task), None);
+    }
+
+    /// A file of A's that ends holding B's task was replaced by B: the loss falls on the B
+    /// writer whose create was last acknowledged with a task kept in a file of that name,
+    /// even when B has several writers.
+    #[test]
+    fn a_replaced_file_falls_on_the_writer_whose_create_took_its_name() {
+        let snaps = vec![
+            ("before the run".to_string(), snap(&[])),
+            (
+                "after A's setup".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("A: t")))]),
+            ),
+            (
+                "after B's setup".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("A: t")))]),
+            ),
+            (
+                "at the end".to_string(),
+                snap(&[("1.json", entry(FileKind::Json, Some("B: t")))]),
+            ),
+        ];
+        let mut b = part_with_task_1(Layout::ClaudeCode, "B: t");
+        let keys = KeyTable::default();
+        for (writer, at) in [(3, 30), (2, 20)] {
+            b.history.push(Operation {
+                index: 0,
+                session: writer + 2,
+                writer: Some(writer),
+                request: Request::Create {
+                    list: list_name(),
+                    task: NewTask::new("B: t"),
+                },
+                invoke: Duration::from_millis(at - 5),
+                completion: Completion::Ok {
+                    at: Duration::from_millis(at),
+                    task: Some(TaskView::new(&Task::new(TaskId(1), "B: t"), &keys)),
+                },
+            });
+        }
+        let none = tempfile::tempdir().unwrap();
+        let mut run = judge_files(
+            Workload::Create,
+            vec!["a".into(), "b".into()],
+            vec![Layout::ClaudeCode, Layout::ClaudeCode],
+            vec![true, true],
+            vec![part_with_task_1(Layout::ClaudeCode, "A: t"), b],
+            &[Vec::new(), Vec::new()],
+            &snaps,
+            &WatchLog::default(),
+            &none.path().join(LIST),
+            None,
+        );
+        assert_eq!(run.fates[0]["1.json"].what, "replaced");
+        run.writers = [(0, Some("lead")), (0, Some("w1")), (1, None), (1, None)]
+            .into_iter()
+            .map(|(target, m)| WriterOf {
+                target,
+                member: m.map(str::to_string),
+            })
+            .collect();
+        let findings = lost_task_1();
+        let (_, mut charges) = charge(&run, &findings);
+        assert_eq!(charges[0].charged_to, "b");
+        let per = charge_writers(&run, &findings, &mut charges);
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("B writer 3"));
+        assert_eq!(per[3].lost, 1);
+    }
+
+    /// Writers are named by target letter and member, with the team when a target has
+    /// several, and by number otherwise.
+    #[test]
+    fn writers_are_labelled_by_team_and_member() {
+        let mut run = judged(2, true);
+        run.writers = [
+            (0, Some("lead")),
+            (0, Some("w1")),
+            (0, Some("lead")),
+            (0, Some("w1")),
+            (1, None),
+        ]
+        .into_iter()
+        .map(|(target, m)| WriterOf {
+            target,
+            member: m.map(str::to_string),
+        })
+        .collect();
+        let labels: Vec<String> = (0..5).map(|w| writer_label(&run, w)).collect();
+        assert_eq!(
+            labels,
+            [
+                "A team 1 lead",
+                "A team 1 w1",
+                "A team 2 lead",
+                "A team 2 w1",
+                "B writer 4"
+            ]
+        );
+        run.writers.drain(2..4);
+        assert_eq!(writer_label(&run, 1), "A w1");
+        assert_eq!(writer_label(&run, 2), "B writer 2");
+    }
+
+    /// Requests in flight while another writer's of the same target were are counted per
+    /// writer; spans that only touch, or another target's, are not overlaps.
+    #[test]
+    fn overlapping_requests_are_counted_per_writer_within_its_target() {
+        let mut run = judged(2, true);
+        run.writers = vec![
+            WriterOf {
+                target: 0,
+                member: Some("lead".into()),
+            },
+            WriterOf {
+                target: 0,
+                member: Some("w1".into()),
+            },
+            WriterOf {
+                target: 1,
+                member: None,
+            },
+        ];
+        for op in [
+            update(2, 0, "w0_0", 10, Some(20)), // meets w1's 15..30
+            update(2, 0, "w0_1", 30, Some(40)), // only touches 15..30 and 40..50
+            update(3, 1, "w1_0", 15, Some(30)),
+            update(3, 1, "w1_1", 40, Some(50)),
+            update(2, 0, "w0_2", 45, None), // unanswered: in flight till the end
+        ] {
+            run.parts[0].history.push(op);
+        }
+        run.parts[1]
+            .history
+            .push(update(4, 2, "w2_0", 0, Some(100)));
+        assert_eq!(overlapping(&run), [2, 2, 0]);
+    }
+
+    /// Per writer: a loss of A's own falls on the writer of the write in flight (w1 dropped
+    /// the lead's change), one charged to B on B's only writer; each writer's requests and
+    /// lost changes of its own are counted.
+    #[test]
+    fn each_loss_falls_on_the_writer_whose_write_dropped_it() {
+        let mut run = judged(2, true);
+        run.writers = vec![
+            WriterOf {
+                target: 0,
+                member: Some("lead".into()),
+            },
+            WriterOf {
+                target: 0,
+                member: Some("w1".into()),
+            },
+            WriterOf {
+                target: 1,
+                member: None,
+            },
+        ];
+        for op in [
+            update(2, 0, "w0_0", 10, Some(20)),
+            update(3, 1, "w1_0", 12, Some(25)),
+        ] {
+            run.parts[0].history.push(op);
+        }
+        // The setup's create is op 0; the lead's change op 1, w1's write op 2.
+        let lost = |ops: Vec<usize>| Witness {
+            kind: AnomalyKind::Lost,
+            task: Some(TaskId(1)),
+            text: "lost".into(),
+            ops,
+            at: None,
+            observation: false,
+            target: None,
+        };
+        let findings = vec![
+            Findings {
+                witnesses: vec![lost(vec![1])],
+                ..Findings::default()
+            },
+            Findings::default(),
+        ];
+        let (_, mut charges) = charge(&run, &findings);
+        assert_eq!(charges[0].charged_to, "a");
+        let per = charge_writers(&run, &findings, &mut charges);
+        assert_eq!(charges[0].acknowledged_by_writer.as_deref(), Some("A lead"));
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("A w1"));
+        let counts: Vec<(&str, usize, usize, usize)> = per
+            .iter()
+            .map(|w| (w.writer.as_str(), w.requests, w.lost, w.lost_of_its_own))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("A lead", 1, 0, 1),
+                ("A w1", 1, 1, 0),
+                ("B writer 2", 0, 0, 0)
+            ]
+        );
+        // The file gone while only B's setup ran: B's doing, and B has one writer.
+        let mut run_b = judged(1, true);
+        run_b.writers = run.writers.clone();
+        run_b.parts[0]
+            .history
+            .push(update(2, 0, "w0_0", 10, Some(20)));
+        let (_, mut charges) = charge(&run_b, &findings);
+        assert_eq!(charges[0].charged_to, "b");
+        let per = charge_writers(&run_b, &findings, &mut charges);
+        assert_eq!(charges[0].charged_to_writer.as_deref(), Some("B writer 2"));
+        assert_eq!((per[0].lost_of_its_own, per[2].lost), (1, 1));
+        // Without a team among the writers nothing is charged per writer.
+        run_b.writers[0].member = None;
+        run_b.writers[1].member = None;
+        assert!(charge_writers(&run_b, &findings, &mut charges).is_empty());
     }
 
     #[test]

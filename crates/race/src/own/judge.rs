@@ -469,6 +469,7 @@ pub(super) fn judge_files(
         fates,
         files: report,
         settle,
+        writers: Vec::new(),
     }
 }
 

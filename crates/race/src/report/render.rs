@@ -27,7 +27,7 @@ impl RaceReport {
         );
         let _ = writeln!(
             s,
-            "Target `{}`, profile `{}`, {} writers{} x {} ops, seed {}.\n",
+            "Target `{}`, profile `{}`, {} writers{}{} x {} ops, seed {}.\n",
             self.target,
             self.profile,
             self.writers,
@@ -35,6 +35,12 @@ impl RaceReport {
                 " of each"
             } else {
                 ""
+            },
+            match self.teammates {
+                0 => String::new(),
+                n => format!(
+                    " (each of a team target's a lead with {n} in-process teammate(s), each a writer)"
+                ),
             },
             self.ops,
             self.seed
@@ -72,6 +78,26 @@ impl RaceReport {
                 );
             }
             let _ = writeln!(s);
+            if !w.by_writer.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "| writer | target | requests | acknowledged | overlapping another writer's of its target | lost (charged: its write dropped them) | of its own changes, lost |\n|---|---|---|---|---|---|---|"
+                );
+                for b in &w.by_writer {
+                    let _ = writeln!(
+                        s,
+                        "| {} | `{}` | {} | {} | {} | {} | {} |",
+                        cell(&b.writer),
+                        cell(&b.target),
+                        b.requests,
+                        b.acknowledged,
+                        b.overlapping,
+                        b.lost,
+                        b.lost_of_its_own
+                    );
+                }
+                let _ = writeln!(s);
+            }
             if let Some(files) = &w.files {
                 let mut text = String::new();
                 render_files(&mut text, files, &w.parts, &w.charges);
@@ -110,9 +136,15 @@ impl RaceReport {
             .think_s
             .map(|t| format!(", {:.0} ms between a writer's requests", t * 1000.0))
             .unwrap_or_default();
+        let team = match self.teammates {
+            0 => String::new(),
+            n => format!(
+                " (each of a team target's a lead with {n} in-process teammate(s), each a writer)"
+            ),
+        };
         let _ = writeln!(
             s,
-            "race on {} (profile {}): {} writers{each} x {} ops, seed {}{fsync}{think}{kill}",
+            "race on {} (profile {}): {} writers{each}{team} x {} ops, seed {}{fsync}{think}{kill}",
             self.target, self.profile, self.writers, self.ops, self.seed
         );
         for why in &self.not_atomic {
@@ -123,8 +155,19 @@ impl RaceReport {
                 .targets
                 .iter()
                 .enumerate()
-                .map(|(i, t)| {
-                    let (a, b) = (i * self.writers, (i + 1) * self.writers - 1);
+                .scan(0, |first, (i, t)| {
+                    // Each target's writers, counted from its history (a target with agent
+                    // teams has its teammates' too).
+                    let count = if t.writers == 0 {
+                        self.writers
+                    } else {
+                        t.writers
+                    };
+                    let a = *first;
+                    *first += count;
+                    Some((i, t, a, a + count.max(1) - 1))
+                })
+                .map(|(i, t, a, b)| {
                     let letter = if self.own_tasks {
                         format!("{} = ", crate::files::letter(i))
                     } else {
@@ -171,6 +214,9 @@ impl RaceReport {
             }
             if !w.targets.is_empty() {
                 verdict += &format!("; lost by target: {}", mix::summary(&w.targets));
+            }
+            if !w.by_writer.is_empty() {
+                verdict += &format!("; lost by writer: {}", mix::writers_summary(&w.by_writer));
             }
             if self.runs > 1 {
                 let _ = writeln!(
@@ -322,6 +368,13 @@ impl RaceReport {
                 mix::summary(&self.targets)
             );
         }
+        if !self.by_writer.is_empty() {
+            let _ = writeln!(
+                s,
+                "lost acknowledged changes by writer (charged to the writer whose write dropped them): {}",
+                mix::writers_summary(&self.by_writer)
+            );
+        }
         let total: usize = self.anomalies.values().sum();
         let observed: usize = self.observations.values().sum();
         let ran = self
@@ -450,9 +503,34 @@ fn render_files(s: &mut String, files: &FilesReport, parts: &[PartReport], charg
         } else {
             format!("charged to {}", letter(charged))
         };
+        // With writers named one by one (a team's members): whose changes, on whom.
+        let mut pairs: Vec<(&str, &str, usize)> = Vec::new();
+        for c in charges
+            .iter()
+            .filter(|c| (c.acknowledged_by.as_str(), c.charged_to.as_str()) == (acked, charged))
+        {
+            let (Some(made), by) = (c.acknowledged_by_writer.as_deref(), &c.charged_to_writer)
+            else {
+                continue;
+            };
+            let by = by.as_deref().unwrap_or("none of its writers by name");
+            match pairs.iter_mut().find(|p| (p.0, p.1) == (made, by)) {
+                Some(p) => p.2 += 1,
+                None => pairs.push((made, by, 1)),
+            }
+        }
+        let per_writer = if pairs.is_empty() {
+            String::new()
+        } else {
+            let each: Vec<String> = pairs
+                .iter()
+                .map(|(made, by, n)| format!("{n} of {made}'s on {by}"))
+                .collect();
+            format!(" ({})", each.join(", "))
+        };
         let _ = writeln!(
             s,
-            "    {count} lost change{} of {}'s {whose}{}",
+            "    {count} lost change{} of {}'s {whose}{per_writer}{}",
             if count == 1 { "" } else { "s" },
             letter(acked),
             why.map(|w| format!(": {w}")).unwrap_or_default()
