@@ -456,35 +456,26 @@ fn stranded_by_resume_named_and_restored(cc: &ClaudeCode, version: &str, strands
     s.close().unwrap();
 }
 
-#[test]
-#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
-fn with_teams_on_2_1_276_check_names_the_stranded_list_and_restore_puts_it_where_the_session_reads()
-{
-    let Some(cc) = prepared(
-        "TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST",
-        "2.1.276",
-        Config::TeamsEnv,
-    ) else {
+/// [`stranded_by_resume_named_and_restored`] on the version `env` names (else `default`).
+fn stranded_on(env: &str, default: &str, strands: bool) {
+    let Some(cc) = prepared(env, default, Config::TeamsEnv) else {
         return;
     };
     let taskproof_claude_code::Release::Version(version) = cc.release.clone() else {
         panic!("a version number");
     };
-    stranded_by_resume_named_and_restored(&cc, &version, true);
+    stranded_by_resume_named_and_restored(&cc, &version, strands);
+}
+
+#[test]
+#[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
+fn with_teams_on_2_1_276_check_names_the_stranded_list_and_restore_puts_it_where_the_session_reads()
+{
+    stranded_on("TASKPROOF_TEST_CLAUDE_CODE_TEAMS_LOST", "2.1.276", true);
 }
 
 #[test]
 #[cfg_attr(not(taskproof_has_npm), ignore = "needs node and npm on PATH")]
 fn with_teams_on_the_newest_version_check_finds_nothing_out_of_reach_after_resume() {
-    let Some(cc) = prepared(
-        "TASKPROOF_TEST_CLAUDE_CODE_NEWEST",
-        "2.1.332",
-        Config::TeamsEnv,
-    ) else {
-        return;
-    };
-    let taskproof_claude_code::Release::Version(version) = cc.release.clone() else {
-        panic!("a version number");
-    };
-    stranded_by_resume_named_and_restored(&cc, &version, false);
+    stranded_on("TASKPROOF_TEST_CLAUDE_CODE_NEWEST", "2.1.332", false);
 }

@@ -220,12 +220,16 @@ fn the_hook_of_a_resumed_lead_finds_its_team_by_its_process() {
     let event = json!({"session_id": SESSION, "hook_event_name": "PreToolUse",
         "tool_name": "TaskUpdate", "tool_input": {"taskId": "1", "owner": "w1"},
         "tool_use_id": "toolu_1"});
-    let mut cmd = taskproof();
-    cmd.args(["check", "--stdin"])
-        .env("CLAUDE_CONFIG_DIR", &c.dir)
-        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .env_remove("HOME");
-    let out = run_with_stdin(cmd, event.to_string().as_bytes());
+    // The hook as a lead's CLI runs it: no list id in its environment.
+    let hook = || {
+        let mut cmd = taskproof();
+        cmd.args(["check", "--stdin"])
+            .env("CLAUDE_CONFIG_DIR", &c.dir)
+            .env_remove("CLAUDE_CODE_TASK_LIST_ID")
+            .env_remove("HOME");
+        run_with_stdin(cmd, event.to_string().as_bytes())
+    };
+    let out = hook();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
         out.stdout.is_empty(),
@@ -244,12 +248,7 @@ fn the_hook_of_a_resumed_lead_finds_its_team_by_its_process() {
     );
     // Without the team, the same event finds no list and says so.
     std::fs::remove_dir_all(c.dir.join("teams")).unwrap();
-    let mut cmd = taskproof();
-    cmd.args(["check", "--stdin"])
-        .env("CLAUDE_CONFIG_DIR", &c.dir)
-        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .env_remove("HOME");
-    let out = run_with_stdin(cmd, event.to_string().as_bytes());
+    let out = hook();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains(&format!(

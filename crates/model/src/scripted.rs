@@ -516,22 +516,24 @@ mod tests {
         assert_eq!(take_turn(&result, &Product, &expect), None, "taken once");
     }
 
+    /// A recognizer of a team's requests: a test body names its member in `member`.
+    struct Team;
+    impl Recognizer for Team {
+        fn is_agent(&self, body: &Value) -> bool {
+            Product.is_agent(body)
+        }
+        fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
+            Product.is_prompt(texts, n)
+        }
+        fn member(&self, body: &Value) -> Option<String> {
+            body["member"].as_str().map(str::to_string)
+        }
+    }
+
     /// A prompt awaited from a member of a team is a turn only in that member's
     /// conversation, and one awaited from the lead only in the lead's.
     #[test]
     fn a_members_prompt_is_a_turn_only_in_its_conversation() {
-        struct Team;
-        impl Recognizer for Team {
-            fn is_agent(&self, body: &Value) -> bool {
-                Product.is_agent(body)
-            }
-            fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
-                Product.is_prompt(texts, n)
-            }
-            fn member(&self, body: &Value) -> Option<String> {
-                body["member"].as_str().map(str::to_string)
-            }
-        }
         let expect = Mutex::new(Expect::default());
         let lead = body(json!({"role": "user", "content": "Do request 5."}));
         let mut w1 = lead.clone();
@@ -560,18 +562,6 @@ mod tests {
     /// tool result and a teammate's prompt in flight together.
     #[test]
     fn turns_awaited_on_lanes_go_to_their_lanes() {
-        struct Team;
-        impl Recognizer for Team {
-            fn is_agent(&self, body: &Value) -> bool {
-                Product.is_agent(body)
-            }
-            fn is_prompt(&self, texts: &[&str], n: u64) -> bool {
-                Product.is_prompt(texts, n)
-            }
-            fn member(&self, body: &Value) -> Option<String> {
-                body["member"].as_str().map(str::to_string)
-            }
-        }
         let expect = Mutex::new(Expect::default());
         let (lead_tx, lead_rx) = mpsc::channel();
         let (w1_tx, w1_rx) = mpsc::channel();

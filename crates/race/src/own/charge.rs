@@ -649,25 +649,25 @@ mod tests {
         assert_eq!(writer_label(&run, 2), "B writer 2");
     }
 
+    /// The writers of a race of A's lead and w1 beside B's one writer.
+    fn lead_w1_and_b() -> Vec<WriterOf> {
+        let member = |target, member: Option<&str>| WriterOf {
+            target,
+            member: member.map(str::to_string),
+        };
+        vec![
+            member(0, Some("lead")),
+            member(0, Some("w1")),
+            member(1, None),
+        ]
+    }
+
     /// Requests in flight while another writer's of the same target were are counted per
     /// writer; spans that only touch, or another target's, are not overlaps.
     #[test]
     fn overlapping_requests_are_counted_per_writer_within_its_target() {
         let mut run = judged(2, true);
-        run.writers = vec![
-            WriterOf {
-                target: 0,
-                member: Some("lead".into()),
-            },
-            WriterOf {
-                target: 0,
-                member: Some("w1".into()),
-            },
-            WriterOf {
-                target: 1,
-                member: None,
-            },
-        ];
+        run.writers = lead_w1_and_b();
         for op in [
             update(2, 0, "w0_0", 10, Some(20)), // meets w1's 15..30
             update(2, 0, "w0_1", 30, Some(40)), // only touches 15..30 and 40..50
@@ -689,20 +689,7 @@ mod tests {
     #[test]
     fn each_loss_falls_on_the_writer_whose_write_dropped_it() {
         let mut run = judged(2, true);
-        run.writers = vec![
-            WriterOf {
-                target: 0,
-                member: Some("lead".into()),
-            },
-            WriterOf {
-                target: 0,
-                member: Some("w1".into()),
-            },
-            WriterOf {
-                target: 1,
-                member: None,
-            },
-        ];
+        run.writers = lead_w1_and_b();
         for op in [
             update(2, 0, "w0_0", 10, Some(20)),
             update(3, 1, "w1_0", 12, Some(25)),
