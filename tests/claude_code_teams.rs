@@ -118,10 +118,13 @@ fn each_way_of_switching_teams_on_makes_the_own_list_a_session_folder() {
     }
 }
 
-/// Creates two tasks on the own list, `/exit`s and resumes by session id, then lists.
-fn resume_and_list(cc: &ClaudeCode) -> (Value, Vec<String>, String, String, String) {
-    let root = tempfile::tempdir().unwrap();
-    let mut s = ClaudeCodeSession::open(cc, root.path(), options())
+/// A terminal session of `cc` on `root` (with `extra`) whose own list has tasks `a` and `b`.
+fn with_two_tasks(
+    cc: &ClaudeCode,
+    root: &Path,
+    extra: &taskproof_claude_code::Extra,
+) -> ClaudeCodeSession {
+    let mut s = ClaudeCodeSession::open_with(cc, root, options(), extra)
         .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
     for subject in ["a", "b"] {
         call(
@@ -129,6 +132,13 @@ fn resume_and_list(cc: &ClaudeCode) -> (Value, Vec<String>, String, String, Stri
             json!({"op": "create", "list": "@session", "task": {"subject": subject}}),
         );
     }
+    s
+}
+
+/// Creates two tasks on the own list, `/exit`s and resumes by session id, then lists.
+fn resume_and_list(cc: &ClaudeCode) -> (Value, Vec<String>, String, String, String) {
+    let root = tempfile::tempdir().unwrap();
+    let mut s = with_two_tasks(cc, root.path(), &Default::default());
     let before = s.own_list().unwrap();
     s.event(SessionEvent::Exit).unwrap();
     s.event(SessionEvent::Resume).unwrap();
@@ -355,14 +365,7 @@ fn stranded_by_resume_named_and_restored(cc: &ClaudeCode, version: &str, strands
         settings: Some(crate::claude_code_hook::snippet_for(version)),
         path: vec![crate::claude_code_hook::bin_dir()],
     };
-    let mut s = ClaudeCodeSession::open_with(cc, root.path(), options(), &extra)
-        .unwrap_or_else(|(e, err)| panic!("open: {e}\n{err}"));
-    for subject in ["a", "b"] {
-        call(
-            &mut s,
-            json!({"op": "create", "list": "@session", "task": {"subject": subject}}),
-        );
-    }
+    let mut s = with_two_tasks(cc, root.path(), &extra);
     let before = s.own_list().unwrap();
     let files = |list: &str| -> Vec<(String, Vec<u8>)> {
         ["1.json", "2.json"]

@@ -15,7 +15,6 @@ use crate::discover::ListLocation;
 use crate::finding::{Finding, FindingKind};
 use crate::journal::{self, JOURNAL_DIR, Journal};
 use crate::vanish::{self, Folder};
-use taskproof_core::protocol::Layout;
 use taskproof_store::Dir;
 
 /// A journal whose list folder is gone.
@@ -138,9 +137,11 @@ pub fn findings(g: Gone, restore_hint: &str) -> Vec<Finding> {
                     path.display()
                 ),
             )];
+            // The folder is gone: its layout is the one its journaled file names have.
+            let layout = crate::audit::detect_layout(g.journal.files.keys().map(String::as_str));
             out.extend(vanish::findings(
                 list,
-                Layout::ClaudeCode,
+                layout,
                 &Folder::default(),
                 Some(&path),
                 Ok(Some(g.journal)),
@@ -172,6 +173,17 @@ mod tests {
             ..Observed::default()
         };
         record(lock(&path).unwrap(), list, &root.join(list), &seen, at).unwrap();
+    }
+
+    #[test]
+    fn a_gone_list_is_judged_in_the_layout_of_its_journaled_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s07 = br#"{"id":1,"subject":"a","status":"pending","blockedBy":[],"blocks":[]}"#;
+        journal_of(tmp.path(), "tasks", &[("task_1.json", s07)], 10);
+        let g = gone(tmp.path(), &[]).into_iter().next().unwrap();
+        let f = findings(g, "hint");
+        assert_eq!(f[1].file, "task_1.json");
+        assert!(f[1].message.starts_with("task 1 \"a\""), "{}", f[1].message);
     }
 
     #[test]

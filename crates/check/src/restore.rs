@@ -121,7 +121,9 @@ pub fn restore(
             (layout, folder, audit.bound)
         }
         None => {
-            let layout = layout.unwrap_or(Layout::ClaudeCode);
+            // The layout its journaled file names have, as a folder's are read.
+            let layout =
+                layout.unwrap_or_else(|| audit::detect_layout(j.files.keys().map(String::as_str)));
             let bound = j
                 .files
                 .keys()

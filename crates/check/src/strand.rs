@@ -32,8 +32,7 @@ use taskproof_store::{Dir, HIGHWATERMARK_NAME, LOCK_NAME, ReadError, parse_water
 pub struct Strand {
     pub list: ListLocation,
     pub session: String,
-    pub pid: u32,
-    /// What the session reads now.
+    /// What the session reads now, told from its process `reads.pid`.
     pub reads: Reads,
     /// How the list was tied to the session.
     pub by: String,
@@ -83,11 +82,9 @@ pub fn strands(root: &Path, lists: &[ListLocation]) -> Vec<Strand> {
             if files.is_empty() {
                 continue;
             }
-            let pid = sessions.processes(session).next().map_or(0, |p| p.pid);
             out.push(Strand {
                 list: list.clone(),
                 session: session.to_string(),
-                pid,
                 reads,
                 by,
                 files,
@@ -155,7 +152,7 @@ pub fn findings(s: &Strand, hint: &str) -> Vec<Finding> {
                 FindingKind::Stranded,
                 format!(
                     "{what} is out of reach of session {} (process {}, running): this list is that session's ({}), but it reads the list {} now ({}), so its TaskList and TaskGet do not show it; the file is here, nothing was deleted. Claude Code 2.1.178 to 2.1.310 with agent teams on does this at every --resume (anthropics/claude-code#76844); put it where the session reads with `{hint}`",
-                    s.session, s.pid, s.by, s.reads.list, s.reads.how
+                    s.session, s.reads.pid, s.by, s.reads.list, s.reads.how
                 ),
             )
             .involving([*id])
@@ -194,12 +191,12 @@ pub fn restore(root: &Path, s: &Strand, now: u64) -> Vec<Change> {
         Ok(l) => l,
         Err(e) => return fail_all(format!("lock {}: {e}", into.join(LOCK_NAME).display())),
     };
-    let (taken, bound) = match ids_of(&target) {
-        Ok(x) => x,
+    // The highest id the list has given: a task put there never takes one of them.
+    let top = match given(&target) {
+        Ok(t) => t,
         Err(e) => return fail_all(format!("read {shown}: {e}")),
     };
-    let top = bound.max(taken.last().map_or(0, |t| t.get()));
-    let plan = renumber(&s.files, &taken, bound);
+    let plan = renumber(&s.files, top);
     let mut out = Vec::new();
     let mut written: Vec<(String, Vec<u8>)> = Vec::new();
     let mut originals: Vec<(String, Vec<u8>)> = Vec::new();
@@ -287,33 +284,30 @@ fn open_or_make(root: &Path, name: &str) -> Result<Dir, String> {
     }
 }
 
-/// The task ids present in a list folder, and its `.highwatermark`.
-fn ids_of(dir: &Dir) -> std::io::Result<(Vec<TaskId>, u64)> {
-    let mut ids: Vec<TaskId> = dir
+/// The highest id a list folder has given: its highest task file, or its `.highwatermark`
+/// when that is higher.
+fn given(dir: &Dir) -> std::io::Result<u64> {
+    let highest = dir
         .entries()?
         .iter()
         .filter_map(|(n, _)| Layout::ClaudeCode.task_id_of(n))
-        .collect();
-    ids.sort();
+        .map(TaskId::get)
+        .max()
+        .unwrap_or(0);
     let hw = dir
         .read(HIGHWATERMARK_NAME)
         .ok()
         .and_then(|b| parse_watermark(&b))
         .unwrap_or(0);
-    Ok((ids, hw))
+    Ok(highest.max(hw))
 }
 
-/// Each task's id and bytes where it goes: unchanged when no id of the set is taken or was
-/// used there (up to `bound`, the list's `.highwatermark`); else every task under the next
+/// Each task's id and bytes where it goes: unchanged when every id of the set is above `top`,
+/// the highest id the list has given (its highest task file or `.highwatermark`); else every task under the next
 /// free ids, in id order, with `id` and the `blocks`/`blockedBy` entries naming a task of the
 /// set renumbered alike (an entry naming a task outside the set is dropped: that task is not
 /// in the list it goes to).
-fn renumber(
-    files: &[(TaskId, String, Vec<u8>)],
-    taken: &[TaskId],
-    bound: u64,
-) -> Vec<(TaskId, Vec<u8>)> {
-    let top = bound.max(taken.last().map_or(0, |t| t.get()));
+fn renumber(files: &[(TaskId, String, Vec<u8>)], top: u64) -> Vec<(TaskId, Vec<u8>)> {
     let free = files.iter().all(|(id, _, _)| id.get() > top);
     if free {
         return files.iter().map(|(id, _, b)| (*id, b.clone())).collect();
@@ -370,10 +364,10 @@ mod tests {
     #[test]
     fn free_ids_go_byte_for_byte_and_taken_ones_are_renumbered_with_their_edges() {
         let files = vec![task(1, &["2", "9"]), task(2, &[])];
-        let same = renumber(&files, &[], 0);
+        let same = renumber(&files, 0);
         assert_eq!(same[0], (TaskId(1), files[0].2.clone()));
         // The list the session reads has task 1 and had 2: the set goes to 3 and 4.
-        let moved = renumber(&files, &[TaskId(1)], 2);
+        let moved = renumber(&files, 2);
         assert_eq!(moved[0].0, TaskId(3));
         assert_eq!(moved[1].0, TaskId(4));
         let v: Value = serde_json::from_slice(&moved[0].1).unwrap();

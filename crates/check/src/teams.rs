@@ -64,6 +64,8 @@ impl Team {
 pub struct Reads {
     pub list: String,
     pub how: String,
+    /// The session's process this was told from.
+    pub pid: u32,
 }
 
 /// What a configuration folder says about running sessions and teams.
@@ -166,6 +168,7 @@ impl Sessions {
                     "its own list, by its session id (process {}, no team)",
                     process.pid
                 ),
+                pid: process.pid,
             });
         };
         let list = team.list();
@@ -184,9 +187,14 @@ impl Sessions {
                     "its own list, by its session id: {how} holds no task, and Claude Code {} then reads the list of the session id",
                     process.version.as_deref().unwrap_or("")
                 ),
+                pid: process.pid,
             });
         }
-        Some(Reads { list, how })
+        Some(Reads {
+            list,
+            how,
+            pid: process.pid,
+        })
     }
 }
 

@@ -278,17 +278,13 @@ impl ClaudeCodeSession {
             let model = ScriptedModel::start(ClaudeCodeRecognizer, log)
                 .map_err(|e| TargetError::Spawn(e.to_string()))?;
             let teams_before = team_records(&self.setup.config);
-            let mut cli = ClaudeProcess::start(&self.setup, list, &model.base_url(), &conversation)
-                .map_err(|e| TargetError::Spawn(e.to_string()))?;
-            if let Err(reason) = cli.wait_ready(self.options.start_timeout) {
-                let output = cli.output();
-                cli.kill();
-                return Err(TargetError::Spawn(format!(
-                    "Claude Code {} {reason}; its output ended with: {}",
-                    self.setup.install.version,
-                    tail(&output)
-                )));
-            }
+            let cli = start_ready(
+                &self.setup,
+                list,
+                &model.base_url(),
+                &conversation,
+                self.options.start_timeout,
+            )?;
             if list == SESSION_LIST && self.teams_in_terminal() {
                 self.note_own_team(&teams_before, conversation.id());
             }
@@ -591,6 +587,29 @@ fn tail(output: &str) -> String {
         cut += 1;
     }
     text[cut..].to_string()
+}
+
+/// Starts a CLI on `list` and waits until its input box shows (within `limit`); one that
+/// does not is killed, and the error has the end of what it printed.
+fn start_ready(
+    setup: &Setup,
+    list: &str,
+    base_url: &str,
+    conversation: &Conversation,
+    limit: Duration,
+) -> Result<ClaudeProcess, TargetError> {
+    let mut cli = ClaudeProcess::start(setup, list, base_url, conversation)
+        .map_err(|e| TargetError::Spawn(e.to_string()))?;
+    if let Err(reason) = cli.wait_ready(limit) {
+        let output = cli.output();
+        cli.kill();
+        return Err(TargetError::Spawn(format!(
+            "Claude Code {} {reason}; its output ended with: {}",
+            setup.install.version,
+            tail(&output)
+        )));
+    }
+    Ok(cli)
 }
 
 /// The private config folder: `tasks` links to the root, a working folder, and the answers

@@ -153,6 +153,23 @@ pub struct WriterLosses {
     pub overlapping: usize,
 }
 
+/// Whether `o` is a write of `task` by another session than `change`'s, in flight while
+/// `change` was made: sent before it was acknowledged, and answered after it was sent or
+/// never. What may have dropped a lost change, in a mixed race and per writer.
+pub(crate) fn wrote_during(
+    o: &crate::history::Operation,
+    change: &crate::history::Operation,
+    task: Option<taskproof_core::task::TaskId>,
+) -> bool {
+    o.writer.is_some()
+        && o.session != change.session
+        && task.is_some()
+        && o.task_id() == task
+        && !matches!(o.request, Request::Get { .. } | Request::List { .. })
+        && o.invoke < change.completion.at()
+        && (o.is_info() || o.completion.at() > change.invoke)
+}
+
 pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -219,13 +236,7 @@ pub fn charge(run: &Run, f: &Findings) -> Option<(Vec<TargetLosses>, Vec<Charge>
             // the change was made.
             let ack = change.completion.at();
             let unlocked_in_flight = |o: &&super::history::Operation| {
-                o.writer.is_some()
-                    && o.session != change.session
-                    && w.task.is_some()
-                    && o.task_id() == w.task
-                    && !matches!(o.request, Request::Get { .. } | Request::List { .. })
-                    && o.invoke < ack
-                    && (o.is_info() || o.completion.at() > change.invoke)
+                wrote_during(o, change, w.task)
                     && !under_lock(&run.targets[target_of_op(o.index)], &o.request)
             };
             let suspects: Vec<usize> = run

@@ -74,19 +74,14 @@ impl Team {
     /// prompt for its own. Within the start-up limit.
     fn start(&mut self, list: &str, limit: Duration) -> Result<(), TargetError> {
         let conversation = Conversation::New(new_conversation_id());
-        let mut cli =
-            ClaudeProcess::start(&self.setup, list, &self.model.base_url(), &conversation)
-                .map_err(|e| TargetError::Spawn(e.to_string()))?;
         let deadline = Instant::now() + limit;
-        if let Err(reason) = cli.wait_ready(limit) {
-            let output = cli.output();
-            cli.kill();
-            return Err(TargetError::Spawn(format!(
-                "Claude Code {} {reason}; its output ended with: {}",
-                self.setup.install.version,
-                tail(&output)
-            )));
-        }
+        let mut cli = start_ready(
+            &self.setup,
+            list,
+            &self.model.base_url(),
+            &conversation,
+            limit,
+        )?;
         cli.wait_quiet(Duration::from_millis(300), Duration::from_secs(5));
         self.note(format!(
             "team: the CLI of list {list:?} (conversation {}) started; its lead and {} teammate(s) are race writers",

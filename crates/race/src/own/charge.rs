@@ -36,20 +36,11 @@ pub fn writer_label(run: &OwnRun, w: usize) -> String {
 /// in flight, the named request. `None` when neither: nobody else's write explains it.
 pub fn dropping_request(history: &History, ops: &[usize], task: Option<TaskId>) -> Option<usize> {
     let change = &history.ops[*ops.first()?];
-    let ack = change.completion.at();
     let named = ops.get(1).copied();
     let in_flight: Vec<usize> = history
         .ops
         .iter()
-        .filter(|o| {
-            o.writer.is_some()
-                && o.session != change.session
-                && task.is_some()
-                && o.task_id() == task
-                && !matches!(o.request, Request::Get { .. } | Request::List { .. })
-                && o.invoke < ack
-                && (o.is_info() || o.completion.at() > change.invoke)
-        })
+        .filter(|o| crate::mix::wrote_during(o, change, task))
         .map(|o| o.index)
         .collect();
     match (named, in_flight.first()) {
